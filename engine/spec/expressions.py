@@ -1,0 +1,132 @@
+"""CEL expressions and Jinja2 prompt templates, compiled once and cached.
+
+CEL is evaluated by ``common-expression-language``. Its static analysis lists
+the root variables an expression reads but not the members it selects, so
+:func:`state_fields_read` scans tokens for ``state.<field>`` and
+``state["<field>"]`` (see docs/decisions.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import cel
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+#: Names an expression may read at its root.
+ROOTS = frozenset({"state", "input", "result", "run", "item", "index"})
+
+
+class ExpressionError(Exception):
+    """A CEL expression or template that does not compile or fails to evaluate."""
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(f"{message} (in {source!r})")
+        self.source = source
+        self.message = message
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_cel(source: str) -> cel.Program:
+    """Compile a CEL expression once; raise :class:`ExpressionError` when it does not parse."""
+    try:
+        return cel.compile(source)
+    except ValueError as exc:
+        raise ExpressionError(source, _first_line(str(exc))) from None
+
+
+def cel_variables(source: str) -> list[str]:
+    """Root variables read by a CEL expression (comprehension variables included)."""
+    return list(compile_cel(source).variables())
+
+
+def evaluate(source: str, context: Mapping[str, Any]) -> Any:
+    """Evaluate a CEL expression against ``context`` (JSON-like values only)."""
+    program = compile_cel(source)
+    try:
+        return program.execute({key: to_plain(value) for key, value in context.items()})
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        detail = f"no such key {exc}" if isinstance(exc, KeyError) else _first_line(str(exc))
+        raise ExpressionError(source, detail) from None
+
+
+def to_plain(value: Any) -> Any:
+    """Turn state values (pydantic models, LangChain messages, tuples) into JSON-like data."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_plain(v) for v in value]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return to_plain(dump())
+    return str(value)
+
+
+_STRING = r"'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\""
+_FIELD_ACCESS = re.compile(
+    rf"(?P<string>{_STRING})"
+    r"|(?<![\w.])(?P<root>[A-Za-z_]\w*)\s*"
+    r"(?:\.\s*(?P<member>[A-Za-z_]\w*)|\[\s*(?P<quoted>'[^'\\]*'|\"[^\"\\]*\")\s*\])",
+    re.DOTALL,
+)
+
+
+def fields_read(source: str, root: str) -> set[str]:
+    """Top-level members of ``root`` that a CEL expression selects, e.g. ``state.plan``."""
+    found: set[str] = set()
+    for match in _FIELD_ACCESS.finditer(source):
+        if match.group("string") is not None or match.group("root") != root:
+            continue
+        member = match.group("member") or match.group("quoted")[1:-1]
+        found.add(member)
+    return found
+
+
+def state_fields_read(source: str) -> set[str]:
+    """State fields a CEL expression reads."""
+    return fields_read(source, "state")
+
+
+# --------------------------------------------------------------------------- templates
+
+_JINJA = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile_template(source: str) -> Any:
+    try:
+        return _JINJA.from_string(source)
+    except TemplateError as exc:
+        raise ExpressionError(source, _first_line(str(exc))) from None
+
+
+def check_template(source: str) -> None:
+    """Raise :class:`ExpressionError` when a template does not parse."""
+    _compile_template(source)
+
+
+def render(source: str, context: Mapping[str, Any]) -> str:
+    """Render a prompt template in the sandbox; an undefined name is an error."""
+    template = _compile_template(source)
+    try:
+        return str(template.render(**{key: to_plain(v) for key, v in context.items()}))
+    except TemplateError as exc:
+        raise ExpressionError(source, _first_line(str(exc))) from None
+
+
+_TEMPLATE_STATE = re.compile(r"\bstate\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
+
+
+def template_state_fields(source: str) -> set[str]:
+    """State fields a template reads (``state.x`` / ``state['x']``)."""
+    return {a or b for a, b in _TEMPLATE_STATE.findall(source)}
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text

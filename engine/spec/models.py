@@ -1,0 +1,479 @@
+"""Pydantic models of the Plait spec language, ``apiVersion: plait/v1``.
+
+These models are the single source of truth for the spec: the loader validates
+YAML against them, ``schemas/plait-v1.schema.json`` is generated from them, and
+the compiler reads them. Fields documented as *CEL* hold a Common Expression
+Language expression (roots ``state``, ``input``, ``result``, ``run``, and
+``item`` / ``index`` inside a map); fields documented as *template* are Jinja2
+rendered in a sandbox. Nothing else is interpreted.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+
+API_VERSION = "plait/v1"
+
+#: Node ids, state field names and definition names.
+IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+#: A duration: seconds as a number, or a string such as ``"250ms"``, ``"30s"``, ``"5m"``, ``"2h"``.
+DURATION_PATTERN = r"^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)\s*$"
+SEMVER_PATTERN = r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
+START = "START"
+END = "END"
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN)]
+Cel = Annotated[str, Field(min_length=1, description="A CEL expression.")]
+Template = Annotated[str, Field(description="A Jinja2 template (sandboxed, strict undefined).")]
+Duration = Annotated[
+    float | Annotated[str, Field(pattern=DURATION_PATTERN)],
+    Field(description='Seconds as a number, or a string like "250ms", "30s", "5m", "2h", "1d".'),
+]
+
+
+def duration_seconds(value: float | str) -> float:
+    """Return a spec duration in seconds."""
+    if isinstance(value, int | float):
+        return float(value)
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*", value)
+    if match is None:
+        raise ValueError(f"not a duration: {value!r}")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+class _Model(BaseModel):
+    """Base: unknown keys are errors, so typos never pass silently."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+class Metadata(_Model):
+    """Identity of a graph. ``name`` and ``version`` together name an assistant."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$", max_length=63)]
+    version: Annotated[
+        str,
+        Field(
+            pattern=SEMVER_PATTERN,
+            description='Semantic version, quoted: "1.0.0". Required.',
+        ),
+    ]
+    description: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- state
+
+Reducer = Literal[
+    "replace", "append", "extend", "merge", "add_messages", "sum", "max", "min", "union"
+]
+FieldType = Literal["string", "integer", "number", "boolean", "object", "list", "messages", "any"]
+
+
+class StateField(_Model):
+    """One channel of the graph state."""
+
+    type: FieldType = "any"
+    reducer: Reducer = Field(
+        default="replace",
+        description=(
+            "How writes combine. `replace` keeps the last write and refuses two writers in "
+            "one step; the others combine parallel writes."
+        ),
+    )
+    default: Any = None
+    description: str | None = None
+
+
+# --------------------------------------------------------------------------- models
+
+
+class ScriptedToolCall(_Model):
+    """A tool call the scripted model emits."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+
+
+class ScriptedUsage(_Model):
+    input_tokens: Annotated[int, Field(ge=0)] = 0
+    output_tokens: Annotated[int, Field(ge=0)] = 0
+
+
+class ScriptedResponse(_Model):
+    """One reply of the scripted model.
+
+    Replies with ``when`` are chosen when the regular expression matches the
+    last input message; the others are replayed in order, indexed by how many
+    assistant messages the conversation already holds (so a resumed run gets
+    the same reply it would have got).
+    """
+
+    when: str | None = Field(default=None, description="Regex matched against the last message.")
+    content: str = ""
+    data: dict[str, Any] | list[Any] | None = Field(
+        default=None, description="Structured output returned to an llm node with a schema."
+    )
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    usage: ScriptedUsage | None = Field(
+        default=None, description="Token usage to report; estimated from text when absent."
+    )
+
+
+class ModelDef(_Model):
+    """A chat model. ``provider: scripted`` replays replies offline."""
+
+    provider: str = Field(
+        description=(
+            "`scripted` (offline), `openai`, `anthropic`, `ollama`, or any provider "
+            "`init_chat_model` knows."
+        )
+    )
+    model: str | None = Field(default=None, description="The provider's model name.")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint.")
+    api_key_env: str | None = Field(
+        default=None, description="Environment variable holding the API key."
+    )
+    temperature: float | None = None
+    max_tokens: Annotated[int, Field(gt=0)] | None = None
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Extra keyword arguments for the provider."
+    )
+    script: list[ScriptedResponse] = Field(
+        default_factory=list, description="Replies of a scripted model."
+    )
+    fixture: str | None = Field(
+        default=None,
+        description="YAML or JSON file (relative to the spec) holding a list of scripted replies.",
+    )
+
+
+# --------------------------------------------------------------------------- tools
+
+
+class ToolDef(_Model):
+    """A tool a node or an agent may call."""
+
+    kind: Literal["python"] = "python"
+    function: str = Field(
+        pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="`module:function`."
+    )
+    description: str | None = Field(
+        default=None, description="Shown to models; defaults to the docstring."
+    )
+    parameters: dict[str, Any] | None = Field(
+        default=None,
+        description="JSON Schema of the arguments; inferred from the signature when absent.",
+    )
+    timeout: Duration | None = None
+
+
+class AgentDef(_Model):
+    """A model with instructions and tools that loops until it stops calling tools."""
+
+    model: Identifier
+    system: Template | None = Field(default=None, description="System prompt template.")
+    tools: list[Identifier] = Field(default_factory=list)
+    max_iterations: Annotated[int, Field(ge=1, le=100)] = 10
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+class RetrySpec(_Model):
+    """Retry policy of a node (LangGraph ``RetryPolicy``)."""
+
+    max_attempts: Annotated[int, Field(ge=1, le=20)] = 3
+    initial_interval: Duration = 0.5
+    backoff: Annotated[float, Field(ge=1.0)] = 2.0
+    max_interval: Duration = 30.0
+    jitter: bool = True
+
+
+class _NodeBase(_Model):
+    description: str | None = None
+    writes: dict[Identifier, Cel] = Field(
+        default_factory=dict,
+        description="State updates: field -> CEL over `result`, `state`, `input`.",
+    )
+    output: Identifier | None = Field(
+        default=None, description="Shorthand for `writes: {<field>: result}`."
+    )
+    retry: RetrySpec | None = None
+    timeout: Duration | None = Field(default=None, description="Step timeout.")
+    max_visits: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="Bound on how often this node runs in one run (bounds cycles)."
+    )
+
+
+class AgentNode(_NodeBase):
+    """Runs a named agent, or an inline one, until it answers without tool calls."""
+
+    kind: Literal["agent"]
+    agent: Identifier | None = None
+    model: Identifier | None = None
+    system: Template | None = None
+    tools: list[Identifier] = Field(default_factory=list)
+    max_iterations: Annotated[int, Field(ge=1, le=100)] | None = None
+    prompt: Template = Field(description="The user message template.")
+    messages: Identifier | None = Field(
+        default=None, description="A `messages` state field that receives the conversation."
+    )
+
+
+class LlmNode(_NodeBase):
+    """One model call; with ``schema`` the reply is structured data validated against it."""
+
+    kind: Literal["llm"]
+    model: Identifier
+    system: Template | None = None
+    prompt: Template
+    schema_: dict[str, Any] | None = Field(
+        default=None, alias="schema", description="JSON Schema of a structured reply."
+    )
+
+
+class ToolNode(_NodeBase):
+    """Calls one tool with arguments computed from state."""
+
+    kind: Literal["tool"]
+    tool: Identifier
+    args: dict[str, Cel] = Field(default_factory=dict, description="Argument -> CEL.")
+
+
+class RouterNode(_NodeBase):
+    """Computes a label; a ``route`` edge picks the next node by it."""
+
+    kind: Literal["router"]
+    label: Cel = Field(description="CEL producing the label (the node's result).")
+    labels: list[str] = Field(
+        default_factory=list, description="Every label it can produce; each needs a target."
+    )
+
+
+class MapItemNode(_Model):
+    """The work done for each item of a map (``item`` and ``index`` are in scope)."""
+
+    kind: Literal["agent", "llm", "tool", "python", "subgraph"]
+    agent: Identifier | None = None
+    model: Identifier | None = None
+    system: Template | None = None
+    prompt: Template | None = None
+    tools: list[Identifier] = Field(default_factory=list)
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    tool: Identifier | None = None
+    args: dict[str, Cel] = Field(default_factory=dict)
+    function: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    ref: str | None = None
+    input: dict[str, Cel] = Field(default_factory=dict)
+    result: Cel | None = Field(
+        default=None, description="CEL over `result`, `item`: what the item contributes."
+    )
+
+
+class MapNode(_NodeBase):
+    """Scatter-gather over a list: one task per item, then a join."""
+
+    kind: Literal["map"]
+    items: Cel = Field(description="CEL producing the list to map over.")
+    do: MapItemNode
+    concurrency: Annotated[int, Field(ge=1, le=1000)] = 8
+    item_timeout: Duration | None = None
+    min_success: Annotated[int, Field(ge=0)] | None = Field(
+        default=None, description="Fewest successful items for the map to succeed (default: all)."
+    )
+    errors: Identifier | None = Field(
+        default=None, description="State field that receives the failed items."
+    )
+
+
+class ParallelNode(_NodeBase):
+    """Runs ``branches`` at once, then ``join`` after all of them finish."""
+
+    kind: Literal["parallel"]
+    branches: Annotated[list[Identifier], Field(min_length=2)]
+    join: Identifier
+
+
+class SubgraphNode(_NodeBase):
+    """Runs another spec, pinned to a version, as one step."""
+
+    kind: Literal["subgraph"]
+    ref: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9-]*@\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$",
+        description="`name@version` of another spec.",
+    )
+    input: dict[Identifier, Cel] = Field(
+        default_factory=dict, description="Child input field -> CEL over the parent state."
+    )
+
+
+class ApprovalNode(_NodeBase):
+    """Parks the run until a person approves, rejects or edits the action."""
+
+    kind: Literal["approval"]
+    action: str = Field(description="What will happen if approved, e.g. `issue_refund`.")
+    arguments: Cel | None = Field(default=None, description="CEL producing the arguments shown.")
+    reason: Template | None = None
+    expires_in: Duration | None = None
+    on_expire: Literal["approve", "reject", "fail"] = "reject"
+
+
+class PythonNode(_NodeBase):
+    """Calls ``module:function`` with the state; its return value is the result."""
+
+    kind: Literal["python"]
+    function: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    args: dict[str, Cel] = Field(
+        default_factory=dict, description="Keyword arguments -> CEL; default: the whole state."
+    )
+
+
+Node = Annotated[
+    AgentNode
+    | LlmNode
+    | ToolNode
+    | RouterNode
+    | MapNode
+    | ParallelNode
+    | SubgraphNode
+    | ApprovalNode
+    | PythonNode,
+    Field(discriminator="kind"),
+]
+
+NODE_KINDS = (
+    "agent",
+    "llm",
+    "tool",
+    "router",
+    "map",
+    "parallel",
+    "subgraph",
+    "approval",
+    "python",
+)
+
+# --------------------------------------------------------------------------- edges
+
+
+class StaticEdge(_Model):
+    """``from`` always continues to ``to``."""
+
+    from_: str = Field(alias="from")
+    to: str
+
+
+class SwitchCase(_Model):
+    when: Cel
+    to: str
+
+
+class SwitchEdge(_Model):
+    """The first case whose ``when`` holds wins; otherwise ``default``."""
+
+    from_: str = Field(alias="from")
+    switch: Annotated[list[SwitchCase], Field(min_length=1)]
+    default: str
+
+
+class RouteEdge(_Model):
+    """Picks the target by the label ``route`` computes from the node's ``result``."""
+
+    from_: str = Field(alias="from")
+    route: Cel = Field(description="CEL over `result` and `state` giving the label.")
+    to: dict[str, str]
+    default: str | None = None
+
+
+def _edge_form(value: Any) -> str:
+    """Pick the edge form by its keys, so errors speak of one form, not all three."""
+    if isinstance(value, dict):
+        if "switch" in value:
+            return "switch"
+        if "route" in value:
+            return "route"
+        return "static"
+    if isinstance(value, SwitchEdge):
+        return "switch"
+    if isinstance(value, RouteEdge):
+        return "route"
+    return "static"
+
+
+Edge = Annotated[
+    Annotated[StaticEdge, Tag("static")]
+    | Annotated[SwitchEdge, Tag("switch")]
+    | Annotated[RouteEdge, Tag("route")],
+    Discriminator(_edge_form),
+]
+
+# --------------------------------------------------------------------------- examples
+
+
+class Decision(_Model):
+    """A person's answer to an approval."""
+
+    decision: Literal["approve", "reject", "edit"]
+    arguments: dict[str, Any] | None = None
+    comment: str | None = None
+
+
+class Example(_Model):
+    """A named input, with the approval decisions to give, in order."""
+
+    name: Identifier
+    description: str | None = None
+    input: dict[str, Any] = Field(default_factory=dict)
+    decisions: list[Decision] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- graph
+
+
+class GraphBody(_Model):
+    """The ``spec`` section of a graph."""
+
+    state: dict[Identifier, StateField] = Field(default_factory=dict)
+    input: list[Identifier] | None = Field(
+        default=None, description="State fields a run accepts as input (default: all)."
+    )
+    output: list[Identifier] | None = Field(
+        default=None, description="State fields a run returns (default: all)."
+    )
+    models: dict[Identifier, ModelDef] = Field(default_factory=dict)
+    tools: dict[Identifier, ToolDef] = Field(default_factory=dict)
+    agents: dict[Identifier, AgentDef] = Field(default_factory=dict)
+    nodes: Annotated[dict[Identifier, Node], Field(min_length=1)]
+    edges: list[Edge] = Field(default_factory=list)
+    examples: list[Example] = Field(default_factory=list)
+    max_steps: Annotated[int, Field(ge=1, le=100_000)] = Field(
+        default=200, description="LangGraph recursion limit for one run."
+    )
+    timeout: Duration | None = Field(default=None, description="Wall-clock limit of one run.")
+
+    @field_validator("nodes")
+    @classmethod
+    def _no_reserved_node_ids(cls, nodes: dict[str, Any]) -> dict[str, Any]:
+        for name in nodes:
+            if name in (START, END) or name.startswith("__"):
+                raise ValueError(f"node id {name!r} is reserved; pick another name")
+        return nodes
+
+
+class GraphSpec(_Model):
+    """A whole spec file."""
+
+    api_version: Literal["plait/v1"] = Field(alias="apiVersion")
+    kind: Literal["Graph"]
+    metadata: Metadata
+    spec: GraphBody
