@@ -1,0 +1,199 @@
+"""CEL expressions and prompt templates: they parse, and read only what exists."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from engine.spec.expressions import (
+    ExpressionError,
+    cel_variables,
+    check_template,
+    fields_read,
+    state_fields_read,
+    template_state_fields,
+)
+from engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
+from engine.spec.lint.graph import writes_of
+from engine.spec.models import (
+    AgentNode,
+    ApprovalNode,
+    LlmNode,
+    MapNode,
+    PythonNode,
+    RouteEdge,
+    RouterNode,
+    SubgraphNode,
+    SwitchEdge,
+    ToolNode,
+)
+
+_BASE = frozenset({"state", "input", "run"})
+_WITH_RESULT = _BASE | {"result"}
+_IN_MAP = _BASE | {"item", "index"}
+_MAP_RESULT = _IN_MAP | {"result"}
+
+#: Comprehension macros bind their first argument(s); those names are not roots.
+_MACRO = re.compile(
+    r"\.\s*(?:all|exists|exists_one|map|filter|sortBy|transformList|transformMap)\s*\(\s*"
+    r"([A-Za-z_]\w*)\s*,(?:\s*([A-Za-z_]\w*)\s*,)?"
+)
+
+
+@dataclass(frozen=True)
+class CelField:
+    """One CEL expression of the spec, where it is, and the roots it may read."""
+
+    source: str
+    pointer: str
+    roots: frozenset[str]
+
+
+def cel_fields(ctx: LintContext) -> Iterator[CelField]:
+    """Every CEL expression in the spec with the roots allowed there."""
+    for node_id, node in ctx.body.nodes.items():
+        for field, source in node.writes.items():
+            yield CelField(source, node_pointer(node_id, "writes", field), _WITH_RESULT)
+        if isinstance(node, ToolNode | PythonNode):
+            for name, source in node.args.items():
+                yield CelField(source, node_pointer(node_id, "args", name), _BASE)
+        elif isinstance(node, RouterNode):
+            yield CelField(node.label, node_pointer(node_id, "label"), _BASE)
+        elif isinstance(node, ApprovalNode) and node.arguments is not None:
+            yield CelField(node.arguments, node_pointer(node_id, "arguments"), _BASE)
+        elif isinstance(node, SubgraphNode):
+            for name, source in node.input.items():
+                yield CelField(source, node_pointer(node_id, "input", name), _BASE)
+        elif isinstance(node, MapNode):
+            yield CelField(node.items, node_pointer(node_id, "items"), _BASE)
+            for key in ("args", "input"):
+                for name, source in getattr(node.do, key).items():
+                    yield CelField(source, node_pointer(node_id, "do", key, name), _IN_MAP)
+            if node.do.result is not None:
+                yield CelField(node.do.result, node_pointer(node_id, "do", "result"), _MAP_RESULT)
+    for index, edge in enumerate(ctx.body.edges):
+        if isinstance(edge, SwitchEdge):
+            for case_index, case in enumerate(edge.switch):
+                where = pointer("spec", "edges", index, "switch", case_index, "when")
+                yield CelField(case.when, where, _BASE)
+        elif isinstance(edge, RouteEdge):
+            yield CelField(edge.route, pointer("spec", "edges", index, "route"), _WITH_RESULT)
+
+
+def check_cel(ctx: LintContext) -> None:
+    """CEL parses, reads only allowed roots, and only declared state and input fields."""
+    inputs = _input_fields(ctx)
+    for field in cel_fields(ctx):
+        try:
+            variables = cel_variables(field.source)
+        except ExpressionError as exc:
+            ctx.report(
+                field.pointer,
+                "cel-syntax",
+                f"CEL does not parse: {exc.message}",
+                "fix the expression; in YAML, quote it when it contains `: ` or ` #`, and "
+                "write text inside it in quotes (`\"'approve'\"`)",
+            )
+            continue
+        bound = {name for match in _MACRO.finditer(field.source) for name in match.groups()}
+        for root in variables:
+            if root not in field.roots and root not in bound:
+                ctx.report(field.pointer, "cel-unknown-root", *_root_problem(root, field.roots))
+        for name in sorted(state_fields_read(field.source)):
+            if name not in ctx.body.state:
+                ctx.report(field.pointer, "unknown-state-field", *_unknown_field(ctx, name))
+        for name in sorted(fields_read(field.source, "input")):
+            if name not in inputs:
+                ctx.report(
+                    field.pointer,
+                    "unknown-input-field",
+                    f"`input.{name}` is not an input of this graph",
+                    "use a field listed in spec.input (or declared in spec.state when there "
+                    f"is no spec.input).{did_you_mean(name, inputs)} ({known(inputs)})",
+                )
+
+
+def _root_problem(root: str, allowed: frozenset[str]) -> tuple[str, str]:
+    names = ", ".join(f"`{name}`" for name in sorted(allowed))
+    if root == "result":
+        return (
+            "`result` is only available in `writes`, `route` and a map's `do.result`",
+            f"read the state instead (here: {names})",
+        )
+    if root in ("item", "index"):
+        return f"`{root}` is only available inside a map's `do`", f"use one of {names} here"
+    return (
+        f"`{root}` is not a variable here (an expression can read {names})",
+        f"write `state.{root}` for a state field, or `'{root}'` (quoted inside the expression) "
+        "for the text",
+    )
+
+
+def _unknown_field(ctx: LintContext, name: str) -> tuple[str, str]:
+    return (
+        f"state field `{name}` is not declared in spec.state",
+        f"declare it under spec.state (e.g. `{name}: {{type: string}}`), or fix the name."
+        f"{did_you_mean(name, ctx.body.state)} ({known(ctx.body.state)})",
+    )
+
+
+def _input_fields(ctx: LintContext) -> list[str]:
+    body = ctx.body
+    return list(body.input) if body.input is not None else list(body.state)
+
+
+def _templates(ctx: LintContext) -> Iterator[tuple[str, str]]:
+    for name, agent in ctx.body.agents.items():
+        if agent.system is not None:
+            yield agent.system, pointer("spec", "agents", name, "system")
+    for node_id, node in ctx.body.nodes.items():
+        if isinstance(node, AgentNode | LlmNode):
+            yield node.prompt, node_pointer(node_id, "prompt")
+            if node.system is not None:
+                yield node.system, node_pointer(node_id, "system")
+        elif isinstance(node, ApprovalNode) and node.reason is not None:
+            yield node.reason, node_pointer(node_id, "reason")
+        elif isinstance(node, MapNode):
+            for key in ("prompt", "system"):
+                source = getattr(node.do, key)
+                if source is not None:
+                    yield source, node_pointer(node_id, "do", key)
+
+
+def check_templates(ctx: LintContext) -> None:
+    """Templates parse and read only declared state fields."""
+    for source, where in _templates(ctx):
+        try:
+            check_template(source)
+        except ExpressionError as exc:
+            ctx.report(
+                where,
+                "template-syntax",
+                f"template does not parse: {exc.message}",
+                "fix the Jinja2 syntax: `{{ state.field }}` for values, "
+                "`{% if ... %}...{% endif %}` for logic",
+            )
+            continue
+        for name in sorted(template_state_fields(source)):
+            if name not in ctx.body.state:
+                ctx.report(where, "unknown-state-field", *_unknown_field(ctx, name))
+
+
+def check_state_targets(ctx: LintContext) -> None:
+    """Every field a node writes, and every input/output field, is declared in spec.state."""
+    for node_id, node in ctx.body.nodes.items():
+        for field, where in writes_of(node).items():
+            if field not in ctx.body.state:
+                ctx.report(
+                    node_pointer(node_id, *where),
+                    "unknown-state-field",
+                    f"node `{node_id}` writes `{field}`, which spec.state does not declare",
+                    _unknown_field(ctx, field)[1],
+                )
+    for key in ("input", "output"):
+        for index, field in enumerate(getattr(ctx.body, key) or ()):
+            if field not in ctx.body.state:
+                ctx.report(
+                    pointer("spec", key, index), "unknown-state-field", *_unknown_field(ctx, field)
+                )

@@ -1,0 +1,139 @@
+"""Values the schema cannot check alone: defaults, reducers, JSON Schemas, examples."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+
+from engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
+from engine.spec.models import LlmNode, MapNode
+
+#: Python types a state field's ``default`` may have, by the field's ``type``.
+_DEFAULT_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "list": (list,),
+    "messages": (list,),
+}
+
+#: Field types each reducer can combine (``any`` always fits).
+_REDUCER_TYPES: dict[str, tuple[str, ...]] = {
+    "append": ("list",),
+    "extend": ("list",),
+    "union": ("list",),
+    "merge": ("object",),
+    "add_messages": ("messages", "list"),
+    "sum": ("integer", "number"),
+    "max": ("integer", "number", "string"),
+    "min": ("integer", "number", "string"),
+}
+
+
+def check_state(ctx: LintContext) -> None:
+    """Defaults match their field's type; reducers fit their field's type."""
+    for name, field in ctx.body.state.items():
+        where = pointer("spec", "state", name)
+        if (
+            field.default is not None
+            and field.type in _DEFAULT_TYPES
+            and not _is_type(field.default, field.type)
+        ):
+            hint = (
+                " (YAML 1.2 reads `yes`/`no`/`on`/`off` as text: write `true`/`false`)"
+                if field.type == "boolean" and isinstance(field.default, str)
+                else ""
+            )
+            ctx.report(
+                f"{where}/default",
+                "state-default-type",
+                f"the default {field.default!r} of `{name}` is not of its type `{field.type}`",
+                f"give a default of type `{field.type}`, or change the type{hint}",
+            )
+        fits = _REDUCER_TYPES.get(field.reducer)
+        if fits is not None and field.type != "any" and field.type not in fits:
+            ctx.report(
+                f"{where}/reducer",
+                "reducer-type",
+                f"reducer `{field.reducer}` cannot combine values of type `{field.type}`",
+                f"use it with a field of type {' or '.join(f'`{t}`' for t in fits)} "
+                "(or `any`), or pick another reducer",
+            )
+
+
+def _is_type(value: Any, type_name: str) -> bool:
+    if isinstance(value, bool) and type_name in ("integer", "number"):
+        return False  # bool is an int in Python, but not in the spec
+    return isinstance(value, _DEFAULT_TYPES[type_name])
+
+
+def check_json_schemas(ctx: LintContext) -> None:
+    """Structured output schemas must be valid JSON Schema."""
+    for node_id, node in ctx.body.nodes.items():
+        if isinstance(node, LlmNode) and node.schema_ is not None:
+            _check_schema(ctx, node.schema_, node_pointer(node_id, "schema"))
+        elif isinstance(node, MapNode) and node.do.schema_ is not None:
+            _check_schema(ctx, node.do.schema_, node_pointer(node_id, "do", "schema"))
+
+
+def _check_schema(ctx: LintContext, schema: dict[str, Any], where: str) -> None:
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        inner = "".join(f"/{part}" for part in exc.path)
+        ctx.report(
+            f"{where}{inner}",
+            "invalid-json-schema",
+            f"`schema` is not a valid JSON Schema: {exc.message}",
+            "fix the schema, e.g. `{type: object, properties: {answer: {type: string}}, "
+            "required: [answer]}`",
+        )
+
+
+def check_scripts(ctx: LintContext) -> None:
+    """A scripted reply's ``when`` must be a valid regular expression."""
+    for name, model in ctx.body.models.items():
+        for index, reply in enumerate(model.script):
+            if reply.when is None:
+                continue
+            try:
+                re.compile(reply.when)
+            except re.error as exc:
+                ctx.report(
+                    pointer("spec", "models", name, "script", index, "when"),
+                    "invalid-regex",
+                    f"`when` is not a valid regular expression: {exc}",
+                    "fix the pattern (Python `re` syntax); escape literal characters such as "
+                    "`(`, `[`, `?` with a backslash",
+                )
+
+
+def check_examples(ctx: LintContext) -> None:
+    """Example names are unique and their inputs are inputs of the graph."""
+    body = ctx.body
+    inputs = list(body.input) if body.input is not None else list(body.state)
+    seen: set[str] = set()
+    for index, example in enumerate(body.examples):
+        where = pointer("spec", "examples", index)
+        if example.name in seen:
+            ctx.report(
+                f"{where}/name",
+                "duplicate-example",
+                f"two examples are named `{example.name}`",
+                "give each example its own name (`plait run --example NAME` picks by it)",
+            )
+        seen.add(example.name)
+        for key in example.input:
+            if key not in inputs:
+                ctx.report(
+                    f"{where}/input/{key}",
+                    "example-unknown-input",
+                    f"example `{example.name}` gives `{key}`, which is not an input of this graph",
+                    "use a field of spec.input (or of spec.state when there is no "
+                    f"spec.input).{did_you_mean(key, inputs)} ({known(inputs)})",
+                )
