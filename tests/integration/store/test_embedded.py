@@ -1,0 +1,62 @@
+"""The embedded server across separate `plait` processes: data stays, the server stops."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.postgres
+
+# Each child stands for one CLI invocation: it resolves the URL like Plait does,
+# writes or reads a row, and optionally dies by SIGKILL (a killed run).
+_CHILD = """
+import os, signal, sys
+import psycopg
+from engine.store.database import database_url
+
+with psycopg.connect(database_url(), autocommit=True) as conn:
+    if sys.argv[1] == "write":
+        conn.execute("CREATE TABLE IF NOT EXISTS visits (n int)")
+        conn.execute("INSERT INTO visits VALUES (1)")
+    print(conn.execute("SELECT count(*) FROM visits").fetchone()[0])
+if sys.argv[2] == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _invoke(home: Path, action: str, ending: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PLAIT_DATABASE_URL"}
+    env["PLAIT_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-c", _CHILD, action, ending],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_embedded_server_keeps_data_and_stops_after_last_process(tmp_path: Path) -> None:
+    postmaster = tmp_path / "pgdata" / "postmaster.pid"
+
+    first = _invoke(tmp_path, "write", "exit")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "1"
+    assert not postmaster.exists(), "the server should stop when its only user exits"
+
+    killed = _invoke(tmp_path, "write", "kill")
+    assert killed.returncode == -signal.SIGKILL
+    assert killed.stdout.strip() == "2"
+    assert postmaster.exists(), "a killed process cannot stop the server"
+
+    # The next invocation joins the running server, forgets the dead holder,
+    # and, being the last user, stops the server when it exits.
+    last = _invoke(tmp_path, "read", "exit")
+    assert last.returncode == 0, last.stderr
+    assert last.stdout.strip() == "2"
+    assert not postmaster.exists()

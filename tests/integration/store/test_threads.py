@@ -1,0 +1,108 @@
+"""Thread and run records on real PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from engine.store.pool import Pool
+from engine.store.threads import (
+    ThreadSpecMismatch,
+    claim_thread,
+    finish_run,
+    get_run,
+    get_thread,
+    list_runs,
+    start_run,
+)
+
+pytestmark = pytest.mark.postgres
+
+
+def _id() -> str:
+    return uuid.uuid4().hex
+
+
+async def test_first_claim_records_the_graph(pool: Pool) -> None:
+    thread_id = _id()
+    assert await get_thread(pool, thread_id) is None
+
+    record = await claim_thread(
+        pool, thread_id, graph="team", version="1.0.0", digest="d1", git_sha="abc123"
+    )
+
+    assert (record.graph, record.version, record.digest, record.git_sha) == (
+        "team",
+        "1.0.0",
+        "d1",
+        "abc123",
+    )
+    assert await get_thread(pool, thread_id) == record
+
+
+async def test_second_claim_with_same_digest_returns_first_record(pool: Pool) -> None:
+    thread_id = _id()
+    first = await claim_thread(pool, thread_id, graph="team", version="1.0.0", digest="d1")
+    again = await claim_thread(pool, thread_id, graph="team", version="1.0.0", digest="d1")
+    assert again.created_at == first.created_at
+
+
+@pytest.mark.parametrize(
+    ("graph", "version", "digest"),
+    [("team", "1.0.0", "other"), ("team", "1.1.0", "d1"), ("other", "1.0.0", "d1")],
+)
+async def test_claim_with_another_spec_is_refused(
+    pool: Pool, graph: str, version: str, digest: str
+) -> None:
+    thread_id = _id()
+    await claim_thread(pool, thread_id, graph="team", version="1.0.0", digest="d1")
+
+    with pytest.raises(ThreadSpecMismatch, match=r"team@1\.0\.0") as caught:
+        await claim_thread(pool, thread_id, graph=graph, version=version, digest=digest)
+
+    assert caught.value.existing.digest == "d1"
+
+
+async def test_concurrent_claims_agree_on_one_record(pool: Pool) -> None:
+    thread_id = _id()
+    records = await asyncio.gather(
+        *(
+            claim_thread(pool, thread_id, graph="team", version="1.0.0", digest="d1")
+            for _ in range(5)
+        )
+    )
+    assert len({record.created_at for record in records}) == 1
+
+
+async def test_run_start_and_finish(pool: Pool) -> None:
+    thread = await claim_thread(pool, _id(), graph="team", version="1.0.0", digest="d1")
+
+    started = await start_run(pool, "run-1-" + thread.thread_id, thread)
+    assert started.status == "running"
+    assert started.ended_at is None
+    assert (started.graph, started.version, started.digest) == ("team", "1.0.0", "d1")
+
+    finished = await finish_run(pool, started.run_id, "error", "node 'fetch' timed out")
+    assert finished.status == "error"
+    assert finished.error == "node 'fetch' timed out"
+    assert finished.ended_at is not None
+    assert finished.ended_at >= finished.started_at
+    assert await get_run(pool, started.run_id) == finished
+
+    second = await start_run(pool, "run-2-" + thread.thread_id, thread)
+    await finish_run(pool, second.run_id, "success")
+    runs = await list_runs(pool, thread.thread_id)
+    assert [(run.run_id, run.status) for run in runs] == [
+        (started.run_id, "error"),
+        (second.run_id, "success"),
+    ]
+    updated = await get_thread(pool, thread.thread_id)
+    assert updated is not None
+    assert updated.updated_at > thread.updated_at
+
+
+async def test_finishing_an_unknown_run_fails(pool: Pool) -> None:
+    with pytest.raises(LookupError, match="no run"):
+        await finish_run(pool, _id(), "success")
