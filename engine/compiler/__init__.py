@@ -1,0 +1,180 @@
+"""Compile a validated spec into a LangGraph ``StateGraph``.
+
+``compile_spec`` caches per spec digest (plus the digests of every spec a
+``subgraph`` refers to); ``CompiledSpec.bind`` attaches a checkpointer per run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from engine.compiler.cache import CompileCache, Key
+from engine.compiler.context import CompileContext
+from engine.compiler.edges import add_edges, route_sources
+from engine.compiler.mermaid import to_mermaid
+from engine.compiler.nodes import KIND_BUILDERS
+from engine.compiler.nodes.base import NodeRunner
+from engine.compiler.state import state_schemas
+from engine.runtime.errors import CompileError, NodeError
+from engine.runtime.policies import retry_policy
+from engine.spec.document import LoadedSpec
+from engine.spec.expressions import ExpressionError
+from engine.spec.models import GraphSpec, duration_seconds
+from engine.spec.registry import SpecRegistry, UnknownSpecRef
+
+__all__ = [
+    "CompileError",
+    "CompiledSpec",
+    "NodeError",
+    "clear_cache",
+    "compile_spec",
+    "to_mermaid",
+]
+
+Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledSpec:
+    """A spec compiled once: the builder, and a graph with no checkpointer of its own.
+
+    ``graph`` inherits the caller's checkpointer when it runs nested in another
+    graph; ``detached`` never checkpoints (map items).
+    """
+
+    loaded: LoadedSpec
+    digest: str
+    builder: StateGraph[Any, Any, Any, Any]
+    graph: Graph
+    detached: Graph
+    input_fields: tuple[str, ...]
+    output_fields: tuple[str, ...]
+
+    @property
+    def spec(self) -> GraphSpec:
+        return self.loaded.spec
+
+    def bind(self, checkpointer: BaseCheckpointSaver[Any] | None) -> Graph:
+        """The graph with ``checkpointer``: a shallow copy, no recompilation (~µs)."""
+        # ``copy`` re-runs the constructor; validation already ran when compiled.
+        return self.graph.copy({"checkpointer": checkpointer, "auto_validate": False})
+
+
+_CACHE: CompileCache[CompiledSpec] = CompileCache()
+
+
+def compile_spec(loaded: LoadedSpec, registry: SpecRegistry | None = None) -> CompiledSpec:
+    """Compile ``loaded`` (cached); ``registry`` resolves ``subgraph`` refs."""
+    return _compile(loaded, registry, ())
+
+
+def clear_cache() -> None:
+    """Drop every cached compiled graph."""
+    _CACHE.clear()
+
+
+def cache_stats() -> tuple[int, int]:
+    """``(hits, misses)`` of the compile cache."""
+    return _CACHE.hits, _CACHE.misses
+
+
+def _compile(
+    loaded: LoadedSpec, registry: SpecRegistry | None, stack: tuple[str, ...]
+) -> CompiledSpec:
+    if loaded.ref in stack:
+        raise CompileError(f"subgraph refs form a cycle: {' -> '.join((*stack, loaded.ref))}")
+    key = _cache_key(loaded, registry)
+    return _CACHE.get_or_build(key, lambda: _build(loaded, registry, (*stack, loaded.ref)))
+
+
+def _refs(spec: GraphSpec) -> Iterator[str]:
+    for node in spec.spec.nodes.values():
+        if node.kind == "subgraph":
+            yield node.ref
+        elif node.kind == "map" and node.do.kind == "subgraph" and node.do.ref is not None:
+            yield node.do.ref
+
+
+def _resolve(registry: SpecRegistry | None, ref: str, parent: LoadedSpec) -> LoadedSpec:
+    if registry is None:
+        raise CompileError(f"{parent.ref} uses subgraph {ref!r} but no spec registry was given")
+    try:
+        return registry.resolve(ref)
+    except UnknownSpecRef as exc:
+        raise CompileError(f"{parent.ref}: {exc}") from None
+
+
+def _cache_key(loaded: LoadedSpec, registry: SpecRegistry | None) -> Key:
+    seen: dict[str, str] = {}
+    pending = [loaded]
+    while pending:
+        current = pending.pop()
+        for ref in _refs(current.spec):
+            if ref not in seen:
+                child = _resolve(registry, ref, current)
+                seen[ref] = child.digest
+                pending.append(child)
+    return loaded.digest, tuple(sorted(seen.items()))
+
+
+def _build(
+    loaded: LoadedSpec, registry: SpecRegistry | None, stack: tuple[str, ...]
+) -> CompiledSpec:
+    spec = loaded.spec
+    body = spec.spec
+    ctx = CompileContext(loaded, registry)
+    for ref in dict.fromkeys(_refs(spec)):
+        ctx.children[ref] = _compile(_resolve(registry, ref, loaded), registry, stack)
+    sources = route_sources(spec)
+    counted = any(node.max_visits is not None for node in body.nodes.values())
+    state, input_schema, output_schema = state_schemas(spec, route_sources=sources, counted=counted)
+    builder: StateGraph[Any, Any, Any, Any] = StateGraph(
+        state, input_schema=input_schema, output_schema=output_schema
+    )
+    keep = frozenset(sources)
+    for node_id, node in body.nodes.items():
+        build_kind: Callable[..., Any] = KIND_BUILDERS[node.kind]
+        try:
+            compute = build_kind(node_id, node, ctx)
+            action: Any = NodeRunner(node_id, node, ctx, compute, keep_result=node_id in keep)
+        except (ValueError, KeyError, ExpressionError, jsonschema.SchemaError) as exc:
+            raise CompileError(f"{loaded.ref}: node {node_id!r}: {exc}") from exc
+        builder.add_node(
+            node_id,
+            action,
+            input_schema=state,
+            retry_policy=retry_policy(node.retry) if node.retry is not None else None,
+            timeout=duration_seconds(node.timeout) if node.timeout is not None else None,
+            metadata={"plait_kind": node.kind},
+        )
+    try:
+        add_edges(builder, spec, ctx)
+    except ExpressionError as exc:
+        raise CompileError(f"{loaded.ref}: edge: {exc}") from exc
+    graph = builder.compile(name=loaded.name)
+    # The spec's step bound is the default; a run's own config still overrides it.
+    graph.config = {"recursion_limit": body.max_steps}
+    # `values` streams and get_state show the spec's fields, not the private channels.
+    graph.stream_channels = list(body.state)
+    for node_id, node in body.nodes.items():
+        if node.kind == "subgraph":
+            # LangGraph finds nested graphs by scanning closures, which it cannot do
+            # through NodeRunner: name the child, so get_state(subgraphs=True) and
+            # state updates inside the child work.
+            graph.nodes[node_id].subgraphs = [ctx.children[node.ref].graph]
+    return CompiledSpec(
+        loaded=loaded,
+        digest=loaded.digest,
+        builder=builder,
+        graph=graph,
+        detached=graph.copy({"checkpointer": False, "auto_validate": False}),
+        input_fields=tuple(body.input if body.input is not None else body.state),
+        output_fields=tuple(body.output if body.output is not None else body.state),
+    )

@@ -1,0 +1,188 @@
+"""What nodes share: the compile-time context of a spec and the per-step scope.
+
+:class:`CompileContext` lives as long as the compiled graph; models, tools and
+python functions are created on first use and reused by every run (creating a
+real provider's client per step would dominate the step's cost).
+:class:`Scope` is built per step and computes the CEL roots lazily, so a node
+that reads only ``state`` never builds ``run`` or ``input``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+
+from engine.spec.document import LoadedSpec
+from engine.spec.expressions import ROOTS, cel_variables, compile_cel, evaluate, render
+from engine.spec.registry import SpecRegistry
+from engine.tools.python_tools import import_function, load_python_tool
+
+if TYPE_CHECKING:
+    from engine.compiler import CompiledSpec
+
+#: Marks "no result yet" (``None`` is a valid result).
+NO_RESULT: Any = object()
+
+
+class Expr:
+    """A CEL expression compiled once, with the roots it reads."""
+
+    __slots__ = ("roots", "source")
+
+    def __init__(self, source: str) -> None:
+        compile_cel(source)  # fail at compile time, and warm the cache
+        self.source = source
+        self.roots = frozenset(cel_variables(source)) & ROOTS
+
+
+@dataclass
+class CompileContext:
+    """Per compiled spec: the spec, its registry, and lazily created models and tools."""
+
+    loaded: LoadedSpec
+    registry: SpecRegistry | None
+    children: dict[str, CompiledSpec] = field(default_factory=dict)
+    _models: dict[str, BaseChatModel] = field(default_factory=dict)
+    _tools: dict[str, BaseTool] = field(default_factory=dict)
+    _functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        body = self.loaded.spec.spec
+        self.public: tuple[str, ...] = tuple(body.state)
+        self.inputs: tuple[str, ...] = tuple(body.input if body.input is not None else body.state)
+
+    @property
+    def name(self) -> str:
+        return self.loaded.name
+
+    @property
+    def version(self) -> str:
+        return self.loaded.version
+
+    def model(self, name: str) -> BaseChatModel:
+        """The chat model ``spec.models[name]``, created on first use."""
+        found = self._models.get(name)
+        if found is None:
+            from engine.models.factory import make_chat_model
+
+            found = make_chat_model(self.loaded.spec.spec.models[name], base_dir=self.base_dir)
+            self._models[name] = found
+        return found
+
+    def tool(self, name: str) -> BaseTool:
+        """The tool ``spec.tools[name]``, loaded on first use."""
+        found = self._tools.get(name)
+        if found is None:
+            found = load_python_tool(name, self.loaded.spec.spec.tools[name], self.base_dir)
+            self._tools[name] = found
+        return found
+
+    def function(self, ref: str) -> Callable[..., Any]:
+        """The python function ``module:function``, imported on first use."""
+        found = self._functions.get(ref)
+        if found is None:
+            found = import_function(ref, self.base_dir)
+            self._functions[ref] = found
+        return found
+
+    @property
+    def base_dir(self) -> Path:
+        """The spec's folder: python refs and fixtures resolve against it."""
+        return self.loaded.base_dir
+
+
+class Scope:
+    """The CEL / template roots of one node step (or one map item)."""
+
+    __slots__ = ("_input", "_run", "_state", "config", "ctx", "index", "item", "raw", "updates")
+
+    def __init__(
+        self,
+        ctx: CompileContext,
+        raw: Mapping[str, Any],
+        config: RunnableConfig,
+        *,
+        item: Any = None,
+        index: int | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.raw = raw
+        self.config = config
+        self.item = item
+        self.index = index
+        #: Extra state updates a node kind adds besides its result (agent messages, map errors).
+        self.updates: dict[str, Any] = {}
+        self._state: dict[str, Any] | None = None
+        self._input: dict[str, Any] | None = None
+        self._run: dict[str, Any] | None = None
+
+    def for_item(self, item: Any, index: int) -> Scope:
+        """The scope of one map item: same state, plus ``item`` and ``index``."""
+        child = Scope(self.ctx, self.raw, self.config, item=item, index=index)
+        child._state, child._input, child._run = self._state, self._input, self._run
+        return child
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The public state (private ``__`` channels left out)."""
+        if self._state is None:
+            raw = self.raw
+            self._state = {k: raw[k] for k in self.ctx.public if k in raw}
+        return self._state
+
+    @property
+    def input(self) -> dict[str, Any]:
+        """The run's input fields as they stand in the state."""
+        if self._input is None:
+            raw = self.raw
+            self._input = {k: raw[k] for k in self.ctx.inputs if k in raw}
+        return self._input
+
+    @property
+    def run(self) -> dict[str, Any]:
+        """``{id, thread_id, graph, version}`` from the RunnableConfig."""
+        if self._run is None:
+            config = self.config
+            configurable = config.get("configurable") or {}
+            metadata = config.get("metadata") or {}
+            # ``config["run_id"]`` names the outer call only and never reaches
+            # nodes, so the run id travels like the Agent Server sends it.
+            run_id = configurable.get("run_id") or metadata.get("run_id")
+            self._run = {
+                "id": str(run_id) if run_id is not None else None,
+                "thread_id": configurable.get("thread_id"),
+                "graph": metadata.get("plait_graph", self.ctx.name),
+                "version": metadata.get("plait_version", self.ctx.version),
+            }
+        return self._run
+
+    def _root(self, name: str, result: Any) -> Any:
+        if name == "state":
+            return self.state
+        if name == "input":
+            return self.input
+        if name == "run":
+            return self.run
+        if name == "item":
+            return self.item
+        if name == "index":
+            return self.index
+        return None if result is NO_RESULT else result
+
+    def eval(self, expr: Expr, result: Any = NO_RESULT) -> Any:
+        """Evaluate ``expr`` with just the roots it reads."""
+        return evaluate(expr.source, {name: self._root(name, result) for name in expr.roots})
+
+    def render(self, template: str) -> str:
+        """Render a prompt template (roots ``state``, ``input``, ``run``, ``item``, ``index``)."""
+        context: dict[str, Any] = {"state": self.state, "input": self.input, "run": self.run}
+        if self.index is not None:
+            context["item"] = self.item
+            context["index"] = self.index
+        return render(template, context)

@@ -1,0 +1,109 @@
+"""``agent``: model -> tools -> model until the reply calls no tool (bounded)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.tool import ToolCall
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
+
+from engine.compiler.context import CompileContext, Scope
+from engine.compiler.nodes.base import Compute
+from engine.runtime.errors import NodeError
+from engine.spec.models import AgentNode
+
+DEFAULT_MAX_ITERATIONS = 10
+
+
+def agent_compute(
+    ctx: CompileContext,
+    node_id: str,
+    *,
+    agent: str | None,
+    model: str | None,
+    system: str | None,
+    tools: list[str],
+    max_iterations: int | None,
+    prompt: str,
+    messages_field: str | None = None,
+) -> Compute:
+    """The agent loop; inline settings override the named agent's."""
+    definition = ctx.loaded.spec.spec.agents[agent] if agent is not None else None
+    model_name = model or (definition.model if definition else None)
+    if model_name is None:
+        raise ValueError(f"agent node {node_id!r} names neither an agent nor a model")
+    system = system if system is not None else (definition.system if definition else None)
+    tool_names = tools or (definition.tools if definition else [])
+    limit = max_iterations or (definition.max_iterations if definition else DEFAULT_MAX_ITERATIONS)
+    extend = messages_field is not None and ctx.loaded.spec.spec.state[messages_field].reducer in (
+        "add_messages",
+        "extend",
+    )
+    bound: tuple[Runnable[LanguageModelInput, BaseMessage], dict[str, BaseTool]] | None = None
+
+    def chat() -> tuple[Runnable[LanguageModelInput, BaseMessage], dict[str, BaseTool]]:
+        # Bound once per compiled graph: binding converts every tool's schema.
+        nonlocal bound
+        if bound is None:
+            found = {name: ctx.tool(name) for name in tool_names}
+            base = ctx.model(model_name)
+            bound = (base.bind_tools(list(found.values())) if found else base, found)
+        return bound
+
+    async def compute(scope: Scope) -> Any:
+        runnable, by_name = chat()
+        head: list[BaseMessage] = [SystemMessage(scope.render(system))] if system else []
+        history = list(scope.raw.get(messages_field) or []) if messages_field else []
+        new: list[BaseMessage] = [HumanMessage(scope.render(prompt))]
+        for _ in range(limit):
+            reply = await runnable.ainvoke([*head, *history, *new])
+            new.append(reply)
+            calls = reply.tool_calls if isinstance(reply, AIMessage) else []
+            if not calls:
+                if messages_field is not None:
+                    scope.updates[messages_field] = new if extend else [*history, *new]
+                return reply.text
+            new.extend(await asyncio.gather(*(_call(by_name, call) for call in calls)))
+        raise NodeError(node_id, f"the agent did not finish within max_iterations={limit}")
+
+    return compute
+
+
+async def _call(tools: dict[str, BaseTool], call: ToolCall) -> ToolMessage:
+    """Run one tool call; an error goes back to the model as the tool's answer."""
+    call_id = call.get("id") or ""
+    tool = tools.get(call["name"])
+    if tool is None:
+        known = ", ".join(tools) or "none"
+        text = f"error: no tool {call['name']!r} (tools: {known})"
+        return ToolMessage(text, tool_call_id=call_id, name=call["name"], status="error")
+    try:
+        value = await tool.ainvoke(call["args"])
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        text = f"error: {type(exc).__name__}: {exc}"
+        return ToolMessage(text, tool_call_id=call_id, name=call["name"], status="error")
+    content = value if isinstance(value, str) else json.dumps(value, default=str)
+    return ToolMessage(content, tool_call_id=call_id, name=call["name"])
+
+
+def build(node_id: str, node: AgentNode, ctx: CompileContext) -> Compute:
+    """The ``agent`` node's work."""
+    return agent_compute(
+        ctx,
+        node_id,
+        agent=node.agent,
+        model=node.model,
+        system=node.system,
+        tools=node.tools,
+        max_iterations=node.max_iterations,
+        prompt=node.prompt,
+        messages_field=node.messages,
+    )

@@ -1,0 +1,69 @@
+"""What every node does around its kind's work: visit bound, writes, result, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.errors import GraphBubbleUp
+
+from engine.compiler.context import CompileContext, Expr, Scope
+from engine.compiler.state import VISITS, result_channel
+from engine.runtime.errors import NodeError
+from engine.runtime.policies import is_transient
+from engine.spec.models import _NodeBase as NodeBase
+
+#: A node kind's work: compute the result from the step's scope.
+Compute = Callable[[Scope], Awaitable[Any]]
+
+
+class NodeRunner:
+    """The LangGraph node: bound visits, compute, then the state update.
+
+    A class rather than a closure: LangGraph disassembles closures looking for
+    nested graphs (~1.5 ms a node), which alone would blow the compile budget
+    of a 500-node spec; callable objects are skipped.
+    """
+
+    def __init__(
+        self,
+        node_id: str,
+        node: NodeBase,
+        ctx: CompileContext,
+        compute: Compute,
+        *,
+        keep_result: bool,
+    ) -> None:
+        self.node_id = node_id
+        self.ctx = ctx
+        self.compute = compute
+        self.writes = [(name, Expr(source)) for name, source in node.writes.items()]
+        self.output = node.output
+        self.max_visits = node.max_visits
+        #: ``keep_result`` stores the result in the node's private channel for its route edge.
+        self.result_channel = result_channel(node_id) if keep_result else None
+
+    async def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        node_id = self.node_id
+        max_visits = self.max_visits
+        scope = Scope(self.ctx, state, config)
+        try:
+            if max_visits is not None and state[VISITS].get(node_id, 0) >= max_visits:
+                raise NodeError(node_id, f"visited more than max_visits={max_visits} times")
+            result = await self.compute(scope)
+            update = scope.updates
+            if self.output is not None:
+                update[self.output] = result
+            for name, expr in self.writes:
+                update[name] = scope.eval(expr, result)
+        except (GraphBubbleUp, NodeError):
+            raise
+        except Exception as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            raise NodeError(node_id, message, transient=is_transient(exc)) from exc
+        if self.result_channel is not None:
+            update[self.result_channel] = result
+        if max_visits is not None:
+            update[VISITS] = {node_id: 1}
+        return update

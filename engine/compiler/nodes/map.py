@@ -1,0 +1,127 @@
+"""``map``: scatter-gather over a list in one node, with asyncio.
+
+Items run as tasks of this one step under a semaphore (``concurrency``), each
+under ``asyncio.wait_for`` (``item_timeout``). Failures are recorded, not
+raised, until ``min_success`` decides (see docs/decisions.md for why not ``Send``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langgraph.config import get_stream_writer
+
+from engine.compiler.context import CompileContext, Expr, Scope
+from engine.compiler.nodes.agent import agent_compute
+from engine.compiler.nodes.base import Compute
+from engine.compiler.nodes.llm import llm_compute
+from engine.compiler.nodes.python import python_compute
+from engine.compiler.nodes.subgraph import subgraph_compute
+from engine.compiler.nodes.tool import tool_compute
+from engine.runtime.errors import NodeError
+from engine.spec.models import MapItemNode, MapNode, duration_seconds
+
+
+def item_compute(ctx: CompileContext, node_id: str, do: MapItemNode) -> Compute:
+    """The work of one item, by ``do.kind``."""
+    if do.kind == "agent":
+        return agent_compute(
+            ctx,
+            node_id,
+            agent=do.agent,
+            model=do.model,
+            system=do.system,
+            tools=do.tools,
+            max_iterations=None,
+            prompt=_required(node_id, "prompt", do.prompt),
+        )
+    if do.kind == "llm":
+        return llm_compute(
+            ctx,
+            node_id,
+            model=_required(node_id, "model", do.model),
+            system=do.system,
+            prompt=_required(node_id, "prompt", do.prompt),
+            schema=do.schema_,
+        )
+    if do.kind == "tool":
+        return tool_compute(ctx, tool=_required(node_id, "tool", do.tool), args=do.args)
+    if do.kind == "python":
+        return python_compute(
+            ctx, function=_required(node_id, "function", do.function), args=do.args
+        )
+    return subgraph_compute(
+        ctx, ref=_required(node_id, "ref", do.ref), inputs=do.input, detached=True
+    )
+
+
+def _required(node_id: str, key: str, value: str | None) -> str:
+    if value is None:
+        raise ValueError(f"map node {node_id!r}: `do` of this kind needs `{key}`")
+    return value
+
+
+def build(node_id: str, node: MapNode, ctx: CompileContext) -> Compute:
+    """The ``map`` node's work: the result is the successful items' results, in item order."""
+    items_expr = Expr(node.items)
+    work = item_compute(ctx, node_id, node.do)
+    contribution = Expr(node.do.result) if node.do.result is not None else None
+    timeout = duration_seconds(node.item_timeout) if node.item_timeout is not None else None
+    errors_field = node.errors
+
+    async def compute(scope: Scope) -> Any:
+        items = scope.eval(items_expr)
+        if not isinstance(items, list):
+            raise NodeError(node_id, f"`items` must give a list, got {type(items).__name__}")
+        gate = asyncio.Semaphore(node.concurrency)
+        emit = get_stream_writer()
+
+        async def one(index: int, item: Any) -> Any:
+            async with gate:
+                item_scope = scope.for_item(item, index)
+                try:
+                    value = await asyncio.wait_for(work(item_scope), timeout)
+                    if contribution is not None:
+                        value = item_scope.eval(contribution, value)
+                except Exception:
+                    emit({"plait": "map_item", "node": node_id, "index": index, "ok": False})
+                    raise
+                emit({"plait": "map_item", "node": node_id, "index": index, "ok": True})
+                return value
+
+        outcomes = await asyncio.gather(
+            *(one(i, item) for i, item in enumerate(items)), return_exceptions=True
+        )
+        results: list[Any] = []
+        failures: list[dict[str, Any]] = []
+        for index, (item, outcome) in enumerate(zip(items, outcomes, strict=True)):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, Exception):
+                    raise outcome  # cancellation and the like are not item failures
+                failures.append(
+                    {"item": item, "index": index, "error": _describe(outcome, timeout)}
+                )
+            else:
+                results.append(outcome)
+        needed = len(items) if node.min_success is None else node.min_success
+        if len(results) < needed:
+            first = failures[0]
+            raise NodeError(
+                node_id,
+                f"only {len(results)} of {len(items)} items succeeded (min_success={needed}); "
+                f"item {first['index']} failed: {first['error']}",
+            )
+        if errors_field is not None:
+            scope.updates[errors_field] = failures
+        return results
+
+    return compute
+
+
+def _describe(exc: Exception, timeout: float | None) -> str:
+    if isinstance(exc, TimeoutError) and not str(exc):
+        return f"timed out after {timeout:g}s"
+    if isinstance(exc, NodeError):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}"

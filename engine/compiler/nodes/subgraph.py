@@ -1,0 +1,40 @@
+"""``subgraph``: run another spec as a nested graph of this run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.compiler.context import CompileContext, Expr, Scope
+from engine.compiler.nodes.base import Compute
+from engine.spec.models import SubgraphNode
+
+
+def subgraph_compute(
+    ctx: CompileContext, *, ref: str, inputs: dict[str, str], detached: bool = False
+) -> Compute:
+    """Invoke the child compiled for ``ref``; the result is its output state.
+
+    Invoked from inside the node, the child inherits the parent's checkpointer
+    and gets its own checkpoint namespace under the node, so an ``interrupt()``
+    in the child parks the parent and a resume continues the child. ``detached``
+    (map items, which run many children in one task) runs it with no checkpointer.
+    """
+    child = ctx.children[ref]
+    graph = child.detached if detached else child.graph
+    exprs = [(name, Expr(source)) for name, source in inputs.items()]
+    child_inputs = child.input_fields
+
+    async def compute(scope: Scope) -> Any:
+        if exprs:
+            payload = {name: scope.eval(expr) for name, expr in exprs}
+        else:
+            state = scope.state
+            payload = {name: state[name] for name in child_inputs if name in state}
+        return dict(await graph.ainvoke(payload))
+
+    return compute
+
+
+def build(node_id: str, node: SubgraphNode, ctx: CompileContext) -> Compute:
+    """The ``subgraph`` node's work."""
+    return subgraph_compute(ctx, ref=node.ref, inputs=node.input)

@@ -1,0 +1,25 @@
+"""``tool``: call one tool with arguments computed from CEL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.compiler.context import CompileContext, Expr, Scope
+from engine.compiler.nodes.base import Compute
+from engine.spec.models import ToolNode
+
+
+def tool_compute(ctx: CompileContext, *, tool: str, args: dict[str, str]) -> Compute:
+    """Call ``tool``; the result is its return value."""
+    exprs = [(name, Expr(source)) for name, source in args.items()]
+
+    async def compute(scope: Scope) -> Any:
+        values = {name: scope.eval(expr) for name, expr in exprs}
+        return await ctx.tool(tool).ainvoke(values)
+
+    return compute
+
+
+def build(node_id: str, node: ToolNode, ctx: CompileContext) -> Compute:
+    """The ``tool`` node's work."""
+    return tool_compute(ctx, tool=node.tool, args=node.args)

@@ -1,0 +1,73 @@
+"""Python tools: a ``module:function`` from the spec's folder as a LangChain tool."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib
+import inspect
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool
+
+from engine.spec.models import ToolDef, duration_seconds
+
+_PATH_LOCK = threading.Lock()
+
+
+def import_function(ref: str, base_dir: Path) -> Callable[..., Any]:
+    """Import ``module:function`` with ``base_dir`` first on ``sys.path``.
+
+    The folder stays on ``sys.path`` afterwards: the module may import its
+    siblings lazily, long after this call.
+    """
+    module_name, _, attribute = ref.partition(":")
+    folder = str(Path(base_dir).resolve())
+    with _PATH_LOCK:
+        if folder in sys.path:
+            sys.path.remove(folder)
+        sys.path.insert(0, folder)
+        module = importlib.import_module(module_name)
+    try:
+        function = getattr(module, attribute)
+    except AttributeError:
+        raise ImportError(f"module {module_name!r} has no function {attribute!r}") from None
+    if not callable(function):
+        raise ImportError(f"{ref!r} is not callable")
+    return function
+
+
+def load_python_tool(name: str, tool_def: ToolDef, base_dir: Path) -> BaseTool:
+    """A ``StructuredTool`` for ``tool_def``: sync or async, with its per-call timeout.
+
+    The description comes from the spec or the docstring; the argument schema
+    from ``parameters`` (JSON Schema) or, when absent, the function's signature.
+    """
+    function = import_function(tool_def.function, base_dir)
+    description = tool_def.description or inspect.getdoc(function) or f"Calls {name}."
+    timeout = duration_seconds(tool_def.timeout) if tool_def.timeout is not None else None
+    is_async = inspect.iscoroutinefunction(function)
+
+    @functools.wraps(function)
+    async def call(**kwargs: Any) -> Any:
+        # A sync function runs in a worker thread so the timeout can fire while it runs.
+        work = function(**kwargs) if is_async else asyncio.to_thread(function, **kwargs)
+        if timeout is None:
+            return await work
+        try:
+            return await asyncio.wait_for(work, timeout)
+        except TimeoutError:
+            raise TimeoutError(f"tool {name!r} timed out after {timeout:g}s") from None
+
+    return StructuredTool.from_function(
+        func=None if is_async else function,
+        coroutine=call,
+        name=name,
+        description=description,
+        args_schema=tool_def.parameters,
+        infer_schema=tool_def.parameters is None,
+    )
