@@ -1,0 +1,469 @@
+"""Run a compiled spec on a thread and yield typed events.
+
+One call of :func:`run_graph` is one *run*: a fresh input, a resume with
+decisions for pending approvals, or a continuation of a thread whose last run
+stopped mid-way (crash, kill, failed node). Each run gets its own checkpointer
+(the Postgres saver serialises its calls, so it is never shared), records
+itself in ``plait_runs``, and refuses a thread started on another digest.
+
+Node start and finish come from LangGraph's ``tasks`` stream mode (one pair
+per task, with the task's writes or error), tokens from ``messages``, and
+custom data from ``custom``; interrupts and the output are read from the
+thread's state once the stream ends, which also covers interrupts raised
+inside subgraphs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from langchain_core.messages import AIMessageChunk
+from langgraph.errors import GraphRecursionError
+from langgraph.types import Command, StateSnapshot
+
+from engine.runtime.errors import NodeError
+from engine.runtime.events import (
+    Completed,
+    Custom,
+    Failed,
+    Interrupted,
+    NodeFailed,
+    NodeFinished,
+    NodeStarted,
+    RunEvent,
+    RunStarted,
+    Token,
+    summarize_update,
+)
+from engine.spec.document import LoadedSpec
+from engine.spec.expressions import to_plain
+from engine.spec.models import GraphSpec, duration_seconds
+from engine.store.checkpointer import new_checkpointer
+from engine.store.pool import Pool
+from engine.store.threads import (
+    RunStatus,
+    ThreadSpecMismatch,
+    claim_thread,
+    finish_run,
+    get_thread,
+    start_run,
+)
+
+STREAM_MODES = ["tasks", "messages", "custom"]
+
+
+class CompiledGraph(Protocol):
+    """What the runner needs of ``engine.compiler.CompiledSpec``."""
+
+    @property
+    def loaded(self) -> LoadedSpec: ...
+
+    def bind(self, checkpointer: Any) -> Any: ...
+
+
+class RunRejected(Exception):
+    """A run that cannot start: bad input, a thread on another spec, nothing to continue."""
+
+
+class ThreadMismatch(RunRejected):
+    """The thread was started on another graph, version or digest."""
+
+
+@dataclass(frozen=True)
+class ThreadStatus:
+    """Where a thread stands, read from its last checkpoint.
+
+    ``state`` is ``new`` (no checkpoint), ``interrupted`` (waiting for
+    decisions), ``pending`` (stopped mid-way: killed, crashed or a node
+    failed; ``error`` says which), or ``finished`` (reached END).
+    """
+
+    thread_id: str
+    state: Literal["new", "interrupted", "pending", "finished"]
+    next: list[str] = field(default_factory=list)
+    interrupts: list[Interrupted] = field(default_factory=list)
+    error: str | None = None
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+def new_thread_id() -> str:
+    """A fresh thread id."""
+    return str(uuid.uuid4())
+
+
+def check_input(spec: GraphSpec, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``data`` if every key is a declared input field, else raise :class:`RunRejected`.
+
+    Declared inputs are ``spec.input``, or every state field when it is absent.
+    """
+    allowed = spec.spec.input if spec.spec.input is not None else list(spec.spec.state)
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        accepted = ", ".join(allowed) if allowed else "none"
+        raise RunRejected(
+            f"unknown input field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+            f"{spec.metadata.name} accepts: {accepted}"
+        )
+    return dict(data)
+
+
+def run_config(
+    loaded: LoadedSpec, thread_id: str, run_id: str, git_sha: str | None
+) -> dict[str, Any]:
+    """The LangGraph config of one run: thread, provenance metadata, step limit."""
+    metadata: dict[str, Any] = {
+        "plait_graph": loaded.name,
+        "plait_version": loaded.version,
+        "plait_digest": loaded.digest,
+        "run_id": run_id,
+    }
+    if git_sha:
+        metadata["plait_git_sha"] = git_sha
+    return {
+        # run_id in configurable too: nodes read it there for CEL's `run.id`.
+        "configurable": {"thread_id": thread_id, "run_id": run_id},
+        "metadata": metadata,
+        "recursion_limit": loaded.spec.spec.max_steps,
+    }
+
+
+async def check_thread(pool: Pool, thread_id: str, loaded: LoadedSpec) -> bool:
+    """True when the thread exists on this spec, False when it is new.
+
+    Raises :class:`ThreadMismatch` when it was started on another spec or digest.
+    """
+    existing = await get_thread(pool, thread_id)
+    if existing is None:
+        return False
+    if (existing.graph, existing.version, existing.digest) != (
+        loaded.name,
+        loaded.version,
+        loaded.digest,
+    ):
+        raise ThreadMismatch(
+            _mismatch_message(thread_id, existing.graph, existing.version, existing.digest, loaded)
+        )
+    return True
+
+
+async def inspect_thread(compiled: CompiledGraph, pool: Pool, thread_id: str) -> ThreadStatus:
+    """Read where ``thread_id`` stands (see :class:`ThreadStatus`); checks its digest first."""
+    loaded = compiled.loaded
+    if not await check_thread(pool, thread_id, loaded):
+        return ThreadStatus(thread_id, "new")
+    graph = compiled.bind(new_checkpointer(pool))
+    snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    return _status(thread_id, snapshot)
+
+
+async def run_graph(
+    compiled: CompiledGraph,
+    pool: Pool,
+    thread_id: str,
+    *,
+    input: Mapping[str, Any] | None = None,
+    decisions: Mapping[str, Any] | None = None,
+    git_sha: str | None = None,
+) -> AsyncGenerator[RunEvent, None]:
+    """Run ``compiled`` on ``thread_id`` and yield its events.
+
+    Give ``input`` to start a run, ``decisions`` (``{interrupt_id: decision}``)
+    to resume a thread waiting on approvals, or neither to continue a thread
+    that stopped mid-way from its last checkpoint. Raises :class:`RunRejected`
+    before anything runs when that does not fit the thread; every failure
+    after the start is a :class:`Failed` event, the last one yielded.
+    """
+    if input is not None and decisions is not None:
+        raise RunRejected("give either an input or decisions, not both")
+    loaded = compiled.loaded
+    status = await inspect_thread(compiled, pool, thread_id)
+    payload: Any
+    mode: Literal["start", "resume", "continue"]
+    if input is not None:
+        payload, mode = check_input(loaded.spec, input), "start"
+        if status.state in ("interrupted", "pending"):
+            raise RunRejected(
+                f"thread {thread_id} has unfinished work ({status.state}); "
+                "resume or continue it instead of giving a new input"
+            )
+    elif decisions is not None:
+        payload, mode = Command(resume=dict(decisions)), "resume"
+        _check_decisions(status, decisions)
+    else:
+        payload, mode = None, "continue"
+        if status.state != "pending":
+            raise RunRejected(_nothing_to_continue(status))
+
+    run_id = str(uuid.uuid4())
+    try:
+        thread = await claim_thread(
+            pool,
+            thread_id,
+            graph=loaded.name,
+            version=loaded.version,
+            digest=loaded.digest,
+            git_sha=git_sha,
+        )
+    except ThreadSpecMismatch as exc:
+        old = exc.existing
+        raise ThreadMismatch(
+            _mismatch_message(thread_id, old.graph, old.version, old.digest, loaded)
+        ) from None
+    await start_run(pool, run_id, thread)
+    graph = compiled.bind(new_checkpointer(pool))
+    config = run_config(loaded, thread_id, run_id, git_sha)
+    timeout = duration_seconds(loaded.spec.spec.timeout) if loaded.spec.spec.timeout else None
+    outcome: RunStatus = "error"
+    error: str | None = "the run was abandoned before it ended"
+    try:
+        yield RunStarted(
+            run_id=run_id,
+            thread_id=thread_id,
+            graph=loaded.name,
+            version=loaded.version,
+            digest=loaded.digest,
+            mode=mode,
+            git_sha=git_sha,
+        )
+        failed: Failed | None = None
+        converter = _Converter()
+        try:
+            # aclosing: a consumer that stops early must stop the graph too, not leave it running.
+            async with contextlib.aclosing(_pump(graph, payload, config, timeout)) as stream:
+                async for item in stream:
+                    for event in converter.convert(item):
+                        yield event
+        except TimeoutError:
+            failed = Failed(
+                error=f"the run exceeded its timeout of {timeout:g}s (spec.timeout)",
+                node=converter.last_failed,
+                kind="timeout",
+            )
+        except GraphRecursionError:
+            failed = Failed(
+                error=(
+                    f"the run took more than {loaded.spec.spec.max_steps} steps "
+                    "(spec.max_steps); a cycle may not end: bound it with max_visits "
+                    "or raise max_steps"
+                ),
+                node=converter.last_failed,
+            )
+        except Exception as exc:
+            failed = Failed(error=_error_text(exc), node=converter.last_failed)
+        if failed is not None:
+            outcome = "timeout" if failed.kind == "timeout" else "error"
+            error = failed.error
+            yield failed
+            return
+
+        snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+        final = _status(thread_id, snapshot)
+        if final.state == "interrupted":
+            outcome, error = "interrupted", None
+            for interrupted in final.interrupts:
+                yield interrupted
+        elif final.state == "finished":
+            outcome, error = "success", None
+            yield Completed(output=_output(loaded.spec, final.values))
+        else:
+            error = final.error or f"the run stopped before {', '.join(final.next)}"
+            yield Failed(error=error)
+    finally:
+        # Shielded: a cancelled consumer must still leave the run's row accurate.
+        await asyncio.shield(finish_run(pool, run_id, outcome, error))
+
+
+async def _pump(
+    graph: Any, payload: Any, config: dict[str, Any], limit_seconds: float | None
+) -> AsyncGenerator[tuple[tuple[str, ...], str, Any], None]:
+    """Stream the graph in its own task so the time limit never cancels the consumer's code.
+
+    A timeout around an async generator's body would fire in whatever the
+    consumer awaits between items (rendering, prompting); here it only ever
+    cancels the task that drives LangGraph.
+    """
+    queue: asyncio.Queue[tuple[tuple[str, ...], str, Any] | BaseException | None] = asyncio.Queue()
+
+    async def drive() -> None:
+        try:
+            async with asyncio.timeout(limit_seconds):
+                async for item in graph.astream(
+                    payload,
+                    config,
+                    stream_mode=STREAM_MODES,
+                    subgraphs=True,
+                    # Each step is persisted before the next starts, so a killed
+                    # process never re-runs a node that had finished.
+                    durability="sync",
+                ):
+                    queue.put_nowait(item)
+        except Exception as exc:
+            queue.put_nowait(exc)
+        else:
+            queue.put_nowait(None)
+
+    task = asyncio.create_task(drive())
+    try:
+        while True:
+            item = await queue.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+class _Converter:
+    """Turns LangGraph stream items into Plait events."""
+
+    def __init__(self) -> None:
+        # Running task names per namespace, to attribute custom data to a node.
+        self._running: dict[tuple[str, ...], dict[str, str]] = {}
+        self.last_failed: str | None = None
+
+    def convert(self, item: tuple[tuple[str, ...], str, Any]) -> list[RunEvent]:
+        namespace, mode, data = item
+        path = [segment.split(":", 1)[0] for segment in namespace]
+        if mode == "tasks":
+            return self._task(namespace, path, data)
+        if mode == "messages":
+            chunk, metadata = data
+            text = chunk.text if isinstance(chunk, AIMessageChunk) else ""
+            node = metadata.get("langgraph_node")
+            if not text or not isinstance(node, str) or _internal(node):
+                return []
+            return [Token(node=node, text=text, path=path)]
+        if mode == "custom":
+            running = list(self._running.get(namespace, {}).values())
+            node = running[0] if len(running) == 1 else None
+            return [Custom(node=node, data=to_plain(data), path=path)]
+        return []
+
+    def _task(
+        self, namespace: tuple[str, ...], path: list[str], data: dict[str, Any]
+    ) -> list[RunEvent]:
+        name, task_id = data["name"], data["id"]
+        running = self._running.setdefault(namespace, {})
+        if "input" in data:
+            running[task_id] = name
+            return [] if _internal(name) else [NodeStarted(node=name, task_id=task_id, path=path)]
+        running.pop(task_id, None)
+        if _internal(name):
+            return []
+        if data.get("error") is not None:
+            self.last_failed = name
+            return [
+                NodeFailed(node=name, task_id=task_id, error=_error_text(data["error"]), path=path)
+            ]
+        if data.get("interrupts"):
+            # Waiting for a person: the interrupt event follows once the stream ends.
+            return []
+        update = _update_dict(data.get("result"))
+        return [
+            NodeFinished(
+                node=name,
+                task_id=task_id,
+                update=update,
+                summary=summarize_update(update),
+                path=path,
+            )
+        ]
+
+
+def _internal(name: str) -> bool:
+    """LangGraph's own and the compiler's helper nodes (ids starting with ``__``)."""
+    return name.startswith("__")
+
+
+def _update_dict(result: Any) -> dict[str, Any]:
+    """A task's writes as a plain dict (LangGraph gives a dict, or a list of pairs)."""
+    if isinstance(result, Mapping):
+        return {str(k): to_plain(v) for k, v in result.items() if not str(k).startswith("__")}
+    if isinstance(result, list):
+        merged: dict[str, Any] = {}
+        for entry in result:
+            if isinstance(entry, tuple | list) and len(entry) == 2:
+                merged[str(entry[0])] = to_plain(entry[1])
+        return merged
+    return {}
+
+
+def _status(thread_id: str, snapshot: StateSnapshot) -> ThreadStatus:
+    values = dict(snapshot.values or {})
+    if snapshot.created_at is None:
+        return ThreadStatus(thread_id, "new")
+    interrupts = [
+        Interrupted(node=task.name, interrupt_id=item.id, payload=to_plain(item.value))
+        for task in snapshot.tasks
+        for item in task.interrupts
+    ]
+    if interrupts:
+        return ThreadStatus(
+            thread_id, "interrupted", list(snapshot.next), interrupts, values=values
+        )
+    if snapshot.next:
+        errors = [f"{task.name}: {task.error}" for task in snapshot.tasks if task.error]
+        return ThreadStatus(
+            thread_id,
+            "pending",
+            list(snapshot.next),
+            error="; ".join(errors) or None,
+            values=values,
+        )
+    return ThreadStatus(thread_id, "finished", values=values)
+
+
+def _output(spec: GraphSpec, values: Mapping[str, Any]) -> dict[str, Any]:
+    fields = spec.spec.output if spec.spec.output is not None else list(spec.spec.state)
+    return {name: to_plain(values.get(name)) for name in fields}
+
+
+def _check_decisions(status: ThreadStatus, decisions: Mapping[str, Any]) -> None:
+    if status.state != "interrupted":
+        raise RunRejected(
+            f"thread {status.thread_id} is not waiting for a decision ({status.state})"
+        )
+    pending = {item.interrupt_id for item in status.interrupts}
+    unknown = sorted(set(decisions) - pending)
+    if unknown:
+        raise RunRejected(
+            f"no pending approval with id {', '.join(unknown)}; "
+            f"pending: {', '.join(sorted(pending))}"
+        )
+
+
+def _nothing_to_continue(status: ThreadStatus) -> str:
+    if status.state == "new":
+        return f"thread {status.thread_id} has no runs yet; start it with an input"
+    if status.state == "interrupted":
+        return f"thread {status.thread_id} is waiting for a decision on an approval"
+    return f"thread {status.thread_id} has finished; there is nothing to continue"
+
+
+def _mismatch_message(
+    thread_id: str, graph: str, version: str, digest: str, loaded: LoadedSpec
+) -> str:
+    return (
+        f"thread {thread_id} was started on {graph}@{version} (digest {digest}), "
+        f"but this spec is {loaded.name}@{loaded.version} (digest {loaded.digest}). "
+        "A thread only continues on the exact spec it started with: restore that spec, "
+        "or start a new thread."
+    )
+
+
+def _error_text(error: BaseException | str | Any) -> str:
+    if isinstance(error, NodeError):
+        return str(error)  # already "node 'x': <what went wrong>"
+    if isinstance(error, BaseException):
+        message = str(error).strip()
+        return f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return str(error)

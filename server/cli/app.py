@@ -1,0 +1,72 @@
+"""The ``plait`` command: validate, run, graph, schema.
+
+``main()`` is the console script. User errors end with one clear message and
+an exit code from :class:`server.cli.exits.ExitCode`, never a traceback; an
+unexpected exception is reported as an internal error (exit 70), with the
+traceback only when ``PLAIT_DEBUG`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import typer
+
+from server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
+from server.cli.graph import graph_command
+from server.cli.run import run_command
+from server.cli.schema import schema_command
+from server.cli.specs import InvalidSpec
+from server.cli.validate import validate_command
+
+app = typer.Typer(
+    name="plait",
+    help=(
+        "Plait: agent teams as versioned YAML graphs, run durably on Postgres.\n\n"
+        "Postgres: PLAIT_DATABASE_URL, or an embedded server under .plait/ when unset."
+    ),
+    epilog=EXIT_CODES_HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.command("validate", epilog=EXIT_CODES_HELP)(validate_command)
+app.command("run", epilog=EXIT_CODES_HELP)(run_command)
+app.command("graph", epilog=EXIT_CODES_HELP)(graph_command)
+app.command("schema", epilog=EXIT_CODES_HELP)(schema_command)
+
+
+def main() -> None:
+    """Entry point of the ``plait`` console script."""
+    try:
+        app(standalone_mode=True)
+    except InvalidSpec as exc:
+        from server.cli.console import make_console, print_issues
+
+        print_issues(make_console(stderr=True), exc.issues)
+        _fail(exc.message, exc.code)
+    except CliError as exc:
+        _fail(exc.message, exc.code)
+    except KeyboardInterrupt:
+        _fail("interrupted", ExitCode.INTERRUPTED)
+    except Exception as exc:
+        if os.environ.get("PLAIT_DEBUG"):
+            traceback.print_exc()
+        _fail(
+            f"internal error (a bug in Plait): {type(exc).__name__}: {exc}; "
+            "set PLAIT_DEBUG=1 to see the traceback",
+            ExitCode.INTERNAL,
+        )
+
+
+def _fail(message: str, code: ExitCode) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(int(code))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""``plait run SPEC``: run a spec on a thread, stop on approvals, resume, continue.
+
+What happens, in order: validate the spec (same errors as ``plait validate``),
+compile it, connect to Postgres and migrate, look at the thread (``--thread``),
+then run. Approvals are answered by ``--decision`` first, then by the
+example's ``decisions`` in order, then by asking on the terminal; with none of
+these the command stops with exit code 4 and prints the resume command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import sys
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from server.cli.console import JsonView, RichView, RunView, make_console, print_issues
+from server.cli.exits import CliError, ExitCode
+from server.cli.inputs import make_decision, parse_json_object
+from server.cli.specs import InvalidSpec
+
+
+class DecisionChoice(StrEnum):
+    """The answers to an approval."""
+
+    approve = "approve"
+    reject = "reject"
+    edit = "edit"
+
+
+@dataclass
+class RunRequest:
+    """What the command line asked for, parsed (the spec itself is read later)."""
+
+    spec_path: Path
+    input: dict[str, Any] | None
+    example_name: str | None
+    thread_id: str | None
+    decision: dict[str, Any] | None
+    interactive: bool
+
+
+def run_command(
+    spec: Annotated[
+        Path, typer.Argument(help="The spec file to run.", show_default=False, metavar="SPEC")
+    ],
+    input: Annotated[
+        str | None,
+        typer.Option(
+            "--input", "-i", help="Input as a JSON object, or @file.json.", metavar="JSON"
+        ),
+    ] = None,
+    example: Annotated[
+        str | None,
+        typer.Option(
+            "--example", "-e", help="Run this named example (default: the first).", metavar="NAME"
+        ),
+    ] = None,
+    thread: Annotated[
+        str | None,
+        typer.Option(
+            "--thread",
+            "-t",
+            help="Continue this thread (after an approval stop or a crash).",
+            metavar="ID",
+        ),
+    ] = None,
+    decision: Annotated[
+        DecisionChoice | None,
+        typer.Option("--decision", "-d", help="Answer the pending approval."),
+    ] = None,
+    arguments: Annotated[
+        str | None,
+        typer.Option(
+            "--arguments", help="New arguments (JSON object) for --decision edit.", metavar="JSON"
+        ),
+    ] = None,
+    comment: Annotated[
+        str | None,
+        typer.Option("--comment", help="A comment stored with the decision.", metavar="TEXT"),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON event per line instead of the view.")
+    ] = False,
+) -> None:
+    """Run a spec, showing each node as it starts and finishes.
+
+    With no --input the spec's first example runs (--example NAME picks one).
+    An approval stops the run: it is answered by --decision, else by the
+    example's decisions in order, else on the terminal; with none of these,
+    plait exits with code 4 and prints the command that resumes the thread.
+    --thread continues a thread: one waiting for a decision, or one whose run
+    was killed (it resumes from its last checkpoint; finished nodes do not run
+    again).
+    """
+    console = make_console()
+    view: RunView = (
+        JsonView() if json_output else RichView(console, stream_tokens=console.is_terminal)
+    )
+    # Imported here: LangGraph and the compiler take a second to import, and
+    # `plait validate` / `plait --help` should not pay for them.
+    from server.cli.session import Session
+
+    session = Session(view)
+    try:
+        request = parse_request(spec, input, example, thread, decision, arguments, comment)
+        code = asyncio.run(session.execute(request))
+    except InvalidSpec as exc:
+        report_invalid(view, exc)
+        code = exc.code
+    except CliError as exc:
+        view.error(exc.message, exc.code)
+        code = exc.code
+    except KeyboardInterrupt:
+        hint = (
+            f"; continue with: {resume_command(spec, session.thread_id)}"
+            if session.thread_id
+            else ""
+        )
+        view.error(f"interrupted{hint}", ExitCode.INTERRUPTED)
+        code = ExitCode.INTERRUPTED
+    raise typer.Exit(code)
+
+
+def parse_request(
+    spec: Path,
+    input: str | None,
+    example: str | None,
+    thread: str | None,
+    decision: DecisionChoice | None,
+    arguments: str | None,
+    comment: str | None,
+) -> RunRequest:
+    """Check the options against each other and parse the JSON ones."""
+    if input is not None and example is not None:
+        raise CliError("give --input or --example, not both")
+    if decision is None and (arguments is not None or comment is not None):
+        raise CliError("--arguments and --comment go with --decision")
+    if thread is not None and not thread.strip():
+        raise CliError("--thread needs a thread id")
+    return RunRequest(
+        spec_path=spec,
+        input=parse_json_object(input, "--input") if input is not None else None,
+        example_name=example,
+        thread_id=thread,
+        decision=make_decision(decision.value, arguments, comment) if decision else None,
+        interactive=sys.stdin.isatty() and sys.stdout.isatty(),
+    )
+
+
+def resume_command(spec: Path, thread_id: str, decision: str | None = None) -> str:
+    """The shell command that continues ``thread_id`` (with ``decision`` when one is needed)."""
+    parts = ["plait", "run", str(spec), "--thread", thread_id]
+    if decision is not None:
+        parts += ["--decision", decision]
+    return shlex.join(parts)
+
+
+def report_invalid(view: RunView, exc: InvalidSpec) -> None:
+    """The spec's issues, as ``plait validate`` prints them (or as JSON)."""
+    if isinstance(view, JsonView):
+        view.error(exc.message, exc.code, issues=[issue.to_dict() for issue in exc.issues])
+        return
+    console = make_console(stderr=True)
+    print_issues(console, exc.issues)
+    view.error(exc.message, exc.code)

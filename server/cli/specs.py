@@ -1,0 +1,43 @@
+"""Loading the spec a command works on: validated first, with the same errors as ``validate``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine.spec.document import LoadedSpec
+from engine.spec.errors import SpecError, SpecIssue, has_errors
+from engine.spec.loader import load_spec
+from engine.spec.registry import SpecRegistry
+from engine.spec.validate import load_directory, validate_paths
+from server.cli.exits import CliError, ExitCode
+
+
+class InvalidSpec(CliError):
+    """The spec has errors; ``issues`` are what ``plait validate`` would print."""
+
+    def __init__(self, path: Path, issues: Sequence[SpecIssue]) -> None:
+        errors = sum(issue.severity == "error" for issue in issues)
+        super().__init__(f"{path} has {errors} error(s)", ExitCode.INVALID_SPEC)
+        self.issues = list(issues)
+
+
+def load_valid_spec(path: Path) -> LoadedSpec:
+    """Validate ``path`` (its folder's specs resolve refs), then load it.
+
+    Raises :class:`InvalidSpec` with the issues ``plait validate`` would print.
+    """
+    issues = validate_paths([path])
+    if has_errors(issues):
+        raise InvalidSpec(path, issues)
+    try:
+        return load_spec(path)
+    except SpecError as exc:  # changed on disk between the two reads
+        raise InvalidSpec(path, exc.issues) from None
+
+
+def registry_for(loaded: LoadedSpec) -> SpecRegistry:
+    """The valid specs in ``loaded``'s folder plus ``loaded`` itself, for ``subgraph`` refs."""
+    registry = load_directory(loaded.base_dir)
+    registry.add(loaded)
+    return registry

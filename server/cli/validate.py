@@ -1,0 +1,57 @@
+"""``plait validate PATH... [--format text|json]``: check specs, exit 1 on any error."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from engine.spec.errors import has_errors
+from engine.spec.validate import validate_paths
+from server.cli.console import make_console, print_issues
+from server.cli.exits import ExitCode
+
+
+class Format(StrEnum):
+    """Output formats of ``plait validate``."""
+
+    text = "text"
+    json = "json"
+
+
+def validate_command(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Spec files, or folders of *.yaml / *.yml specs.",
+            show_default=False,
+            metavar="PATH...",
+        ),
+    ],
+    format: Annotated[
+        Format, typer.Option("--format", "-f", help="text for people, json for tools.")
+    ] = Format.text,
+) -> None:
+    """Check YAML syntax, the schema and the semantics of specs.
+
+    Every problem names file, line, column and JSON pointer, and says how to fix
+    it. Exits 1 when any error is found (warnings alone exit 0).
+    """
+    issues = validate_paths(paths)
+    failed = has_errors(issues)
+    if format is Format.json:
+        typer.echo(json.dumps([issue.to_dict() for issue in issues], indent=2))
+    else:
+        console = make_console()
+        print_issues(console, issues)
+        errors = sum(issue.severity == "error" for issue in issues)
+        warnings = len(issues) - errors
+        if failed:
+            console.print(f"[bold red]{errors} error(s)[/], {warnings} warning(s)")
+        else:
+            note = f" ({warnings} warning(s))" if warnings else ""
+            console.print(f"[green]✓ valid[/]{note}")
+    raise typer.Exit(ExitCode.INVALID_SPEC if failed else ExitCode.OK)

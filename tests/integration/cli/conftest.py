@@ -1,0 +1,80 @@
+"""Run ``plait`` as a subprocess against the session's test database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+SPECS = REPO / "specs"
+TEST_SPECS = Path(__file__).resolve().parent / "specs"
+#: The console script's code, run with this interpreter (the venv's `plait` is the same).
+PLAIT = [sys.executable, "-m", "server.cli.app"]
+TIMEOUT_SECONDS = 120
+
+
+@dataclass(frozen=True)
+class Result:
+    """A finished ``plait`` process."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    def events(self) -> list[dict[str, Any]]:
+        """The JSON lines of ``--json`` output."""
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+def plait_env(database_url: str) -> dict[str, str]:
+    """The environment of a ``plait`` child: the test database, no colours, wide lines."""
+    env = dict(os.environ)
+    env.update(
+        {
+            "PLAIT_DATABASE_URL": database_url,
+            "NO_COLOR": "1",
+            "COLUMNS": "200",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    return env
+
+
+PlaitRunner = Callable[..., Result]
+
+
+@pytest.fixture
+def plait(database_url: str) -> PlaitRunner:
+    """``plait(*args, env=None)``: run the CLI to completion with stdin not a terminal."""
+
+    def run(*args: str | Path, env: dict[str, str] | None = None) -> Result:
+        completed = subprocess.run(
+            [*PLAIT, *map(str, args)],
+            cwd=REPO,
+            env=env or plait_env(database_url),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_SECONDS,
+            check=False,
+        )
+        return Result(completed.returncode, completed.stdout, completed.stderr)
+
+    return run
+
+
+def command_args(command: str) -> Sequence[str]:
+    """The arguments of a printed ``plait ...`` command (without the program name)."""
+    import shlex
+
+    words = shlex.split(command)
+    assert words[:2] == ["plait", "run"], command
+    return words[1:]

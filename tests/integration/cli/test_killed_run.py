@@ -1,0 +1,74 @@
+"""A ``plait run`` killed mid-node continues from its last checkpoint when run again."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import uuid
+from pathlib import Path
+
+from tests.integration.cli.conftest import (
+    PLAIT,
+    REPO,
+    TEST_SPECS,
+    TIMEOUT_SECONDS,
+    PlaitRunner,
+    plait_env,
+)
+
+BLOCKING = TEST_SPECS / "blocking.yaml"
+
+
+def test_killed_run_continues_without_repeating_finished_nodes(
+    plait: PlaitRunner, database_url: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "side-effects.log"
+    release = tmp_path / "release"
+    thread = f"killed-{uuid.uuid4()}"
+    payload = json.dumps({"log": str(log), "release": str(release)})
+    process = subprocess.Popen(
+        [*PLAIT, "run", str(BLOCKING), "--input", payload, "--thread", thread, "--json"],
+        cwd=REPO,
+        env=plait_env(database_url),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        seen = []
+        # Read events until the blocking node has started: no sleeping, no guessing.
+        for line in process.stdout:
+            event = json.loads(line)
+            seen.append(event)
+            if event["event"] == "node_started" and event["node"] == "wait":
+                break
+        else:
+            raise AssertionError(f"the run ended before `wait` started: {seen}")
+        assert [e["node"] for e in seen if e["event"] == "node_finished"] == ["first"]
+        process.send_signal(signal.SIGKILL)
+        assert process.wait(timeout=TIMEOUT_SECONDS) == -signal.SIGKILL
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+    release.touch()
+    continued = plait("run", BLOCKING, "--thread", thread, "--json")
+
+    assert continued.code == 0, continued.stderr
+    events = continued.events()
+    assert events[0]["event"] == "notice"
+    assert "stopped before wait" in events[0]["message"]
+    assert "continuing from its last checkpoint" in events[0]["message"]
+    assert [e["node"] for e in events if e["event"] == "node_started"] == ["wait", "last"]
+    assert events[-1] == {
+        "event": "completed",
+        "output": {"steps": ["first", "wait-finished", "last"]},
+    }
+    lines = log.read_text().splitlines()
+    assert lines.count("first") == 1  # not executed again
+    assert lines.count("last") == 1
+    assert lines[-2:] == ["wait-finished", "last"]

@@ -1,0 +1,97 @@
+"""Run example specs in-process, the way ``plait run`` does, and collect their events."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.compiler import CompiledSpec, compile_spec
+from engine.runtime.events import Completed, Failed, Interrupted, NodeStarted, RunEvent
+from engine.runtime.runner import new_thread_id, run_graph
+from engine.spec.loader import load_spec
+from engine.spec.validate import load_directory
+from engine.store.pool import Pool
+
+SPECS = Path(__file__).resolve().parents[3] / "specs"
+
+
+def compiled(name: str) -> CompiledSpec:
+    """The example ``specs/<name>.yaml``, compiled with its folder's specs for refs."""
+    return compile_spec(load_spec(SPECS / f"{name}.yaml"), load_directory(SPECS))
+
+
+@dataclass
+class Outcome:
+    """Every event of a run and its resumes."""
+
+    thread_id: str
+    events: list[RunEvent] = field(default_factory=list)
+
+    @property
+    def started(self) -> list[str]:
+        """Top-level nodes in the order they started."""
+        return [e.node for e in self.events if isinstance(e, NodeStarted) and not e.path]
+
+    @property
+    def interrupts(self) -> list[Interrupted]:
+        return [e for e in self.events if isinstance(e, Interrupted)]
+
+    @property
+    def output(self) -> dict[str, Any]:
+        last = self.events[-1]
+        assert isinstance(last, Completed), last
+        return last.output
+
+    @property
+    def failure(self) -> Failed:
+        last = self.events[-1]
+        assert isinstance(last, Failed), last
+        return last
+
+
+Runner = Callable[..., Awaitable[Outcome]]
+
+
+@pytest.fixture
+def run_example(pool: Pool) -> Runner:
+    """``await run_example(name, input=..., decisions=[...])``: run until done or out of decisions.
+
+    Without ``input`` the spec's first example runs with its own decisions.
+    """
+
+    async def run(
+        name: str,
+        *,
+        input: dict[str, Any] | None = None,
+        example: str | None = None,
+        decisions: Sequence[dict[str, Any]] | None = None,
+    ) -> Outcome:
+        spec = compiled(name)
+        chosen = next((e for e in spec.spec.spec.examples if example in (None, e.name)), None)
+        if input is None:
+            assert chosen is not None
+            input = chosen.input
+            if decisions is None:
+                decisions = [d.model_dump() for d in chosen.decisions]
+        queue = list(decisions or [])
+        outcome = Outcome(new_thread_id())
+        kwargs: dict[str, Any] = {"input": input}
+        while True:
+            pending: list[Interrupted] = []
+            async with contextlib.aclosing(
+                run_graph(spec, pool, outcome.thread_id, **kwargs)
+            ) as events:
+                async for event in events:
+                    outcome.events.append(event)
+                    if isinstance(event, Interrupted):
+                        pending.append(event)
+            if not pending or not queue:
+                return outcome
+            kwargs = {"decisions": {pending[0].interrupt_id: queue.pop(0)}}
+
+    return run

@@ -1,0 +1,141 @@
+"""Every example spec, end to end on real Postgres, checked the way a user would."""
+
+from __future__ import annotations
+
+from engine.runtime.events import Custom, NodeFinished, NodeStarted, RunStarted
+from engine.store.pool import Pool
+from engine.store.threads import list_runs
+from tests.integration.examples.conftest import SPECS, Runner
+
+
+async def test_planner_team_revises_once_then_approves(run_example: Runner) -> None:
+    outcome = await run_example("planner-team")
+
+    assert outcome.started == ["planner", "executor", "reviewer", "executor", "reviewer"]
+    output = outcome.output
+    assert output["plan"]["steps"][0] == "Design the CSV export format"
+    assert output["review"]["verdict"] == "approve"
+    assert output["revisions"] == 1
+    # The revised schedule includes the buffer the first review asked for.
+    assert "2 buffer days" in output["schedule"]
+    reviews = [
+        e.update["review"]["verdict"]
+        for e in outcome.events
+        if isinstance(e, NodeFinished) and e.node == "reviewer"
+    ]
+    assert reviews == ["revise", "approve"]
+
+
+async def test_research_team_finishes_with_partial_results(run_example: Runner) -> None:
+    outcome = await run_example("research-team")
+
+    output = outcome.output
+    assert [f["topic"] for f in output["findings"]] == [
+        "solar power",
+        "wind power",
+        "battery storage",
+    ]
+    failures = {f["item"]: f["error"] for f in output["failures"]}
+    assert failures == {
+        "quantum gravity": "timed out after 0.5s",
+        "tidal power": "LookupError: no sources cover 'tidal power'",
+    }
+    summary = output["summary"]
+    assert summary["complete"] is False
+    assert summary["covered"] == ["solar power", "wind power", "battery storage"]
+    assert "Not covered: quantum gravity (timed out after 0.5s)" in summary["text"]
+    items = [e.data for e in outcome.events if isinstance(e, Custom)]
+    assert sorted((d["index"], d["ok"]) for d in items) == [
+        (0, True),
+        (1, False),
+        (2, True),
+        (3, False),
+        (4, True),
+    ]
+
+
+async def test_research_team_fails_below_min_success(run_example: Runner) -> None:
+    outcome = await run_example(
+        "research-team",
+        input={"question": "q", "topics": ["solar power", "quantum gravity", "fusion"]},
+    )
+
+    failure = outcome.failure
+    assert failure.node == "research"
+    assert "only 1 of 3 items succeeded (min_success=3)" in failure.error
+    assert "summarize" not in outcome.started
+
+
+async def test_refund_approved(run_example: Runner, pool: Pool) -> None:
+    outcome = await run_example("refund-approval", example="large_refund_approved")
+
+    (interrupt,) = outcome.interrupts
+    payload = interrupt.payload
+    assert payload["action"] == "issue_refund"
+    assert payload["arguments"] == {"order_id": "A-1002", "amount": 180.0}
+    assert "high risk" in payload["reason"] and payload["expires_at"]
+    assert outcome.started == ["assess", "approve", "approve", "refund"]
+    output = outcome.output
+    assert output["decision"]["decision"] == "approve"
+    assert output["refund"]["status"] == "issued" and output["refund"]["amount"] == 180.0
+    assert output["outcome"] == "refunded 180 to grace@example.com"
+    runs = await list_runs(pool, outcome.thread_id)
+    assert [r.status for r in runs] == ["interrupted", "success"]
+
+
+async def test_refund_rejected(run_example: Runner) -> None:
+    outcome = await run_example("refund-approval", example="large_refund_rejected")
+
+    assert outcome.started == ["assess", "approve", "approve", "decline"]
+    output = outcome.output
+    assert output["decision"]["decision"] == "reject"
+    assert output["refund"]["status"] == "declined"
+    assert output["outcome"].endswith("declined: the item was returned after 90 days.")
+
+
+async def test_refund_edited_pays_the_new_amount(run_example: Runner) -> None:
+    outcome = await run_example("refund-approval", example="large_refund_edited")
+    assert outcome.output["refund"]["amount"] == 90.0
+
+
+async def test_small_refund_needs_no_approval(run_example: Runner) -> None:
+    outcome = await run_example("refund-approval", example="small_refund")
+    assert outcome.interrupts == []
+    assert outcome.started == ["assess", "refund"]
+    assert outcome.output["decision"] is None
+
+
+async def test_support_uses_the_summarize_subgraph(run_example: Runner) -> None:
+    outcome = await run_example("support-subgraph")
+
+    nested = [
+        (tuple(e.path), e.node) for e in outcome.events if isinstance(e, NodeStarted) and e.path
+    ]
+    assert nested == [(("summarize",), "clean"), (("summarize",), "summarize")]
+    output = outcome.output
+    assert output["triage"] == {
+        "category": "billing",
+        "priority": "high",
+        "signals": ["asap", "twice"],
+    }
+    assert output["summary"].startswith("The customer was charged twice")
+    assert output["key_points"] == ["duplicate charge", "November invoice", "refund requested"]
+    assert "Our billing team will follow up within 2 hours." in output["reply"]
+
+
+async def test_summarize_runs_on_its_own(run_example: Runner) -> None:
+    outcome = await run_example("summarize")
+    assert outcome.output["key_points"][0] == "duplicate charge"
+    (started,) = [e for e in outcome.events if isinstance(e, RunStarted)]
+    assert started.graph == "summarize" and started.mode == "start"
+
+
+def test_every_example_spec_is_covered() -> None:
+    names = {path.stem for path in SPECS.glob("*.yaml")}
+    assert names == {
+        "planner-team",
+        "research-team",
+        "refund-approval",
+        "support-subgraph",
+        "summarize",
+    }
