@@ -14,6 +14,7 @@ again with ruamel, whose errors and warnings are the reference.
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from typing import Any
 
@@ -113,10 +114,21 @@ def _scalar(node: Any) -> Any:
         if node.tag != _STR:
             raise Unusual
         return node.value
-    if node.tag != _YAML11.resolve(yaml.ScalarNode, node.value, (True, False)):
+    if node.tag != _implicit_yaml11_tag(node.value):
         raise Unusual  # an explicit tag such as `!!str`
-    tag = _RUAMEL.resolver.resolve(RuamelScalar, node.value, (True, False))
-    value = _RUAMEL.constructor.construct_object(RuamelScalar(tag, node.value))
+    return _plain_value(node.value)
+
+
+@functools.lru_cache(maxsize=65536)
+def _implicit_yaml11_tag(text: str) -> str:
+    return str(_YAML11.resolve(yaml.ScalarNode, text, (True, False)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _plain_value(text: str) -> Any:
+    """A plain scalar's value under YAML 1.2 (cached: keys and kinds repeat a lot)."""
+    tag = _RUAMEL.resolver.resolve(RuamelScalar, text, (True, False))
+    value = _RUAMEL.constructor.construct_non_recursive_object(RuamelScalar(tag, text))
     if isinstance(value, datetime.date):
         return value.isoformat()
     if isinstance(value, bytes):
