@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Self, TypedDict
+from typing import Annotated, Any, Self
 
 from langgraph._internal._typing import MISSING as _LANGGRAPH_MISSING
 from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.channels.last_value import LastValue
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 from engine.spec.models import GraphSpec, Reducer, StateField
 

@@ -53,6 +53,8 @@ from engine.store.threads import (
     get_thread,
     start_run,
 )
+from engine.store.tool_results import PostgresToolResultStore
+from engine.tools.idempotency import STORE_KEY as TOOL_RESULTS
 
 STREAM_MODES = ["tasks", "messages", "custom"]
 
@@ -217,6 +219,9 @@ async def run_graph(
     await start_run(pool, run_id, thread)
     graph = compiled.bind(new_checkpointer(pool))
     config = run_config(loaded, thread_id, run_id, git_sha)
+    # Tool results recorded in Postgres: a continued run reuses the calls that
+    # finished before the process died instead of calling the tools again.
+    config["configurable"][TOOL_RESULTS] = PostgresToolResultStore(pool)
     timeout = duration_seconds(loaded.spec.spec.timeout) if loaded.spec.spec.timeout else None
     outcome: RunStatus = "error"
     error: str | None = "the run was abandoned before it ended"

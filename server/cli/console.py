@@ -193,8 +193,25 @@ class RichView:
             style = "dim" if data.get("ok") else "yellow"
             self.console.print(_node_line("·", style, event.path, node, detail))
             return
+        if isinstance(data, dict) and data.get("plait") == "tool_call":
+            self._tool_call(event, data)
+            return
         text = json.dumps(data, ensure_ascii=False, default=str)
         self.console.print(_node_line("·", "dim", event.path, event.node or "", text))
+
+    def _tool_call(self, event: Custom, data: dict[str, Any]) -> None:
+        # One line when a call starts, one when it ends; a reused call only ends.
+        status = data.get("status")
+        if status == "started":
+            args = json.dumps(data.get("args"), ensure_ascii=False, default=str)
+            detail, style = f"{data.get('tool')} {args}", "dim"
+        elif status == "error":
+            detail, style = f"{data.get('tool')} failed: {data.get('error')}", "yellow"
+        else:
+            reused = " (recorded result reused)" if data.get("reused") else ""
+            detail, style = f"{data.get('tool')} ok{reused}", "dim"
+        node = str(data.get("node") or event.node or "")
+        self.console.print(_node_line("⚙", style, event.path, node, detail))
 
 
 def _node_line(mark: str, style: str, path: Sequence[str], node: str, detail: str) -> Text:

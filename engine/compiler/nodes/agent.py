@@ -17,6 +17,7 @@ from engine.compiler.context import CompileContext, Scope
 from engine.compiler.nodes.base import Compute
 from engine.runtime.errors import NodeError
 from engine.spec.models import AgentNode
+from engine.tools.gateway import call_tool
 
 DEFAULT_MAX_ITERATIONS = 10
 
@@ -61,7 +62,7 @@ def agent_compute(
         head: list[BaseMessage] = [SystemMessage(scope.render(system))] if system else []
         history = list(scope.raw.get(messages_field) or []) if messages_field else []
         new: list[BaseMessage] = [HumanMessage(scope.render(prompt))]
-        for _ in range(limit):
+        for iteration in range(limit):
             reply = await runnable.ainvoke([*head, *history, *new])
             new.append(reply)
             calls = reply.tool_calls if isinstance(reply, AIMessage) else []
@@ -69,14 +70,31 @@ def agent_compute(
                 if messages_field is not None:
                     scope.updates[messages_field] = new if extend else [*history, *new]
                 return reply.text
-            new.extend(await asyncio.gather(*(_call(by_name, call) for call in calls)))
+            new.extend(
+                await asyncio.gather(
+                    *(
+                        _call(by_name, call, scope, node_id, (iteration, index))
+                        for index, call in enumerate(calls)
+                    )
+                )
+            )
         raise NodeError(node_id, f"the agent did not finish within max_iterations={limit}")
 
     return compute
 
 
-async def _call(tools: dict[str, BaseTool], call: ToolCall) -> ToolMessage:
-    """Run one tool call; an error goes back to the model as the tool's answer."""
+async def _call(
+    tools: dict[str, BaseTool],
+    call: ToolCall,
+    scope: Scope,
+    node_id: str,
+    position: tuple[int, int],
+) -> ToolMessage:
+    """Run one tool call through the gateway; an error goes back to the model as its answer.
+
+    ``position`` is (agent iteration, index of the call in the model's reply):
+    with the tool and its arguments it identifies the call when the node re-runs.
+    """
     call_id = call.get("id") or ""
     tool = tools.get(call["name"])
     if tool is None:
@@ -84,7 +102,14 @@ async def _call(tools: dict[str, BaseTool], call: ToolCall) -> ToolMessage:
         text = f"error: no tool {call['name']!r} (tools: {known})"
         return ToolMessage(text, tool_call_id=call_id, name=call["name"], status="error")
     try:
-        value = await tool.ainvoke(call["args"])
+        value = await call_tool(
+            tool,
+            call["args"],
+            config=scope.config,
+            node=node_id,
+            position=position,
+            item=scope.index,
+        )
     except GraphBubbleUp:
         raise
     except Exception as exc:

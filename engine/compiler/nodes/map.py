@@ -46,7 +46,7 @@ def item_compute(ctx: CompileContext, node_id: str, do: MapItemNode) -> Compute:
             schema=do.schema_,
         )
     if do.kind == "tool":
-        return tool_compute(ctx, tool=_required(node_id, "tool", do.tool), args=do.args)
+        return tool_compute(ctx, node_id, tool=_required(node_id, "tool", do.tool), args=do.args)
     if do.kind == "python":
         return python_compute(
             ctx, function=_required(node_id, "function", do.function), args=do.args

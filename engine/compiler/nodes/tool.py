@@ -7,19 +7,27 @@ from typing import Any
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.nodes.base import Compute
 from engine.spec.models import ToolNode
+from engine.tools.gateway import call_tool
 
 
-def tool_compute(ctx: CompileContext, *, tool: str, args: dict[str, str]) -> Compute:
-    """Call ``tool``; the result is its return value."""
+def tool_compute(ctx: CompileContext, node_id: str, *, tool: str, args: dict[str, str]) -> Compute:
+    """Call ``tool`` through the gateway (at most once per step); the result is its return value."""
     exprs = [(name, Expr(source)) for name, source in args.items()]
 
     async def compute(scope: Scope) -> Any:
         values = {name: scope.eval(expr) for name, expr in exprs}
-        return await ctx.tool(tool).ainvoke(values)
+        return await call_tool(
+            ctx.tool(tool),
+            values,
+            config=scope.config,
+            node=node_id,
+            position=(0,),
+            item=scope.index,
+        )
 
     return compute
 
 
 def build(node_id: str, node: ToolNode, ctx: CompileContext) -> Compute:
     """The ``tool`` node's work."""
-    return tool_compute(ctx, tool=node.tool, args=node.args)
+    return tool_compute(ctx, node_id, tool=node.tool, args=node.args)

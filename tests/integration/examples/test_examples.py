@@ -44,7 +44,8 @@ async def test_research_team_finishes_with_partial_results(run_example: Runner) 
     assert summary["complete"] is False
     assert summary["covered"] == ["solar power", "wind power", "battery storage"]
     assert "Not covered: quantum gravity (timed out after 0.5s)" in summary["text"]
-    items = [e.data for e in outcome.events if isinstance(e, Custom)]
+    custom = [e.data for e in outcome.events if isinstance(e, Custom)]
+    items = [d for d in custom if d["plait"] == "map_item"]
     assert sorted((d["index"], d["ok"]) for d in items) == [
         (0, True),
         (1, False),

@@ -115,6 +115,19 @@ def test_map_progress_is_a_line_per_item() -> None:
     ]
 
 
+def test_tool_calls_are_a_line_when_they_start_and_when_they_end() -> None:
+    view, out = rich_view()
+    call = {"plait": "tool_call", "node": "pay", "tool": "charge", "args": {"order": "o-1"}}
+    view.show(Custom(node="pay", data={**call, "status": "started", "reused": False}))
+    view.show(Custom(node="pay", data={**call, "status": "error", "reused": False, "error": "E"}))
+    view.show(Custom(node="pay", data={**call, "status": "ok", "reused": True}))
+    assert out.getvalue().splitlines() == [
+        '⚙ pay  charge {"order": "o-1"}',
+        "⚙ pay  charge failed: E",
+        "⚙ pay  charge ok (recorded result reused)",
+    ]
+
+
 def test_waiting_prints_the_resume_command_on_its_own_line() -> None:
     view, out = rich_view()
     view.waiting(APPROVAL, "th-1", "plait run specs/x.yaml --thread th-1 --decision approve")

@@ -1,0 +1,86 @@
+"""The one way compiled nodes call a tool: recorded once, reused on a re-run, announced.
+
+Only successful calls are recorded. A tool that raised is taken to have had no
+effect (tools must fail atomically, as any retried call must), so a retry or a
+resumed run calls it again; recording the error would turn a node's ``retry``
+into a replay of the same failure.
+
+Every call also goes to the ``custom`` stream as
+``{"plait": "tool_call", "node", "tool", "args", "status", "reused"}``:
+``started`` then ``ok`` or ``error`` (with ``error``, the message) for a call
+that runs; a single ``ok`` with ``reused: true`` for one answered from its record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.config import get_stream_writer
+from langgraph.errors import GraphBubbleUp
+
+from engine.spec.expressions import to_plain
+from engine.tools.idempotency import RecordedResult, store_from, tool_call_key
+
+
+async def call_tool(
+    tool: BaseTool,
+    args: Mapping[str, Any],
+    *,
+    config: RunnableConfig,
+    node: str,
+    position: tuple[str | int, ...],
+    item: int | None = None,
+) -> Any:
+    """Call ``tool`` with ``args`` at most once per step position; return its JSON-like result.
+
+    ``position`` places the call in its node (``(0,)`` for a tool node, ``(iteration,
+    index)`` in an agent); ``item`` is the map item's index, when in a map. The
+    value returned is the recorded one, also on the first run, so a resumed
+    run sees exactly what the first run saw. With no store in ``config``
+    the tool is just called.
+    """
+    plain_args = to_plain(dict(args))
+    emit = get_stream_writer()
+    event: dict[str, Any] = {"plait": "tool_call", "node": node, "tool": tool.name}
+    event["args"] = plain_args
+    if item is not None:
+        event["item"] = item
+        position = ("item", item, *position)
+    store = store_from(config)
+    key = tool_call_key(config, position, tool.name, plain_args) if store is not None else None
+    if store is not None and key is not None:
+        found = await store.get(key)
+        if found is not None:
+            emit({**event, "status": "ok", "reused": True})
+            return found.value
+    emit({**event, "status": "started", "reused": False})
+    try:
+        value = to_plain(await tool.ainvoke(dict(args)))
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        emit({**event, "status": "error", "reused": False, "error": f"{type(exc).__name__}: {exc}"})
+        raise
+    if store is not None and key is not None:
+        configurable = config.get("configurable") or {}
+        run_id = configurable.get("run_id") or (config.get("metadata") or {}).get("run_id")
+        # Shielded: once the tool has acted, a cancellation (an item timeout, a
+        # cancelled run) must not lose the record that stops it acting twice.
+        stored = await asyncio.shield(
+            store.put(
+                key,
+                RecordedResult.now(value),
+                thread_id=str(configurable["thread_id"]),
+                run_id=str(run_id) if run_id is not None else None,
+                node=node,
+                tool=tool.name,
+                args=plain_args,
+            )
+        )
+        value = stored.value
+    emit({**event, "status": "ok", "reused": False})
+    return value

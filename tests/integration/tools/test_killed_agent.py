@@ -1,0 +1,116 @@
+"""A process killed mid-agent: the resumed run reuses the tool call that had finished.
+
+The real crash case: the agent's first tool call (a charge) completed and was
+recorded, then the process died inside the same node, before the node's
+checkpoint. LangGraph re-runs the whole node on resume; the charge must come
+from its record, not from a second call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.compiler import compile_spec
+from engine.runtime.events import Completed, Custom, RunEvent
+from engine.runtime.runner import run_graph
+from engine.spec.loader import load_spec
+from engine.store.pool import Pool
+
+REPO = Path(__file__).resolve().parents[3]
+SPEC = Path(__file__).resolve().parent / "specs" / "charging_agent.yaml"
+CHILD = "tests.integration.tools.run_in_child"
+TIMEOUT_SECONDS = 60
+
+
+def _tool_events(events: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
+    return [
+        (data["tool"], data["status"], data["reused"])
+        for data in events
+        if isinstance(data, dict) and data.get("plait") == "tool_call"
+    ]
+
+
+def _run_until_waiting(env: dict[str, str], thread: str) -> list[dict[str, Any]]:
+    """The run in a child process, SIGKILLed once its second tool call started."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", CHILD, str(SPEC), thread, '{"order": "o-1"}'],
+        cwd=REPO,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        seen: list[dict[str, Any]] = []
+        # Read events until the agent is inside wait_for_release: no sleeping, no guessing.
+        for line in process.stdout:
+            event = json.loads(line)
+            seen.append(event.get("data") if event["event"] == "custom" else event)
+            if _tool_events(seen[-1:]) == [("wait_for_release", "started", False)]:
+                break
+        else:
+            raise AssertionError(f"the run ended before wait_for_release started: {seen}")
+        process.send_signal(signal.SIGKILL)
+        assert process.wait(timeout=TIMEOUT_SECONDS) == -signal.SIGKILL
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+    return seen
+
+
+async def test_killed_agent_resumes_without_charging_twice(
+    pool: Pool, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log, release = tmp_path / "charges.log", tmp_path / "release"
+    monkeypatch.setenv("PLAIT_TEST_TOOL_LOG", str(log))
+    monkeypatch.setenv("PLAIT_TEST_TOOL_RELEASE", str(release))
+    thread = f"charging-{uuid.uuid4()}"
+
+    seen = _run_until_waiting({**os.environ, "PLAIT_DATABASE_URL": database_url}, thread)
+
+    assert _tool_events(seen) == [
+        ("charge", "started", False),
+        ("charge", "ok", False),
+        ("wait_for_release", "started", False),
+    ]
+    assert log.read_text().splitlines() == ["charged o-1 1250"]
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT node, tool, args, result FROM plait_tool_results WHERE thread_id = %s",
+            (thread,),
+        )
+        rows = await cursor.fetchall()
+    assert rows == [
+        {
+            "node": "pay",
+            "tool": "charge",
+            "args": {"order": "o-1", "cents": 1250},
+            "result": {"order": "o-1", "cents": 1250, "status": "charged"},
+        }
+    ]
+
+    # Continue the thread in this process: the agent node runs again from its start.
+    release.touch()
+    compiled = compile_spec(load_spec(SPEC))
+    events: list[RunEvent] = [event async for event in run_graph(compiled, pool, thread)]
+
+    assert isinstance(events[-1], Completed), events[-1]
+    assert events[-1].output == {"answer": "charged o-1"}
+    assert _tool_events([e.data for e in events if isinstance(e, Custom)]) == [
+        ("charge", "ok", True),
+        ("wait_for_release", "started", False),
+        ("wait_for_release", "ok", False),
+    ]
+    assert log.read_text().splitlines() == ["charged o-1 1250"]  # charged exactly once
