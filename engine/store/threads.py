@@ -10,6 +10,10 @@ from engine.store.pool import Pool
 
 RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
 
+# Explicit columns: the server's migration adds more to both tables.
+_THREAD_COLUMNS = "thread_id, graph, version, digest, git_sha, created_at, updated_at"
+_RUN_COLUMNS = "run_id, thread_id, graph, version, digest, status, error, started_at, ended_at"
+
 
 @dataclass(frozen=True)
 class ThreadRecord:
@@ -67,11 +71,16 @@ async def claim_thread(
     the first insert wins and the other compares against it.
     """
     async with pool.connection() as conn:
+        # A thread made through the HTTP API exists before its first run, with
+        # no graph yet: the first run records it (the UPDATE), as for a new thread.
         await conn.execute(
             """
             INSERT INTO plait_threads (thread_id, graph, version, digest, git_sha)
             VALUES (%s, %s, %s, %s, %s)
-            ON CONFLICT (thread_id) DO NOTHING
+            ON CONFLICT (thread_id) DO UPDATE
+            SET graph = EXCLUDED.graph, version = EXCLUDED.version,
+                digest = EXCLUDED.digest, git_sha = EXCLUDED.git_sha, updated_at = now()
+            WHERE plait_threads.graph IS NULL
             """,
             (thread_id, graph, version, digest, git_sha),
         )
@@ -84,10 +93,16 @@ async def claim_thread(
 
 
 async def get_thread(pool: Pool, thread_id: str) -> ThreadRecord | None:
-    """The thread's record, or ``None`` when no run was ever started on it."""
+    """The thread's record, or ``None`` when no run was ever started on it.
+
+    A thread created through the HTTP API has no graph until its first run:
+    for the CLI it is still new.
+    """
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            "SELECT * FROM plait_threads WHERE thread_id = %s", (thread_id,)
+            f"SELECT {_THREAD_COLUMNS} FROM plait_threads "
+            "WHERE thread_id = %s AND graph IS NOT NULL",
+            (thread_id,),
         )
         row = await cursor.fetchone()
     return None if row is None else ThreadRecord(**row)
@@ -97,10 +112,10 @@ async def start_run(pool: Pool, run_id: str, thread: ThreadRecord) -> RunRecord:
     """Record that a run started on ``thread`` (status ``running``)."""
     async with pool.connection() as conn, conn.transaction():
         cursor = await conn.execute(
-            """
+            f"""
             INSERT INTO plait_runs (run_id, thread_id, graph, version, digest, status)
             VALUES (%s, %s, %s, %s, %s, 'running')
-            RETURNING *
+            RETURNING {_RUN_COLUMNS}
             """,
             (run_id, thread.thread_id, thread.graph, thread.version, thread.digest),
         )
@@ -118,10 +133,10 @@ async def finish_run(
     """Record how a run ended; ``error`` is the message shown to users."""
     async with pool.connection() as conn, conn.transaction():
         cursor = await conn.execute(
-            """
-            UPDATE plait_runs SET status = %s, error = %s, ended_at = now()
+            f"""
+            UPDATE plait_runs SET status = %s, error = %s, ended_at = now(), updated_at = now()
             WHERE run_id = %s
-            RETURNING *
+            RETURNING {_RUN_COLUMNS}
             """,
             (status, error, run_id),
         )
@@ -138,7 +153,9 @@ async def finish_run(
 async def get_run(pool: Pool, run_id: str) -> RunRecord | None:
     """One run, or ``None``."""
     async with pool.connection() as conn:
-        cursor = await conn.execute("SELECT * FROM plait_runs WHERE run_id = %s", (run_id,))
+        cursor = await conn.execute(
+            f"SELECT {_RUN_COLUMNS} FROM plait_runs WHERE run_id = %s", (run_id,)
+        )
         row = await cursor.fetchone()
     return None if row is None else _run(row)
 
@@ -147,7 +164,8 @@ async def list_runs(pool: Pool, thread_id: str) -> list[RunRecord]:
     """The thread's runs, oldest first."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            "SELECT * FROM plait_runs WHERE thread_id = %s ORDER BY started_at, run_id",
+            f"SELECT {_RUN_COLUMNS} FROM plait_runs WHERE thread_id = %s "
+            "ORDER BY started_at, run_id",
             (thread_id,),
         )
         rows = await cursor.fetchall()

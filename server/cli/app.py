@@ -18,8 +18,10 @@ from server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
 from server.cli.graph import graph_command
 from server.cli.run import run_command
 from server.cli.schema import schema_command
+from server.cli.serve import serve_command
 from server.cli.specs import InvalidSpec
 from server.cli.validate import validate_command
+from server.cli.worker import worker_command
 
 app = typer.Typer(
     name="plait",
@@ -38,6 +40,8 @@ app.command("validate", epilog=EXIT_CODES_HELP)(validate_command)
 app.command("run", epilog=EXIT_CODES_HELP)(run_command)
 app.command("graph", epilog=EXIT_CODES_HELP)(graph_command)
 app.command("schema", epilog=EXIT_CODES_HELP)(schema_command)
+app.command("serve", epilog=EXIT_CODES_HELP)(serve_command)
+app.command("worker", epilog=EXIT_CODES_HELP)(worker_command)
 
 
 def main() -> None:

@@ -1,0 +1,334 @@
+"""Plait over HTTP against the same graph in-process, plus the cost of parked runs.
+
+1. Throughput and latency: the 10-node linear graph of ``overhead.py`` run
+   ``--runs`` times at concurrency ``--concurrency``, (a) in this process with
+   the Postgres checkpointer (``engine.compiler`` + ``engine.store``, a new
+   saver per run, as a worker does) and (b) through a real ``plait serve`` over
+   HTTP (a new thread, then ``POST /threads/{id}/runs/stream`` read to ``end``).
+   Goal: HTTP throughput >= 0.8x in-process; time to first SSE event p50 <= 10 ms.
+2. Parked runs: ``--parked`` runs of a one-approval graph are started in the
+   background and all stop on their approval; the server's RSS growth is
+   divided by their number, and no run may still hold a worker.
+   Goal: < 10 KB per parked run.
+
+    .venv/bin/python bench/server.py [--runs 300] [--concurrency 10] [--parked 1000]
+
+Uses ``PLAIT_DATABASE_URL``, else the embedded server under ``.plait/``.
+Writes its figures into bench/README.md (``--no-readme`` prints only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from _report import machine, median, percentile, write_section
+from overhead import NODES, describe_server, spec_text
+
+from engine.compiler import compile_spec
+from engine.spec.loader import parse_spec
+from engine.store import database_url, migrate, new_checkpointer, open_pool
+from engine.store.pool import Pool
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+READY_SECONDS = 60.0
+PARK_SPEC = """\
+apiVersion: plait/v1
+kind: Graph
+metadata: {name: park, version: '1.0.0'}
+spec:
+  state:
+    n: {type: integer}
+    decision: {type: object}
+  nodes:
+    ask:
+      kind: approval
+      action: proceed
+      reason: "Run {{ state.n }} waits for a person."
+      output: decision
+  edges:
+    - {from: START, to: ask}
+    - {from: ask, to: END}
+"""
+
+
+@dataclass
+class Timings:
+    """One contender's figures: wall time of the batch, per-run latency, first-event time."""
+
+    wall: float
+    latencies: list[float]
+    first_events: list[float]
+
+    @property
+    def throughput(self) -> float:
+        """Runs per second over the batch."""
+        return len(self.latencies) / self.wall
+
+
+async def in_batches(runs: int, concurrency: int, one: Callable[[], Awaitable[float]]) -> Timings:
+    """Run ``one`` ``runs`` times, ``concurrency`` at a time; each call returns its latency."""
+    latencies: list[float] = []
+    remaining = iter(range(runs))
+
+    async def lane() -> None:
+        for _ in remaining:
+            latencies.append(await one())
+
+    start = time.perf_counter()
+    await asyncio.gather(*(lane() for _ in range(concurrency)))
+    return Timings(time.perf_counter() - start, latencies, [])
+
+
+def in_process(pool: Pool) -> Callable[[], Awaitable[float]]:
+    """One in-process run per call on a new thread with a new Postgres saver; its seconds."""
+    loaded = parse_spec(spec_text(), "overhead.yaml", BENCH / "overhead.yaml")
+    compiled = compile_spec(loaded)
+
+    async def one() -> float:
+        start = time.perf_counter()
+        graph = compiled.bind(new_checkpointer(pool))
+        config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+        result = await graph.ainvoke({"count": 0}, config)
+        assert result["count"] == NODES, result
+        return time.perf_counter() - start
+
+    return one
+
+
+def over_http(http: httpx.AsyncClient, first_events: list[float]) -> Callable[[], Awaitable[float]]:
+    """One run per call: create a thread, stream the run to ``end``; its seconds.
+
+    Time to first event is from sending the run's POST to the first SSE event.
+    """
+
+    async def one() -> float:
+        start = time.perf_counter()
+        thread = (await http.post("/threads", json={})).raise_for_status().json()
+        body = {"assistant_id": "overhead", "input": {"count": 0}, "stream_mode": ["values"]}
+        sent = time.perf_counter()
+        last: dict[str, object] = {}
+        event = ""
+        async with http.stream(
+            "POST", f"/threads/{thread['thread_id']}/runs/stream", json=body
+        ) as response:
+            response.raise_for_status()
+            async for line in response.aiter_lines():
+                if line.startswith("event:"):
+                    if not event:
+                        first_events.append(time.perf_counter() - sent)
+                    event = line.partition(":")[2].strip()
+                elif line.startswith("data:") and event == "values":
+                    last = json.loads(line.partition(":")[2])
+                if event in ("end", "error") and not line:
+                    break
+        assert event == "end" and last.get("count") == NODES, (event, last)
+        return time.perf_counter() - start
+
+    return one
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def plait_serve(url: str, workers: int | None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``plait serve`` on a free port with the benchmark's specs; yields (base URL, process)."""
+    with tempfile.TemporaryDirectory(prefix="plait-bench-") as tmp:
+        specs = Path(tmp) / "specs"
+        specs.mkdir()
+        (specs / "overhead.yaml").write_text(spec_text(), encoding="utf-8")
+        (specs / "park.yaml").write_text(PARK_SPEC, encoding="utf-8")
+        shutil.copy2(BENCH / "bench_steps.py", specs / "bench_steps.py")
+        port = free_port()
+        args = ["serve", "--host", "127.0.0.1", "--port", str(port), "--specs", str(specs)]
+        if workers is not None:
+            args += ["--workers", str(workers)]
+        env = dict(os.environ, PLAIT_DATABASE_URL=url, PYTHONPATH=f"{specs}{os.pathsep}{REPO}")
+        log = Path(tmp) / "serve.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "server.cli.app", *args],
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_ready(base, process, log)
+            yield base, process
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def wait_ready(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Poll ``/readyz`` (bounded) until the server answers 200."""
+    deadline = time.monotonic() + READY_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"plait serve exited:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"plait serve not ready after {READY_SECONDS:g}s:\n{log.read_text()}")
+
+
+def rss_kib(pid: int) -> int:
+    """Resident set size of a process in KiB (Linux ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+async def park(http: httpx.AsyncClient, count: int, concurrency: int) -> None:
+    """Start ``count`` background runs of ``park`` and wait until each stopped on its approval."""
+
+    async def one() -> float:
+        thread = (await http.post("/threads", json={})).raise_for_status().json()
+        tid = thread["thread_id"]
+        body = {"assistant_id": "park", "input": {"n": 1}}
+        run = (await http.post(f"/threads/{tid}/runs", json=body)).raise_for_status().json()
+        (await http.get(f"/threads/{tid}/runs/{run['run_id']}/join")).raise_for_status()
+        status = (await http.get(f"/threads/{tid}")).raise_for_status().json()["status"]
+        assert status == "interrupted", status
+        return 0.0
+
+    await in_batches(count, concurrency, one)
+
+
+async def held_runs(pool: Pool) -> int:
+    """Runs a worker holds right now (status ``running``)."""
+    async with pool.connection() as conn:
+        row = await (
+            await conn.execute("SELECT count(*) AS n FROM plait_runs WHERE status = 'running'")
+        ).fetchone()
+    return int(row["n"]) if row else -1
+
+
+def ms(seconds: float) -> str:
+    """Seconds as milliseconds with one decimal."""
+    return f"{seconds * 1000:.1f}"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=300, help="runs of each contender")
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--sequential", type=int, default=50, help="runs one at a time")
+    parser.add_argument("--parked", type=int, default=1000, help="runs parked on approvals")
+    parser.add_argument("--workers", type=int, default=None, help="plait serve --workers")
+    parser.add_argument("--no-readme", action="store_true", help="print only")
+    args = parser.parse_args()
+
+    load = os.getloadavg()
+    url = database_url()
+    async with await open_pool(url) as pool:
+        await migrate(pool)
+        server = await describe_server(pool)
+        local = in_process(pool)
+        await in_batches(args.warmup, args.concurrency, local)
+        inproc = await in_batches(args.runs, args.concurrency, local)
+
+        with plait_serve(url, args.workers) as (base, process):
+            limits = httpx.Limits(max_connections=args.concurrency * 2)
+            async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
+                firsts: list[float] = []
+                remote = over_http(http, firsts)
+                await in_batches(args.warmup, args.concurrency, remote)
+                firsts.clear()
+                served = await in_batches(args.runs, args.concurrency, remote)
+                served.first_events = firsts
+                # One at a time: time to first event without queueing behind other runs.
+                alone: list[float] = []
+                await in_batches(args.sequential, 1, over_http(http, alone))
+
+                # Warm the parking path (imports, caches, pools) before the baseline.
+                await park(http, 50, args.concurrency)
+                before = rss_kib(process.pid)
+                started = time.perf_counter()
+                await park(http, args.parked, args.concurrency)
+                park_seconds = time.perf_counter() - started
+                after = rss_kib(process.pid)
+                held = await held_runs(pool)
+
+    ratio = served.throughput / inproc.throughput
+    per_run_kib = (after - before) / args.parked
+    first_p50 = median(served.first_events)
+    alone_p50 = median(alone)
+    verdicts = {
+        "throughput": "meets" if ratio >= 0.8 else "misses",
+        "first": "meets" if first_p50 <= 0.010 else "misses",
+        "alone": "meets" if alone_p50 <= 0.010 else "misses",
+        "memory": "meets" if per_run_kib * 1024 < 10_000 and held == 0 else "misses",
+    }
+    command = (
+        f"bench/server.py --runs {args.runs} --concurrency {args.concurrency} "
+        f"--parked {args.parked}"
+    )
+    body = f"""
+Measured {machine()}; {server}; load average {load[0]:.1f} when it started
+(2 cores shared with other work: figures under load are noisy).
+
+Method: `{command}`:
+the {NODES}-node linear graph of `overhead.py`, {args.runs} runs per contender after
+{args.warmup} warm-up runs, {args.concurrency} at a time, each on a new thread with a new
+`AsyncPostgresSaver` (default durability). In-process: `compile_spec(...).bind(saver).ainvoke`
+in this process. HTTP: a real `plait serve` on 127.0.0.1 (in-process workers), each run
+`POST /threads` then `POST /threads/{{id}}/runs/stream` (`values`) read to `end`, with httpx.
+Time to first event: from sending the stream POST to the first SSE event (`metadata`).
+
+| 10-node graph, concurrency {args.concurrency} | in-process | over HTTP |
+|---|---:|---:|
+| throughput (runs/s) | {inproc.throughput:.1f} | {served.throughput:.1f} |
+| latency p50 (ms) | {ms(median(inproc.latencies))} | {ms(median(served.latencies))} |
+| latency p95 (ms) | {ms(percentile(inproc.latencies, 0.95))} | \
+{ms(percentile(served.latencies, 0.95))} |
+| time to first SSE event p50 / p95 (ms) | - | {ms(first_p50)} / \
+{ms(percentile(served.first_events, 0.95))} |
+| time to first SSE event p50 / p95, one run at a time ({args.sequential} runs) | - | \
+{ms(alone_p50)} / {ms(percentile(alone, 0.95))} |
+
+Throughput ratio HTTP / in-process **{ratio:.2f}**: {verdicts["throughput"]} the goal (>= 0.8).
+Time to first SSE event p50 **{ms(first_p50)} ms** at concurrency {args.concurrency}
+({verdicts["first"]} the goal, <= 10 ms) and **{ms(alone_p50)} ms** one run at a time
+({verdicts["alone"]} it).
+
+Parked runs: {args.parked} background runs of a one-approval graph (`park`), each on its
+own thread, joined until the thread is `interrupted` ({park_seconds:.1f} s), after 50
+warm-up ones. Server RSS {before / 1024:.1f} MiB -> {after / 1024:.1f} MiB:
+**{per_run_kib:.2f} KiB per parked run**; runs still holding a worker: **{held}**.
+{verdicts["memory"].capitalize()} the goal (< 10 KB each, no worker held).
+"""
+    print(body)
+    if not args.no_readme:
+        write_section("server", body)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,1 @@
+"""HTTP routers: the LangGraph Agent Server protocol and Plait's own additions."""

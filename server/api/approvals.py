@@ -1,0 +1,73 @@
+"""The approvals inbox: parked interrupts across threads, and decisions on them."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict
+
+from server import approvals
+from server.api.deps import Svc
+from server.problems import not_found
+
+router = APIRouter(prefix="/approvals", tags=["approvals"])
+
+ApprovalStatus = Literal["pending", "approved", "rejected", "edited", "expired", "all"]
+
+
+class DecisionBody(BaseModel):
+    """Body of ``POST /approvals/{id}/decision``: the decision and who made it.
+
+    ``decision``, ``arguments`` and ``comment`` are validated by the
+    approvals repository (the spec language's ``Decision``), so the API and
+    the CLI accept exactly the same decisions.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: str
+    arguments: dict[str, Any] | None = None
+    comment: str | None = None
+    actor: str | None = None
+
+
+def approval_to_api(approval: dict[str, Any]) -> dict[str, Any]:
+    """An approval as the inbox shows it; ``budget_used`` stays null until budgets exist."""
+    return {"budget_used": None, **approval}
+
+
+@router.get("", summary="List approvals")
+async def list_approvals(
+    services: Svc,
+    status: ApprovalStatus = "pending",
+    thread_id: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """Approvals across threads, oldest first (``status=all`` for every status)."""
+    found = await approvals.list_approvals(
+        services.pool,
+        None if status == "all" else status,
+        thread_id=thread_id,
+        limit=limit,
+        offset=offset,
+    )
+    return [approval_to_api(item) for item in found]
+
+
+@router.get("/{approval_id}", summary="Get an approval")
+async def get_approval(approval_id: str, services: Svc) -> dict[str, Any]:
+    """One approval, with its decision once made."""
+    found = await approvals.get_approval(services.pool, approval_id)
+    if found is None:
+        raise not_found(f"approval {approval_id}")
+    return approval_to_api(found)
+
+
+@router.post("/{approval_id}/decision", summary="Decide an approval")
+async def decide(approval_id: str, body: DecisionBody, services: Svc) -> dict[str, Any]:
+    """Approve, reject or edit; the thread resumes in a new run, returned with the approval."""
+    decision = body.model_dump(exclude_none=True, exclude={"actor"})
+    approval, run = await approvals.decide(services.pool, approval_id, decision, body.actor)
+    return {"approval": approval_to_api(approval), "run": run.to_api()}

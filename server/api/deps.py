@@ -1,0 +1,44 @@
+"""What every router needs from the running app: settings, pool, event listener."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import Depends, Request
+
+from engine.store.pool import Pool
+from server.settings import Settings
+
+if TYPE_CHECKING:
+    from server.journal import JournalListener
+
+
+@dataclass
+class Services:
+    """The process-wide objects the lifespan opens, shared by every request."""
+
+    settings: Settings
+    pool: Pool
+    listener: JournalListener
+    # Follow-up work a request starts and does not wait for (deleting a
+    # stateless run's thread); kept here so it is not garbage-collected and the
+    # lifespan can finish it at shutdown.
+    background: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` after the response, tracked until it ends."""
+        task = asyncio.get_running_loop().create_task(work)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+
+def get_services(request: Request) -> Services:
+    """The app's :class:`Services` (set by the lifespan)."""
+    services: Services = request.app.state.services
+    return services
+
+
+Svc = Annotated[Services, Depends(get_services)]

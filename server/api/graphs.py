@@ -1,0 +1,199 @@
+"""Plait's graph registry: upload YAML, list versions, fetch a version's YAML, diff two."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from server.api.deps import Services, Svc
+from server.problems import Problem, not_found
+from server.registry import GraphVersion, get_version, list_graphs, save_version
+
+router = APIRouter(prefix="/graphs", tags=["graphs"])
+
+YAML_MEDIA_TYPE = "application/yaml"
+_YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
+_UPLOAD_FILE = "<upload>"
+
+
+def version_to_api(version: GraphVersion) -> dict[str, Any]:
+    """One stored version, without its YAML."""
+    return {
+        "name": version.name,
+        "version": version.version,
+        "digest": version.digest,
+        "assistant_id": version.assistant_id,
+        "description": version.loaded.spec.metadata.description,
+        "file": version.file,
+        "created_at": version.created_at,
+    }
+
+
+@router.get("", summary="List graphs")
+async def list_all(services: Svc) -> list[dict[str, Any]]:
+    """Every graph with its versions (oldest first) and its newest version."""
+    graphs: dict[str, list[GraphVersion]] = {}
+    for version in await list_graphs(services.pool, specs_dir=services.settings.specs_dir):
+        graphs.setdefault(version.name, []).append(version)
+    return [
+        {
+            "name": name,
+            "versions": [version.version for version in versions],
+            "latest": version_to_api(versions[-1]),
+        }
+        for name, versions in graphs.items()
+    ]
+
+
+@router.post(
+    "",
+    summary="Upload a spec (YAML)",
+    status_code=201,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                YAML_MEDIA_TYPE: {"schema": {"type": "string"}},
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"yaml": {"type": "string"}},
+                        "required": ["yaml"],
+                    }
+                },
+            },
+        }
+    },
+)
+async def upload(request: Request, services: Svc) -> JSONResponse:
+    """Validate and publish a spec version; its YAML is also written into the specs folder.
+
+    Send the YAML as the body (``Content-Type: application/yaml``) or as JSON
+    ``{"yaml": "..."}``. Invalid specs get a 422 whose ``errors`` are the
+    issues ``plait validate --format json`` prints. The same version with other
+    content is refused (409) and nothing is written; the same content again
+    returns the stored version (200).
+    """
+    text = await _uploaded_text(request)
+    specs_dir = services.settings.specs_dir
+    known = {version.ref for version in await list_graphs(services.pool)}
+    version = await save_version(services.pool, text, file=_UPLOAD_FILE, specs_dir=specs_dir)
+    fresh = version.ref not in known
+    return JSONResponse(
+        json.loads(json.dumps(version_to_api(version), default=str)),
+        status_code=201 if fresh else 200,
+        headers={"Location": f"/graphs/{version.name}/versions/{version.version}"},
+    )
+
+
+@router.get("/{name}/versions", summary="Versions of a graph")
+async def versions(name: str, services: Svc) -> list[dict[str, Any]]:
+    """Every stored version of ``name``, oldest first."""
+    return [version_to_api(version) for version in await _versions_of(services, name)]
+
+
+@router.get(
+    "/{name}/versions/{version}",
+    summary="The YAML of a version",
+    response_class=PlainTextResponse,
+    responses={200: {"content": {YAML_MEDIA_TYPE: {"schema": {"type": "string"}}}}},
+)
+async def version_yaml(name: str, version: str, services: Svc) -> PlainTextResponse:
+    """The spec text exactly as it was published."""
+    found = await _version(services, name, version)
+    return PlainTextResponse(found.yaml, media_type=YAML_MEDIA_TYPE)
+
+
+@router.get("/{name}/diff", summary="Diff two versions")
+async def diff(
+    name: str,
+    services: Svc,
+    from_version: Annotated[str, Query(alias="from")],
+    to_version: Annotated[str, Query(alias="to")],
+) -> dict[str, Any]:
+    """A unified text diff of the YAML and which node ids were added, removed or changed."""
+    old = await _version(services, name, from_version)
+    new = await _version(services, name, to_version)
+    unified = "".join(
+        difflib.unified_diff(
+            old.yaml.splitlines(keepends=True),
+            new.yaml.splitlines(keepends=True),
+            fromfile=f"{name}@{from_version}",
+            tofile=f"{name}@{to_version}",
+        )
+    )
+    old_nodes = _nodes(old)
+    new_nodes = _nodes(new)
+    return {
+        "name": name,
+        "from": from_version,
+        "to": to_version,
+        "unified": unified,
+        "nodes": {
+            "added": sorted(set(new_nodes) - set(old_nodes)),
+            "removed": sorted(set(old_nodes) - set(new_nodes)),
+            "changed": sorted(
+                node
+                for node in set(old_nodes) & set(new_nodes)
+                if old_nodes[node] != new_nodes[node]
+            ),
+        },
+    }
+
+
+async def _uploaded_text(request: Request) -> str:
+    content_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    body = await request.body()
+    if content_type == "application/json":
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            raise Problem(422, f"the body is not JSON: {exc}", kind="request-invalid") from None
+        if not isinstance(data, dict) or not isinstance(data.get("yaml"), str):
+            raise Problem(
+                422, 'a JSON upload must be {"yaml": "<the spec text>"}', kind="request-invalid"
+            )
+        return str(data["yaml"])
+    if content_type in _YAML_TYPES or not content_type:
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Problem(422, "the spec is not UTF-8 text", kind="request-invalid") from None
+    raise Problem(
+        415,
+        f'send the spec as {YAML_MEDIA_TYPE} or as JSON {{"yaml": ...}}, not {content_type}',
+        kind="unsupported-media-type",
+    )
+
+
+async def _versions_of(services: Services, name: str) -> list[GraphVersion]:
+    found = [
+        version
+        for version in await list_graphs(services.pool, specs_dir=services.settings.specs_dir)
+        if version.name == name
+    ]
+    if not found:
+        raise not_found(f"graph {name}", f"no graph named {name!r} is registered")
+    return found
+
+
+async def _version(services: Services, name: str, version: str) -> GraphVersion:
+    found = await get_version(services.pool, name, version, specs_dir=services.settings.specs_dir)
+    if found is None:
+        known = [item.version for item in await _versions_of(services, name)]
+        raise not_found(
+            f"{name}@{version}", f"{name} has no version {version!r} (known: {', '.join(known)})"
+        )
+    return found
+
+
+def _nodes(version: GraphVersion) -> dict[str, str]:
+    """Each node id with its canonical JSON, to compare nodes across versions."""
+    nodes = version.loaded.data.get("spec", {}).get("nodes", {}) or {}
+    return {
+        str(node): json.dumps(body, sort_keys=True, default=str) for node, body in nodes.items()
+    }

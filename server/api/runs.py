@@ -1,0 +1,445 @@
+"""Runs: create (background, stream, wait), join, rejoin a stream, cancel, list, get, delete.
+
+A run-creating POST only inserts the run (``server.queue.runs.create_run``);
+a worker executes it and writes its events to the journal, which the
+streaming routes relay as SSE. ``Idempotency-Key`` makes a retried POST
+return the run of the first one. Stateless routes (``/runs/...``) run on a
+temporary thread, deleted when the run ends unless ``on_completion`` is
+``keep``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from sse_starlette import EventSourceResponse
+
+from engine.runtime.runner import check_input
+from server.api.assistants import resolve_assistant
+from server.api.checkpoints import thread_state, values_with_interrupts
+from server.api.deps import Services, Svc
+from server.problems import Problem, not_found
+from server.queue import threads
+from server.queue.runs import (
+    TERMINAL,
+    Run,
+    cancel_run,
+    create_run,
+    delete_run,
+    get_run,
+    hash_request,
+    list_runs,
+)
+from server.registry import GraphVersion, get_version
+from server.sse import event_names, journal_frames, sse_response
+
+router = APIRouter(tags=["runs"])
+
+IDEMPOTENCY_NAMESPACE = uuid.UUID("0c5e6a0e-8f0b-5b3e-9d1c-706c61697402")
+
+RunStatusFilter = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
+StreamMode = Literal[
+    "values",
+    "updates",
+    "messages",
+    "messages-tuple",
+    "custom",
+    "debug",
+    "tasks",
+    "checkpoints",
+    "events",
+]
+
+
+class RunCommand(BaseModel):
+    """``command``: resume interrupts, update state, or go to nodes."""
+
+    resume: Any = None
+    update: Any = None
+    goto: Any = None
+
+
+class RunCreate(BaseModel):
+    """Body of every run-creating POST (fields of the Agent Server protocol).
+
+    Fields the protocol has and Plait ignores (``webhook``, ``feedback_keys``,
+    ``langsmith_tracer``, ``checkpoint_during``) are accepted and dropped.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    assistant_id: str
+    input: Any = None
+    command: RunCommand | None = None
+    stream_mode: StreamMode | list[StreamMode] = "values"
+    stream_subgraphs: bool = False
+    stream_resumable: bool = False
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    checkpoint: dict[str, Any] | None = None
+    checkpoint_id: str | None = None
+    interrupt_before: Literal["*"] | list[str] | None = None
+    interrupt_after: Literal["*"] | list[str] | None = None
+    multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] = "enqueue"
+    if_not_exists: Literal["create", "reject"] = "reject"
+    on_disconnect: Literal["cancel", "continue"] = "continue"
+    on_completion: Literal["delete", "keep"] = "delete"
+    durability: Literal["sync", "async", "exit"] | None = None
+    after_seconds: float | None = Field(None, ge=0)
+
+
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=255)]
+
+
+# ----------------------------------------------------------------------- on a thread
+
+
+@router.post("/threads/{thread_id}/runs", summary="Create a background run")
+async def create_background(
+    thread_id: str, body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+) -> JSONResponse:
+    """Queue a run and return it at once; follow it with join or the stream routes."""
+    run = await _create(services, request, body, thread_id, key)
+    return _run_response(run)
+
+
+@router.post(
+    "/threads/{thread_id}/runs/stream",
+    summary="Create a run and stream its events (SSE)",
+    response_class=EventSourceResponse,
+)
+async def create_stream(
+    thread_id: str, body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+) -> EventSourceResponse:
+    """Queue a run and stream its events; ``Location`` is where to rejoin with ``Last-Event-ID``."""
+    run = await _create(services, request, body, thread_id, key)
+    return _stream(
+        services, run, body.stream_mode, cancel_on_disconnect=body.on_disconnect == "cancel"
+    )
+
+
+@router.post("/threads/{thread_id}/runs/wait", summary="Create a run and wait for its result")
+async def create_wait(
+    thread_id: str, body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+) -> JSONResponse:
+    """Queue a run, wait until it ends, and return the thread's values (with ``__interrupt__``)."""
+    run = await _create(services, request, body, thread_id, key)
+    return await _wait_response(services, run)
+
+
+@router.get("/threads/{thread_id}/runs", summary="List a thread's runs")
+async def list_thread_runs(
+    thread_id: str,
+    services: Svc,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    status: RunStatusFilter | None = None,
+) -> list[dict[str, Any]]:
+    """The thread's runs, newest first."""
+    await _thread(services, thread_id)
+    found = await list_runs(services.pool, thread_id, limit=limit, offset=offset, status=status)
+    return [run.to_api() for run in found]
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}", summary="Get a run")
+async def get_thread_run(thread_id: str, run_id: str, services: Svc) -> dict[str, Any]:
+    """One run."""
+    return (await _run(services, thread_id, run_id)).to_api()
+
+
+@router.delete("/threads/{thread_id}/runs/{run_id}", summary="Delete a run", status_code=204)
+async def delete_thread_run(thread_id: str, run_id: str, services: Svc) -> Response:
+    """Delete a finished run and its journal (cancel an active run first)."""
+    await delete_run(services.pool, thread_id, run_id)
+    return Response(status_code=204)
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/join", summary="Wait for a run to end")
+async def join(thread_id: str, run_id: str, services: Svc) -> JSONResponse:
+    """Wait until the run ends; return the thread's values (with ``__interrupt__``)."""
+    return await _wait_response(services, await _run(services, thread_id, run_id))
+
+
+@router.get(
+    "/threads/{thread_id}/runs/{run_id}/stream",
+    summary="Rejoin a run's event stream (SSE)",
+    response_class=EventSourceResponse,
+)
+async def join_stream(
+    thread_id: str,
+    run_id: str,
+    services: Svc,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    # The SDK sends `stream_mode=` (empty) when it has none: that means every mode.
+    stream_mode: Annotated[list[StreamMode | Literal[""]] | None, Query()] = None,
+    cancel_on_disconnect: bool = False,
+) -> EventSourceResponse:
+    """The run's events after ``Last-Event-ID`` (all of them without it), until ``end``."""
+    run = await _run(services, thread_id, run_id)
+    modes = [mode for mode in stream_mode or () if mode]
+    after = _seq(last_event_id)
+    return _stream(services, run, modes, cancel_on_disconnect=cancel_on_disconnect, after=after)
+
+
+@router.post("/threads/{thread_id}/runs/{run_id}/cancel", summary="Cancel a run")
+async def cancel(
+    thread_id: str,
+    run_id: str,
+    services: Svc,
+    wait: bool = False,
+    action: Literal["interrupt", "rollback"] = "interrupt",
+) -> JSONResponse:
+    """Ask the run to stop (``interrupt`` keeps its work, ``rollback`` deletes it).
+
+    With ``wait=1`` the response comes when the run has stopped.
+    """
+    run = await cancel_run(services.pool, thread_id, run_id, action)
+    if not wait:
+        return _run_response(run, status_code=202)
+    await _wait_for_end(services, run)
+    return _run_response(await get_run(services.pool, run_id, thread_id) or run)
+
+
+# ----------------------------------------------------------------------- stateless
+
+
+@router.post("/runs", summary="Create a stateless background run")
+async def create_stateless(
+    body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+) -> JSONResponse:
+    """A background run on a new temporary thread."""
+    run = await _create(services, request, body, None, key)
+    if body.on_completion == "delete":
+        services.spawn(_delete_when_done(services, run))
+    return _run_response(run)
+
+
+@router.post(
+    "/runs/stream",
+    summary="Create a stateless run and stream it (SSE)",
+    response_class=EventSourceResponse,
+)
+async def create_stateless_stream(
+    body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+) -> EventSourceResponse:
+    """A streamed run on a new temporary thread."""
+    run = await _create(services, request, body, None, key)
+    if body.on_completion == "delete":
+        services.spawn(_delete_when_done(services, run))
+    return _stream(
+        services, run, body.stream_mode, cancel_on_disconnect=body.on_disconnect == "cancel"
+    )
+
+
+@router.post("/runs/wait", summary="Create a stateless run and wait for its result")
+async def create_stateless_wait(
+    body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+) -> JSONResponse:
+    """A run on a new temporary thread; returns its final values."""
+    run = await _create(services, request, body, None, key)
+    response = await _wait_response(services, run)
+    if body.on_completion == "delete":
+        await _delete_thread(services, run.thread_id)
+    return response
+
+
+# ----------------------------------------------------------------------- helpers
+
+
+async def _create(
+    services: Services, request: Request, body: RunCreate, thread_id: str | None, key: str | None
+) -> Run:
+    """Insert the run (the strategy and the idempotency key apply in its transaction)."""
+    route = f"{request.method} {request.url.path}"
+    payload = await request.json()
+    if thread_id is None:
+        # Resolved first: an unknown assistant must not leave a thread behind.
+        graph = await resolve_assistant(services, body.assistant_id)
+        # A retried stateless request must land on the same temporary thread,
+        # or its idempotency key could not find the first run's thread.
+        thread_id = (
+            str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{route}\n{key}")) if key else str(uuid.uuid4())
+        )
+        await threads.create_thread(
+            services.pool,
+            thread_id=thread_id,
+            metadata={"plait_stateless": True},
+            if_exists="do_nothing",
+        )
+    else:
+        graph = await _graph_for(services, body.assistant_id, thread_id)
+    if isinstance(body.input, dict):
+        # Refused before a run exists, as `plait run` refuses it.
+        check_input(graph.loaded.spec, body.input)
+    run, _created = await create_run(
+        services.pool,
+        thread_id=thread_id,
+        graph=graph,
+        kwargs=_kwargs(body),
+        metadata=body.metadata or {},
+        multitask_strategy=body.multitask_strategy,
+        idempotency_key=key,
+        request_hash=hash_request(payload) if key else None,
+        route=route,
+        if_not_exists=body.if_not_exists,
+    )
+    return run
+
+
+async def _graph_for(services: Services, assistant_id: str, thread_id: str) -> GraphVersion:
+    """The graph version to run; a bare graph name on a thread means the thread's version.
+
+    A thread only continues on the spec it started with, so "the newest
+    version" would refuse every thread started before an upgrade.
+    """
+    graph = await resolve_assistant(services, assistant_id)
+    if "@" in assistant_id or graph.assistant_id == assistant_id:
+        return graph
+    thread = await threads.get_thread(services.pool, thread_id)
+    if thread is not None and thread.get("graph") == graph.name and thread.get("version"):
+        pinned = await get_version(
+            services.pool, graph.name, thread["version"], specs_dir=services.settings.specs_dir
+        )
+        if pinned is not None:
+            return pinned
+    return graph
+
+
+def _kwargs(body: RunCreate) -> dict[str, Any]:
+    """What the worker needs to execute the run (stored with it)."""
+    modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
+    checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
+    kwargs: dict[str, Any] = {
+        "input": body.input,
+        "command": body.command.model_dump(exclude_none=True) if body.command else None,
+        "config": body.config or {},
+        "context": body.context or {},
+        "stream_mode": list(dict.fromkeys(modes)),
+        "stream_subgraphs": body.stream_subgraphs,
+        "stream_resumable": body.stream_resumable,
+        "interrupt_before": body.interrupt_before,
+        "interrupt_after": body.interrupt_after,
+        "checkpoint_id": checkpoint_id,
+        "durability": body.durability,
+        "on_disconnect": body.on_disconnect,
+    }
+    return kwargs
+
+
+def _stream(
+    services: Services,
+    run: Run,
+    stream_mode: str | list[str] | list[Any] | None,
+    *,
+    cancel_on_disconnect: bool,
+    after: int = 0,
+) -> EventSourceResponse:
+    modes = [stream_mode] if isinstance(stream_mode, str) else stream_mode
+
+    def abandon() -> None:
+        services.spawn(_cancel_quietly(services, run))
+
+    frames = journal_frames(
+        services.listener,
+        run.run_id,
+        after=after,
+        names=event_names(modes),
+        on_abandon=abandon if cancel_on_disconnect else None,
+    )
+    return sse_response(frames, _locations(run, "stream"))
+
+
+async def _wait_response(services: Services, run: Run) -> JSONResponse:
+    """The thread's values once ``run`` has ended, or ``{"__error__": ...}`` when it failed."""
+    error = await _wait_for_end(services, run)
+    thread = await threads.get_thread(services.pool, run.thread_id)
+    if error is not None:
+        body: dict[str, Any] = {"__error__": error}
+    elif thread is None:
+        body = {}
+    else:
+        body = values_with_interrupts(await thread_state(services, thread))
+    return JSONResponse(jsonable_encoder(body), headers=_locations(run, "join"))
+
+
+async def _wait_for_end(services: Services, run: Run) -> dict[str, Any] | None:
+    """Wait for the run's ``end`` event; return its ``error`` event's data, if any."""
+    current = await get_run(services.pool, run.run_id)
+    if current is None:
+        return None  # rolled back: nothing left to wait for
+    if current.status in TERMINAL:
+        if current.status in ("error", "timeout"):
+            return {"error": current.status, "message": current.error or current.status}
+        return None
+    error: dict[str, Any] | None = None
+    # The subscription ends after the run's `end` event.
+    async for event in services.listener.subscribe(run.run_id, 0):
+        if event.event == "error":
+            error = (
+                event.data
+                if isinstance(event.data, dict)
+                else {"error": "error", "message": str(event.data)}
+            )
+    return error
+
+
+async def _delete_when_done(services: Services, run: Run) -> None:
+    await _wait_for_end(services, run)
+    await _delete_thread(services, run.thread_id)
+
+
+async def _delete_thread(services: Services, thread_id: str) -> None:
+    """Delete a stateless run's thread (with its checkpoints); a client may have already."""
+    with contextlib.suppress(threads.ThreadNotFound):
+        await threads.delete_thread(services.pool, thread_id)
+
+
+async def _cancel_quietly(services: Services, run: Run) -> None:
+    await cancel_run(services.pool, run.thread_id, run.run_id, "interrupt")
+
+
+async def _thread(services: Services, thread_id: str) -> dict[str, Any]:
+    thread = await threads.get_thread(services.pool, thread_id)
+    if thread is None:
+        raise not_found(f"thread {thread_id}")
+    return thread
+
+
+async def _run(services: Services, thread_id: str, run_id: str) -> Run:
+    run = await get_run(services.pool, run_id, thread_id)
+    if run is None:
+        raise not_found(f"run {run_id}", f"run {run_id} not found on thread {thread_id}")
+    return run
+
+
+def _run_response(run: Run, status_code: int = 200) -> JSONResponse:
+    return JSONResponse(run.to_api(), status_code=status_code, headers=_locations(run, None))
+
+
+def _locations(run: Run, tail: str | None) -> dict[str, str]:
+    """``Content-Location`` names the run (the SDK reads its ids there); ``Location`` says
+    where to rejoin."""
+    base = f"/threads/{run.thread_id}/runs/{run.run_id}"
+    headers = {"Content-Location": base}
+    headers["Location"] = f"{base}/{tail}" if tail else base
+    return headers
+
+
+def _seq(last_event_id: str | None) -> int:
+    if not last_event_id:
+        return 0
+    try:
+        return max(int(last_event_id), 0)
+    except ValueError:
+        raise Problem(
+            422,
+            f"Last-Event-ID must be an event id this server sent (a number), not {last_event_id!r}",
+            kind="request-invalid",
+        ) from None

@@ -1,0 +1,130 @@
+"""The Plait HTTP server: ``create_app(settings)`` builds the FastAPI app.
+
+The lifespan opens the Postgres pool (``PLAIT_DATABASE_URL`` or the embedded
+server), applies migrations, stores the specs folder's graphs in the
+registry (invalid specs are logged with their issues; the server still
+starts), starts the journal listener that fans run events out to SSE clients,
+and starts ``settings.workers`` in-process workers (none with ``--no-workers``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import swagger_ui
+from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+
+from engine.store.database import database_url
+from engine.store.migrate import migrate
+from engine.store.pool import open_pool
+from server import problems
+from server.api import (
+    approvals,
+    assistants,
+    events,
+    graphs,
+    health,
+    runs,
+    state,
+    threads,
+)
+from server.api.deps import Services
+from server.api.health import plait_version
+from server.journal import JournalListener
+from server.registry import sync_folder
+from server.settings import Settings
+from server.worker import Worker
+
+logger = logging.getLogger("plait.server")
+
+#: Swagger UI's files, shipped in the swagger-ui-py wheel: /docs needs no network.
+_SWAGGER_STATIC = Path(swagger_ui.__file__).parent / "static"
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The Plait API app for ``settings`` (default: from the environment)."""
+    settings = settings or Settings.from_env()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with _services(settings) as services:
+            app.state.services = services
+            yield
+
+    app = FastAPI(
+        title="Plait",
+        version=plait_version(),
+        summary="Agent teams as versioned YAML graphs, run durably on Postgres.",
+        description=(
+            "The LangGraph Agent Server protocol (assistants, threads, runs, state, SSE "
+            "streams) plus Plait's graph registry, approvals inbox and run journal. "
+            "Errors are RFC 9457 `application/problem+json`."
+        ),
+        lifespan=lifespan,
+        # /docs is served below from local files instead of the CDN FastAPI uses.
+        docs_url=None,
+        redoc_url=None,
+    )
+    problems.install(app)
+    for module in (health, assistants, threads, state, runs, graphs, approvals, events):
+        app.include_router(module.router)
+    _add_docs(app)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def _services(settings: Settings) -> AsyncIterator[Services]:
+    # database_url() may start the embedded server: a blocking call.
+    url = settings.database_url
+    if url is None:
+        url = await asyncio.to_thread(database_url)
+    # Each run the worker executes needs a connection now and then.
+    max_size = settings.pool_max_size + 2 * settings.workers
+    async with await open_pool(url, max_size=max_size) as pool:
+        await migrate(pool)
+        for issue in await sync_folder(pool, settings.specs_dir):
+            log = logger.error if issue.severity == "error" else logger.warning
+            log("spec not registered: %s", issue.format())
+        listener = JournalListener(pool)
+        await listener.start()
+        services = Services(settings=settings, pool=pool, listener=listener)
+        # One worker executes up to `workers` runs at once (a Worker is
+        # concurrent by itself; several in one process would only add LISTEN
+        # connections and claim queries).
+        worker = (
+            Worker(pool, concurrency=settings.workers, specs_dir=settings.specs_dir)
+            if settings.workers > 0
+            else None
+        )
+        worker_task = asyncio.create_task(worker.run()) if worker is not None else None
+        try:
+            yield services
+        finally:
+            if worker is not None and worker_task is not None:
+                worker.stop()  # hands unfinished runs back to the queue
+                await worker_task
+            for task in list(services.background):
+                task.cancel()
+            await asyncio.gather(*services.background, return_exceptions=True)
+            await listener.stop()
+
+
+def _add_docs(app: FastAPI) -> None:
+    app.mount("/docs/static", StaticFiles(directory=_SWAGGER_STATIC), name="swagger-static")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title="Plait API",
+            swagger_js_url="/docs/static/swagger-ui-bundle.js",
+            swagger_css_url="/docs/static/swagger-ui.css",
+            swagger_favicon_url="/docs/static/favicon-32x32.png",
+        )

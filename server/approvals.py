@@ -1,0 +1,280 @@
+"""The approvals inbox (table ``plait_approvals``): parked interrupts and their decisions.
+
+A run that stops on an approval node's ``interrupt()`` ends; the worker
+records one row per approval interrupt here, and the thread holds no worker
+and no memory while it waits. A decision (or an expiry) becomes a new run on
+the thread with ``command = {"resume": {interrupt_id: decision}}`` (the map
+form LangGraph takes for several pending interrupts), enqueued behind any
+active run. Who decided is stored on the row (``decided_by``) and in the
+resume run's metadata (``plait_approval``), so ``GET /threads/{tid}/runs/{rid}``
+shows it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import pydantic
+from psycopg.types.json import Jsonb
+
+from engine.spec.models import Decision
+from engine.store.pool import Pool
+from server.queue.runs import Run, create_run_in, hash_request
+from server.registry import get_version
+
+APPROVAL_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected", "edited", "expired")
+#: ``decided_by`` of decisions made by the expiry sweep.
+EXPIRY_ACTOR = "plait:expiry"
+
+_COLUMNS = (
+    "approval_id, thread_id, run_id, graph, version, node, interrupt_id, action, arguments, "
+    "reason, expires_at, on_expire, status, decision, decided_by, resume_run_id, "
+    "created_at, decided_at"
+)
+_DECIDED = {"approve": "approved", "reject": "rejected", "edit": "edited"}
+
+
+class ApprovalNotFound(LookupError):
+    """No such approval (HTTP 404)."""
+
+    def __init__(self, approval_id: str) -> None:
+        super().__init__(f"approval {approval_id} not found")
+
+
+class ApprovalClosed(Exception):
+    """The approval was already decided or expired (HTTP 409)."""
+
+    def __init__(self, approval: Mapping[str, Any]) -> None:
+        self.approval = dict(approval)
+        by = f" by {approval['decided_by']}" if approval.get("decided_by") else ""
+        super().__init__(f"approval {approval['approval_id']} is already {approval['status']}{by}")
+
+
+class InvalidDecision(ValueError):
+    """A decision that is not ``{decision: approve|reject|edit, arguments?, comment?}`` (422)."""
+
+
+async def record_interrupts(
+    pool: Pool, run: Run, interrupts: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Record the approval interrupts a run stopped on; return their rows.
+
+    ``interrupts`` are LangGraph interrupts as dicts ``{id, value}``; only
+    those whose value has ``kind == "approval"`` (the approval node's
+    payload) are approvals. Recording the same interrupt again (a reclaimed
+    run, or a thread resumed for another of its interrupts) keeps the first row.
+    """
+    rows: list[dict[str, Any]] = []
+    async with pool.connection() as conn:
+        for item in interrupts:
+            value = item.get("value")
+            if not isinstance(value, Mapping) or value.get("kind") != "approval":
+                continue
+            cursor = await conn.execute(
+                f"""
+                INSERT INTO plait_approvals (
+                    approval_id, thread_id, run_id, graph, version, node, interrupt_id,
+                    action, arguments, reason, expires_at, on_expire
+                )
+                VALUES (gen_random_uuid()::text, %s, %s, %s, %s, %s, %s, %s, %s, %s,
+                        %s::timestamptz, %s)
+                ON CONFLICT (thread_id, interrupt_id) DO UPDATE
+                SET interrupt_id = EXCLUDED.interrupt_id  -- no change: returns the row
+                RETURNING {_COLUMNS}
+                """,
+                (
+                    run.thread_id,
+                    run.run_id,
+                    run.graph,
+                    run.version,
+                    value.get("node"),
+                    item["id"],
+                    value.get("action"),
+                    Jsonb(value.get("arguments")),
+                    value.get("reason"),
+                    value.get("expires_at"),
+                    value.get("on_expire") or "reject",
+                ),
+            )
+            row = await cursor.fetchone()
+            if row is not None:
+                rows.append(_approval(row))
+    return rows
+
+
+async def get_approval(pool: Pool, approval_id: str) -> dict[str, Any] | None:
+    """One approval, or ``None``."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_approvals WHERE approval_id = %s", (approval_id,)
+        )
+        row = await cursor.fetchone()
+    return None if row is None else _approval(row)
+
+
+async def list_approvals(
+    pool: Pool,
+    status: str | None = "pending",
+    *,
+    thread_id: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """Approvals across threads, oldest first; ``status=None`` lists every status."""
+    if status is not None and status not in APPROVAL_STATUSES:
+        raise ValueError(
+            f"unknown approval status {status!r}; use one of {', '.join(APPROVAL_STATUSES)}"
+        )
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"""
+            SELECT {_COLUMNS} FROM plait_approvals
+            WHERE (%s::text IS NULL OR status = %s) AND (%s::text IS NULL OR thread_id = %s)
+            ORDER BY created_at, approval_id
+            LIMIT %s OFFSET %s
+            """.encode(),
+            (status, status, thread_id, thread_id, limit, offset),
+        )
+        rows = await cursor.fetchall()
+    return [_approval(row) for row in rows]
+
+
+async def decide(
+    pool: Pool, approval_id: str, decision: Mapping[str, Any], actor: str | None
+) -> tuple[dict[str, Any], Run]:
+    """Record a person's decision and resume the thread with it; return (approval, run).
+
+    Raises :class:`InvalidDecision` (422), :class:`ApprovalNotFound` (404) or
+    :class:`ApprovalClosed` (409, also when two people decide at once: the
+    first wins).
+    """
+    try:
+        validated = Decision.model_validate(decision)
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidDecision(
+            f"invalid decision: expected {{decision: approve|reject|edit, arguments?, "
+            f"comment?}}; {problems}"
+        ) from None
+    answer = validated.model_dump(exclude_none=True)
+    return await _resolve(pool, approval_id, answer, _DECIDED[validated.decision], actor)
+
+
+async def expired(pool: Pool, now: datetime) -> list[dict[str, Any]]:
+    """Pending approvals whose expiry is at or before ``now``, oldest expiry first."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_approvals "
+            "WHERE status = 'pending' AND expires_at <= %s ORDER BY expires_at, approval_id",
+            (now,),
+        )
+        rows = await cursor.fetchall()
+    return [_approval(row) for row in rows]
+
+
+async def expire(
+    pool: Pool, approval_id: str, actor: str = EXPIRY_ACTOR
+) -> tuple[dict[str, Any], Run] | None:
+    """Resolve an expired approval the way its spec says; return (approval, resume run).
+
+    The approval node applies ``on_expire`` itself when it resumes past its
+    expiry (approve, reject, or fail the run); the resume value carries the
+    same decision so the inbox reads truthfully. ``None`` when the approval
+    is gone or someone decided first (the sweep races with people).
+    """
+    approval = await get_approval(pool, approval_id)
+    if approval is None or approval["status"] != "pending":
+        return None
+    on_expire = approval["on_expire"]
+    answer = {
+        "decision": on_expire if on_expire in _DECIDED else "reject",
+        "comment": "expired",
+    }
+    try:
+        return await _resolve(pool, approval_id, answer, "expired", actor)
+    except (ApprovalClosed, ApprovalNotFound):
+        return None
+
+
+async def _resolve(
+    pool: Pool, approval_id: str, answer: dict[str, Any], status: str, actor: str | None
+) -> tuple[dict[str, Any], Run]:
+    """Mark the approval and create its resume run, in one transaction."""
+    approval = await get_approval(pool, approval_id)
+    if approval is None:
+        raise ApprovalNotFound(approval_id)
+    graph = await get_version(pool, approval["graph"], approval["version"])
+    if graph is None:
+        raise LookupError(
+            f"graph {approval['graph']}@{approval['version']} of approval {approval_id} "
+            "is not registered"
+        )
+    async with pool.connection() as conn, conn.transaction():
+        # The thread's lock first, as every transaction that creates runs takes it.
+        await conn.execute(
+            "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE",
+            (approval["thread_id"],),
+        )
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_approvals WHERE approval_id = %s FOR UPDATE",
+            (approval_id,),
+        )
+        row = await cursor.fetchone()
+        if row is None:
+            raise ApprovalNotFound(approval_id)
+        if row["status"] != "pending":
+            raise ApprovalClosed(_approval(row))
+        # Marked first, so the run's own settling of command.resume finds nothing pending.
+        await conn.execute(
+            """
+            UPDATE plait_approvals
+            SET status = %s, decision = %s, decided_by = %s, decided_at = now()
+            WHERE approval_id = %s
+            """,
+            (status, Jsonb(answer), actor, approval_id),
+        )
+        kwargs = {"command": {"resume": {row["interrupt_id"]: answer}}}
+        metadata = {
+            "plait_approval": {
+                "approval_id": approval_id,
+                "interrupt_id": row["interrupt_id"],
+                "decided_by": actor,
+                "decision": answer,
+                "status": status,
+            }
+        }
+        run, _ = await create_run_in(
+            conn,
+            thread_id=row["thread_id"],
+            graph=graph,
+            kwargs=kwargs,
+            metadata=metadata,
+            # Several approvals of one thread may be decided while a resume runs.
+            multitask_strategy="enqueue",
+            idempotency_key=None,
+            request_hash=hash_request({"approval": approval_id, "answer": answer}),
+            route="",
+            if_not_exists="reject",
+        )
+        cursor = await conn.execute(
+            f"UPDATE plait_approvals SET resume_run_id = %s WHERE approval_id = %s "
+            f"RETURNING {_COLUMNS}",
+            (run.run_id, approval_id),
+        )
+        updated = await cursor.fetchone()
+    if updated is None:  # cannot happen: the row is locked by this transaction
+        raise ApprovalNotFound(approval_id)
+    return _approval(updated), run
+
+
+def _approval(row: Mapping[str, Any]) -> dict[str, Any]:
+    """JSON-ready approval."""
+    result = dict(row)
+    for key in ("expires_at", "created_at", "decided_at"):
+        value = result.get(key)
+        result[key] = value.isoformat() if isinstance(value, datetime) else value
+    return result

@@ -1,0 +1,63 @@
+"""``plait serve``: the HTTP API (LangGraph Agent Server protocol + Plait's additions)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from server.settings import HOST_ENV, PORT_ENV, SPECS_ENV, WORKERS_ENV, Settings
+
+
+def serve_command(
+    host: Annotated[
+        str, typer.Option("--host", envvar=HOST_ENV, help="Address to listen on.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", "-p", envvar=PORT_ENV, min=0, max=65535, help="Port.")
+    ] = 8000,
+    specs: Annotated[
+        Path,
+        typer.Option(
+            "--specs",
+            envvar=SPECS_ENV,
+            help="Specs folder, registered at start; uploads are saved here.",
+            metavar="DIR",
+        ),
+    ] = Path("specs"),
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers", "-w", envvar=WORKERS_ENV, min=1, help="Runs this process executes at once."
+        ),
+    ] = 10,
+    no_workers: Annotated[
+        bool,
+        typer.Option(
+            "--no-workers", help="Serve the API only; `plait worker` processes run the runs."
+        ),
+    ] = False,
+    log_level: Annotated[
+        str, typer.Option("--log-level", help="uvicorn log level (debug, info, warning...).")
+    ] = "info",
+) -> None:
+    """Serve graphs over HTTP: assistants, threads, runs with SSE streams, approvals.
+
+    Postgres is PLAIT_DATABASE_URL, or the embedded server under .plait/ when unset.
+    OpenAPI docs at /docs. SIGTERM hands running runs back to the queue.
+    """
+    # Imported here: the other commands need not load FastAPI, uvicorn and LangGraph.
+    import uvicorn
+
+    from server.app import create_app
+
+    settings = dataclasses.replace(
+        Settings.from_env(),
+        specs_dir=specs,
+        workers=0 if no_workers else workers,
+        host=host,
+        port=port,
+    )
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)

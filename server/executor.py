@@ -1,0 +1,355 @@
+"""Execute one claimed run: compile its graph version, stream it, journal its events.
+
+``execute_run`` takes a run the worker holds a lease on and carries it to a
+terminal state (``success``, ``error``, ``timeout``, ``interrupted``), or hands
+it back (``released``) when the worker shuts down, or deletes it (``rollback``).
+Every LangGraph stream chunk of a requested mode becomes one journal event in
+the Agent Server format (:mod:`server.stream_events`); ``end`` is journaled last,
+only when the run reached a terminal state.
+
+Durability: each run's steps are checkpointed with LangGraph's ``sync``
+durability unless the request asks otherwise, so a run continued by another
+worker after a crash never repeats a node that had finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from langgraph.errors import GraphRecursionError
+from langgraph.types import Command, Send
+
+from engine.compiler import CompiledSpec, compile_spec
+from engine.spec.models import duration_seconds
+from engine.store.checkpointer import new_checkpointer
+from engine.store.pool import Pool
+from engine.tools.idempotency import STORE_KEY, ToolResultStore
+from server import approvals, journal, registry
+from server.journal_writer import JournalWriter
+from server.queue import runs
+from server.queue.runs import Run
+from server.stream_events import StreamPlan, interrupts_of, plan_stream
+
+#: Why a worker stops a run: a cancel request (``interrupt``, ``rollback``), its
+#: shutdown (``release``), or the run's lease went to another worker (``lost``).
+StopReason = Literal["interrupt", "rollback", "release", "lost"]
+Outcome = Literal["success", "error", "timeout", "interrupted", "released", "rolled_back", "lost"]
+
+
+class RunStopped(Exception):
+    """The worker stopped the run's graph (see :class:`RunStopper`)."""
+
+    def __init__(self, reason: StopReason) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class RunTimedOut(Exception):
+    """The run took longer than its spec's ``timeout``."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the run exceeded its timeout of {seconds:g}s (spec.timeout)")
+
+
+class RunStopper:
+    """How a worker stops a run it executes: cancel its graph, and say why.
+
+    Only the task that drives LangGraph is cancelled, never the run's own
+    task, so the run always gets to record how it ended.
+    """
+
+    def __init__(self) -> None:
+        self.reason: StopReason | None = None
+        self._graph_task: asyncio.Task[Any] | None = None
+
+    def stop(self, reason: StopReason) -> None:
+        """Stop the run for ``reason`` (the first reason given wins)."""
+        if self.reason is None:
+            self.reason = reason
+        if self._graph_task is not None:
+            self._graph_task.cancel()
+
+    def check(self) -> None:
+        """Raise :class:`RunStopped` when a stop was asked for."""
+        if self.reason is not None:
+            raise RunStopped(self.reason)
+
+    def attach(self, task: asyncio.Task[Any]) -> None:
+        """The task that drives the graph; cancelled at once when a stop was already asked."""
+        self._graph_task = task
+        if self.reason is not None:
+            task.cancel()
+
+
+@dataclass
+class GraphCache:
+    """Compiled graph versions by ``(name, version)``: a stored version never changes."""
+
+    pool: Pool
+    specs_dir: Path | None = None
+    _compiled: dict[tuple[str, str], CompiledSpec] = field(default_factory=dict)
+
+    async def get(self, name: str, version: str) -> CompiledSpec:
+        """The compiled ``name@version``; subgraph refs resolve through the stored versions."""
+        key = (name, version)
+        cached = self._compiled.get(key)
+        if cached is not None:
+            return cached
+        stored = await registry.get_version(self.pool, name, version, specs_dir=self.specs_dir)
+        if stored is None:
+            raise LookupError(f"graph {name}@{version} is not registered")
+        versions = await registry.list_graphs(self.pool, specs_dir=self.specs_dir)
+        compiled = compile_spec(stored.loaded, registry.registry_from(versions))
+        self._compiled[key] = compiled
+        return compiled
+
+
+async def execute_run(
+    run: Run,
+    pool: Pool,
+    *,
+    worker_id: str,
+    graphs: GraphCache,
+    stopper: RunStopper,
+    tool_results: ToolResultStore | None = None,
+) -> Outcome:
+    """Run ``run`` to its end and record it; return how it ended.
+
+    Errors of the graph end the run ``error`` (journaled as an ``error``
+    event), never escape. A stop from ``stopper`` ends it ``interrupted``,
+    deletes it (``rollback``), or releases it to the queue (``release``).
+    """
+    plan = plan_stream(run.kwargs.get("stream_mode"), bool(run.kwargs.get("stream_subgraphs")))
+    writer = JournalWriter(pool, run.run_id)
+    writer.start()
+    found: list[dict[str, Any]] = []
+    status: Literal["success", "error", "timeout"] = "success"
+    error: str | None = None
+    try:
+        if await _needs_metadata(pool, run):
+            writer.emit("metadata", {"run_id": run.run_id, "attempt": run.attempt})
+        try:
+            stopper.check()
+            compiled = await graphs.get(run.graph, run.version)
+            found = await _stream(run, pool, compiled, plan, writer, stopper, tool_results)
+        except RunTimedOut as exc:
+            status, error = "timeout", str(exc)
+            writer.emit("error", {"error": "TimeoutError", "message": error})
+        except GraphRecursionError as exc:
+            status, error = "error", f"the run took more steps than its limit: {exc}"
+            writer.emit("error", {"error": "GraphRecursionError", "message": error})
+        except RunStopped:
+            raise
+        except Exception as exc:
+            status, error = "error", str(exc) or type(exc).__name__
+            writer.emit("error", {"error": type(exc).__name__, "message": error})
+    except RunStopped as stopped:
+        await writer.close()
+        return await _stopped(run, pool, worker_id, stopped.reason)
+    finally:
+        # Also on a cancellation of the whole worker: what was emitted is kept.
+        await writer.close()
+    if found and status == "success":
+        await approvals.record_interrupts(pool, run, found)
+    await runs.finish_run(pool, run.run_id, worker_id, status, error, interrupted=bool(found))
+    return status
+
+
+async def _needs_metadata(pool: Pool, run: Run) -> bool:
+    """Whether this attempt's ``metadata`` event is still to be journaled.
+
+    The first event a client sees. Journaled by whoever is first: the API may
+    journal attempt 1 when it creates the run (the fastest first SSE event);
+    otherwise the worker does on claim, and always for a reclaimed run.
+    """
+    if run.attempt > 1:
+        return True
+    first = await journal.read_after(pool, run.run_id, 0, 1)
+    return not first or first[0].event != "metadata"
+
+
+async def _stream(
+    run: Run,
+    pool: Pool,
+    compiled: CompiledSpec,
+    plan: StreamPlan,
+    writer: JournalWriter,
+    stopper: RunStopper,
+    tool_results: ToolResultStore | None,
+) -> list[dict[str, Any]]:
+    """Drive the graph, journaling its chunks; return the interrupts it stopped on."""
+    kwargs = run.kwargs
+    # Any: LangGraph's astream overloads cannot be matched with options built at run time.
+    graph: Any = compiled.bind(new_checkpointer(pool))
+    config = run_config(run, compiled, tool_results)
+    payload = await _payload(run, graph, config)
+    spec = compiled.loaded.spec.spec
+    limit = duration_seconds(spec.timeout) if spec.timeout else None
+    found: list[dict[str, Any]] = []
+    options: dict[str, Any] = {
+        "stream_mode": list(plan.langgraph_modes),
+        "subgraphs": plan.subgraphs,
+        "durability": kwargs.get("durability") or "sync",
+    }
+    for name in ("interrupt_before", "interrupt_after", "context"):
+        if kwargs.get(name) is not None:
+            options[name] = kwargs[name]
+
+    async def pump() -> None:
+        deadline = asyncio.timeout(limit)
+        try:
+            async with deadline:
+                async for item in graph.astream(payload, config, **options):
+                    namespace, mode, chunk = item if plan.subgraphs else ((), *item)
+                    if mode == "updates" and not namespace:
+                        found.extend(interrupts_of(chunk))
+                    for event, data in plan.events(namespace, mode, chunk):
+                        writer.emit(event, data)
+        except TimeoutError:
+            # Only the run's own deadline is a timeout of the run; a node's is its error.
+            if limit is not None and deadline.expired():
+                raise RunTimedOut(limit) from None
+            raise
+
+    task = asyncio.create_task(pump(), name=f"graph {run.run_id}")
+    stopper.attach(task)
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        # Our own task cancelled (not just the graph's): let the cancellation through.
+        if stopper.reason is None or (current is not None and current.cancelling()):
+            raise
+        raise RunStopped(stopper.reason) from None
+    return found
+
+
+def run_config(
+    run: Run, compiled: CompiledSpec, tool_results: ToolResultStore | None
+) -> dict[str, Any]:
+    """The LangGraph config of ``run``: the request's config plus thread, provenance, limits.
+
+    Plait's keys win over the request's: a client cannot spoof provenance or
+    another thread.
+    """
+    loaded = compiled.loaded
+    requested: dict[str, Any] = dict(run.kwargs.get("config") or {})
+    configurable: dict[str, Any] = {
+        **(requested.get("configurable") or {}),
+        "thread_id": run.thread_id,
+        "run_id": run.run_id,
+    }
+    checkpoint_id = run.kwargs.get("checkpoint_id") or (run.kwargs.get("checkpoint") or {}).get(
+        "checkpoint_id"
+    )
+    if checkpoint_id and run.attempt <= 1:
+        configurable["checkpoint_id"] = checkpoint_id
+    if tool_results is not None:
+        configurable[STORE_KEY] = tool_results
+    metadata = {
+        **(requested.get("metadata") or {}),
+        **run.metadata,
+        "plait_graph": loaded.name,
+        "plait_version": loaded.version,
+        "plait_digest": loaded.digest,
+        "run_id": run.run_id,
+        "thread_id": run.thread_id,
+        "graph_id": loaded.name,
+        "assistant_id": run.assistant_id,
+    }
+    config: dict[str, Any] = {
+        "configurable": configurable,
+        "metadata": metadata,
+        "recursion_limit": requested.get("recursion_limit") or loaded.spec.spec.max_steps,
+    }
+    if requested.get("tags"):
+        config["tags"] = list(requested["tags"])
+    return config
+
+
+async def _payload(run: Run, graph: Any, config: dict[str, Any]) -> Any:
+    """What to invoke the graph with: the input, a ``Command``, or ``None`` to continue.
+
+    A reclaimed run (attempt > 1) whose own checkpoint has tasks left continues
+    from it; one that crashed before its first checkpoint starts over.
+    """
+    if run.attempt > 1 and await _made_progress(run, graph):
+        return None
+    command = run.kwargs.get("command")
+    if command:
+        return Command(
+            resume=command.get("resume"),
+            update=command.get("update"),
+            goto=_goto(command.get("goto")),
+        )
+    return run.kwargs.get("input")
+
+
+async def _made_progress(run: Run, graph: Any) -> bool:
+    """Whether the thread's last checkpoint was written by this run and has work left."""
+    snapshot = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+    metadata = snapshot.metadata or {}
+    return bool(snapshot.next) and metadata.get("run_id") == run.run_id
+
+
+def _goto(goto: Any) -> Any:
+    """A command's ``goto``: node names, or ``{node, input}`` objects as ``Send``."""
+    if goto is None or isinstance(goto, str):
+        return goto if goto is not None else ()
+    if isinstance(goto, dict):
+        return Send(goto["node"], goto.get("input"))
+    return [_goto(item) for item in goto]
+
+
+async def _stopped(run: Run, pool: Pool, worker_id: str, reason: StopReason) -> Outcome:
+    """Record a run the worker stopped."""
+    if reason == "lost":
+        # Another worker holds the run now (our lease expired): it records the end.
+        return "lost"
+    if reason == "release":
+        await runs.release_run(pool, run.run_id, worker_id)
+        return "released"
+    if reason == "rollback":
+        await delete_checkpoints(pool, run)
+    await runs.finish_run(pool, run.run_id, worker_id, "interrupted", None)
+    if reason == "rollback":
+        await runs.delete_run(pool, run.thread_id, run.run_id)
+        return "rolled_back"
+    return "interrupted"
+
+
+async def delete_checkpoints(pool: Pool, run: Run) -> None:
+    """Delete the checkpoints ``run`` wrote, so its thread is as it was before the run.
+
+    LangGraph Platform's ``rollback`` deletes the run and its checkpoints; the
+    thread continues from the checkpoint the run started from. The checkpoints
+    a run wrote carry its ``run_id`` in their metadata (LangGraph copies every
+    config metadata key with a plain value there), in every namespace.
+    Channel blobs are shared between checkpoints by version and stay.
+    """
+    async with pool.connection() as conn, conn.transaction():
+        cursor = await conn.execute(
+            """
+            DELETE FROM checkpoints
+            WHERE thread_id = %s AND metadata->>'run_id' = %s
+            RETURNING checkpoint_ns, checkpoint_id
+            """,
+            (run.thread_id, run.run_id),
+        )
+        deleted = await cursor.fetchall()
+        if deleted:
+            await conn.execute(
+                """
+                DELETE FROM checkpoint_writes
+                WHERE thread_id = %s AND (checkpoint_ns, checkpoint_id) IN (
+                    SELECT * FROM unnest(%s::text[], %s::text[]))
+                """,
+                (
+                    run.thread_id,
+                    [row["checkpoint_ns"] for row in deleted],
+                    [row["checkpoint_id"] for row in deleted],
+                ),
+            )

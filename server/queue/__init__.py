@@ -1,0 +1,1 @@
+"""The durable run queue on Postgres: threads and runs (the run row is the queue entry)."""

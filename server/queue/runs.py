@@ -1,0 +1,723 @@
+"""The run queue on Postgres: the run row *is* the queue entry.
+
+Creating a run applies the thread's ``multitask_strategy`` in the same
+transaction that inserts it, under the thread row's lock, so two requests on
+one thread never both see it idle. Workers claim runs with ``FOR UPDATE SKIP
+LOCKED`` under a lease they renew with heartbeats; a run whose lease expired
+(its worker died) is claimed again by any worker with ``attempt + 1``. Runs of
+one thread run one at a time, in the order they were accepted (``queue_id``).
+
+"Active" means pending, or running under a lease: CLI runs (no lease) are
+outside the queue, and a killed CLI run left ``running`` never blocks a thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, cast
+
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow
+from psycopg.types.json import Jsonb
+
+from engine.store.pool import Pool
+from engine.store.threads import ThreadRecord, ThreadSpecMismatch
+from server import journal
+from server.queue.threads import ThreadNotFound, ThreadStatus
+from server.registry import GraphVersion
+
+RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
+MultitaskStrategy = Literal["reject", "enqueue", "interrupt", "rollback"]
+CancelAction = Literal["interrupt", "rollback"]
+IfNotExists = Literal["reject", "create"]
+
+#: Channel that wakes workers when a run becomes claimable.
+RUNS_CHANNEL = "plait_runs_pending"
+MULTITASK_STRATEGIES: tuple[str, ...] = ("reject", "enqueue", "interrupt", "rollback")
+TERMINAL: frozenset[str] = frozenset({"error", "success", "timeout", "interrupted"})
+
+_COLUMNS = (
+    "run_id, thread_id, assistant_id, graph, version, digest, status, kwargs, metadata, "
+    "multitask_strategy, attempt, error, created_at, updated_at, cancel_action, "
+    "lease_owner, lease_expires_at, queue_id"
+)
+# A run that holds its thread: waiting, or executing under a worker's lease.
+_ACTIVE = "(status = 'pending' OR (status = 'running' AND lease_owner IS NOT NULL))"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a graph on a thread (a row of ``plait_runs``)."""
+
+    run_id: str
+    thread_id: str
+    assistant_id: str
+    graph: str
+    version: str
+    status: RunStatus
+    kwargs: dict[str, Any]
+    metadata: dict[str, Any]
+    multitask_strategy: str
+    attempt: int
+    error: str | None
+    created_at: datetime
+    updated_at: datetime
+    digest: str = ""
+    cancel_action: CancelAction | None = None
+    lease_owner: str | None = None
+    lease_expires_at: datetime | None = None
+    queue_id: int = 0
+
+    def to_api(self) -> dict[str, Any]:
+        """The Agent Server ``Run`` shape (JSON-ready)."""
+        return {
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "assistant_id": self.assistant_id,
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+            "status": self.status,
+            "metadata": self.metadata,
+            "multitask_strategy": self.multitask_strategy,
+            "kwargs": self.kwargs,
+            "cancel_reason": self.cancel_action,
+        }
+
+
+class ThreadBusy(Exception):
+    """The thread has an active run and the strategy is ``reject`` (HTTP 409)."""
+
+    def __init__(self, thread_id: str, active: list[str]) -> None:
+        self.thread_id, self.active = thread_id, active
+        super().__init__(
+            f"thread {thread_id} is busy with run {', '.join(active)}; use multitask_strategy "
+            "'enqueue', 'interrupt' or 'rollback', or wait for it to finish"
+        )
+
+
+class IdempotencyMismatch(Exception):
+    """The Idempotency-Key was used before with another request body (HTTP 422)."""
+
+    def __init__(self, key: str, run_id: str) -> None:
+        self.key, self.run_id = key, run_id
+        super().__init__(
+            f"Idempotency-Key {key!r} was already used for another request (run {run_id}); "
+            "use a new key for a new request"
+        )
+
+
+class RunNotFound(LookupError):
+    """No such run (on that thread) (HTTP 404)."""
+
+    def __init__(self, run_id: str, thread_id: str | None = None) -> None:
+        where = f" on thread {thread_id}" if thread_id else ""
+        super().__init__(f"run {run_id} not found{where}")
+
+
+class RunActive(Exception):
+    """The run is pending or running: cancel it before deleting it (HTTP 409)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} is still active; cancel it first")
+
+
+def hash_request(payload: Any) -> str:
+    """A stable hash of a request body (key order does not matter)."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+async def create_run(
+    pool: Pool,
+    *,
+    thread_id: str,
+    graph: GraphVersion,
+    kwargs: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    multitask_strategy: str = "reject",
+    idempotency_key: str | None = None,
+    request_hash: str | None = None,
+    route: str = "",
+    if_not_exists: str = "reject",
+) -> tuple[Run, bool]:
+    """Accept a run on ``thread_id`` as ``pending``; return it and whether it is new.
+
+    In one transaction, under the thread's row lock: the thread is created
+    when unknown and ``if_not_exists == "create"`` (else :class:`ThreadNotFound`),
+    its graph is recorded on its first run (a thread only runs the digest it
+    started with: :class:`ThreadSpecMismatch`), and ``multitask_strategy`` is
+    applied to its active runs: ``reject`` raises :class:`ThreadBusy`;
+    ``enqueue`` lets the new run wait its turn; ``interrupt`` / ``rollback``
+    ask the running run to stop that way (pending ones stop at once) and the
+    new run waits until it has. With ``idempotency_key``, a repeat of the same
+    request on ``route`` returns the first run with ``created=False``, also
+    when the duplicates arrive concurrently; another body raises
+    :class:`IdempotencyMismatch`. Workers are woken with NOTIFY on commit.
+    """
+    if multitask_strategy not in MULTITASK_STRATEGIES:
+        raise ValueError(
+            f"unknown multitask_strategy {multitask_strategy!r}; "
+            f"use one of {', '.join(MULTITASK_STRATEGIES)}"
+        )
+    digest = request_hash or hash_request(
+        {
+            "thread_id": thread_id,
+            "assistant": graph.ref,
+            "kwargs": kwargs,
+            "metadata": metadata,
+            "multitask_strategy": multitask_strategy,
+        }
+    )
+    async with pool.connection() as conn, conn.transaction():
+        return await create_run_in(
+            conn,
+            thread_id=thread_id,
+            graph=graph,
+            kwargs=kwargs,
+            metadata=metadata,
+            multitask_strategy=cast(MultitaskStrategy, multitask_strategy),
+            idempotency_key=idempotency_key,
+            request_hash=digest,
+            route=route,
+            if_not_exists=cast(IfNotExists, if_not_exists),
+        )
+
+
+async def create_run_in(
+    conn: AsyncConnection[DictRow],
+    *,
+    thread_id: str,
+    graph: GraphVersion,
+    kwargs: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    multitask_strategy: MultitaskStrategy,
+    idempotency_key: str | None,
+    request_hash: str,
+    route: str,
+    if_not_exists: IfNotExists,
+) -> tuple[Run, bool]:
+    """:func:`create_run` inside the caller's transaction (approvals use it)."""
+    run_id = str(uuid.uuid4())
+    if idempotency_key is not None:
+        # Claimed before anything else: a concurrent duplicate blocks on this
+        # unique key until the first transaction ends, then sees its run.
+        cursor = await conn.execute(
+            """
+            INSERT INTO plait_idempotency_keys (key, route, request_hash, run_id)
+            VALUES (%s, %s, %s, %s)
+            ON CONFLICT (key, route) DO NOTHING
+            RETURNING run_id
+            """,
+            (idempotency_key, route, request_hash, run_id),
+        )
+        if await cursor.fetchone() is None:
+            return await _replay(conn, idempotency_key, route, request_hash), False
+
+    thread = await _lock_thread(conn, thread_id, if_not_exists)
+    await _record_graph(conn, thread, graph)
+    cursor = await conn.execute(
+        f"SELECT run_id, status FROM plait_runs WHERE thread_id = %s AND {_ACTIVE} "
+        "ORDER BY queue_id FOR UPDATE",
+        (thread_id,),
+    )
+    active = await cursor.fetchall()
+    if active and multitask_strategy == "reject":
+        raise ThreadBusy(thread_id, [row["run_id"] for row in active])
+    if multitask_strategy in ("interrupt", "rollback"):
+        for row in active:
+            await _cancel_locked(conn, row["run_id"], row["status"], multitask_strategy)
+
+    cursor = await conn.execute(
+        f"""
+        INSERT INTO plait_runs (
+            run_id, thread_id, assistant_id, graph, version, digest, status, kwargs,
+            metadata, multitask_strategy, idempotency_key, request_hash,
+            created_at, updated_at
+        )
+        VALUES (%s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s, %s, %s,
+                clock_timestamp(), clock_timestamp())
+        RETURNING {_COLUMNS}
+        """,
+        (
+            run_id,
+            thread_id,
+            graph.assistant_id,
+            graph.name,
+            graph.version,
+            graph.digest,
+            Jsonb(dict(kwargs)),
+            Jsonb(dict(metadata)),
+            multitask_strategy,
+            idempotency_key,
+            request_hash,
+        ),
+    )
+    run = _run(await cursor.fetchone())
+    # The first event a client sees, journaled with the run itself so a stream
+    # starts before any worker has claimed it.
+    await journal.append(conn, run_id, "metadata", {"run_id": run_id, "attempt": 1})
+    await _settle_approvals(conn, thread_id, run_id, kwargs)
+    await conn.execute(
+        "UPDATE plait_threads SET status = 'busy', updated_at = now() WHERE thread_id = %s",
+        (thread_id,),
+    )
+    await conn.execute("SELECT pg_notify(%s, %s)", (RUNS_CHANNEL, run_id))
+    return run, True
+
+
+async def get_run(pool: Pool, run_id: str, thread_id: str | None = None) -> Run | None:
+    """The run, or ``None`` (also when it is on another thread than ``thread_id``)."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %s "
+            "AND (%s::text IS NULL OR thread_id = %s)",
+            (run_id, thread_id, thread_id),
+        )
+        row = await cursor.fetchone()
+    return None if row is None else _run(row)
+
+
+async def list_runs(
+    pool: Pool,
+    thread_id: str,
+    *,
+    limit: int = 10,
+    offset: int = 0,
+    status: str | None = None,
+) -> list[Run]:
+    """The thread's runs, newest first (as the Agent Server lists them)."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_runs WHERE thread_id = %s "
+            "AND (%s::text IS NULL OR status = %s) "
+            "ORDER BY queue_id DESC LIMIT %s OFFSET %s",
+            (thread_id, status, status, limit, offset),
+        )
+        rows = await cursor.fetchall()
+    return [_run(row) for row in rows]
+
+
+async def cancel_run(pool: Pool, thread_id: str, run_id: str, action: str = "interrupt") -> Run:
+    """Cancel a run: a pending one stops at once, a running one when its worker sees it.
+
+    ``interrupt`` keeps what the run did; ``rollback`` also deletes the run
+    (and, done by the worker for a running run, its checkpoints). A pending
+    run cancelled with ``interrupt`` ends ``interrupted`` with an ``end``
+    event; with ``rollback`` it is deleted. A finished run is returned as is.
+    Raises :class:`RunNotFound`.
+    """
+    if action not in ("interrupt", "rollback"):
+        raise ValueError(f"unknown cancel action {action!r}; use 'interrupt' or 'rollback'")
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute(
+            "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE", (thread_id,)
+        )
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %s AND thread_id = %s FOR UPDATE",
+            (run_id, thread_id),
+        )
+        row = await cursor.fetchone()
+        if row is None:
+            raise RunNotFound(run_id, thread_id)
+        run = _run(row)
+        if run.status in TERMINAL or (run.status == "running" and run.lease_owner is None):
+            return run
+        updated = await _cancel_locked(conn, run_id, run.status, cast(CancelAction, action))
+        await _refresh_thread(conn, thread_id, None)
+        return updated or run
+
+
+async def delete_run(pool: Pool, thread_id: str, run_id: str) -> None:
+    """Delete a finished run and its journal; raises :class:`RunNotFound` / :class:`RunActive`."""
+    async with pool.connection() as conn, conn.transaction():
+        cursor = await conn.execute(
+            "SELECT status, lease_owner FROM plait_runs WHERE run_id = %s AND thread_id = %s "
+            "FOR UPDATE",
+            (run_id, thread_id),
+        )
+        row = await cursor.fetchone()
+        if row is None:
+            raise RunNotFound(run_id, thread_id)
+        if row["status"] == "pending" or (row["status"] == "running" and row["lease_owner"]):
+            raise RunActive(run_id)
+        await conn.execute("DELETE FROM plait_runs WHERE run_id = %s", (run_id,))
+
+
+# --------------------------------------------------------------------------- claims
+
+
+async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: float) -> list[Run]:
+    """Take up to ``limit`` runs for ``worker_id`` under a lease of ``lease_seconds``.
+
+    Claimable: the oldest pending run of a thread with no running run, or a
+    running run whose lease expired (its worker died; claimed with
+    ``attempt + 1`` like any claim). Concurrent claimers skip each other's
+    rows (``SKIP LOCKED``), so no run is handed to two workers.
+    """
+    if limit <= 0:
+        return []
+    async with pool.connection() as conn, conn.transaction():
+        cursor = await conn.execute(
+            f"""
+            WITH picked AS (
+                SELECT r.run_id FROM plait_runs r
+                WHERE (
+                    r.status = 'pending'
+                    AND NOT EXISTS (
+                        SELECT 1 FROM plait_runs o
+                        WHERE o.thread_id = r.thread_id
+                          AND ((o.status = 'running' AND o.lease_owner IS NOT NULL)
+                               OR (o.status = 'pending' AND o.queue_id < r.queue_id))
+                    )
+                ) OR (
+                    r.status = 'running' AND r.lease_owner IS NOT NULL
+                    AND r.lease_expires_at < now()
+                )
+                ORDER BY r.queue_id
+                LIMIT %(limit)s
+                FOR UPDATE OF r SKIP LOCKED
+            )
+            UPDATE plait_runs r
+            SET status = 'running',
+                attempt = r.attempt + 1,
+                lease_owner = %(worker)s,
+                lease_expires_at = now() + make_interval(secs => %(lease)s),
+                started_at = CASE WHEN r.attempt = 0 THEN now() ELSE r.started_at END,
+                updated_at = now()
+            FROM picked
+            WHERE r.run_id = picked.run_id
+            RETURNING {", ".join("r." + c.strip() for c in _COLUMNS.split(","))}
+            """,
+            {"limit": limit, "worker": worker_id, "lease": lease_seconds},
+        )
+        rows = await cursor.fetchall()
+    return sorted((_run(row) for row in rows), key=lambda run: run.queue_id)
+
+
+async def heartbeat(
+    pool: Pool, worker_id: str, run_ids: list[str], lease_seconds: float
+) -> set[str]:
+    """Extend the leases ``worker_id`` still holds; return the runs it must stop.
+
+    Returned: runs with a cancel requested (read ``cancel_action`` with
+    :func:`get_run`) and runs the worker no longer owns (its lease expired
+    and another worker took the run, or the run was deleted).
+    """
+    if not run_ids:
+        return set()
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            """
+            UPDATE plait_runs
+            SET lease_expires_at = now() + make_interval(secs => %s)
+            WHERE run_id = ANY(%s) AND lease_owner = %s AND status = 'running'
+            RETURNING run_id, cancel_action
+            """,
+            (lease_seconds, run_ids, worker_id),
+        )
+        rows = await cursor.fetchall()
+    owned = {row["run_id"] for row in rows}
+    cancelled = {row["run_id"] for row in rows if row["cancel_action"] is not None}
+    return cancelled | (set(run_ids) - owned)
+
+
+async def finish_run(
+    pool: Pool,
+    run_id: str,
+    worker_id: str,
+    status: RunStatus,
+    error: str | None = None,
+    *,
+    interrupted: bool = False,
+) -> bool:
+    """Record how a run ended and journal its ``end``, only if ``worker_id`` holds its lease.
+
+    Returns whether it did. ``interrupted`` says the run stopped on
+    ``interrupt()`` (status ``success``): its thread becomes ``interrupted``.
+    Otherwise the thread becomes ``idle`` (success, cancelled) or ``error``
+    (error, timeout), unless more runs wait on it (then it stays ``busy``, and
+    workers are woken for the next one). The status and the ``end`` event commit
+    together: a client told the run ended never finds it still running, and a
+    worker that lost its lease writes neither.
+    """
+    async with pool.connection() as conn, conn.transaction():
+        if not await _lock_thread_of(conn, run_id):
+            return False
+        cursor = await conn.execute(
+            """
+            UPDATE plait_runs
+            SET status = %s, error = %s, ended_at = now(), updated_at = now(),
+                lease_expires_at = NULL
+            WHERE run_id = %s AND lease_owner = %s AND status = 'running'
+            RETURNING thread_id
+            """,
+            (status, error, run_id, worker_id),
+        )
+        row = await cursor.fetchone()
+        if row is None:
+            return False
+        after: ThreadStatus = (
+            "interrupted" if interrupted else "error" if status in ("error", "timeout") else "idle"
+        )
+        await _refresh_thread(conn, row["thread_id"], after)
+        await journal.append(conn, run_id, "end", None)
+    return True
+
+
+async def release_run(pool: Pool, run_id: str, worker_id: str) -> bool:
+    """Hand a run back as ``pending`` (SIGTERM): another worker continues it at once.
+
+    Only the lease owner can; returns whether it did. The attempt counter
+    stays, so the next claim is ``attempt + 1``.
+    """
+    async with pool.connection() as conn, conn.transaction():
+        cursor = await conn.execute(
+            """
+            UPDATE plait_runs
+            SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
+                updated_at = now()
+            WHERE run_id = %s AND lease_owner = %s AND status = 'running'
+            RETURNING run_id
+            """,
+            (run_id, worker_id),
+        )
+        released = await cursor.fetchone() is not None
+        if released:
+            await conn.execute("SELECT pg_notify(%s, %s)", (RUNS_CHANNEL, run_id))
+    return released
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+async def _replay(conn: AsyncConnection[DictRow], key: str, route: str, request_hash: str) -> Run:
+    """The run of an Idempotency-Key used before, if the request is the same."""
+    cursor = await conn.execute(
+        f"""
+        SELECT k.request_hash, {", ".join("r." + c.strip() for c in _COLUMNS.split(","))}
+        FROM plait_idempotency_keys k JOIN plait_runs r USING (run_id)
+        WHERE k.key = %s AND k.route = %s
+        """,
+        (key, route),
+    )
+    row = await cursor.fetchone()
+    if row is None:
+        # Its run was deleted in between (the key went with it, by cascade).
+        raise IdempotencyMismatch(key, "(deleted)")
+    if row["request_hash"] != request_hash:
+        raise IdempotencyMismatch(key, row["run_id"])
+    return _run(row)
+
+
+async def _lock_thread(
+    conn: AsyncConnection[DictRow], thread_id: str, if_not_exists: IfNotExists
+) -> dict[str, Any]:
+    """Lock the thread's row (created first when allowed); every run change takes it."""
+    if if_not_exists == "create":
+        await conn.execute(
+            "INSERT INTO plait_threads (thread_id) VALUES (%s) ON CONFLICT DO NOTHING",
+            (thread_id,),
+        )
+    # NO KEY UPDATE: serialises run changes on the thread, yet lets foreign-key
+    # checks (inserting events, approvals) proceed.
+    cursor = await conn.execute(
+        "SELECT * FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE", (thread_id,)
+    )
+    row = await cursor.fetchone()
+    if row is None:
+        raise ThreadNotFound(thread_id)
+    return row
+
+
+async def _lock_thread_of(conn: AsyncConnection[DictRow], run_id: str) -> bool:
+    """Lock the thread of ``run_id``; False when the run does not exist.
+
+    Every transaction that changes runs takes the thread's lock before any
+    run row's, so two of them never wait for each other in opposite order.
+    """
+    cursor = await conn.execute("SELECT thread_id FROM plait_runs WHERE run_id = %s", (run_id,))
+    row = await cursor.fetchone()
+    if row is None:
+        return False
+    await conn.execute(
+        "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE", (row["thread_id"],)
+    )
+    return True
+
+
+async def _record_graph(
+    conn: AsyncConnection[DictRow], thread: dict[str, Any], graph: GraphVersion
+) -> None:
+    """Record the thread's graph on its first run; refuse another digest later."""
+    if thread["graph"] is None:
+        # Like the Agent Server, a thread's metadata names its graph and assistant.
+        await conn.execute(
+            """
+            UPDATE plait_threads
+            SET graph = %s, version = %s, digest = %s,
+                metadata = jsonb_build_object('graph_id', %s::text, 'assistant_id', %s::text)
+                           || metadata
+            WHERE thread_id = %s
+            """,
+            (
+                graph.name,
+                graph.version,
+                graph.digest,
+                graph.name,
+                graph.assistant_id,
+                thread["thread_id"],
+            ),
+        )
+        return
+    if (thread["graph"], thread["version"], thread["digest"]) != (
+        graph.name,
+        graph.version,
+        graph.digest,
+    ):
+        record = ThreadRecord(
+            **{
+                key: thread[key]
+                for key in (
+                    "thread_id",
+                    "graph",
+                    "version",
+                    "digest",
+                    "git_sha",
+                    "created_at",
+                    "updated_at",
+                )
+            }
+        )
+        raise ThreadSpecMismatch(record, graph.name, graph.version, graph.digest)
+
+
+async def _cancel_locked(
+    conn: AsyncConnection[DictRow], run_id: str, status: str, action: CancelAction
+) -> Run | None:
+    """Cancel a locked active run; the updated run, or ``None`` when it was deleted."""
+    if status == "pending":
+        if action == "rollback":
+            await conn.execute("DELETE FROM plait_runs WHERE run_id = %s", (run_id,))
+            # Subscribers waiting on it re-read, find it gone and stop.
+            await conn.execute("SELECT pg_notify(%s, %s)", (journal.EVENTS_CHANNEL, run_id))
+            return None
+        cursor = await conn.execute(
+            f"""
+            UPDATE plait_runs
+            SET status = 'interrupted', cancel_action = %s, ended_at = now(), updated_at = now()
+            WHERE run_id = %s
+            RETURNING {_COLUMNS}
+            """,
+            (action, run_id),
+        )
+        run = _run(await cursor.fetchone())
+        await journal.append(conn, run_id, "end", None)
+        return run
+    # Running: the notification naming it makes its worker heartbeat at once and
+    # see the request (the next regular heartbeat would too). Rollback is the
+    # stronger request and is never downgraded to interrupt.
+    cursor = await conn.execute(
+        f"""
+        UPDATE plait_runs
+        SET cancel_action = CASE WHEN cancel_action = 'rollback' THEN 'rollback' ELSE %s END,
+            updated_at = now()
+        WHERE run_id = %s
+        RETURNING {_COLUMNS}
+        """,
+        (action, run_id),
+    )
+    run = _run(await cursor.fetchone())
+    await conn.execute("SELECT pg_notify(%s, %s)", (RUNS_CHANNEL, run_id))
+    return run
+
+
+async def _refresh_thread(
+    conn: AsyncConnection[DictRow], thread_id: str, after: ThreadStatus | None
+) -> None:
+    """``busy`` while runs wait or run; otherwise ``after`` (``None``: leave it, or idle)."""
+    cursor = await conn.execute(
+        f"SELECT run_id FROM plait_runs WHERE thread_id = %s AND {_ACTIVE} LIMIT 1",
+        (thread_id,),
+    )
+    waiting = await cursor.fetchone()
+    if waiting is not None:
+        # The next run may be claimable now: wake the workers.
+        await conn.execute("SELECT pg_notify(%s, %s)", (RUNS_CHANNEL, waiting["run_id"]))
+        status: str = "busy"
+    else:
+        status = after or "idle"
+    await conn.execute(
+        "UPDATE plait_threads SET status = %s, updated_at = now() WHERE thread_id = %s",
+        (status, thread_id),
+    )
+
+
+_DECIDED = {"approve": "approved", "reject": "rejected", "edit": "edited"}
+
+
+async def _settle_approvals(
+    conn: AsyncConnection[DictRow], thread_id: str, run_id: str, kwargs: Mapping[str, Any]
+) -> None:
+    """Mark the approvals a ``command.resume`` answers as decided (inbox stays true).
+
+    A map resumes interrupts by id; a single value resumes the thread's only
+    pending interrupt, as LangGraph does.
+    """
+    command = kwargs.get("command")
+    if not isinstance(command, Mapping) or "resume" not in command:
+        return
+    resume = command["resume"]
+    cursor = await conn.execute(
+        "SELECT approval_id, interrupt_id FROM plait_approvals "
+        "WHERE thread_id = %s AND status = 'pending' FOR UPDATE",
+        (thread_id,),
+    )
+    pending = {row["interrupt_id"]: row["approval_id"] for row in await cursor.fetchall()}
+    if isinstance(resume, Mapping) and set(resume) & set(pending):
+        answers = {key: value for key, value in resume.items() if key in pending}
+    elif len(pending) == 1:
+        answers = {next(iter(pending)): resume}
+    else:
+        return
+    for interrupt_id, answer in answers.items():
+        decision = answer.get("decision") if isinstance(answer, Mapping) else None
+        if decision not in _DECIDED:
+            continue  # not a valid decision: the node fails and asks again
+        await conn.execute(
+            """
+            UPDATE plait_approvals
+            SET status = %s, decision = %s, decided_at = now(), resume_run_id = %s
+            WHERE approval_id = %s
+            """,
+            (_DECIDED[decision], Jsonb(dict(answer)), run_id, pending[interrupt_id]),
+        )
+
+
+def _run(row: Mapping[str, Any] | None) -> Run:
+    if row is None:
+        raise LookupError("the database returned no row")
+    return Run(
+        run_id=row["run_id"],
+        thread_id=row["thread_id"],
+        assistant_id=row["assistant_id"] or "",
+        graph=row["graph"],
+        version=row["version"],
+        status=row["status"],
+        kwargs=row["kwargs"],
+        metadata=row["metadata"],
+        multitask_strategy=row["multitask_strategy"],
+        attempt=row["attempt"],
+        error=row["error"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        digest=row["digest"],
+        cancel_action=row["cancel_action"],
+        lease_owner=row["lease_owner"],
+        lease_expires_at=row["lease_expires_at"],
+        queue_id=row["queue_id"],
+    )

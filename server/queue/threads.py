@@ -1,0 +1,182 @@
+"""API threads (table ``plait_threads``): create, read, search, update, delete, status.
+
+A thread made through the API exists before its first run; the first run
+records its graph (see ``server.queue.runs.create_run``). The dicts returned
+are the Agent Server ``Thread`` shape without ``values`` / ``interrupts``,
+which come from the thread's checkpoints (the API fills them).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from psycopg.types.json import Jsonb
+
+from engine.store.checkpointer import new_checkpointer
+from engine.store.pool import Pool
+
+ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
+THREAD_STATUSES: tuple[str, ...] = ("idle", "busy", "interrupted", "error")
+
+_COLUMNS = "thread_id, graph, version, digest, metadata, status, created_at, updated_at"
+_SORTABLE = ("thread_id", "status", "created_at", "updated_at")
+
+
+class ThreadNotFound(LookupError):
+    """No such thread (HTTP 404)."""
+
+    def __init__(self, thread_id: str) -> None:
+        self.thread_id = thread_id
+        super().__init__(f"thread {thread_id} not found")
+
+
+class ThreadExists(Exception):
+    """A thread with that id exists and ``if_exists`` is ``raise`` (HTTP 409)."""
+
+    def __init__(self, thread_id: str) -> None:
+        self.thread_id = thread_id
+        super().__init__(f"thread {thread_id} already exists")
+
+
+async def create_thread(
+    pool: Pool,
+    *,
+    thread_id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    if_exists: str = "raise",
+) -> dict[str, Any]:
+    """Create a thread (a new uuid when ``thread_id`` is None).
+
+    ``if_exists``: ``raise`` (:class:`ThreadExists`) or ``do_nothing``
+    (return the existing thread unchanged), as the Agent Server does.
+    """
+    if if_exists not in ("raise", "do_nothing"):
+        raise ValueError(f"unknown if_exists {if_exists!r}; use 'raise' or 'do_nothing'")
+    tid = thread_id or str(uuid.uuid4())
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"""
+            INSERT INTO plait_threads (thread_id, metadata) VALUES (%s, %s)
+            ON CONFLICT (thread_id) DO NOTHING
+            RETURNING {_COLUMNS}
+            """,
+            (tid, Jsonb(dict(metadata or {}))),
+        )
+        row = await cursor.fetchone()
+    if row is not None:
+        return _thread(row)
+    if if_exists == "raise":
+        raise ThreadExists(tid)
+    existing = await get_thread(pool, tid)
+    if existing is None:  # deleted in between
+        raise ThreadNotFound(tid)
+    return existing
+
+
+async def get_thread(pool: Pool, thread_id: str) -> dict[str, Any] | None:
+    """The thread, or ``None``."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_threads WHERE thread_id = %s", (thread_id,)
+        )
+        row = await cursor.fetchone()
+    return None if row is None else _thread(row)
+
+
+async def search_threads(
+    pool: Pool,
+    *,
+    metadata: Mapping[str, Any] | None = None,
+    status: str | None = None,
+    ids: list[str] | None = None,
+    limit: int = 10,
+    offset: int = 0,
+    sort_by: str = "created_at",
+    sort_order: str = "desc",
+) -> list[dict[str, Any]]:
+    """Threads whose metadata contains ``metadata`` (JSON containment), by status and ids."""
+    if sort_by not in _SORTABLE:
+        raise ValueError(f"cannot sort threads by {sort_by!r}; use one of {', '.join(_SORTABLE)}")
+    order = "ASC" if sort_order.lower() == "asc" else "DESC"
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"""
+            SELECT {_COLUMNS} FROM plait_threads
+            WHERE metadata @> %s
+              AND (%s::text IS NULL OR status = %s)
+              AND (%s::text[] IS NULL OR thread_id = ANY(%s))
+            ORDER BY {sort_by} {order}, thread_id
+            LIMIT %s OFFSET %s
+            """.encode(),
+            (Jsonb(dict(metadata or {})), status, status, ids, ids, limit, offset),
+        )
+        rows = await cursor.fetchall()
+    return [_thread(row) for row in rows]
+
+
+async def update_thread(
+    pool: Pool, thread_id: str, *, metadata: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Merge ``metadata`` into the thread's (top-level keys replace).
+
+    Raises :class:`ThreadNotFound`.
+    """
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"""
+            UPDATE plait_threads SET metadata = metadata || %s, updated_at = now()
+            WHERE thread_id = %s
+            RETURNING {_COLUMNS}
+            """,
+            (Jsonb(dict(metadata)), thread_id),
+        )
+        row = await cursor.fetchone()
+    if row is None:
+        raise ThreadNotFound(thread_id)
+    return _thread(row)
+
+
+async def delete_thread(pool: Pool, thread_id: str) -> None:
+    """Delete the thread with its runs, journals, approvals and checkpoints.
+
+    Raises :class:`ThreadNotFound`. Checkpoints go through the saver's own
+    ``adelete_thread`` (its tables are its business), after the rows.
+    """
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "DELETE FROM plait_threads WHERE thread_id = %s RETURNING thread_id", (thread_id,)
+        )
+        deleted = await cursor.fetchone()
+    if deleted is None:
+        raise ThreadNotFound(thread_id)
+    await new_checkpointer(pool).adelete_thread(thread_id)
+
+
+async def set_thread_status(pool: Pool, thread_id: str, status: str) -> None:
+    """Set the thread's status (``idle``, ``busy``, ``interrupted``, ``error``)."""
+    if status not in THREAD_STATUSES:
+        raise ValueError(f"unknown thread status {status!r}")
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "UPDATE plait_threads SET status = %s, updated_at = now() WHERE thread_id = %s "
+            "RETURNING thread_id",
+            (status, thread_id),
+        )
+        if await cursor.fetchone() is None:
+            raise ThreadNotFound(thread_id)
+
+
+def _thread(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "thread_id": row["thread_id"],
+        "created_at": row["created_at"].isoformat(),
+        "updated_at": row["updated_at"].isoformat(),
+        "metadata": row["metadata"],
+        "status": row["status"],
+        # Plait's additions: the graph the thread runs (None before its first run).
+        "graph": row["graph"],
+        "version": row["version"],
+        "digest": row["digest"],
+    }

@@ -1,0 +1,352 @@
+"""The graph registry: the specs folder <-> table ``plait_graph_versions``.
+
+Every graph at every version is stored in the table, so any worker compiles a
+run's spec from the database, never from a file it may not have. The folder
+is what people edit and review in git: it holds the *newest* version of each
+graph, one file per graph (the file that already defines the graph, or
+``<name>.yaml`` for a new one). Uploading an older version than the newest
+stores it in the table only; git keeps the history of the files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import re
+import tempfile
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from engine.spec.document import LoadedSpec
+from engine.spec.errors import SpecError, SpecIssue, has_errors
+from engine.spec.lint import lint
+from engine.spec.loader import decode_file, parse_spec, read_spec
+from engine.spec.registry import SpecRegistry
+from engine.spec.validate import SPEC_SUFFIXES, validate_text
+from engine.store.pool import Pool
+
+#: Namespace of assistant ids: uuid5(ASSISTANT_NAMESPACE, "name@version").
+ASSISTANT_NAMESPACE = uuid.UUID("6f1c1a52-3b8e-5d0e-9a57-706c61697400")
+
+_COLUMNS = "name, version, digest, yaml, assistant_id, file, created_at"
+
+
+@dataclass(frozen=True)
+class GraphVersion:
+    """One stored version of a graph: an assistant of the Agent Server protocol."""
+
+    name: str
+    version: str
+    digest: str
+    yaml: str
+    created_at: datetime
+    assistant_id: str
+    loaded: LoadedSpec
+    file: str | None = None
+
+    @property
+    def ref(self) -> str:
+        """``name@version``."""
+        return f"{self.name}@{self.version}"
+
+
+class VersionConflict(Exception):
+    """``name@version`` is already stored with other content (another digest)."""
+
+    def __init__(self, name: str, version: str, stored: str, given: str) -> None:
+        self.name, self.version, self.stored, self.given = name, version, stored, given
+        super().__init__(
+            f"{name}@{version} is already registered with other content "
+            f"(digest {stored[:19]}, this one {given[:19]}); bump metadata.version "
+            "to publish a change"
+        )
+
+
+def assistant_id(name: str, version: str) -> str:
+    """The stable assistant id of ``name@version`` (a uuid5)."""
+    return str(uuid.uuid5(ASSISTANT_NAMESPACE, f"{name}@{version}"))
+
+
+def version_key(version: str) -> tuple[Any, ...]:
+    """Sort key of a semantic version by SemVer 2.0 precedence (build metadata ignored).
+
+    Hand-written because no semver library is a dependency and the rule is
+    short: a pre-release sorts before its release; numeric identifiers sort
+    numerically and before alphanumeric ones.
+    """
+    core, _, prerelease = version.split("+", 1)[0].partition("-")
+    numbers = tuple(int(part) for part in core.split("."))
+    if not prerelease:
+        return (numbers, 1, ())
+    identifiers = tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part) for part in prerelease.split(".")
+    )
+    return (numbers, 0, identifiers)
+
+
+def registry_from(versions: Iterable[GraphVersion]) -> SpecRegistry:
+    """A spec registry of ``versions``, so ``subgraph`` refs between them resolve."""
+    return SpecRegistry(version.loaded for version in versions)
+
+
+async def sync_folder(pool: Pool, specs_dir: Path) -> list[SpecIssue]:
+    """Store every valid spec of ``specs_dir`` that is not stored yet; return the problems.
+
+    Invalid specs are reported, not stored. A file whose ``name@version`` is
+    already stored with another digest is reported (code ``version-conflict``)
+    and the stored version is kept: a published version never changes.
+    Subgraph refs resolve against the stored versions and the folder's specs.
+    """
+    issues, found = await asyncio.to_thread(_read_folder, specs_dir)
+    stored = {version.ref: version for version in await list_graphs(pool, specs_dir=specs_dir)}
+    registry = registry_from(stored.values())
+    first: dict[str, LoadedSpec] = {}
+    for spec in found:
+        other = first.setdefault(spec.ref, spec)
+        if other is not spec:
+            issues.append(
+                _issue(spec, f"`{spec.ref}` is also defined in {other.file}", "duplicate-spec")
+            )
+        else:
+            registry.add(spec)
+    for spec in first.values():
+        previous = stored.get(spec.ref)
+        if previous is not None and previous.digest != spec.digest:
+            issues.append(_conflict_issue(spec, previous))
+            continue
+        problems = lint(spec, registry)
+        issues.extend(problems)
+        if has_errors(problems) or previous is not None:
+            continue
+        await _insert(pool, spec, _relative(spec.path, specs_dir))
+    return issues
+
+
+async def save_version(
+    pool: Pool, text: str, *, file: str = "<upload>", specs_dir: Path | None = None
+) -> GraphVersion:
+    """Validate and store a spec given as YAML text; write it into ``specs_dir`` when newest.
+
+    Raises :class:`SpecError` with every issue (the same as ``plait validate``)
+    when it does not validate, and :class:`VersionConflict` when its
+    ``name@version`` is stored with another digest. Saving the same content
+    again returns the stored version unchanged. The file is written only for
+    a version newer than every stored version of the graph (see module doc).
+    """
+    spec = parse_spec(text, file)
+    stored = await list_graphs(pool, specs_dir=specs_dir)
+    issues = validate_text(text, file, registry_from(v for v in stored if v.ref != spec.ref))
+    if has_errors(issues):
+        raise SpecError(issues)
+    existing = next((v for v in stored if v.ref == spec.ref), None)
+    if existing is not None:
+        if existing.digest != spec.digest:
+            raise VersionConflict(spec.name, spec.version, existing.digest, spec.digest)
+        return existing
+    newest = max((v.version for v in stored if v.name == spec.name), key=version_key, default=None)
+    target: Path | None = None
+    if specs_dir is not None and (
+        newest is None or version_key(spec.version) > version_key(newest)
+    ):
+        target = await asyncio.to_thread(_file_of, specs_dir, spec.name) or (
+            specs_dir / f"{spec.name}.yaml"
+        )
+    relative = _relative(target, specs_dir) if target is not None else None
+    inserted = await _insert(pool, spec, relative)
+    if inserted is None:  # a concurrent upload of the same version won
+        winner = await get_version(pool, spec.name, spec.version, specs_dir=specs_dir)
+        if winner is None or winner.digest != spec.digest:
+            stored_digest = winner.digest if winner is not None else "?"
+            raise VersionConflict(spec.name, spec.version, stored_digest, spec.digest)
+        return winner
+    if target is not None:
+        await asyncio.to_thread(_write_atomically, target, text)
+    return _version(inserted, specs_dir)
+
+
+async def get_version(
+    pool: Pool, name: str, version: str, *, specs_dir: Path | None = None
+) -> GraphVersion | None:
+    """``name@version``, or ``None``.
+
+    With ``specs_dir``, the spec's ``base_dir`` is that folder, so python
+    ``module:function`` refs import from it as they do for the CLI.
+    """
+    rows = await _select(pool, "WHERE name = %s AND version = %s", (name, version))
+    return _version(rows[0], specs_dir) if rows else None
+
+
+async def latest(pool: Pool, name: str, *, specs_dir: Path | None = None) -> GraphVersion | None:
+    """The newest version of graph ``name`` (SemVer precedence), or ``None``."""
+    rows = await _select(pool, "WHERE name = %s", (name,))
+    if not rows:
+        return None
+    return _version(max(rows, key=lambda row: version_key(row["version"])), specs_dir)
+
+
+async def by_assistant_id(
+    pool: Pool, assistant: str, *, specs_dir: Path | None = None
+) -> GraphVersion | None:
+    """The version an assistant id names: a uuid, ``name@version``, or a graph name (newest)."""
+    try:
+        uuid.UUID(assistant)
+    except ValueError:
+        pass
+    else:
+        rows = await _select(pool, "WHERE assistant_id = %s", (assistant.lower(),))
+        return _version(rows[0], specs_dir) if rows else None
+    name, at, version = assistant.partition("@")
+    if at:
+        return await get_version(pool, name, version, specs_dir=specs_dir)
+    return await latest(pool, assistant, specs_dir=specs_dir)
+
+
+async def list_graphs(pool: Pool, *, specs_dir: Path | None = None) -> list[GraphVersion]:
+    """Every stored version of every graph, by name then SemVer precedence."""
+    rows = await _select(pool, "", ())
+    rows.sort(key=lambda row: (row["name"], version_key(row["version"])))
+    return [_version(row, specs_dir) for row in rows]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+async def _select(pool: Pool, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_graph_versions {where}".encode(), params
+        )
+        return list(await cursor.fetchall())
+
+
+async def _insert(pool: Pool, spec: LoadedSpec, file: str | None) -> dict[str, Any] | None:
+    """Insert ``spec``; ``None`` when its ``name@version`` is already stored."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"""
+            INSERT INTO plait_graph_versions (name, version, digest, yaml, assistant_id, file)
+            VALUES (%s, %s, %s, %s, %s, %s)
+            ON CONFLICT (name, version) DO NOTHING
+            RETURNING {_COLUMNS}
+            """.encode(),
+            (
+                spec.name,
+                spec.version,
+                spec.digest,
+                spec.text,
+                assistant_id(spec.name, spec.version),
+                file,
+            ),
+        )
+        return await cursor.fetchone()
+
+
+def _version(row: dict[str, Any], specs_dir: Path | None) -> GraphVersion:
+    path = None
+    if specs_dir is not None:
+        path = specs_dir / (row["file"] or f"{row['name']}.yaml")
+    return GraphVersion(
+        name=row["name"],
+        version=row["version"],
+        digest=row["digest"],
+        yaml=row["yaml"],
+        created_at=row["created_at"],
+        assistant_id=row["assistant_id"],
+        file=row["file"],
+        loaded=_parse(row["yaml"], f"{row['name']}@{row['version']}", path),
+    )
+
+
+@functools.lru_cache(maxsize=512)
+def _parse(text: str, file: str, path: Path | None) -> LoadedSpec:
+    """Parsing is the slow part of reading a version: cache it (the text is immutable)."""
+    return parse_spec(text, file, path)
+
+
+def _read_folder(specs_dir: Path) -> tuple[list[SpecIssue], list[LoadedSpec]]:
+    """The folder's specs that load, and the issues of those that do not (blocking I/O)."""
+    issues: list[SpecIssue] = []
+    found: list[LoadedSpec] = []
+    for file in _spec_files(specs_dir):
+        try:
+            spec, warnings = read_spec(decode_file(file), str(file), file)
+        except SpecError as exc:
+            issues.extend(exc.issues)
+            continue
+        issues.extend(warnings)
+        found.append(spec)
+    return issues, found
+
+
+def _spec_files(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.suffix in SPEC_SUFFIXES and p.is_file())
+
+
+_NAME_LINE = re.compile(r"^\s*name:\s*['\"]?([a-z0-9-]+)['\"]?\s*(#.*)?$", re.MULTILINE)
+
+
+def _file_of(specs_dir: Path, name: str) -> Path | None:
+    """The file in ``specs_dir`` that defines graph ``name``, if any."""
+    for file in _spec_files(specs_dir):
+        try:
+            if parse_spec(decode_file(file), str(file), file).name == name:
+                return file
+        except SpecError:
+            # A broken file may still be the graph's (being edited): match its name line.
+            match = _NAME_LINE.search(file.read_text(encoding="utf-8", errors="replace"))
+            if match and match[1] == name:
+                return file
+    return None
+
+
+def _relative(path: Path | None, specs_dir: Path | None) -> str | None:
+    if path is None or specs_dir is None:
+        return None
+    try:
+        return str(path.resolve().relative_to(specs_dir.resolve()))
+    except ValueError:
+        return None
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    """Replace ``target`` in one step, so a reader never sees half a spec."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _issue(spec: LoadedSpec, message: str, code: str, fix: str | None = None) -> SpecIssue:
+    position = spec.source_map.locate("/metadata/version")
+    return SpecIssue(
+        file=spec.file,
+        line=position.line,
+        column=position.column,
+        pointer="/metadata/version",
+        message=message,
+        fix=fix
+        or "bump `metadata.version` (or rename the graph): a name and version identify one spec",
+        code=code,
+    )
+
+
+def _conflict_issue(spec: LoadedSpec, stored: GraphVersion) -> SpecIssue:
+    return _issue(
+        spec,
+        f"`{spec.ref}` is already registered with other content (stored digest "
+        f"{stored.digest[:19]}, file digest {spec.digest[:19]}); the stored version is kept",
+        "version-conflict",
+        "bump `metadata.version` to publish a change; a published version never changes",
+    )

@@ -1,0 +1,45 @@
+"""Settings of a Plait server process, from the environment with CLI overrides."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.store.database import DATABASE_URL_ENV
+
+SPECS_ENV = "PLAIT_SPECS_DIR"
+WORKERS_ENV = "PLAIT_WORKERS"
+HOST_ENV = "PLAIT_HOST"
+PORT_ENV = "PLAIT_PORT"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one ``plait serve`` process needs to know.
+
+    ``database_url`` None means :func:`engine.store.database_url` decides
+    (``PLAIT_DATABASE_URL`` or the embedded server); ``workers`` is how many runs
+    the in-process worker executes at once; 0 means the process only serves
+    the API and separate ``plait worker`` processes run the runs.
+    """
+
+    database_url: str | None = None
+    specs_dir: Path = Path("specs")
+    workers: int = 10
+    host: str = "127.0.0.1"
+    port: int = 8000
+    pool_max_size: int = 20
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        """Settings from ``PLAIT_*`` variables, defaults where unset."""
+        env = os.environ
+        default = cls()
+        return cls(
+            database_url=env.get(DATABASE_URL_ENV) or None,
+            specs_dir=Path(env.get(SPECS_ENV) or default.specs_dir),
+            workers=int(env.get(WORKERS_ENV) or default.workers),
+            host=env.get(HOST_ENV) or default.host,
+            port=int(env.get(PORT_ENV) or default.port),
+        )

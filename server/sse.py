@@ -1,0 +1,91 @@
+"""A run's journal as a Server-Sent Events response (sse-starlette).
+
+Every journal event becomes one frame ``event: <name>`` / ``data: <json>`` /
+``id: <seq>``, so a client that reconnects with ``Last-Event-ID`` gets the
+rest of the run, none twice. sse-starlette sends a keep-alive comment every
+15 s. A failure after the 200 cannot change the status code, so it is sent as
+an ``error`` event followed by ``end``: the client always sees a clean end.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from server.journal import JournalListener
+
+logger = logging.getLogger("plait.server")
+
+KEEP_ALIVE_SECONDS = 15
+#: Sent whatever stream modes the client asked for.
+_ALWAYS = frozenset({"metadata", "error", "end"})
+#: Stream modes whose events have another name.
+_MODE_EVENTS = {"messages-tuple": "messages"}
+
+
+def event_names(stream_modes: Iterable[str] | None) -> frozenset[str] | None:
+    """The event names a client asked for with ``stream_mode`` (None: every event)."""
+    if stream_modes is None:
+        return None
+    modes = list(stream_modes)
+    if not modes:
+        return None
+    return _ALWAYS | {_MODE_EVENTS.get(mode, mode) for mode in modes}
+
+
+def wanted(event: str, names: frozenset[str] | None) -> bool:
+    """Whether ``event`` (``values``, ``messages/partial``, ``updates|ns``...) is in ``names``."""
+    if names is None:
+        return True
+    base = event.split("|", 1)[0]
+    return base in names or base.split("/", 1)[0] in names
+
+
+def encode(data: Any) -> str:
+    """JSON for a ``data:`` line (never contains a newline)."""
+    return json.dumps(data, default=str, ensure_ascii=False, separators=(",", ":"))
+
+
+async def journal_frames(
+    listener: JournalListener,
+    run_id: str,
+    *,
+    after: int = 0,
+    names: frozenset[str] | None = None,
+    on_abandon: Callable[[], None] | None = None,
+) -> AsyncIterator[ServerSentEvent]:
+    """The frames of ``run_id``'s events after seq ``after``, ending after ``end``.
+
+    ``on_abandon`` runs when the client goes away before the end (for
+    ``on_disconnect=cancel``); it must not await, the request is being torn down.
+    """
+    ended = False
+    try:
+        async for event in listener.subscribe(run_id, after):
+            if wanted(event.event, names):
+                yield ServerSentEvent(data=encode(event.data), event=event.event, id=str(event.seq))
+            if event.event == "end":
+                ended = True
+                return
+    except Exception as exc:
+        logger.exception("the event stream of run %s failed", run_id)
+        ended = True
+        message = "the event stream failed; reconnect with Last-Event-ID to continue"
+        yield ServerSentEvent(
+            data=encode({"error": type(exc).__name__, "message": message}), event="error"
+        )
+        yield ServerSentEvent(data=encode(None), event="end")
+    finally:
+        if not ended and on_abandon is not None:
+            on_abandon()
+
+
+def sse_response(
+    frames: AsyncIterator[ServerSentEvent], headers: dict[str, str]
+) -> EventSourceResponse:
+    """An SSE response of ``frames`` with keep-alive comments."""
+    return EventSourceResponse(frames, headers=headers, ping=KEEP_ALIVE_SECONDS, sep="\n")

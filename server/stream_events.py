@@ -1,0 +1,123 @@
+"""LangGraph stream chunks -> the Agent Server's SSE events (name and JSON payload).
+
+The names and payloads are those of the LangGraph Agent Server (``langgraph
+dev``), which the LangGraph SDKs parse: one event per chunk, named after its
+stream mode (``values``, ``updates``, ``messages``, ``custom``, ``debug``,
+``tasks``, ``checkpoints``), with ``|<namespace>`` appended for chunks from a
+subgraph when subgraphs are streamed. ``messages-tuple`` is LangGraph's
+``messages`` mode and arrives as ``messages`` with ``[message, metadata]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.types import Interrupt, Send
+from pydantic import BaseModel
+
+#: Agent Server stream mode -> LangGraph stream mode. ``messages`` (the
+#: Agent Server's partial/complete message events) is served as the tuple form.
+_MODES = {
+    "values": "values",
+    "updates": "updates",
+    "messages-tuple": "messages",
+    "messages": "messages",
+    "custom": "custom",
+    "debug": "debug",
+    "tasks": "tasks",
+    "checkpoints": "checkpoints",
+}
+
+#: What the Agent Server streams when a request names no mode.
+DEFAULT_STREAM_MODES = ("values",)
+
+INTERRUPT_KEY = "__interrupt__"
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """Which LangGraph modes to stream, and which of them become journal events."""
+
+    requested: frozenset[str]
+    langgraph_modes: tuple[str, ...]
+    subgraphs: bool
+
+    def events(self, namespace: tuple[str, ...], mode: str, chunk: Any) -> list[tuple[str, Any]]:
+        """The journal events of one LangGraph chunk (none when its mode was not requested)."""
+        if mode == "messages":
+            message, metadata = chunk
+            return [(self._name("messages", namespace), [to_json(message), to_json(metadata)])]
+        if mode in self.requested:
+            return [(self._name(mode, namespace), to_json(chunk))]
+        if (
+            mode == "updates"
+            and "values" not in self.requested
+            and isinstance(chunk, Mapping)
+            and chunk.get(INTERRUPT_KEY)
+        ):
+            # As the Agent Server does: a client that asked for neither updates nor
+            # values still learns of the interrupt, as a values event. (With values
+            # requested, LangGraph's own values chunk already carries __interrupt__.)
+            return [(self._name("values", namespace), to_json(chunk))]
+        return []
+
+    def _name(self, mode: str, namespace: tuple[str, ...]) -> str:
+        return f"{mode}|{'|'.join(namespace)}" if self.subgraphs and namespace else mode
+
+
+def plan_stream(stream_mode: str | Iterable[str] | None, subgraphs: bool) -> StreamPlan:
+    """The plan for a run's ``stream_mode`` (a name, a list, or none: ``values``).
+
+    ``updates`` is always streamed from LangGraph: interrupts arrive there.
+    Unknown modes (e.g. ``events``) are ignored.
+    """
+    if stream_mode is None:
+        names: tuple[str, ...] = DEFAULT_STREAM_MODES
+    elif isinstance(stream_mode, str):
+        names = (stream_mode,)
+    else:
+        names = tuple(stream_mode)
+    requested = frozenset(_MODES[name] for name in names if name in _MODES)
+    modes = tuple(sorted(requested | {"updates"}))
+    return StreamPlan(requested=requested, langgraph_modes=modes, subgraphs=subgraphs)
+
+
+def interrupts_of(chunk: Any) -> list[dict[str, Any]]:
+    """The ``[{id, value}]`` interrupts in an ``updates`` chunk (empty when none)."""
+    if not isinstance(chunk, Mapping):
+        return []
+    found = chunk.get(INTERRUPT_KEY) or ()
+    return [to_json(item) for item in found if isinstance(item, Interrupt)]
+
+
+def to_json(value: Any) -> Any:
+    """JSON-like data of a stream payload, shaped as the Agent Server serialises it.
+
+    LangChain messages become their ``model_dump()`` (``type`` is the class
+    kind, e.g. ``AIMessageChunk``, which the SDKs read); interrupts become
+    ``{value, id}``; anything unknown becomes its ``str``.
+    """
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, Interrupt):
+        return {"value": to_json(value.value), "id": value.id}
+    if isinstance(value, Mapping):
+        return {str(key): to_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_json(item) for item in value]
+    if isinstance(value, BaseModel):
+        return to_json(value.model_dump())
+    if isinstance(value, Send):
+        return {"node": value.node, "arg": to_json(value.arg)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, datetime.datetime | datetime.date):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return str(value)

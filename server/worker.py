@@ -1,0 +1,265 @@
+"""The worker: claims queued runs and executes up to N of them at once.
+
+One :class:`Worker` per process is enough (``plait serve`` runs some, ``plait
+worker`` runs one). It
+
+- claims pending runs under a lease when woken by ``NOTIFY plait_runs_pending``
+  (a run starts within milliseconds of its creation), or on a poll interval as
+  a fallback when a notification is lost (idle, it costs one query per interval);
+- heartbeats every ``lease / 3`` for all its runs, and stops a run whose
+  cancellation was asked for (``interrupt`` or ``rollback``); a run claimed
+  with a cancel already asked (its previous worker died first) stops at once;
+- resolves approvals past their expiry by resuming their run (the approval node
+  applies the spec's ``on_expire`` itself when it resumes after the expiry);
+- on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
+  hands their leases back, so another worker continues them from their last
+  checkpoint at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+
+from engine.store.pool import Pool
+from engine.store.tool_results import PostgresToolResultStore
+from engine.tools.idempotency import ToolResultStore
+from server import approvals
+from server.executor import GraphCache, RunStopper, StopReason, execute_run
+from server.queue import runs
+from server.queue.runs import Run
+
+log = logging.getLogger(__name__)
+
+#: Channel the queue notifies when a run becomes claimable.
+RUNS_PENDING_CHANNEL = "plait_runs_pending"
+
+
+def default_worker_id() -> str:
+    """A worker id unique across hosts and processes: ``host:pid:random``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Worker:
+    """Claims and executes runs until :meth:`stop`; see the module docstring."""
+
+    def __init__(
+        self,
+        pool: Pool,
+        *,
+        worker_id: str | None = None,
+        concurrency: int = 10,
+        lease_seconds: float = 10.0,
+        poll_seconds: float = 1.0,
+        sweep_seconds: float = 5.0,
+        specs_dir: Path | None = None,
+        tool_results: ToolResultStore | None = None,
+        conninfo: str | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("a worker needs a concurrency of at least 1")
+        if conninfo is None and not isinstance(pool.conninfo, str):
+            raise ValueError("give the worker a conninfo for its LISTEN connection")
+        self.pool = pool
+        self.worker_id = worker_id or default_worker_id()
+        self.concurrency = concurrency
+        self.lease_seconds = lease_seconds
+        self.poll_seconds = poll_seconds
+        self.sweep_seconds = sweep_seconds
+        # Its own connection, outside the pool: LISTEN holds it for the worker's life.
+        self._conninfo = conninfo or str(pool.conninfo)
+        self.graphs = GraphCache(pool, specs_dir)
+        self.tool_results = tool_results or PostgresToolResultStore(pool)
+        #: Set once the worker listens for runs (it may have claimed some already).
+        self.started = asyncio.Event()
+        self._active: dict[str, tuple[asyncio.Task[object], RunStopper]] = {}
+        self._wake = asyncio.Event()
+        self._beat_now = asyncio.Event()
+        self._stopping = False
+
+    @property
+    def active_runs(self) -> list[str]:
+        """Ids of the runs this worker executes now."""
+        return list(self._active)
+
+    def stop(self) -> None:
+        """Stop claiming and hand the running runs back; :meth:`run` returns once done.
+
+        Safe to call from a signal handler (on the event loop's thread).
+        """
+        self._stopping = True
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Claim and execute runs until :meth:`stop`, then release the unfinished ones."""
+        helpers = [
+            asyncio.create_task(self._listen(), name=f"{self.worker_id} listen"),
+            asyncio.create_task(
+                self._every(self.lease_seconds / 3, self._heartbeat, self._beat_now),
+                name=f"{self.worker_id} hb",
+            ),
+            asyncio.create_task(
+                self._every(self.sweep_seconds, self.sweep_expired), name=f"{self.worker_id} sweep"
+            ),
+        ]
+        try:
+            await self._claim_loop()
+        finally:
+            await self._hand_back()
+            for task in helpers:
+                task.cancel()
+            await asyncio.gather(*helpers, return_exceptions=True)
+
+    async def _claim_loop(self) -> None:
+        while not self._stopping:
+            # Cleared before claiming: a notification during the claim wakes the next round.
+            self._wake.clear()
+            free = self.concurrency - len(self._active)
+            if free > 0:
+                try:
+                    claimed = await runs.claim_runs(
+                        self.pool, self.worker_id, free, self.lease_seconds
+                    )
+                except psycopg.Error:
+                    log.exception("worker %s: claiming runs failed", self.worker_id)
+                    claimed = []
+                for run in claimed:
+                    self._start(run)
+                if len(claimed) == free:
+                    continue  # maybe more are waiting; a full worker waits for a free slot
+            if not self._stopping:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.poll_seconds):
+                        await self._wake.wait()
+
+    def _start(self, run: Run) -> None:
+        stopper = RunStopper()
+        if run.cancel_action is not None:
+            # A cancel asked of its previous worker (which died or handed it back
+            # before acting on it): stop before running anything, not at the first
+            # heartbeat, a third of a lease away.
+            stopper.stop(run.cancel_action)
+        task: asyncio.Task[object] = asyncio.create_task(
+            self._execute(run, stopper), name=f"run {run.run_id}"
+        )
+        self._active[run.run_id] = (task, stopper)
+
+        def done(_: asyncio.Task[object]) -> None:
+            self._active.pop(run.run_id, None)
+            self._wake.set()  # a slot is free
+
+        task.add_done_callback(done)
+
+    async def _execute(self, run: Run, stopper: RunStopper) -> object:
+        try:
+            return await execute_run(
+                run,
+                self.pool,
+                worker_id=self.worker_id,
+                graphs=self.graphs,
+                stopper=stopper,
+                tool_results=self.tool_results,
+            )
+        except Exception:
+            # Recording the end failed (e.g. the database went away): the lease
+            # expires and a worker continues the run from its last checkpoint.
+            log.exception("worker %s: run %s failed to record its end", self.worker_id, run.run_id)
+            return None
+
+    def cancel(self, run_id: str, reason: StopReason) -> bool:
+        """Stop one of this worker's runs; False when it does not execute ``run_id``."""
+        entry = self._active.get(run_id)
+        if entry is None:
+            return False
+        entry[1].stop(reason)
+        return True
+
+    async def _hand_back(self) -> None:
+        """Release every unfinished run so another worker continues it."""
+        for _, stopper in list(self._active.values()):
+            stopper.stop("release")
+        tasks = [task for task, _ in self._active.values()]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _heartbeat(self) -> None:
+        run_ids = list(self._active)
+        if not run_ids:
+            return
+        to_stop = await runs.heartbeat(self.pool, self.worker_id, run_ids, self.lease_seconds)
+        for run_id in to_stop:
+            run = await runs.get_run(self.pool, run_id)
+            if run is None or run.lease_owner != self.worker_id:
+                self.cancel(run_id, "lost")
+            elif run.cancel_action is not None:
+                self.cancel(run_id, run.cancel_action)
+
+    async def sweep_expired(self, now: datetime | None = None) -> int:
+        """Resume the runs of pending approvals expired by ``now``; return how many.
+
+        Every worker sweeps; an approval decided or expired by someone else
+        meanwhile is skipped (the first resolution wins).
+        """
+        resolved = 0
+        for approval in await approvals.expired(self.pool, now or datetime.now(UTC)):
+            try:
+                await approvals.expire(self.pool, approval["approval_id"])
+            except approvals.ApprovalClosed:
+                continue
+            resolved += 1
+        return resolved
+
+    async def _every(
+        self,
+        seconds: float,
+        job: Callable[[], Awaitable[object]],
+        early: asyncio.Event | None = None,
+    ) -> None:
+        """Run ``job`` every ``seconds`` (or when ``early`` is set) until cancelled.
+
+        A failure is logged, not fatal.
+        """
+        while True:
+            if early is not None:
+                early.clear()
+            try:
+                await job()
+            except Exception:
+                # Whatever went wrong, the loop must go on: a dead heartbeat loses every lease.
+                log.exception("worker %s: %s failed", self.worker_id, job.__name__)
+            if early is None:
+                await asyncio.sleep(seconds)
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(seconds):
+                    await early.wait()
+
+    async def _listen(self) -> None:
+        """Wake the claim loop on each notification; reconnect when the connection drops."""
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
+                async with conn:
+                    await conn.execute(f"LISTEN {RUNS_PENDING_CHANNEL}")
+                    self.started.set()
+                    # Runs created before LISTEN took effect are found by this claim.
+                    self._wake.set()
+                    async for notification in conn.notifies():
+                        self._wake.set()
+                        if notification.payload in self._active:
+                            # Our run changed (e.g. a cancel was asked): look now, not
+                            # at the next heartbeat.
+                            self._beat_now.set()
+            except (psycopg.Error, OSError):
+                log.exception("worker %s: listening for runs failed", self.worker_id)
+                self.started.set()  # polling still works
+                await asyncio.sleep(self.poll_seconds)

@@ -1,0 +1,61 @@
+"""The approvals inbox: a parked approval, a decision that resumes the thread."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+
+from tests.integration.server.api.conftest import REFUND_HIGH, assert_problem, new_thread
+
+
+async def test_inbox_and_decision(client: httpx.AsyncClient) -> None:
+    thread_id = await new_thread(client)
+    parked = await client.post(
+        f"/threads/{thread_id}/runs/wait",
+        json={"assistant_id": "refund-approval", "input": REFUND_HIGH},
+    )
+    assert parked.json()["__interrupt__"]
+
+    inbox = (await client.get("/approvals", params={"status": "pending"})).json()
+    [approval] = [item for item in inbox if item["thread_id"] == thread_id]
+    assert approval["graph"] == "refund-approval"
+    assert approval["version"] == "1.0.0"
+    assert approval["node"] == "approve"
+    assert approval["action"] == "issue_refund"
+    assert approval["arguments"] == {"order_id": "A-1002", "amount": 180.0}
+    assert "high risk" in approval["reason"]
+    assert approval["expires_at"] is not None
+    assert approval["budget_used"] is None
+    assert approval["status"] == "pending"
+    approval_id = approval["approval_id"]
+    assert (await client.get(f"/approvals/{approval_id}")).json()["run_id"] == approval["run_id"]
+
+    invalid = await client.post(f"/approvals/{approval_id}/decision", json={"decision": "maybe"})
+    assert_problem(invalid, 422)
+    decided = await client.post(
+        f"/approvals/{approval_id}/decision",
+        json={
+            "decision": "edit",
+            "arguments": {"order_id": "A-1002", "amount": 90.0},
+            "comment": "Half refund.",
+            "actor": "ops@example.com",
+        },
+    )
+    assert decided.status_code == 200, decided.text
+    result = decided.json()
+    assert result["approval"]["status"] == "edited"
+    assert result["approval"]["decided_by"] == "ops@example.com"
+    run = result["run"]
+    assert run["thread_id"] == thread_id
+
+    joined = await client.get(f"/threads/{thread_id}/runs/{run['run_id']}/join")
+    assert joined.json()["outcome"].startswith("refunded 90")
+    again = await client.post(f"/approvals/{approval_id}/decision", json={"decision": "approve"})
+    assert "edited" in assert_problem(again, 409)["detail"]
+    missing = await client.post(f"/approvals/{uuid.uuid4()}/decision", json={"decision": "approve"})
+    assert_problem(missing, 404)
+    assert_problem(await client.get(f"/approvals/{uuid.uuid4()}"), 404)
+    everything = (await client.get("/approvals", params={"status": "all"})).json()
+    assert approval_id in {item["approval_id"] for item in everything}
+    assert_problem(await client.get("/approvals", params={"status": "odd"}), 422)

@@ -1,0 +1,37 @@
+"""SSE helpers: a failure while streaming becomes an `error` event and then `end`."""
+
+from __future__ import annotations
+
+import json
+
+from engine.store.pool import open_pool
+from server.journal import JournalListener
+from server.sse import event_names, journal_frames, wanted
+
+
+async def test_a_broken_journal_ends_the_stream_with_error_then_end(database_url: str) -> None:
+    pool = await open_pool(database_url)
+    listener = JournalListener(pool)
+    await pool.close()  # every read now fails, as when the database goes away
+    abandoned: list[bool] = []
+    frames = [
+        frame
+        async for frame in journal_frames(
+            listener,
+            "00000000-0000-0000-0000-000000000000",
+            on_abandon=lambda: abandoned.append(True),
+        )
+    ]
+    assert [frame.event for frame in frames] == ["error", "end"]
+    error = json.loads(str(frames[0].data))
+    assert error["error"] == "PoolClosed"
+    assert "Last-Event-ID" in error["message"]
+    assert abandoned == []  # the client got a clean end: nothing to cancel
+
+
+def test_stream_mode_filter() -> None:
+    names = event_names(["messages-tuple", "updates"])
+    assert wanted("messages", names) and wanted("updates|child:1", names)
+    assert wanted("metadata", names) and wanted("end", names) and wanted("error", names)
+    assert not wanted("values", names)
+    assert wanted("values", event_names(None)) and wanted("values", event_names([]))

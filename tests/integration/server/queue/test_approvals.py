@@ -1,0 +1,222 @@
+"""The approvals inbox: parked interrupts, decisions, expiry, on real Postgres."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from engine.store.pool import Pool
+from server import approvals
+from server.approvals import ApprovalClosed, ApprovalNotFound, InvalidDecision
+from server.queue.runs import Run, claim_runs, create_run, finish_run, get_run
+from server.queue.threads import create_thread, get_thread
+from server.registry import GraphVersion
+from tests.integration.server.queue.conftest import unique
+
+pytestmark = pytest.mark.postgres
+
+LEASE = 30.0
+
+
+def _interrupt(
+    interrupt_id: str, *, expires_at: datetime | None = None, on_expire: str = "reject"
+) -> dict[str, Any]:
+    """An interrupt as the approval node raises it (see engine/compiler/nodes/approval.py)."""
+    return {
+        "id": interrupt_id,
+        "value": {
+            "kind": "approval",
+            "node": "approve",
+            "action": "issue_refund",
+            "arguments": {"order_id": "A-1", "amount": 120},
+            "reason": "high risk",
+            "expires_at": expires_at.isoformat() if expires_at else None,
+            "on_expire": on_expire,
+        },
+    }
+
+
+async def _parked(pool: Pool, graph: GraphVersion, interrupts: list[dict[str, Any]]) -> Run:
+    """A run that stopped on ``interrupts``, with its thread waiting."""
+    thread = await create_thread(pool, thread_id=unique("t"))
+    run, _ = await create_run(
+        pool, thread_id=thread["thread_id"], graph=graph, kwargs={"input": {}}, metadata={}
+    )
+    await claim_runs(pool, "w1", 10, LEASE)
+    await approvals.record_interrupts(pool, run, interrupts)
+    assert await finish_run(pool, run.run_id, "w1", "success", interrupted=True)
+    return run
+
+
+async def test_record_interrupts_keeps_approvals_once(qpool: Pool, qgraph: GraphVersion) -> None:
+    expiry = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
+    other = {"id": "i-other", "value": {"kind": "question", "text": "?"}}
+    run = await _parked(
+        qpool, qgraph, [_interrupt("i-1", expires_at=expiry), other, {"id": "x", "value": "plain"}]
+    )
+
+    again = await approvals.record_interrupts(qpool, run, [_interrupt("i-1")])
+
+    [pending] = await approvals.list_approvals(qpool, thread_id=run.thread_id)
+    assert again == [pending]
+    assert pending["interrupt_id"] == "i-1"
+    assert (pending["graph"], pending["version"], pending["run_id"]) == (
+        qgraph.name,
+        "1.0.0",
+        run.run_id,
+    )
+    assert (pending["node"], pending["action"], pending["reason"]) == (
+        "approve",
+        "issue_refund",
+        "high risk",
+    )
+    assert pending["arguments"] == {"order_id": "A-1", "amount": 120}
+    assert datetime.fromisoformat(pending["expires_at"]) == expiry
+    assert pending["status"] == "pending"
+    thread = await get_thread(qpool, run.thread_id)
+    assert thread is not None and thread["status"] == "interrupted"
+
+
+async def test_decide_resumes_the_thread(qpool: Pool, qgraph: GraphVersion) -> None:
+    run = await _parked(qpool, qgraph, [_interrupt("i-1")])
+    [pending] = await approvals.list_approvals(qpool, thread_id=run.thread_id)
+
+    decided, resume = await approvals.decide(
+        qpool,
+        pending["approval_id"],
+        {"decision": "edit", "arguments": {"order_id": "A-1", "amount": 50}},
+        "alice@example.com",
+    )
+
+    assert decided["status"] == "edited"
+    assert decided["decided_by"] == "alice@example.com"
+    assert decided["resume_run_id"] == resume.run_id
+    answer = {"decision": "edit", "arguments": {"order_id": "A-1", "amount": 50}}
+    assert decided["decision"] == answer
+    assert resume.kwargs == {"command": {"resume": {"i-1": answer}}}
+    assert resume.metadata["plait_approval"]["decided_by"] == "alice@example.com"
+    assert (resume.thread_id, resume.status) == (run.thread_id, "pending")
+    assert await approvals.list_approvals(qpool, thread_id=run.thread_id) == []
+    assert await approvals.list_approvals(qpool, None, thread_id=run.thread_id) == [decided]
+    with pytest.raises(ApprovalClosed, match="edited by alice"):
+        await approvals.decide(qpool, pending["approval_id"], {"decision": "approve"}, "bob")
+
+
+async def test_invalid_and_unknown_decisions_are_refused(qpool: Pool, qgraph: GraphVersion) -> None:
+    run = await _parked(qpool, qgraph, [_interrupt("i-1")])
+    [pending] = await approvals.list_approvals(qpool, thread_id=run.thread_id)
+
+    with pytest.raises(InvalidDecision, match="decision"):
+        await approvals.decide(qpool, pending["approval_id"], {"decision": "maybe"}, None)
+    with pytest.raises(ApprovalNotFound):
+        await approvals.decide(qpool, unique("a"), {"decision": "approve"}, None)
+    with pytest.raises(ValueError, match="status"):
+        await approvals.list_approvals(qpool, "nearly")
+
+    still = await approvals.get_approval(qpool, pending["approval_id"])
+    assert still == pending
+
+
+async def test_two_people_deciding_at_once_one_wins(qpool: Pool, qgraph: GraphVersion) -> None:
+    run = await _parked(qpool, qgraph, [_interrupt("i-1")])
+    [pending] = await approvals.list_approvals(qpool, thread_id=run.thread_id)
+
+    results = await asyncio.gather(
+        approvals.decide(qpool, pending["approval_id"], {"decision": "approve"}, "alice"),
+        approvals.decide(qpool, pending["approval_id"], {"decision": "reject"}, "bob"),
+        return_exceptions=True,
+    )
+
+    assert sorted(type(r).__name__ for r in results) == ["ApprovalClosed", "tuple"]
+
+
+async def test_decisions_on_parallel_approvals_queue_up(qpool: Pool, qgraph: GraphVersion) -> None:
+    run = await _parked(qpool, qgraph, [_interrupt("i-1"), _interrupt("i-2")])
+    first, second = await approvals.list_approvals(qpool, thread_id=run.thread_id)
+
+    _, resume_one = await approvals.decide(
+        qpool, first["approval_id"], {"decision": "approve"}, "a"
+    )
+    _, resume_two = await approvals.decide(
+        qpool, second["approval_id"], {"decision": "reject"}, "b"
+    )
+
+    claimed = await claim_runs(qpool, "w2", 10, LEASE)
+    assert [r.run_id for r in claimed] == [resume_one.run_id]
+    assert resume_two.multitask_strategy == "enqueue"
+
+
+async def test_command_resume_settles_the_approvals_it_answers(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    run = await _parked(qpool, qgraph, [_interrupt("i-1"), _interrupt("i-2")])
+
+    resume, _ = await create_run(
+        qpool,
+        thread_id=run.thread_id,
+        graph=qgraph,
+        kwargs={"command": {"resume": {"i-2": {"decision": "approve"}}}},
+        metadata={},
+    )
+
+    by_interrupt = {
+        a["interrupt_id"]: a
+        for a in await approvals.list_approvals(qpool, None, thread_id=run.thread_id)
+    }
+    assert by_interrupt["i-1"]["status"] == "pending"
+    assert by_interrupt["i-2"]["status"] == "approved"
+    assert by_interrupt["i-2"]["resume_run_id"] == resume.run_id
+
+
+async def test_a_single_resume_value_answers_the_only_approval(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    run = await _parked(qpool, qgraph, [_interrupt("i-1")])
+
+    await create_run(
+        qpool,
+        thread_id=run.thread_id,
+        graph=qgraph,
+        kwargs={"command": {"resume": {"decision": "reject", "comment": "no"}}},
+        metadata={},
+    )
+
+    [settled] = await approvals.list_approvals(qpool, None, thread_id=run.thread_id)
+    assert settled["status"] == "rejected"
+    assert settled["decision"] == {"decision": "reject", "comment": "no"}
+
+
+async def test_expired_approvals_resolve_as_the_spec_says(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    now = datetime.now(UTC)
+    past, future = now - timedelta(minutes=1), now + timedelta(hours=1)
+    run = await _parked(
+        qpool,
+        qgraph,
+        [
+            _interrupt("i-past", expires_at=past, on_expire="approve"),
+            _interrupt("i-future", expires_at=future),
+            _interrupt("i-never"),
+        ],
+    )
+
+    due = [a for a in await approvals.expired(qpool, now) if a["thread_id"] == run.thread_id]
+
+    assert [a["interrupt_id"] for a in due] == ["i-past"]
+    result = await approvals.expire(qpool, due[0]["approval_id"])
+    assert result is not None
+    expired, resume = result
+    assert (expired["status"], expired["decided_by"]) == ("expired", approvals.EXPIRY_ACTOR)
+    assert resume.kwargs["command"]["resume"] == {
+        "i-past": {"decision": "approve", "comment": "expired"}
+    }
+    stored = await get_run(qpool, resume.run_id)
+    assert stored is not None and stored.status == "pending"
+    # Already resolved (or decided by a person first): nothing to do.
+    assert await approvals.expire(qpool, due[0]["approval_id"]) is None
+    assert await approvals.expire(qpool, unique("a")) is None
+    assert [a for a in await approvals.expired(qpool, now) if a["thread_id"] == run.thread_id] == []

@@ -1,0 +1,132 @@
+"""Fixtures of the worker tests: a database of their own, the test specs, run helpers.
+
+The worker claims *any* pending run, so these tests use a database no other
+test module writes runs to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.store.migrate import migrate
+from engine.store.pool import Pool, open_pool
+from server import journal, registry
+from server.queue import runs, threads
+from server.queue.runs import Run
+from server.worker import Worker
+from tests.conftest import create_database, drop_database
+
+SPECS_DIR = Path(__file__).parent / "specs"
+WAIT_SECONDS = 30.0
+#: How often a wait re-checks its condition (bounded polls, never a fixed delay).
+POLL_SECONDS = 0.02
+
+
+@pytest.fixture(scope="package")
+def worker_database_url(postgres_server_url: str) -> Iterator[str]:
+    """A database for these tests only."""
+    url = create_database(postgres_server_url)
+    try:
+        yield url
+    finally:
+        drop_database(postgres_server_url, url)
+
+
+@pytest.fixture(scope="package")
+async def wpool(worker_database_url: str) -> AsyncIterator[Pool]:
+    """A migrated pool on the module's database, with the test specs registered."""
+    async with await open_pool(worker_database_url, max_size=20) as opened:
+        await migrate(opened)
+        issues = await registry.sync_folder(opened, SPECS_DIR)
+        assert [issue for issue in issues if issue.severity == "error"] == []
+        yield opened
+
+
+async def until(check: Callable[[], Awaitable[Any]], what: str, limit: float = WAIT_SECONDS) -> Any:
+    """Poll ``check`` until it returns something truthy; fail after ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while True:
+        value = await check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {limit:g}s waiting for {what}")
+        await asyncio.sleep(POLL_SECONDS)
+
+
+async def file_appears(path: Path) -> None:
+    """Wait until ``path`` exists."""
+
+    async def exists() -> bool:
+        return await asyncio.to_thread(path.exists)
+
+    await until(exists, f"{path.name} to appear")
+
+
+async def run_reaches(pool: Pool, run_id: str, *statuses: str) -> Run:
+    """Wait until the run has one of ``statuses``; return it."""
+
+    async def check() -> Run | None:
+        run = await runs.get_run(pool, run_id)
+        return run if run is not None and run.status in statuses else None
+
+    result: Run = await until(check, f"run {run_id} to be {' or '.join(statuses)}")
+    return result
+
+
+async def new_run(
+    pool: Pool,
+    graph: str,
+    *,
+    thread_id: str | None = None,
+    strategy: str = "reject",
+    **kwargs: Any,
+) -> Run:
+    """Create a run of ``graph@1.0.0`` on a new thread (or ``thread_id``)."""
+    version = await registry.get_version(pool, graph, "1.0.0", specs_dir=SPECS_DIR)
+    assert version is not None
+    if thread_id is None:
+        thread_id = (await threads.create_thread(pool))["thread_id"]
+    run, created = await runs.create_run(
+        pool,
+        thread_id=thread_id,
+        graph=version,
+        kwargs=kwargs,
+        metadata={"test": "worker"},
+        multitask_strategy=strategy,
+    )
+    assert created
+    return run
+
+
+async def events_of(pool: Pool, run_id: str) -> list[journal.JournalEvent]:
+    """The run's journal."""
+    return await journal.read_after(pool, run_id)
+
+
+def calls(folder: Path) -> list[str]:
+    """The steps called so far, in order."""
+    log = folder / "calls.log"
+    return log.read_text(encoding="utf-8").split() if log.exists() else []
+
+
+@asynccontextmanager
+async def running_worker(pool: Pool, **options: Any) -> AsyncIterator[Worker]:
+    """A worker running in this event loop; stopped (runs handed back) on exit."""
+    options.setdefault("lease_seconds", 3.0)
+    worker = Worker(pool, specs_dir=SPECS_DIR, **options)
+    task = asyncio.create_task(worker.run())
+    try:
+        async with asyncio.timeout(WAIT_SECONDS):
+            await worker.started.wait()
+        yield worker
+    finally:
+        worker.stop()
+        await task

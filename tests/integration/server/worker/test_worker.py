@@ -1,0 +1,348 @@
+"""The worker on real Postgres: execution, journal, interrupts, cancellation, reclaim."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from engine.store.pool import Pool
+from server import approvals
+from server.executor import GraphCache, RunStopper, execute_run
+from server.queue import runs, threads
+from tests.integration.server.worker.conftest import (
+    SPECS_DIR,
+    calls,
+    events_of,
+    file_appears,
+    new_run,
+    run_reaches,
+    running_worker,
+    until,
+)
+
+pytestmark = pytest.mark.postgres
+
+
+async def test_a_run_is_executed_and_journaled_in_order(wpool: Pool, tmp_path: Path) -> None:
+    (tmp_path / "two.go").touch()
+    async with running_worker(wpool, concurrency=2):
+        run = await new_run(
+            wpool,
+            "worker-steps",
+            input={"folder": str(tmp_path)},
+            stream_mode=["values", "updates"],
+        )
+        finished = await run_reaches(wpool, run.run_id, "success", "error")
+
+    assert (finished.status, finished.error, finished.attempt) == ("success", None, 1)
+    events = await events_of(wpool, run.run_id)
+    names = [event.event for event in events]
+    assert [event.seq for event in events] == list(range(1, len(events) + 1))
+    assert names[0] == "metadata" and names[-1] == "end"
+    assert events[0].data == {"run_id": run.run_id, "attempt": 1}
+    assert set(names[1:-1]) == {"values", "updates"}
+    updated = [next(iter(e.data)) for e in events if e.event == "updates"]
+    assert updated == ["one", "two", "three"]
+    last_values = [e.data for e in events if e.event == "values"][-1]
+    assert last_values["steps"] == ["one", "two", "three"]
+    assert calls(tmp_path) == ["one", "two", "three"]
+    thread = await threads.get_thread(wpool, run.thread_id)
+    assert thread is not None and thread["status"] == "idle"
+
+
+async def test_only_requested_modes_are_journaled(wpool: Pool, tmp_path: Path) -> None:
+    (tmp_path / "two.go").touch()
+    async with running_worker(wpool):
+        run = await new_run(
+            wpool,
+            "worker-steps",
+            input={"folder": str(tmp_path)},
+            stream_mode="updates",
+            stream_subgraphs=True,
+        )
+        await run_reaches(wpool, run.run_id, "success")
+
+    names = [event.event for event in await events_of(wpool, run.run_id)]
+    assert names == ["metadata", "updates", "updates", "updates", "end"]
+
+
+async def test_a_failing_node_ends_the_run_with_an_error_event(wpool: Pool, tmp_path: Path) -> None:
+    async with running_worker(wpool):
+        run = await new_run(wpool, "worker-fails", input={"folder": str(tmp_path)})
+        finished = await run_reaches(wpool, run.run_id, "success", "error")
+
+    assert finished.status == "error"
+    assert finished.error is not None and "the step exploded" in finished.error
+    events = await events_of(wpool, run.run_id)
+    assert [e.event for e in events][-2:] == ["error", "end"]
+    assert "the step exploded" in events[-2].data["message"]
+    thread = await threads.get_thread(wpool, run.thread_id)
+    assert thread is not None and thread["status"] == "error"
+
+
+async def test_an_interrupt_parks_the_thread_and_a_command_resumes_it(
+    wpool: Pool, tmp_path: Path
+) -> None:
+    async with running_worker(wpool):
+        first = await new_run(
+            wpool, "worker-approval", input={"folder": str(tmp_path)}, stream_mode=["updates"]
+        )
+        parked = await run_reaches(wpool, first.run_id, "success", "error")
+        assert parked.status == "success"
+        thread = await threads.get_thread(wpool, first.thread_id)
+        assert thread is not None and thread["status"] == "interrupted"
+        [approval] = await approvals.list_approvals(wpool, "pending", thread_id=first.thread_id)
+        assert (approval["node"], approval["action"], approval["run_id"]) == (
+            "approve",
+            "ship_it",
+            first.run_id,
+        )
+        assert approval["arguments"] == {"folder": str(tmp_path)}
+        interrupt_events = [
+            e.data["__interrupt__"]
+            for e in await events_of(wpool, first.run_id)
+            if e.event == "updates" and "__interrupt__" in e.data
+        ]
+        assert interrupt_events == [
+            [{"id": approval["interrupt_id"], "value": interrupt_events[0][0]["value"]}]
+        ]
+        assert interrupt_events[0][0]["value"]["kind"] == "approval"
+
+        second = await new_run(
+            wpool,
+            "worker-approval",
+            thread_id=first.thread_id,
+            command={"resume": {"decision": "approve", "comment": "ok"}},
+        )
+        resumed = await run_reaches(wpool, second.run_id, "success", "error")
+
+    assert resumed.status == "success"
+    assert calls(tmp_path) == ["prepare", "done"]
+    thread = await threads.get_thread(wpool, first.thread_id)
+    assert thread is not None and thread["status"] == "idle"
+    decided = await approvals.get_approval(wpool, approval["approval_id"])
+    assert decided is not None and decided["status"] == "approved"
+
+
+async def test_only_values_requested_still_shows_the_interrupt(wpool: Pool, tmp_path: Path) -> None:
+    async with running_worker(wpool):
+        run = await new_run(wpool, "worker-approval", input={"folder": str(tmp_path)})
+        await run_reaches(wpool, run.run_id, "success")
+
+    events = await events_of(wpool, run.run_id)
+    assert {e.event for e in events} == {"metadata", "values", "end"}
+    assert "__interrupt__" in events[-2].data
+
+
+async def test_an_expired_approval_resumes_its_run_with_on_expire(
+    wpool: Pool, tmp_path: Path
+) -> None:
+    async with running_worker(wpool, sweep_seconds=3600) as worker:
+        run = await new_run(wpool, "worker-approval", input={"folder": str(tmp_path)})
+        await run_reaches(wpool, run.run_id, "success")
+        [approval] = await approvals.list_approvals(wpool, "pending", thread_id=run.thread_id)
+
+        assert await worker.sweep_expired() == 0  # nothing expires within the hour
+        later = datetime.fromisoformat(approval["expires_at"]) + timedelta(seconds=1)
+        # Other tests' approvals on this database may expire too.
+        assert await worker.sweep_expired(later) >= 1
+        expired = await approvals.get_approval(wpool, approval["approval_id"])
+        assert expired is not None and expired["status"] == "expired"
+        assert expired["resume_run_id"] is not None
+        await run_reaches(wpool, expired["resume_run_id"], "success")
+
+    assert calls(tmp_path) == ["prepare", "declined"]  # on_expire: reject
+
+
+async def test_cancel_interrupt_stops_a_blocked_run(wpool: Pool, tmp_path: Path) -> None:
+    async with running_worker(wpool, lease_seconds=0.6) as worker:
+        run = await new_run(wpool, "worker-steps", input={"folder": str(tmp_path)})
+        await file_appears(tmp_path / "two.started")
+        assert worker.active_runs == [run.run_id]
+
+        await runs.cancel_run(wpool, run.thread_id, run.run_id, "interrupt")
+        stopped = await run_reaches(wpool, run.run_id, "interrupted", "success", "error")
+
+    assert stopped.status == "interrupted"
+    assert calls(tmp_path) == ["one", "two"]
+    events = await events_of(wpool, run.run_id)
+    assert events[-1].event == "end"
+    thread = await threads.get_thread(wpool, run.thread_id)
+    assert thread is not None and thread["status"] == "idle"
+
+
+async def test_rollback_deletes_the_run_and_its_checkpoints(wpool: Pool, tmp_path: Path) -> None:
+    (tmp_path / "two.go").touch()
+    async with running_worker(wpool, lease_seconds=0.6):
+        done = await new_run(wpool, "worker-steps", input={"folder": str(tmp_path)})
+        await run_reaches(wpool, done.run_id, "success")
+        (tmp_path / "two.go").unlink()
+        (tmp_path / "two.started").unlink()
+        before = await _checkpoint_ids(wpool, done.thread_id)
+
+        doomed = await new_run(
+            wpool, "worker-steps", thread_id=done.thread_id, input={"folder": str(tmp_path)}
+        )
+        await file_appears(tmp_path / "two.started")
+        assert len(await _checkpoint_ids(wpool, done.thread_id)) > len(before)
+        await runs.cancel_run(wpool, doomed.thread_id, doomed.run_id, "rollback")
+
+        async def deleted() -> bool:
+            return await runs.get_run(wpool, doomed.run_id) is None
+
+        await until(deleted, "the rolled-back run to be deleted")
+
+    assert await _checkpoint_ids(wpool, done.thread_id) == before
+    kept = await runs.get_run(wpool, done.run_id)
+    assert kept is not None and kept.status == "success"
+
+
+async def test_an_expired_lease_is_continued_by_another_worker(wpool: Pool, tmp_path: Path) -> None:
+    run = await new_run(wpool, "worker-steps", input={"folder": str(tmp_path)})
+    [claimed] = await runs.claim_runs(wpool, "worker-a", 1, 60.0)
+    assert claimed.run_id == run.run_id
+    crashed = asyncio.create_task(
+        execute_run(
+            claimed,
+            wpool,
+            worker_id="worker-a",
+            graphs=GraphCache(wpool, SPECS_DIR),
+            stopper=RunStopper(),
+        )
+    )
+    await file_appears(tmp_path / "two.started")
+    # Worker A dies mid-node: nothing of it runs any more, its lease stays until it expires.
+    crashed.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await crashed
+    async with wpool.connection() as conn:
+        await conn.execute(
+            "UPDATE plait_runs SET lease_expires_at = now() - interval '1 second' "
+            "WHERE run_id = %s",
+            (run.run_id,),
+        )
+    (tmp_path / "two.go").touch()
+
+    async with running_worker(wpool, worker_id="worker-b"):
+        finished = await run_reaches(wpool, run.run_id, "success", "error")
+
+    assert (finished.status, finished.attempt) == ("success", 2)
+    assert calls(tmp_path) == ["one", "two", "two", "three"]  # `one` finished before: not again
+    events = await events_of(wpool, run.run_id)
+    metadata = [e.data for e in events if e.event == "metadata"]
+    assert metadata == [
+        {"run_id": run.run_id, "attempt": 1},
+        {"run_id": run.run_id, "attempt": 2},
+    ]
+    assert [e.event for e in events].count("end") == 1
+
+
+async def _checkpoint_ids(pool: Pool, thread_id: str) -> list[str]:
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_id",
+            (thread_id,),
+        )
+        return [row["checkpoint_id"] for row in await cursor.fetchall()]
+
+
+async def test_message_chunks_are_journaled_as_the_sdk_reads_them(wpool: Pool) -> None:
+    async with running_worker(wpool):
+        run = await new_run(
+            wpool, "worker-chat", input={"question": "What is it?"}, stream_mode=["messages-tuple"]
+        )
+        await run_reaches(wpool, run.run_id, "success")
+
+    events = await events_of(wpool, run.run_id)
+    chunks = [e.data for e in events if e.event == "messages"]
+    assert len(chunks) > 1  # streamed, not one message
+    assert {message["type"] for message, _ in chunks} == {"AIMessageChunk"}
+    assert "".join(message["content"] for message, _ in chunks) == "The answer is forty two."
+    assert {metadata["langgraph_node"] for _, metadata in chunks} == {"reply"}
+    assert {metadata["plait_graph"] for _, metadata in chunks} == {"worker-chat"}
+
+
+async def test_a_worker_executes_up_to_its_concurrency_at_once(wpool: Pool, tmp_path: Path) -> None:
+    folders = [tmp_path / name for name in ("a", "b", "c")]
+    for folder in folders:
+        folder.mkdir()
+    async with running_worker(wpool, concurrency=2) as worker:
+        first, second, third = [
+            await new_run(wpool, "worker-steps", input={"folder": str(folder)})
+            for folder in folders
+        ]
+        await file_appears(folders[0] / "two.started")
+        await file_appears(folders[1] / "two.started")
+        assert sorted(worker.active_runs) == sorted([first.run_id, second.run_id])
+        waiting = await runs.get_run(wpool, third.run_id)
+        assert waiting is not None and waiting.status == "pending"
+
+        (folders[0] / "two.go").touch()
+        await file_appears(folders[2] / "two.started")  # the freed slot takes the third
+        for folder in folders[1:]:
+            (folder / "two.go").touch()
+        for run in (first, second, third):
+            await run_reaches(wpool, run.run_id, "success")
+
+
+async def test_a_run_past_its_spec_timeout_ends_timeout(wpool: Pool, tmp_path: Path) -> None:
+    async with running_worker(wpool):
+        run = await new_run(wpool, "worker-slow", input={"folder": str(tmp_path)})
+        finished = await run_reaches(wpool, run.run_id, "timeout", "success", "error")
+
+    assert finished.status == "timeout"
+    events = await events_of(wpool, run.run_id)
+    assert [e.event for e in events][-2:] == ["error", "end"]
+    assert events[-2].data == {
+        "error": "TimeoutError",
+        "message": "the run exceeded its timeout of 0.3s (spec.timeout)",
+    }
+
+
+async def test_a_cancel_is_seen_at_once_not_at_the_next_heartbeat(
+    wpool: Pool, tmp_path: Path
+) -> None:
+    # A 60 s lease heartbeats every 20 s: only the queue's notification can stop it in time.
+    async with running_worker(wpool, lease_seconds=60.0):
+        run = await new_run(wpool, "worker-steps", input={"folder": str(tmp_path)})
+        await file_appears(tmp_path / "two.started")
+        await runs.cancel_run(wpool, run.thread_id, run.run_id, "interrupt")
+        async with asyncio.timeout(5):
+            stopped = await run_reaches(wpool, run.run_id, "interrupted", "success", "error")
+
+    assert stopped.status == "interrupted"
+
+
+@pytest.mark.parametrize("action", ["interrupt", "rollback"])
+async def test_a_run_claimed_with_a_cancel_asked_stops_before_running(
+    wpool: Pool, tmp_path: Path, action: str
+) -> None:
+    (tmp_path / "two.go").touch()  # left alone, the run would finish all three steps
+    run = await new_run(wpool, "worker-steps", input={"folder": str(tmp_path)})
+    [claimed] = await runs.claim_runs(wpool, "died", 1, -1.0)  # its lease is already over
+    assert claimed.run_id == run.run_id
+    # Asked of the dead worker, which will never heartbeat to see it.
+    await runs.cancel_run(wpool, run.thread_id, run.run_id, action)
+
+    # A 60 s lease heartbeats every 20 s: only acting on the claim stops it in time.
+    async with running_worker(wpool, lease_seconds=60.0):
+        async with asyncio.timeout(5):
+            if action == "interrupt":
+                stopped = await run_reaches(wpool, run.run_id, "interrupted", "success", "error")
+                assert (stopped.status, stopped.attempt) == ("interrupted", 2)
+            else:
+
+                async def deleted() -> bool:
+                    return await runs.get_run(wpool, run.run_id) is None
+
+                await until(deleted, "the rolled-back run to be deleted")
+
+    assert calls(tmp_path) == []  # not one node ran
+    thread = await threads.get_thread(wpool, run.thread_id)
+    assert thread is not None and thread["status"] == "idle"
+    if action == "interrupt":
+        events = await events_of(wpool, run.run_id)
+        assert [e.event for e in events] == ["metadata", "metadata", "end"]
