@@ -18,7 +18,7 @@ from pathlib import Path
 import swagger_ui
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from engine.store.database import database_url
@@ -76,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (health, assistants, threads, state, runs, graphs, approvals, events):
         app.include_router(module.router)
     _add_docs(app)
+    _add_editor(app, settings.editor_dir)
     return app
 
 
@@ -128,3 +129,26 @@ def _add_docs(app: FastAPI) -> None:
             swagger_css_url="/docs/static/swagger-ui.css",
             swagger_favicon_url="/docs/static/favicon-32x32.png",
         )
+
+
+def _add_editor(app: FastAPI, editor_dir: Path) -> None:
+    """Serve the built editor (``npm run build``) at ``/``; its hash routes need no server."""
+    index = editor_dir / "index.html"
+
+    @app.get("/", include_in_schema=False)
+    async def editor() -> Response:
+        if not index.is_file():
+            return HTMLResponse(
+                "<!doctype html><title>Plait</title><p>The editor is not built. Run "
+                "<code>./dev start</code> (or <code>npm ci && npm run build</code>) and reload. "
+                'The API is at <a href="/docs">/docs</a>.</p>',
+                status_code=503,
+            )
+        return FileResponse(index, headers={"Cache-Control": "no-cache"})
+
+    # Vite names every asset by its content hash, so they are immutable.
+    app.mount(
+        "/assets",
+        StaticFiles(directory=editor_dir / "assets", check_dir=False),
+        name="editor-assets",
+    )

@@ -27,7 +27,7 @@ from engine.spec.models import duration_seconds
 from engine.store.checkpointer import new_checkpointer
 from engine.store.pool import Pool
 from engine.tools.idempotency import STORE_KEY, ToolResultStore
-from server import approvals, journal, registry
+from server import approvals, registry
 from server.journal_writer import JournalWriter
 from server.queue import runs
 from server.queue.runs import Run
@@ -129,7 +129,7 @@ async def execute_run(
     status: Literal["success", "error", "timeout"] = "success"
     error: str | None = None
     try:
-        if await _needs_metadata(pool, run):
+        if _needs_metadata(run):
             writer.emit("metadata", {"run_id": run.run_id, "attempt": run.attempt})
         try:
             stopper.check()
@@ -158,17 +158,13 @@ async def execute_run(
     return status
 
 
-async def _needs_metadata(pool: Pool, run: Run) -> bool:
+def _needs_metadata(run: Run) -> bool:
     """Whether this attempt's ``metadata`` event is still to be journaled.
 
-    The first event a client sees. Journaled by whoever is first: the API may
-    journal attempt 1 when it creates the run (the fastest first SSE event);
-    otherwise the worker does on claim, and always for a reclaimed run.
+    ``create_run`` journals attempt 1's with the run; a reclaimed run gets one
+    per attempt, so a client sees where the takeover happened.
     """
-    if run.attempt > 1:
-        return True
-    first = await journal.read_after(pool, run.run_id, 0, 1)
-    return not first or first[0].event != "metadata"
+    return run.attempt > 1
 
 
 async def _stream(

@@ -12,6 +12,9 @@ SPECS_ENV = "PLAIT_SPECS_DIR"
 WORKERS_ENV = "PLAIT_WORKERS"
 HOST_ENV = "PLAIT_HOST"
 PORT_ENV = "PLAIT_PORT"
+EDITOR_ENV = "PLAIT_EDITOR_DIR"
+#: The editor's build output in a source checkout (`npm run build`).
+DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     pool_max_size: int = 20
+    editor_dir: Path = DEFAULT_EDITOR_DIR
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -42,4 +46,5 @@ class Settings:
             workers=int(env.get(WORKERS_ENV) or default.workers),
             host=env.get(HOST_ENV) or default.host,
             port=int(env.get(PORT_ENV) or default.port),
+            editor_dir=Path(env.get(EDITOR_ENV) or default.editor_dir),
         )

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import difflib
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
+from engine.spec.validate import validate_text
 from server.api.deps import Services, Svc
 from server.problems import Problem, not_found
-from server.registry import GraphVersion, get_version, list_graphs, save_version
+from server.registry import GraphVersion, get_version, list_graphs, registry_from, save_version
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
 
@@ -88,6 +90,61 @@ async def upload(request: Request, services: Svc) -> JSONResponse:
         status_code=201 if fresh else 200,
         headers={"Location": f"/graphs/{version.name}/versions/{version.version}"},
     )
+
+
+@router.post(
+    "/validate",
+    summary="Validate a spec without saving it",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                YAML_MEDIA_TYPE: {"schema": {"type": "string"}},
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"yaml": {"type": "string"}},
+                        "required": ["yaml"],
+                    }
+                },
+            },
+        }
+    },
+)
+async def validate(request: Request, services: Svc) -> dict[str, Any]:
+    """Every issue of the spec, as ``plait validate --format json`` lists them (200 even if any).
+
+    ``subgraph`` refs resolve against the registered versions. The editor calls
+    this while you type.
+    """
+    text = await _uploaded_text(request)
+    stored = await list_graphs(services.pool, specs_dir=services.settings.specs_dir)
+    issues = validate_text(text, _UPLOAD_FILE, registry_from(stored))
+    return {"issues": [issue.to_dict() for issue in issues]}
+
+
+@router.get("/{name}/layout", summary="Node positions of a graph on the canvas")
+async def get_layout(name: str, services: Svc) -> dict[str, dict[str, float]]:
+    """``{node_id: {x, y}}`` from ``<specs>/<name>.layout.json``; empty when none is saved."""
+    await _versions_of(services, name)
+    path = _layout_path(services, name)
+    if not path.is_file():
+        return {}
+    return _check_layout(json.loads(path.read_text()))
+
+
+@router.put("/{name}/layout", summary="Save node positions of a graph")
+async def put_layout(name: str, request: Request, services: Svc) -> dict[str, dict[str, float]]:
+    """Write ``{node_id: {x, y}}`` beside the spec; positions are not part of its digest."""
+    await _versions_of(services, name)
+    try:
+        layout = _check_layout(json.loads(await request.body()))
+    except ValueError as exc:
+        raise Problem(422, str(exc), kind="request-invalid") from None
+    path = _layout_path(services, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(layout, indent=2, sort_keys=True) + "\n")
+    return layout
 
 
 @router.get("/{name}/versions", summary="Versions of a graph")
@@ -197,3 +254,23 @@ def _nodes(version: GraphVersion) -> dict[str, str]:
     return {
         str(node): json.dumps(body, sort_keys=True, default=str) for node, body in nodes.items()
     }
+
+
+def _layout_path(services: Services, name: str) -> Path:
+    # Graph names are `[a-z0-9-]` (the spec schema), so this stays in the folder.
+    return services.settings.specs_dir / f"{name}.layout.json"
+
+
+def _check_layout(data: Any) -> dict[str, dict[str, float]]:
+    """``data`` as ``{node_id: {x, y}}`` with numbers, or ``ValueError`` naming what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError("a layout is a JSON object {node_id: {x, y}}")
+    layout: dict[str, dict[str, float]] = {}
+    for node, position in data.items():
+        if not (
+            isinstance(position, dict)
+            and all(isinstance(position.get(axis), int | float) for axis in ("x", "y"))
+        ):
+            raise ValueError(f"the position of {node!r} must be {{x: number, y: number}}")
+        layout[str(node)] = {"x": float(position["x"]), "y": float(position["y"])}
+    return layout

@@ -115,3 +115,47 @@ async def test_unknown_graph_and_version_are_404(client: httpx.AsyncClient) -> N
     diff = await client.get("/graphs/summarize/diff", params={"from": "1.0.0", "to": "2.0.0"})
     assert_problem(diff, 404)
     assert_problem(await client.get("/graphs/summarize/diff", params={"from": "1.0.0"}), 422)
+
+
+async def test_validate_returns_issues_without_saving(
+    client: httpx.AsyncClient, specs_dir: Path
+) -> None:
+    name = f"draft-{secrets.token_hex(3)}"
+    broken = renamed(name).replace("{from: clean, to: summarize}", "{from: clean, to: nowhere}")
+
+    response = await client.post("/graphs/validate", json={"yaml": broken})
+
+    assert response.status_code == 200
+    issues = response.json()["issues"]
+    assert [issue["code"] for issue in issues] == [
+        issue.code for issue in validate_text(broken, "<upload>")
+    ]
+    assert any(issue["code"] == "unknown-node" and issue["line"] > 1 for issue in issues)
+    clean = await client.post(
+        "/graphs/validate", content=renamed(name), headers={"content-type": "application/yaml"}
+    )
+    assert clean.json() == {"issues": []}
+    assert not (specs_dir / f"{name}.yaml").exists()
+    assert (await client.get(f"/graphs/{name}/versions")).status_code == 404
+
+
+async def test_layout_is_a_sidecar_outside_the_spec(
+    client: httpx.AsyncClient, specs_dir: Path
+) -> None:
+    name = f"laid-{secrets.token_hex(3)}"
+    created = await client.post("/graphs", json={"yaml": renamed(name)})
+    digest = created.json()["digest"]
+    assert (await client.get(f"/graphs/{name}/layout")).json() == {}
+
+    saved = await client.put(f"/graphs/{name}/layout", json={"clean": {"x": 10, "y": 20.5}})
+
+    assert saved.status_code == 200
+    assert (await client.get(f"/graphs/{name}/layout")).json() == {
+        "clean": {"x": 10.0, "y": 20.5}
+    }
+    assert (specs_dir / f"{name}.layout.json").is_file()
+    versions = (await client.get(f"/graphs/{name}/versions")).json()
+    assert [v["digest"] for v in versions] == [digest]
+    bad = await client.put(f"/graphs/{name}/layout", json={"clean": {"x": "left"}})
+    assert_problem(bad, 422)
+    assert_problem(await client.put("/graphs/no-such-graph/layout", json={}), 404)
