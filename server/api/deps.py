@@ -35,8 +35,8 @@ class Services:
         task.add_done_callback(self.background.discard)
 
 
-def get_services(request: Request) -> Services:
-    """The app's :class:`Services` (set by the lifespan)."""
+async def get_services(request: Request) -> Services:
+    """The app's :class:`Services` (set by the lifespan); async, so FastAPI calls it inline."""
     services: Services = request.app.state.services
     return services
 
