@@ -1,0 +1,27 @@
+/**
+ * The app shell: header navigation and hash routes — `#/` graphs list,
+ * `#/graphs/<name>/<version>` editor, `#/approvals` pending approvals.
+ */
+import { ApprovalsPage } from "./approvals/ApprovalsPage";
+import { EditorPage } from "./graphs/EditorPage";
+import { GraphsPage } from "./graphs/GraphsPage";
+import { parseRoute, useHash } from "./routes";
+
+export function App() {
+  const route = parseRoute(useHash());
+  return (
+    <>
+      <header className="plait-header" data-testid="app-header">
+        <a className="plait-logo" href="#/">Plait</a>
+        <a href="#/" data-testid="nav-graphs" className={route.page === "graphs" ? "active" : ""}>Graphs</a>
+        <a href="#/approvals" data-testid="nav-approvals" className={route.page === "approvals" ? "active" : ""}>Approvals</a>
+      </header>
+      <main className="plait-main">
+        {route.page === "graphs" && <GraphsPage />}
+        {route.page === "editor" && <EditorPage key={`${route.name}`} name={route.name} version={route.version} />}
+        {route.page === "approvals" && <ApprovalsPage />}
+        {route.page === "missing" && <p className="plait-page">Nothing at {route.hash}. <a href="#/">Graphs</a></p>}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,286 @@
+/**
+ * The graph canvas (@xyflow/react 12), a projection of the YAML text.
+ *
+ * Nodes and edges come from the store's model; every structural change
+ * (drop from the palette, connect, delete, paste) is an edit of the YAML
+ * Document and comes back through the model. Positions are kept in the store
+ * (never in the YAML): nodes without one are placed (elk for a fresh graph,
+ * next to their predecessor while editing), and nothing moves unless the user
+ * drags it or asks for "Auto layout".
+ */
+import {
+  applyNodeChanges,
+  Background,
+  Controls,
+  MiniMap,
+  ReactFlow,
+  useReactFlow,
+  type Connection,
+  type Edge,
+  type EdgeChange,
+  type Node,
+  type NodeChange,
+} from "@xyflow/react";
+import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
+import { addNode, applyEdit, connect, copyNodes, disconnect, pasteNodes, removeNodes, uniqueId } from "../spec/edit";
+import { autoLayout, canvasNodeIds, placeNewNodes } from "../spec/layout";
+import { END, START, type GraphModel } from "../spec/model";
+import { redo, undo, useEditorStore, type XY } from "../store/editorStore";
+import { problemsByNode, useProblems } from "../problems/problems";
+import { toFlowEdge } from "./edges";
+import { nodeTypeOf, nodeTypes, type SpecNodeData } from "./nodes";
+import { KIND_MIME } from "./Palette";
+
+/** Whether a key event belongs to a text field (or CodeMirror), not the canvas. */
+export function isTextTarget(target: EventTarget | null): boolean {
+  const el = target as HTMLElement | null;
+  if (!el || !el.tagName) return false;
+  return el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable || !!el.closest?.(".cm-editor");
+}
+
+/** Clipboard of the canvas (within the page): nodes as YAML plus their inner edges. */
+let clipboard: { yaml: string; edges: { from: string; to: string }[]; positions: Record<string, XY> } | null = null;
+
+/** Add a node of `kind` at `position` (or below the selection); returns its id. */
+export function addNodeAt(kind: string, position?: XY): string | undefined {
+  const state = useEditorStore.getState();
+  const id = uniqueId(state.model.nodes.map((n) => n.id), kind);
+  if (position) state.setPositions({ [id]: position });
+  else {
+    const anchor = state.positions[state.selectedNodes[0]] ?? null;
+    if (anchor) state.setPositions({ [id]: { x: anchor.x + 40, y: anchor.y + 150 } });
+  }
+  const added = state.edit((doc) => addNode(doc, kind, id));
+  if (added) state.select([added]);
+  return added;
+}
+
+function copySelection(): void {
+  const { yaml, selectedNodes, model, positions } = useEditorStore.getState();
+  if (selectedNodes.length === 0) return;
+  const ids = selectedNodes.filter((id) => id !== START && id !== END);
+  const picked = new Set(ids);
+  clipboard = {
+    yaml: applyEdit(yaml, (doc) => copyNodes(doc, ids)).result,
+    edges: model.edges.filter((e) => e.kind === "static" && picked.has(e.source) && picked.has(e.target)).map((e) => ({ from: e.source, to: e.target })),
+    positions: Object.fromEntries(ids.filter((id) => positions[id]).map((id) => [id, positions[id]])),
+  };
+}
+
+function pasteClipboard(): void {
+  if (!clipboard) return;
+  const clip = clipboard;
+  const state = useEditorStore.getState();
+  const renamed = state.edit((doc) => pasteNodes(doc, clip.yaml, clip.edges));
+  if (!renamed) return;
+  const moved: Record<string, XY> = {};
+  for (const [from, to] of Object.entries(renamed)) {
+    const p = clip.positions[from];
+    if (p) moved[to] = { x: p.x + 40, y: p.y + 40 };
+  }
+  state.setPositions(moved);
+  state.select(Object.values(renamed));
+}
+
+function buildNodes(
+  model: GraphModel,
+  positions: Record<string, XY>,
+  selected: Set<string>,
+  issues: Record<string, string[]>,
+  decorations: Pick<ReturnType<typeof useEditorStore.getState>, "nodeStatus" | "nodeDiff" | "nodeExtra">,
+  previous: Map<string, Node>,
+): Node[] {
+  const out: Node[] = [];
+  for (const id of [START, END]) {
+    if (!positions[id]) continue;
+    out.push({ id, type: "terminal", position: positions[id], data: {}, deletable: false, selected: selected.has(id), measured: previous.get(id)?.measured });
+  }
+  for (const node of model.nodes) {
+    if (!positions[node.id]) continue;
+    const data: SpecNodeData = {
+      node,
+      issues: issues[node.id] ?? [],
+      status: decorations.nodeStatus[node.id],
+      diff: decorations.nodeDiff[node.id],
+      extra: decorations.nodeExtra[node.id],
+    };
+    out.push({ id: node.id, type: nodeTypeOf(node.kind), position: positions[node.id], data, selected: selected.has(node.id), measured: previous.get(node.id)?.measured });
+  }
+  return out;
+}
+
+export function Canvas() {
+  const model = useEditorStore((s) => s.model);
+  const positions = useEditorStore((s) => s.positions);
+  const selectedNodes = useEditorStore((s) => s.selectedNodes);
+  const selectedEdges = useEditorStore((s) => s.selectedEdges);
+  const layoutRequest = useEditorStore((s) => s.layoutRequest);
+  const nodeStatus = useEditorStore((s) => s.nodeStatus);
+  const nodeDiff = useEditorStore((s) => s.nodeDiff);
+  const nodeExtra = useEditorStore((s) => s.nodeExtra);
+  const problems = useProblems();
+  const issues = useMemo(() => problemsByNode(problems), [problems]);
+  const flow = useReactFlow();
+  const [nodes, setNodes] = useState<Node[]>([]);
+  const layingOut = useRef(false);
+
+  // Place nodes that have no position: a fresh graph gets a full elk layout;
+  // while editing, new nodes go next to their predecessor.
+  useEffect(() => {
+    const missing = canvasNodeIds(model).filter((id) => !positions[id]);
+    if (missing.length === 0 || layingOut.current) return;
+    const placedCount = canvasNodeIds(model).length - missing.length;
+    if (placedCount === 0) {
+      layingOut.current = true;
+      void autoLayout(model)
+        .then((p) => {
+          useEditorStore.getState().setPositions(p);
+          requestAnimationFrame(() => void flow.fitView({ padding: 0.15 }));
+        })
+        .finally(() => {
+          layingOut.current = false;
+        });
+    } else useEditorStore.getState().setPositions(placeNewNodes(model, positions));
+  }, [model, positions, flow]);
+
+  // "Auto layout": elk for every node, replacing stored positions.
+  useEffect(() => {
+    if (layoutRequest === 0) return;
+    void autoLayout(useEditorStore.getState().model).then((p) => {
+      useEditorStore.getState().setPositions(p, true);
+      requestAnimationFrame(() => void flow.fitView({ padding: 0.15, duration: 200 }));
+    });
+  }, [layoutRequest, flow]);
+
+  useEffect(() => {
+    const selected = new Set(selectedNodes);
+    setNodes((prev) =>
+      buildNodes(model, positions, selected, issues, { nodeStatus, nodeDiff, nodeExtra }, new Map(prev.map((n) => [n.id, n]))),
+    );
+  }, [model, positions, selectedNodes, issues, nodeStatus, nodeDiff, nodeExtra]);
+
+  const edges: Edge[] = useMemo(() => {
+    const selected = new Set(selectedEdges);
+    // Labels of edges sharing a source and target would draw on top of each
+    // other: the first edge of such a group carries all of them.
+    const flowEdges = model.edges.map((e) => toFlowEdge(e, selected.has(e.id)));
+    const labels = new Map<string, string[]>();
+    for (const e of flowEdges) if (e.label) labels.set(`${e.source}>${e.target}`, [...(labels.get(`${e.source}>${e.target}`) ?? []), String(e.label)]);
+    const seen = new Set<string>();
+    for (const e of flowEdges) {
+      const key = `${e.source}>${e.target}`;
+      const group = labels.get(key) ?? [];
+      if (group.length > 1) e.label = seen.has(key) ? undefined : group.join(" | ");
+      seen.add(key);
+    }
+    return flowEdges;
+  }, [model, selectedEdges]);
+
+  const onNodesChange = useCallback((changes: NodeChange[]) => {
+    const state = useEditorStore.getState();
+    let selection: Set<string> | null = null;
+    const moved: Record<string, XY> = {};
+    for (const change of changes) {
+      if (change.type === "select") {
+        selection ??= new Set(state.selectedNodes);
+        if (change.selected) selection.add(change.id);
+        else selection.delete(change.id);
+      } else if (change.type === "position" && change.position && !change.dragging) moved[change.id] = change.position;
+    }
+    // Removals are YAML edits (onDelete); position and size changes apply here.
+    setNodes((prev) => applyChanges(prev, changes.filter((c) => c.type !== "remove" && c.type !== "select")));
+    if (Object.keys(moved).length > 0) state.setPositions(moved);
+    if (selection) state.select([...selection], changes.some((c) => c.type === "select" && c.selected) ? [] : state.selectedEdges);
+  }, []);
+
+  const onEdgesChange = useCallback((changes: EdgeChange[]) => {
+    const state = useEditorStore.getState();
+    const selection = new Set(state.selectedEdges);
+    let touched = false;
+    for (const change of changes) {
+      if (change.type !== "select") continue;
+      touched = true;
+      if (change.selected) selection.add(change.id);
+      else selection.delete(change.id);
+    }
+    if (touched) state.select(changes.some((c) => c.type === "select" && c.selected) ? [] : state.selectedNodes, [...selection]);
+  }, []);
+
+  const onDelete = useCallback(({ nodes: gone, edges: cut }: { nodes: Node[]; edges: Edge[] }) => {
+    const state = useEditorStore.getState();
+    const ids = gone.map((n) => n.id).filter((id) => id !== START && id !== END);
+    const removed = new Set(ids);
+    const byId = new Map(state.model.edges.map((e) => [e.id, e]));
+    const edgesToCut = cut.map((e) => byId.get(e.id)).filter((e) => e && !removed.has(e.source) && !removed.has(e.target));
+    state.edit((doc) => {
+      disconnect(doc, edgesToCut as NonNullable<(typeof edgesToCut)[number]>[]);
+      removeNodes(doc, ids);
+    });
+    state.select([], []);
+  }, []);
+
+  const onConnect = useCallback((c: Connection) => {
+    if (c.source && c.target) useEditorStore.getState().edit((doc) => connect(doc, c.source, c.target));
+  }, []);
+
+  const onDrop = useCallback(
+    (event: DragEvent) => {
+      const kind = event.dataTransfer.getData(KIND_MIME);
+      if (!kind) return;
+      event.preventDefault();
+      addNodeAt(kind, flow.screenToFlowPosition({ x: event.clientX, y: event.clientY }));
+    },
+    [flow],
+  );
+
+  // Copy / paste / undo / redo when the focus is not in a text field.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || isTextTarget(e.target)) return;
+      const key = e.key.toLowerCase();
+      if (key === "c") copySelection();
+      else if (key === "v") pasteClipboard();
+      else if (key === "z" && e.shiftKey) redo();
+      else if (key === "z") undo();
+      else if (key === "y") redo();
+      else return;
+      e.preventDefault();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
+
+  return (
+    <div className="plait-canvas" data-testid="canvas" onDragOver={(e) => {
+      if (e.dataTransfer.types.includes(KIND_MIME)) {
+        e.preventDefault();
+        e.dataTransfer.dropEffect = "copy";
+      }
+    }} onDrop={onDrop}>
+      <ReactFlow
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        onNodesChange={onNodesChange}
+        onEdgesChange={onEdgesChange}
+        onDelete={onDelete}
+        onConnect={onConnect}
+        fitView
+        fitViewOptions={{ padding: 0.15 }}
+        deleteKeyCode={["Delete", "Backspace"]}
+        multiSelectionKeyCode={["Shift", "Meta", "Control"]}
+        minZoom={0.05}
+        maxZoom={2.5}
+        onlyRenderVisibleElements={model.nodes.length > 150}
+      >
+        <Background gap={20} size={1} />
+        <MiniMap pannable zoomable nodeColor={(n) => ((n.data as SpecNodeData)?.node ? "#8fa3c8" : "#333")} />
+        <Controls />
+      </ReactFlow>
+    </div>
+  );
+}
+
+function applyChanges(nodes: Node[], changes: NodeChange[]): Node[] {
+  return changes.length > 0 ? applyNodeChanges(changes, nodes) : nodes;
+}

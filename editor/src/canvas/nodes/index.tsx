@@ -1,0 +1,117 @@
+/**
+ * Canvas node components: one per kind (sharing a shell that draws the icon,
+ * id, key fields, problem badge, run status and diff mark), plus the START and
+ * END terminals.
+ */
+import { Handle, Position, type Node, type NodeProps, type NodeTypes } from "@xyflow/react";
+import type { ReactNode } from "react";
+import type { GraphNode } from "../../spec/model";
+import type { NodeDiffMark, NodeRunStatus } from "../../store/editorStore";
+import { KIND_LOOKS, lookOf } from "./kinds";
+
+export interface SpecNodeData extends Record<string, unknown> {
+  node: GraphNode;
+  issues: string[];
+  status?: NodeRunStatus;
+  diff?: NodeDiffMark;
+  extra?: ReactNode;
+}
+
+export type SpecFlowNode = Node<SpecNodeData>;
+
+function NodeShell({ data, selected, children }: { data: SpecNodeData; selected?: boolean; children?: ReactNode }) {
+  const { node, issues, status, diff, extra } = data;
+  const look = lookOf(node.kind);
+  const classes = ["plait-node", look.shape, selected ? "selected" : "", status ? `status-${status}` : "", diff ? `diff-${diff}` : ""];
+  return (
+    <div
+      className={classes.filter(Boolean).join(" ")}
+      style={{ ["--kind-color" as string]: look.color }}
+      data-testid={`node-${node.id}`}
+      data-kind={node.kind}
+      data-status={status ?? ""}
+      data-diff={diff ?? ""}
+    >
+      <Handle type="target" position={Position.Top} />
+      <div className="plait-node-head">
+        <span className="plait-node-icon" aria-hidden>
+          {look.icon}
+        </span>
+        <span className="plait-node-id">{node.id}</span>
+        <span className="plait-node-kind">{look.label}</span>
+        {issues.length > 0 && (
+          <span className="plait-node-badge" data-testid={`node-badge-${node.id}`} title={issues.join("\n")}>
+            {issues.length}
+          </span>
+        )}
+      </div>
+      <div className="plait-node-body">
+        {look.summary(node.fields).map((line, i) => (
+          <div key={i} className="plait-node-field">
+            {line}
+          </div>
+        ))}
+        {children}
+      </div>
+      {status && (
+        <div className="plait-node-status" data-testid={`node-status-${node.id}`}>
+          {status}
+        </div>
+      )}
+      {extra && <div className="plait-node-extra nodrag nowheel">{extra}</div>}
+      <Handle type="source" position={Position.Bottom} />
+    </div>
+  );
+}
+
+/** A subgraph node: its `ref` (name@version) opens in the editor. */
+function SubgraphNode({ data, selected }: NodeProps<SpecFlowNode>) {
+  const ref = typeof data.node.fields.ref === "string" ? data.node.fields.ref : "";
+  const at = ref.lastIndexOf("@");
+  const target = at > 0 ? `#/graphs/${encodeURIComponent(ref.slice(0, at))}/${encodeURIComponent(ref.slice(at + 1))}` : null;
+  return (
+    <NodeShell data={data} selected={selected}>
+      {target && (
+        <button
+          className="plait-node-open nodrag"
+          data-testid={`open-subgraph-${data.node.id}`}
+          onClick={(e) => {
+            e.stopPropagation();
+            window.location.hash = target;
+          }}
+        >
+          Open {ref} ↗
+        </button>
+      )}
+    </NodeShell>
+  );
+}
+
+function makeKindNode(kind: string) {
+  function KindNode({ data, selected }: NodeProps<SpecFlowNode>) {
+    return <NodeShell data={data} selected={selected} />;
+  }
+  KindNode.displayName = `${kind}Node`;
+  return KindNode;
+}
+
+/** START and END: small terminals (START only emits, END only receives). */
+function TerminalNode({ id }: NodeProps) {
+  return (
+    <div className={`plait-terminal terminal-${id.toLowerCase()}`} data-testid={`node-${id}`}>
+      {id !== "START" && <Handle type="target" position={Position.Top} />}
+      {id}
+      {id !== "END" && <Handle type="source" position={Position.Bottom} />}
+    </div>
+  );
+}
+
+export const nodeTypes: NodeTypes = {
+  ...Object.fromEntries(Object.keys(KIND_LOOKS).map((kind) => [kind, makeKindNode(kind)])),
+  subgraph: SubgraphNode,
+  unknown: makeKindNode("unknown"),
+  terminal: TerminalNode,
+};
+
+/** The React Flow node type for a spec node kind. */
+export const nodeTypeOf = (kind: string): string => (kind in KIND_LOOKS ? kind : "unknown");

@@ -1,0 +1,74 @@
+/**
+ * One list of problems for the three places that show them (editor markers,
+ * node badges, the problems list): YAML parse errors and the server's
+ * validation issues, each tied to a line and, through its JSON pointer, to a
+ * node.
+ */
+import { useMemo } from "react";
+import type { SpecIssue } from "../api/errors";
+import { edgeIndexFromPointer, lineOfPointer, nodeIdFromPointer, type GraphModel, type ParseProblem } from "../spec/model";
+import { useEditorStore } from "../store/editorStore";
+
+export interface Problem {
+  source: "yaml" | "server";
+  severity: "error" | "warning" | "info";
+  message: string;
+  fix: string | null;
+  code: string | null;
+  pointer: string | null;
+  /** 1-based; null when the issue has no position. */
+  line: number | null;
+  column: number | null;
+  nodeId: string | null;
+}
+
+/** Merge parse problems and server issues (pointers resolved to nodes and lines). */
+export function collectProblems(yaml: string, model: GraphModel, parse: ParseProblem[], server: SpecIssue[]): Problem[] {
+  const out: Problem[] = parse.map((p) => ({
+    source: "yaml",
+    severity: p.severity,
+    message: p.message,
+    fix: null,
+    code: "yaml",
+    pointer: null,
+    line: p.line,
+    column: p.column,
+    nodeId: null,
+  }));
+  const nodeIds = new Set(model.nodes.map((n) => n.id));
+  for (const issue of server) {
+    let nodeId = nodeIdFromPointer(issue.pointer);
+    const edgeIndex = edgeIndexFromPointer(issue.pointer);
+    if (nodeId === null && edgeIndex !== null) nodeId = model.edges.find((e) => e.edgeIndex === edgeIndex)?.source ?? null;
+    if (nodeId !== null && !nodeIds.has(nodeId)) nodeId = null;
+    const line = issue.line ?? (issue.pointer && parse.length === 0 ? lineOfPointer(yaml, issue.pointer) : null);
+    out.push({
+      source: "server",
+      severity: issue.severity === "warning" ? "warning" : issue.severity === "info" ? "info" : "error",
+      message: issue.message,
+      fix: issue.fix ?? null,
+      code: issue.code ?? null,
+      pointer: issue.pointer ?? null,
+      line,
+      column: issue.column ?? null,
+      nodeId,
+    });
+  }
+  return out;
+}
+
+/** The current problems (memoised on the store's inputs). */
+export function useProblems(): Problem[] {
+  const yaml = useEditorStore((s) => s.yaml);
+  const model = useEditorStore((s) => s.model);
+  const parse = useEditorStore((s) => s.parseProblems);
+  const server = useEditorStore((s) => s.serverIssues);
+  return useMemo(() => collectProblems(yaml, model, parse, server), [yaml, model, parse, server]);
+}
+
+/** Messages per node id, for the canvas badges. */
+export function problemsByNode(problems: Problem[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const p of problems) if (p.nodeId) (out[p.nodeId] ??= []).push(p.message);
+  return out;
+}

@@ -1,0 +1,146 @@
+/**
+ * The form of a node kind, read from the spec's JSON Schema: the node map's
+ * discriminator (`kind` -> `$defs/<Kind>Node`) picks the definition, and each
+ * property becomes a field whose widget follows its type (optional values are
+ * `anyOf [X, null]`, durations `anyOf [number, string]`, nested definitions
+ * `$ref`s that are edited as YAML text).
+ */
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+
+export type JsonSchema = { [key: string]: unknown };
+
+export type Widget = "readonly" | "string" | "text" | "number" | "integer" | "boolean" | "enum" | "list" | "scalar" | "yaml";
+
+export interface FormField {
+  name: string;
+  title: string;
+  description: string | null;
+  widget: Widget;
+  required: boolean;
+  options: string[];
+  default: unknown;
+}
+
+/** Fields every node kind shares (shown after the kind's own). */
+const COMMON = new Set(["description", "writes", "output", "retry", "timeout", "max_visits"]);
+const MULTILINE = /Jinja2 template/;
+
+function resolve(root: JsonSchema, schema: JsonSchema): JsonSchema {
+  const ref = schema.$ref;
+  if (typeof ref === "string" && ref.startsWith("#/")) {
+    let target: unknown = root;
+    for (const part of ref.slice(2).split("/")) target = (target as JsonSchema)[part];
+    return { ...(target as JsonSchema), ...Object.fromEntries(Object.entries(schema).filter(([k]) => k !== "$ref")) };
+  }
+  return schema;
+}
+
+/** The `$defs` entry for a node kind, or null when the schema has no such kind. */
+export function nodeKindSchema(root: JsonSchema, kind: string): JsonSchema | null {
+  const nodes = (((root.$defs as JsonSchema)?.GraphBody as JsonSchema)?.properties as JsonSchema)?.nodes as JsonSchema | undefined;
+  const entry = nodes?.patternProperties ? (Object.values(nodes.patternProperties as JsonSchema)[0] as JsonSchema) : null;
+  const mapping = (entry?.discriminator as JsonSchema | undefined)?.mapping as Record<string, string> | undefined;
+  if (mapping?.[kind]) return resolve(root, { $ref: mapping[kind] });
+  // No discriminator: find the oneOf member whose `kind` is const `kind`.
+  for (const option of (entry?.oneOf as JsonSchema[] | undefined) ?? []) {
+    const def = resolve(root, option);
+    if (((def.properties as JsonSchema)?.kind as JsonSchema)?.const === kind) return def;
+  }
+  return null;
+}
+
+function widgetOf(root: JsonSchema, prop: JsonSchema): { widget: Widget; options: string[]; description: string | null } {
+  let schema = resolve(root, prop);
+  let description = typeof schema.description === "string" ? schema.description : null;
+  const variants = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (variants) {
+    const nonNull = variants.map((v) => resolve(root, v)).filter((v) => v.type !== "null");
+    if (nonNull.length === 1) schema = { ...nonNull[0] };
+    else if (nonNull.length > 1 && nonNull.every((v) => ["string", "number", "integer"].includes(String(v.type)) || v.anyOf)) {
+      const inner = nonNull.flatMap((v) => (v.anyOf as JsonSchema[] | undefined) ?? [v]);
+      if (inner.every((v) => ["string", "number", "integer"].includes(String(v.type))))
+        return { widget: "scalar", options: [], description: description ?? (nonNull.find((v) => v.description)?.description as string) ?? null };
+      return { widget: "yaml", options: [], description };
+    } else return { widget: "yaml", options: [], description };
+    description ??= typeof schema.description === "string" ? schema.description : null;
+    if (schema.anyOf) return widgetOf(root, schema);
+  }
+  if (schema.const !== undefined) return { widget: "readonly", options: [], description };
+  if (Array.isArray(schema.enum)) return { widget: "enum", options: schema.enum.map(String), description };
+  switch (schema.type) {
+    case "string":
+      return { widget: MULTILINE.test(String(schema.description ?? "")) ? "text" : "string", options: [], description };
+    case "integer":
+      return { widget: "integer", options: [], description };
+    case "number":
+      return { widget: "number", options: [], description };
+    case "boolean":
+      return { widget: "boolean", options: [], description };
+    case "array": {
+      const items = resolve(root, (schema.items as JsonSchema) ?? {});
+      return { widget: items.type === "string" && !items.enum ? "list" : "yaml", options: [], description };
+    }
+    default:
+      return { widget: "yaml", options: [], description };
+  }
+}
+
+/** The form fields of a node kind (kind first, then its own fields, then the shared ones). */
+export function formFields(root: JsonSchema, kind: string): FormField[] {
+  const def = nodeKindSchema(root, kind);
+  if (!def) return [];
+  const props = (def.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((def.required as string[] | undefined) ?? []);
+  const names = Object.keys(props);
+  const ordered = [...names.filter((n) => n === "kind"), ...names.filter((n) => n !== "kind" && !COMMON.has(n)), ...names.filter((n) => COMMON.has(n))];
+  return ordered.map((name) => {
+    const prop = props[name];
+    const { widget, options, description } = widgetOf(root, prop);
+    return {
+      name,
+      title: typeof prop.title === "string" ? prop.title : name,
+      description,
+      widget,
+      required: required.has(name),
+      options,
+      default: prop.default,
+    };
+  });
+}
+
+/** The text a widget shows for a value. */
+export function formatValue(widget: Widget, value: unknown): string {
+  if (value === undefined || value === null) return "";
+  if (widget === "list") return Array.isArray(value) ? value.join("\n") : String(value);
+  if (widget === "yaml") return typeof value === "object" ? stringifyYaml(value, { lineWidth: 0 }).trimEnd() : String(value);
+  return String(value);
+}
+
+/**
+ * The value a widget's text stands for: `undefined` (remove the key) for an
+ * empty optional field; throws on YAML that does not parse.
+ */
+export function parseValue(widget: Widget, text: string): unknown {
+  const trimmed = text.trim();
+  if (trimmed === "" && widget !== "text" && widget !== "string") return undefined;
+  switch (widget) {
+    case "number":
+      return Number(trimmed);
+    case "integer":
+      return Math.trunc(Number(trimmed));
+    case "scalar":
+      return /^-?\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : trimmed;
+    case "list":
+      return text
+        .split("\n")
+        .map((s) => s.trim())
+        .filter(Boolean);
+    case "yaml":
+      return parseYaml(text);
+    case "string":
+    case "text":
+      return text === "" ? undefined : text;
+    default:
+      return text;
+  }
+}

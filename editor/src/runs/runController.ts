@@ -1,0 +1,182 @@
+/**
+ * Drives the live run shown on the canvas: starts runs, forks, joins the
+ * resume run after an approval decision, and feeds every stream message into
+ * the run store. One stream at a time; starting another aborts the previous one.
+ */
+
+import { approvals, resumedRun, runs, threads, type Decision } from "../api/client";
+import type { SseMessage } from "../api/sse";
+import { type ApprovalRequest, approvalRequest, useRunStore } from "./runStore";
+
+let current: AbortController | null = null;
+
+function nextSignal(): AbortSignal {
+  current?.abort();
+  current = new AbortController();
+  return current.signal;
+}
+
+/** Stop following the live stream (the run itself continues on the server). */
+export function detach(): void {
+  current?.abort();
+  current = null;
+}
+
+/** The assistant id of one graph version (the server accepts `name@version`). */
+export function assistantOf(graph: string, version: string): string {
+  return `${graph}@${version}`;
+}
+
+async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): Promise<void> {
+  const store = useRunStore.getState();
+  try {
+    for await (const message of stream) {
+      if (signal.aborted) return;
+      store.apply(message);
+    }
+    if (signal.aborted) return;
+    await reconcile();
+    if (useRunStore.getState().phase === "waiting") await findApprovalIds();
+  } catch (error) {
+    if (!signal.aborted) store.fail(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** Start a run of `graph@version` on a new thread tagged with the graph, and stream it. */
+export async function startRun(graph: string, version: string, nodes: string[], input: Record<string, unknown>): Promise<string> {
+  const signal = nextSignal();
+  const thread = await threads.create({ graph_id: graph, plait_version: version });
+  useRunStore.getState().begin(thread.thread_id, assistantOf(graph, version), nodes);
+  void follow(
+    runs.stream(thread.thread_id, { assistant_id: assistantOf(graph, version), input, metadata: { graph_id: graph } }, signal),
+    signal,
+  );
+  return thread.thread_id;
+}
+
+/** Fork: a new run on the thread from `checkpointId` (LangGraph replays from there on a new branch). */
+export async function forkRun(threadId: string, assistantId: string, checkpointId: string, nodes: string[], done: Record<string, boolean>): Promise<void> {
+  const signal = nextSignal();
+  const store = useRunStore.getState();
+  store.begin(threadId, assistantId, nodes);
+  useRunStore.setState({
+    nodeStatus: Object.fromEntries(nodes.map((node) => [node, done[node] ? "done" : "pending"])),
+  });
+  await follow(runs.stream(threadId, { assistant_id: assistantId, input: null, checkpoint_id: checkpointId }, signal), signal);
+}
+
+/** Show a past run: replay the journal of the thread's newest run, then follow it if it is still going. */
+export async function openThread(threadId: string, assistantId: string, nodes: string[]): Promise<void> {
+  const signal = nextSignal();
+  const store = useRunStore.getState();
+  store.begin(threadId, assistantId, nodes);
+  const list = await runs.list(threadId);
+  // Oldest first, so node states build up across a run and its resumes.
+  const ordered = [...list].sort((a, b) => a.created_at.localeCompare(b.created_at));
+  // A past run keeps the version it ran on: resumes and forks must use the same one.
+  const last = ordered[ordered.length - 1];
+  if (last?.assistant_id) useRunStore.setState({ assistantId: last.assistant_id });
+  for (const [i, run] of ordered.entries()) {
+    if (signal.aborted) return;
+    if (i > 0) useRunStore.getState().continueWith(run.run_id);
+    if (run.status === "pending" || run.status === "running") {
+      await follow(runs.join(threadId, run.run_id, signal), signal);
+      return;
+    }
+    const events = await runs.events(run.run_id);
+    for (const event of events) useRunStore.getState().apply({ event: event.event, data: event.data, id: null });
+  }
+  await reconcile();
+  const thread = await threads.get(threadId);
+  const state = useRunStore.getState();
+  if (thread.status === "interrupted" || Object.keys(state.approvals).length > 0) {
+    useRunStore.setState({ phase: "waiting" });
+    await findApprovalIds();
+  } else if (thread.status === "error") {
+    useRunStore.setState({ phase: "error", error: state.error ?? "the run failed" });
+  } else if (state.phase !== "error") {
+    useRunStore.setState({ phase: "success" });
+  }
+}
+
+/**
+ * Settle node statuses from the thread's checkpoints once a stream ends. The
+ * stream may not carry `tasks` events (a resume run created by an approval
+ * decision streams the server's default modes), but the checkpoint chain
+ * says which nodes ran: every node some earlier checkpoint had as `next`.
+ * Only the live branch counts (parent links from the newest checkpoint), so
+ * steps of other forks are ignored.
+ */
+export async function reconcile(): Promise<void> {
+  const { threadId, nodeStatus, approvals: known } = useRunStore.getState();
+  if (!threadId) return;
+  const history = await threads.history(threadId, 500);
+  const latest = history[0];
+  if (!latest) return;
+  const byId = new Map(history.map((state) => [state.checkpoint.checkpoint_id, state]));
+  const ran = new Set<string>();
+  for (let state = byId.get(latest.parent_checkpoint?.checkpoint_id ?? ""); state; state = byId.get(state.parent_checkpoint?.checkpoint_id ?? ""))
+    for (const node of state.next) ran.add(node);
+  const settled = { ...nodeStatus };
+  const approvals = { ...known };
+  // Interrupts pending on the newest checkpoint: the approvals the thread waits for.
+  for (const task of latest.tasks)
+    for (const item of task.interrupts) {
+      const request = approvalRequest(item as unknown as Record<string, unknown>);
+      if (request && !approvals[request.node]) approvals[request.node] = request;
+    }
+  for (const node of Object.keys(settled)) {
+    const task = latest.tasks.find((t) => t.name === node);
+    if (task?.error) settled[node] = "failed";
+    else if (task && task.interrupts.length > 0) settled[node] = "waiting";
+    else if (ran.has(node) && !latest.next.includes(node)) settled[node] = settled[node] === "failed" ? "failed" : "done";
+    else if (settled[node] === "running" && !latest.next.includes(node)) settled[node] = "done";
+  }
+  const waiting = Object.values(settled).includes("waiting");
+  useRunStore.setState({
+    nodeStatus: settled,
+    approvals: waiting ? approvals : {},
+    ...(waiting && useRunStore.getState().phase === "success" ? { phase: "waiting" as const } : {}),
+  });
+}
+
+/** Attach the server's approval records to the waiting nodes (they carry the ids decisions need). */
+export async function findApprovalIds(): Promise<void> {
+  const { threadId, approvals: waiting } = useRunStore.getState();
+  if (!threadId || Object.keys(waiting).length === 0) return;
+  const pending = await approvals.list("pending");
+  for (const approval of pending) {
+    if (approval.thread_id === threadId && waiting[approval.node]) useRunStore.getState().setApprovalId(approval.node, approval.approval_id);
+  }
+}
+
+/**
+ * Decide an approval and follow the run that resumes the thread. Without a
+ * server record (no approval id), the decision is sent as `command.resume`.
+ */
+export async function decide(request: ApprovalRequest, decision: Decision): Promise<void> {
+  const { threadId, assistantId } = useRunStore.getState();
+  if (!threadId || !assistantId) throw new Error("no run is open");
+  // The record may have been written after the stream ended: look once more.
+  if (!request.approvalId) await findApprovalIds();
+  const approvalId = useRunStore.getState().approvals[request.node]?.approvalId ?? request.approvalId;
+  const signal = nextSignal();
+  if (approvalId) {
+    const result = await approvals.decide(approvalId, decision);
+    useRunStore.getState().continueWith(null);
+    const resumed = resumedRun(result) ?? (await newestActiveRun(threadId));
+    if (resumed) await follow(runs.join(resumed.thread_id, resumed.run_id, signal), signal);
+    return;
+  }
+  useRunStore.getState().continueWith(null);
+  const resume = request.interruptId ? { [request.interruptId]: decision } : decision;
+  await follow(runs.stream(threadId, { assistant_id: assistantId, command: { resume } }, signal), signal);
+}
+
+async function newestActiveRun(threadId: string): Promise<{ thread_id: string; run_id: string } | null> {
+  const list = await runs.list(threadId);
+  const active = list
+    .filter((run) => run.status === "pending" || run.status === "running")
+    .sort((a, b) => b.created_at.localeCompare(a.created_at));
+  return active[0] ?? null;
+}

@@ -1,0 +1,262 @@
+/**
+ * The live run shown on the canvas: per-node status, streamed tokens, the
+ * state after each step, and the approvals a waiting node holds.
+ *
+ * RunPanel feeds SSE messages in through `apply`; useCanvasRunBridge mirrors
+ * node status and per-node extras (tokens, approval card) into the editor
+ * store, which the canvas draws.
+ */
+
+import { create } from "zustand";
+import type { SseMessage } from "../api/sse";
+import type { NodeRunStatus } from "../store/editorStore";
+
+export type { NodeRunStatus };
+
+export type RunPhase = "idle" | "starting" | "running" | "waiting" | "success" | "error";
+
+/** What an approval interrupt carries (engine/compiler/nodes/approval.py). */
+export interface ApprovalRequest {
+  interruptId: string | null;
+  node: string;
+  action: string | null;
+  arguments: unknown;
+  reason: string | null;
+  expiresAt: string | null;
+  onExpire: string | null;
+  budgetUsed: unknown;
+  /** Filled once the server's approval record is found (GET /approvals). */
+  approvalId: string | null;
+}
+
+export interface StepValues {
+  /** 1-based index of the values event in this run. */
+  step: number;
+  /** The nodes whose updates came just before these values. */
+  after: string[];
+  values: Record<string, unknown>;
+}
+
+export interface LogLine {
+  event: string;
+  summary: string;
+}
+
+interface RunState {
+  threadId: string | null;
+  /** The assistant (graph@version) the run uses; resumes and forks use it too. */
+  assistantId: string | null;
+  runId: string | null;
+  phase: RunPhase;
+  error: string | null;
+  nodeStatus: Record<string, NodeRunStatus>;
+  tokens: Record<string, string>;
+  steps: StepValues[];
+  approvals: Record<string, ApprovalRequest>;
+  log: LogLine[];
+  /** A thread another view (the approvals page) asked RunPanel to open. */
+  openRequest: { graph: string; threadId: string } | null;
+  /** Start showing a run of `nodes` on `threadId` (every node pending). */
+  begin(threadId: string, assistantId: string, nodes: string[]): void;
+  /** A new run of the same thread (a resume or a fork): keep finished nodes, clear approvals. */
+  continueWith(runId: string | null): void;
+  apply(message: SseMessage): void;
+  setApprovalId(node: string, approvalId: string): void;
+  fail(message: string): void;
+  reset(): void;
+  requestOpen(graph: string, threadId: string): void;
+  /** Forget the open request once its thread is shown (only if it is still that one). */
+  clearOpenRequest(threadId: string): void;
+}
+
+const empty = {
+  threadId: null,
+  assistantId: null,
+  runId: null,
+  phase: "idle" as RunPhase,
+  error: null,
+  nodeStatus: {},
+  tokens: {},
+  steps: [],
+  approvals: {},
+  log: [],
+};
+
+const LOG_LIMIT = 500;
+
+export const useRunStore = create<RunState>()((set, get) => ({
+  ...empty,
+  openRequest: null,
+
+  begin(threadId, assistantId, nodes) {
+    set({
+      ...empty,
+      threadId,
+      assistantId,
+      phase: "starting",
+      nodeStatus: Object.fromEntries(nodes.map((node) => [node, "pending" as NodeRunStatus])),
+    });
+  },
+
+  continueWith(runId) {
+    const nodeStatus = { ...get().nodeStatus };
+    for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
+    set({ runId, phase: "running", error: null, approvals: {}, nodeStatus });
+  },
+
+  apply(message) {
+    set((state) => reduce(state, message));
+  },
+
+  setApprovalId(node, approvalId) {
+    const current = get().approvals[node];
+    if (current && current.approvalId !== approvalId)
+      set({ approvals: { ...get().approvals, [node]: { ...current, approvalId } } });
+  },
+
+  fail(message) {
+    set({ phase: "error", error: message });
+  },
+
+  reset() {
+    set({ ...empty });
+  },
+
+  requestOpen(graph, threadId) {
+    set({ openRequest: { graph, threadId } });
+  },
+
+  clearOpenRequest(threadId) {
+    if (get().openRequest?.threadId === threadId) set({ openRequest: null });
+  },
+}));
+
+type Snapshot = Pick<RunState, "runId" | "phase" | "error" | "nodeStatus" | "tokens" | "steps" | "approvals" | "log">;
+
+/** Fold one stream message into the run state (pure; exported for tests). */
+export function reduce(state: Snapshot, message: SseMessage): Partial<Snapshot> {
+  // Subgraph events arrive as `mode|ns`; the parent's nodes are what the canvas shows.
+  const [mode] = message.event.split("|");
+  const data = message.data as Record<string, unknown> | unknown[] | null;
+  const log = [...state.log.slice(-(LOG_LIMIT - 1)), { event: message.event, summary: summarize(data) }];
+  switch (mode) {
+    case "metadata": {
+      const runId = (data as { run_id?: string } | null)?.run_id ?? state.runId;
+      return { runId, phase: state.phase === "starting" ? "running" : state.phase, log };
+    }
+    case "tasks":
+      return { ...taskEvent(state, data as Record<string, unknown>), log };
+    case "updates":
+      return { ...updatesEvent(state, data as Record<string, unknown>), log };
+    case "messages":
+      return { ...tokenEvent(state, data as unknown[]), log: state.log };
+    case "values": {
+      if (!data || Array.isArray(data) || typeof data !== "object") return { log };
+      const values = { ...(data as Record<string, unknown>) };
+      // Runs streaming only `values` learn of interrupts here.
+      const parked = "__interrupt__" in values ? updatesEvent(state, { __interrupt__: values.__interrupt__ }) : {};
+      delete values.__interrupt__;
+      const previous = state.steps[state.steps.length - 1];
+      const after = Object.entries(state.nodeStatus)
+        .filter(([, status]) => status === "done" || status === "failed" || status === "waiting")
+        .map(([node]) => node)
+        .filter((node) => !(previous?.after ?? []).includes(node));
+      return { ...parked, steps: [...state.steps, { step: state.steps.length + 1, after, values }], log };
+    }
+    case "error": {
+      const detail = data as { error?: string; message?: string } | string | null;
+      const text =
+        typeof detail === "string" ? detail : [detail?.error, detail?.message].filter(Boolean).join(": ") || "run failed";
+      const nodeStatus = { ...state.nodeStatus };
+      for (const [node, status] of Object.entries(nodeStatus)) if (status === "running") nodeStatus[node] = "failed";
+      return { phase: "error", error: text, nodeStatus, log };
+    }
+    case "end": {
+      if (state.phase === "error") return { log };
+      return { phase: Object.keys(state.approvals).length > 0 ? "waiting" : "success", log };
+    }
+    default:
+      return { log };
+  }
+}
+
+function taskEvent(state: Snapshot, data: Record<string, unknown> | null): Partial<Snapshot> {
+  const name = typeof data?.name === "string" ? data.name : null;
+  if (!name || name.startsWith("__")) return {};
+  const nodeStatus = { ...state.nodeStatus };
+  if ("input" in (data ?? {}) && !("result" in (data ?? {})) && !("error" in (data ?? {}))) {
+    nodeStatus[name] = "running";
+    // A node that runs again (a loop) streams fresh tokens.
+    return { nodeStatus, tokens: { ...state.tokens, [name]: "" } };
+  }
+  const interrupts = Array.isArray(data?.interrupts) ? data.interrupts : [];
+  if (data?.error) nodeStatus[name] = "failed";
+  else if (interrupts.length > 0) nodeStatus[name] = "waiting";
+  else nodeStatus[name] = "done";
+  return { nodeStatus };
+}
+
+function updatesEvent(state: Snapshot, data: Record<string, unknown> | null): Partial<Snapshot> {
+  if (!data || typeof data !== "object") return {};
+  const nodeStatus = { ...state.nodeStatus };
+  let approvals = state.approvals;
+  let phase = state.phase;
+  for (const [key, value] of Object.entries(data)) {
+    if (key === "__interrupt__") {
+      for (const item of Array.isArray(value) ? value : []) {
+        const request = approvalRequest(item as Record<string, unknown>);
+        if (request) {
+          approvals = { ...approvals, [request.node]: request };
+          nodeStatus[request.node] = "waiting";
+          phase = "waiting";
+        }
+      }
+    } else if (!key.startsWith("__") && nodeStatus[key] !== "failed") {
+      nodeStatus[key] = "done";
+    }
+  }
+  return { nodeStatus, approvals, phase };
+}
+
+/** The approval an interrupt (`{id, value}`) asks for, or null for other interrupts. */
+export function approvalRequest(item: Record<string, unknown>): ApprovalRequest | null {
+  const value = item.value as Record<string, unknown> | null;
+  if (!value || typeof value !== "object" || typeof value.node !== "string") return null;
+  return {
+    interruptId: typeof item.id === "string" ? item.id : typeof item.interrupt_id === "string" ? item.interrupt_id : null,
+    node: value.node,
+    action: (value.action as string | null) ?? null,
+    arguments: value.arguments ?? null,
+    reason: (value.reason as string | null) ?? null,
+    expiresAt: (value.expires_at as string | null) ?? null,
+    onExpire: (value.on_expire as string | null) ?? null,
+    budgetUsed: value.budget_used ?? value.budget ?? null,
+    approvalId: null,
+  };
+}
+
+function tokenEvent(state: Snapshot, data: unknown[] | null): Partial<Snapshot> {
+  if (!Array.isArray(data) || data.length < 2) return {};
+  const [chunk, metadata] = data as [Record<string, unknown> | null, Record<string, unknown> | null];
+  const node = metadata?.langgraph_node;
+  if (typeof node !== "string") return {};
+  const text = messageText(chunk?.content);
+  if (!text) return {};
+  return { tokens: { ...state.tokens, [node]: (state.tokens[node] ?? "") + text } };
+}
+
+/** The text of a message's content (a string, or a list of content blocks). */
+export function messageText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content))
+    return content
+      .map((block) => (typeof block === "string" ? block : typeof block?.text === "string" ? block.text : ""))
+      .join("");
+  return "";
+}
+
+function summarize(data: unknown): string {
+  if (data === null || data === undefined) return "";
+  const text = typeof data === "string" ? data : JSON.stringify(data);
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}

@@ -1,0 +1,119 @@
+"""Browser steps shared by the e2e tests: React Flow nodes, handles, status watching."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from playwright.sync_api import Locator, Page, expect
+
+
+def flow_node(page: Page, node_id: str) -> Locator:
+    """The React Flow wrapper of a canvas node."""
+    return page.locator(f'.react-flow__node[data-id="{node_id}"]')
+
+
+def open_graph(page: Page, base_url: str, name: str, version: str) -> None:
+    """Open ``name@version`` in the editor and wait until its nodes are measured and shown."""
+    page.goto(f"{base_url}/#/graphs/{name}/{version}")
+    # Unmeasured React Flow nodes are hidden: visible means laid out.
+    expect(page.locator(".react-flow__node").first).to_be_visible()
+    expect(page.get_by_test_id("graph-title")).to_contain_text(f"{name}@{version}")
+
+
+def node_ids(page: Page) -> set[str]:
+    """Ids of every node on the canvas."""
+    ids = page.locator(".react-flow__node").evaluate_all("els => els.map(e => e.dataset.id)")
+    return set(ids)
+
+
+def _center(locator: Locator) -> tuple[float, float]:
+    box = locator.bounding_box()
+    assert box is not None, f"{locator} has no box (not visible?)"
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def connect(page: Page, source: str, target: str) -> None:
+    """Drag from ``source``'s output handle to ``target``'s input handle, as a user does."""
+    start = flow_node(page, source).locator(".react-flow__handle.source")
+    end = flow_node(page, target).locator(".react-flow__handle.target")
+    expect(start).to_be_visible()
+    expect(end).to_be_visible()
+    x0, y0 = _center(start)
+    x1, y1 = _center(end)
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    # In steps: React Flow tracks the pointer to find the handle under it.
+    page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2, steps=10)
+    page.mouse.move(x1, y1, steps=10)
+    page.mouse.up()
+
+
+def yaml_text(page: Page) -> str:
+    """The spec text in the editor (the YAML pane's mirror of the store)."""
+    return page.get_by_test_id("yaml-text").input_value()
+
+
+WATCH_STATUS_JS = """
+() => {
+  window.__statusLog = [];
+  const record = (el) => {
+    const id = (el.dataset.testid || "").replace(/^node-/, "");
+    const status = el.dataset.status;
+    if (!status) return;
+    const log = window.__statusLog;
+    const last = [...log].reverse().find((entry) => entry[0] === id);
+    if (!last || last[1] !== status) log.push([id, status]);
+  };
+  document.querySelectorAll("[data-status][data-testid^='node-']").forEach(record);
+  new MutationObserver((mutations) => {
+    for (const m of mutations) {
+      if (m.type === "attributes" && m.target.dataset && m.target.dataset.testid) record(m.target);
+      for (const added of m.addedNodes || []) {
+        if (added.querySelectorAll) added.querySelectorAll("[data-status][data-testid^='node-']").forEach(record);
+      }
+    }
+  }).observe(document.body, { attributes: true, attributeFilter: ["data-status"], subtree: true, childList: true });
+}
+"""
+
+
+def watch_statuses(page: Page) -> None:
+    """Start recording every node status change the page shows."""
+    page.evaluate(WATCH_STATUS_JS)
+
+
+def statuses_seen(page: Page, node_id: str) -> list[str]:
+    """The statuses ``node_id`` showed since ``watch_statuses``, in order."""
+    log: list[list[str]] = page.evaluate("() => window.__statusLog")
+    return [status for node, status in log if node == node_id]
+
+
+def expect_status(page: Page, node_id: str, status: str, timeout: float = 20_000) -> None:
+    """Wait until the node shows ``status``."""
+    expect(page.get_by_test_id(f"node-{node_id}")).to_have_attribute(
+        "data-status", status, timeout=timeout
+    )
+
+
+def api(base_url: str) -> httpx.Client:
+    """A plain HTTP client on the server (for setup and checks beside the browser)."""
+    return httpx.Client(base_url=base_url, timeout=30.0)
+
+
+def newest_thread(base_url: str, graph: str) -> dict[str, Any]:
+    """The most recently created thread tagged with ``graph``."""
+    with api(base_url) as http:
+        found = http.post(
+            "/threads/search",
+            json={
+                "metadata": {"graph_id": graph},
+                "limit": 1,
+                "sort_by": "created_at",
+                "sort_order": "desc",
+            },
+        )
+        found.raise_for_status()
+        threads: list[dict[str, Any]] = found.json()
+    assert threads, f"no thread of {graph}"
+    return threads[0]
