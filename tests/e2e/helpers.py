@@ -70,10 +70,13 @@ WATCH_STATUS_JS = """
     for (const m of mutations) {
       if (m.type === "attributes" && m.target.dataset && m.target.dataset.testid) record(m.target);
       for (const added of m.addedNodes || []) {
-        if (added.querySelectorAll) added.querySelectorAll("[data-status][data-testid^='node-']").forEach(record);
+        if (!added.querySelectorAll) continue;
+        added.querySelectorAll("[data-status][data-testid^='node-']").forEach(record);
       }
     }
-  }).observe(document.body, { attributes: true, attributeFilter: ["data-status"], subtree: true, childList: true });
+  }).observe(document.body, {
+    attributes: true, attributeFilter: ["data-status"], subtree: true, childList: true,
+  });
 }
 """
 

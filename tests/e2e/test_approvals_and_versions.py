@@ -15,12 +15,15 @@ REFUND_INPUT = {"order_id": "A-1002", "amount": 180.0}
 
 
 def _park_refund(base: str, reason: str) -> str:
-    """Start a high-risk refund through the API and wait until it waits for approval; its thread id."""
+    """Start a high-risk refund through the API; once parked on its approval, its thread id."""
     with api(base) as http:
         thread = http.post("/threads", json={"metadata": {"graph_id": "refund-approval"}}).json()
         run = http.post(
             f"/threads/{thread['thread_id']}/runs/wait",
-            json={"assistant_id": "refund-approval@1.0.0", "input": {**REFUND_INPUT, "reason": reason}},
+            json={
+                "assistant_id": "refund-approval@1.0.0",
+                "input": {**REFUND_INPUT, "reason": reason},
+            },
         )
         assert run.status_code == 200, run.text
         assert http.get(f"/threads/{thread['thread_id']}").json()["status"] == "interrupted"
@@ -89,16 +92,13 @@ def test_approval_link_opens_the_waiting_run(editor: Page, plait_server: Cluster
 
 
 def test_version_history_diff(editor: Page, plait_server: Cluster) -> None:
-    """Two versions compared: changed and added nodes marked, removed nodes on the diff canvas, text diff."""
+    """Two versions compared: the changed node marked on both canvases, and the text diff."""
     base = plait_server.url
     with api(base) as http:
         original = http.get("/graphs/summarize/versions/1.0.0").text
-        changed = (
-            original.replace('version: "1.0.0"', 'version: "1.1.0"')
-            .replace(
-                "system: Summarise the message in one sentence and list its key points.",
-                "system: Summarise the message in two sentences and list its key points.",
-            )
+        changed = original.replace('version: "1.0.0"', 'version: "1.1.0"').replace(
+            "system: Summarise the message in one sentence and list its key points.",
+            "system: Summarise the message in two sentences and list its key points.",
         )
         assert changed != original
         uploaded = http.post("/graphs", json={"yaml": changed})

@@ -155,9 +155,6 @@ def test_edit_save_run_approve_fork(editor: Page, plait_server: Cluster) -> None
     assert picked_parent, "the checkpoint before refund is in the history"
     parent_id = picked_parent[0]["checkpoint"]["checkpoint_id"]
     children = [
-        h
-        for h in history
-        if (h.get("parent_checkpoint") or {}).get("checkpoint_id") == parent_id
+        h for h in history if (h.get("parent_checkpoint") or {}).get("checkpoint_id") == parent_id
     ]
     assert sorted(child["metadata"]["source"] for child in children) == ["fork", "loop"]
-

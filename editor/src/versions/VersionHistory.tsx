@@ -82,7 +82,7 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
               <td>{v.version}</td>
               <td className="muted">{new Date(v.created_at).toLocaleString()}</td>
               <td className="muted" title={v.digest}>
-                {v.digest.slice(0, 8)}
+                {v.digest.replace(/^sha256:/, "").slice(0, 8)}
               </td>
               <td>
                 {v.version === current ? (

@@ -150,9 +150,7 @@ async def test_layout_is_a_sidecar_outside_the_spec(
     saved = await client.put(f"/graphs/{name}/layout", json={"clean": {"x": 10, "y": 20.5}})
 
     assert saved.status_code == 200
-    assert (await client.get(f"/graphs/{name}/layout")).json() == {
-        "clean": {"x": 10.0, "y": 20.5}
-    }
+    assert (await client.get(f"/graphs/{name}/layout")).json() == {"clean": {"x": 10.0, "y": 20.5}}
     assert (specs_dir / f"{name}.layout.json").is_file()
     versions = (await client.get(f"/graphs/{name}/versions")).json()
     assert [v["digest"] for v in versions] == [digest]
