@@ -237,7 +237,16 @@ async def _resolve(
             """,
             (status, Jsonb(answer), actor, approval_id),
         )
-        kwargs = {"command": {"resume": {row["interrupt_id"]: answer}}}
+        kwargs: dict[str, Any] = {"command": {"resume": {row["interrupt_id"]: answer}}}
+        # The resume streams what the parked run streamed, so a client joining it
+        # (the editor) keeps getting the same events.
+        cursor = await conn.execute(
+            "SELECT kwargs FROM plait_runs WHERE run_id = %s", (row["run_id"],)
+        )
+        parked = await cursor.fetchone()
+        for key in ("stream_mode", "stream_subgraphs", "durability"):
+            if parked is not None and key in parked["kwargs"]:
+                kwargs[key] = parked["kwargs"][key]
         metadata = {
             "plait_approval": {
                 "approval_id": approval_id,

@@ -4,6 +4,9 @@ import { createRoot } from "react-dom/client";
 import "@xyflow/react/dist/style.css";
 import "./styles.css";
 import { App } from "./App";
+import { warmUpLayout } from "./spec/layout";
+
+warmUpLayout();
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, NotRequired, Self
 
 from langgraph._internal._typing import MISSING as _LANGGRAPH_MISSING
 from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.channels.last_value import LastValue
 from langgraph.graph.message import add_messages
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from engine.spec.models import GraphSpec, Reducer, StateField
@@ -217,9 +218,39 @@ def state_schemas(
     public = list(body.state)
     inputs = body.input if body.input is not None else public
     outputs = body.output if body.output is not None else public
-    input_schema = _typed_dict(f"{_class_name(spec)}Input", {k: Any for k in inputs})
-    output_schema = _typed_dict(f"{_class_name(spec)}Output", {k: Any for k in outputs})
+    input_schema = _typed_dict(
+        f"{_class_name(spec)}Input", {k: _public_type(body.state.get(k)) for k in inputs}
+    )
+    output_schema = _typed_dict(
+        f"{_class_name(spec)}Output", {k: _public_type(body.state.get(k)) for k in outputs}
+    )
     return state, input_schema, output_schema
+
+
+_PYTHON_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "object": dict[str, Any],
+    "list": list[Any],
+    "messages": list[Any],
+    "any": Any,
+}
+
+
+def _public_type(field: StateField | None) -> Any:
+    """A field's type for the input/output JSON Schemas clients and forms read.
+
+    Only the schemas use it (LangGraph filters input keys by name, not type).
+    Every key is optional: an input may leave a field to its default.
+    """
+    if field is None:
+        return NotRequired[Any]
+    typ = _PYTHON_TYPES[field.type]
+    if field.description:
+        typ = Annotated[typ, Field(description=field.description)]
+    return NotRequired[typ]
 
 
 def _class_name(spec: GraphSpec) -> str:

@@ -2,16 +2,22 @@
  * The node palette: drag a kind onto the canvas (HTML5 drag and drop), or
  * click it to add the node below the selection.
  */
+import specSchema from "../../../schemas/plait-v1.schema.json";
+import { nodeKindSchema } from "../properties/schemaForm";
+import type { JsonSchema } from "../properties/schemaForm";
 import { NODE_KINDS } from "../spec/model";
 import { lookOf } from "./nodes/kinds";
 
 export const KIND_MIME = "application/x-plait-kind";
 
+/** Only kinds the spec language defines can be added (the canvas still draws every kind). */
+const ADDABLE_KINDS = NODE_KINDS.filter((kind) => nodeKindSchema(specSchema as JsonSchema, kind) !== null);
+
 export function Palette({ onAdd }: { onAdd: (kind: string) => void }) {
   return (
     <div className="plait-palette" data-testid="palette">
       <div className="plait-panel-title">Nodes</div>
-      {NODE_KINDS.map((kind) => {
+      {ADDABLE_KINDS.map((kind) => {
         const look = lookOf(kind);
         return (
           <div

@@ -117,9 +117,11 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
           baseVersion={version}
           yaml={yaml}
           onClose={() => setSaving(false)}
-          onSaved={(newVersion) => {
+          onSaved={(newVersion, savedYaml) => {
             setSaving(false);
-            useEditorStore.getState().markSaved(newVersion);
+            // The stored text carries the new version: it is the new base, with positions kept.
+            const store = useEditorStore.getState();
+            store.load({ name, version: newVersion, yaml: savedYaml, positions: store.positions });
             window.location.hash = editorHash(name, newVersion);
           }}
         />

@@ -54,6 +54,11 @@ function elk(): Promise<Elk> {
   return elkPromise;
 }
 
+/** Start elk's worker ahead of the first layout, so opening a graph does not wait for it. */
+export function warmUpLayout(): void {
+  void elk();
+}
+
 /** Lay out every node with elk (in the worker). */
 export async function autoLayout(model: GraphModel): Promise<Record<string, XY>> {
   const result = await (await elk()).layout(toElkGraph(model));
