@@ -9,6 +9,7 @@ requests anything from a host other than 127.0.0.1.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -41,7 +42,6 @@ SPEC_SOURCES = [
     SPECS / "plait_examples",
 ]
 #: Where the README's screenshots go.
-SCREENSHOTS = REPO / "docs" / "images"
 ALLOWED_HOSTS = {"127.0.0.1"}
 
 
@@ -124,6 +124,13 @@ def editor(page: Page, plait_server: Cluster) -> Iterator[Page]:
 
 
 def screenshot(page: Page, name: str) -> None:
-    """Save a screenshot of the page for the docs (docs/images/<name>.png)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    """Save a screenshot for the docs, only when asked: ``PLAIT_SCREENSHOTS=docs/images``.
+
+    A plain test run leaves the working tree as it was.
+    """
+    folder = os.environ.get("PLAIT_SCREENSHOTS")
+    if not folder:
+        return
+    target = Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(target / f"{name}.png"))
