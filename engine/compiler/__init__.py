@@ -23,11 +23,14 @@ from engine.compiler.nodes import KIND_BUILDERS
 from engine.compiler.nodes.base import NodeRunner
 from engine.compiler.state import state_schemas
 from engine.runtime.errors import CompileError, NodeError
+from engine.runtime.limits import governance_channels, governance_gate
 from engine.runtime.policies import retry_policy
+from engine.runtime.saga import SagaStep, TrackedCompute, has_compensation, saga_channels
 from engine.spec.document import LoadedSpec
 from engine.spec.expressions import ExpressionError
 from engine.spec.models import GraphSpec, duration_seconds
 from engine.spec.registry import SpecRegistry, UnknownSpecRef
+from engine.tools.rejection import reject_channels
 
 __all__ = [
     "CompileError",
@@ -134,16 +137,26 @@ def _build(
         ctx.children[ref] = _compile(_resolve(registry, ref, loaded), registry, stack)
     sources = route_sources(spec)
     counted = any(node.max_visits is not None for node in body.nodes.values())
-    state, input_schema, output_schema = state_schemas(spec, route_sources=sources, counted=counted)
+    state, input_schema, output_schema = state_schemas(
+        spec,
+        route_sources=sources,
+        counted=counted,
+        private={**governance_channels(spec), **saga_channels(spec), **reject_channels(spec)},
+    )
     builder: StateGraph[Any, Any, Any, Any] = StateGraph(
         state, input_schema=input_schema, output_schema=output_schema
     )
     keep = frozenset(sources)
+    saga = has_compensation(spec)
     for node_id, node in body.nodes.items():
         build_kind: Callable[..., Any] = KIND_BUILDERS[node.kind]
         try:
             compute = build_kind(node_id, node, ctx)
+            if saga:  # docs/governance.md, compensation: record steps, undo on failure
+                compute = TrackedCompute(compute)
             action: Any = NodeRunner(node_id, node, ctx, compute, keep_result=node_id in keep)
+            if saga:
+                action = SagaStep(node_id, node, ctx, action)
         except (ValueError, KeyError, ExpressionError, jsonschema.SchemaError) as exc:
             raise CompileError(f"{loaded.ref}: node {node_id!r}: {exc}") from exc
         builder.add_node(
@@ -155,7 +168,7 @@ def _build(
             metadata={"plait_kind": node.kind},
         )
     try:
-        add_edges(builder, spec, ctx)
+        add_edges(builder, spec, ctx, gate=governance_gate(spec))
     except ExpressionError as exc:
         raise CompileError(f"{loaded.ref}: edge: {exc}") from exc
     graph = builder.compile(name=loaded.name)

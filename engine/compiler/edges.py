@@ -14,6 +14,7 @@ from engine.compiler.context import NO_RESULT, CompileContext, Expr, Scope
 from engine.compiler.state import result_channel
 from engine.runtime.errors import NodeError
 from engine.spec.models import END, START, GraphSpec, RouteEdge, StaticEdge, SwitchEdge
+from engine.tools.rejection import RejectRoutes, reject_targets
 
 
 def target(name: str) -> str:
@@ -37,9 +38,21 @@ def implied_edges(spec: GraphSpec) -> set[tuple[str, str]]:
 
 
 def add_edges(
-    builder: StateGraph[Any, Any, Any, Any], spec: GraphSpec, ctx: CompileContext
+    builder: StateGraph[Any, Any, Any, Any],
+    spec: GraphSpec,
+    ctx: CompileContext,
+    *,
+    gate: Callable[[Any], bool] | None = None,
 ) -> None:
-    """Add every spec edge, plus the edges ``parallel`` nodes imply."""
+    """Add every spec edge, plus the edges ``parallel`` nodes imply.
+
+    With ``gate`` (a run can end early, e.g. ``budgets.on_exceed: return``), every
+    edge leaving a node leads to ``END`` once ``gate(state)`` holds.
+    """
+    if gate is not None:
+        builder = _Gated(builder, gate)  # type: ignore[assignment]
+    if rejections := reject_targets(spec):  # tool nodes' on_reject (engine/tools/rejection.py)
+        builder = RejectRoutes(builder, rejections)  # type: ignore[assignment]
     implied = implied_edges(spec)
     for node_id, node in spec.spec.nodes.items():
         if node.kind == "parallel":
@@ -63,6 +76,40 @@ def add_edges(
             builder.add_conditional_edges(
                 target(edge.from_), _route(edge, ctx), list(dict.fromkeys(destinations))
             )
+
+
+class _Gated:
+    """A builder whose edges check ``gate`` first (static edges become conditional)."""
+
+    def __init__(self, builder: StateGraph[Any, Any, Any, Any], gate: Callable[[Any], bool]):
+        self.builder = builder
+        self.gate = gate
+
+    def add_edge(self, source: str | list[str], to: str) -> None:
+        if isinstance(source, list) or source == LG_START:
+            # A join runs after its branches and ends the run itself; START never stops.
+            self.builder.add_edge(source, to)
+            return
+        self.add_conditional_edges(source, _always(to), [to])
+
+    def add_conditional_edges(
+        self, source: str, choose: Callable[..., Awaitable[str]], targets: list[str]
+    ) -> None:
+        gate = self.gate
+
+        async def gated(state: dict[str, Any], config: RunnableConfig) -> str:
+            return LG_END if gate(state) else await choose(state, config)
+
+        gated.__name__ = f"gated_{choose.__name__}"
+        self.builder.add_conditional_edges(source, gated, list(dict.fromkeys([*targets, LG_END])))
+
+
+def _always(to: str) -> Callable[..., Awaitable[str]]:
+    async def choose(state: dict[str, Any], config: RunnableConfig) -> str:
+        return to
+
+    choose.__name__ = f"to_{to}"
+    return choose
 
 
 def route_sources(spec: GraphSpec) -> list[str]:

@@ -14,7 +14,7 @@ node's last result, read by its ``route`` edge).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired, Self
 
 from langgraph._internal._typing import MISSING as _LANGGRAPH_MISSING
@@ -199,12 +199,17 @@ def _typed_dict(name: str, fields: dict[str, Any]) -> Any:
 
 
 def state_schemas(
-    spec: GraphSpec, *, route_sources: Sequence[str], counted: bool
+    spec: GraphSpec,
+    *,
+    route_sources: Sequence[str],
+    counted: bool,
+    private: Mapping[str, Any] | None = None,
 ) -> tuple[Any, Any, Any]:
     """``(state, input, output)`` TypedDicts for a spec.
 
     ``route_sources`` are the nodes whose result a route edge reads; ``counted``
-    adds the visit counter channel (only needed when some node has ``max_visits``).
+    adds the visit counter channel (only needed when some node has ``max_visits``);
+    ``private`` adds more private channels (name -> annotated type), e.g. ``__usage``.
     """
     body = spec.spec
     fields: dict[str, Any] = {
@@ -214,6 +219,7 @@ def state_schemas(
         fields[result_channel(node)] = Annotated[Any, LastValue(Any)]
     if counted:
         fields[VISITS] = Annotated[dict, DefaultBinop(dict, _add_counts, {})]
+    fields.update(private or {})
     state = _typed_dict(f"{_class_name(spec)}State", fields)
     public = list(body.state)
     inputs = body.input if body.input is not None else public

@@ -6,12 +6,14 @@ import jsonschema
 import pydantic
 from langgraph.types import RetryPolicy
 
+from engine.runtime.breakers import CircuitOpen
 from engine.runtime.errors import NodeError
 from engine.spec.expressions import ExpressionError
 from engine.spec.models import RetrySpec, duration_seconds
 
 #: Errors that say the spec or the code is wrong: running again cannot help.
 _PERMANENT: tuple[type[BaseException], ...] = (
+    CircuitOpen,  # fail fast: retrying is what an open breaker prevents
     ExpressionError,
     jsonschema.ValidationError,
     pydantic.ValidationError,

@@ -26,6 +26,7 @@ from langchain_core.messages import AIMessageChunk
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, StateSnapshot
 
+from engine.runtime.audit import AUDIT_KEY
 from engine.runtime.errors import NodeError
 from engine.runtime.events import (
     Completed,
@@ -40,9 +41,11 @@ from engine.runtime.events import (
     Token,
     summarize_update,
 )
+from engine.runtime.timeouts import settle
 from engine.spec.document import LoadedSpec
 from engine.spec.expressions import to_plain
 from engine.spec.models import GraphSpec, duration_seconds
+from engine.store.audit import PostgresAuditStore
 from engine.store.checkpointer import new_checkpointer
 from engine.store.pool import Pool
 from engine.store.threads import (
@@ -217,11 +220,13 @@ async def run_graph(
             _mismatch_message(thread_id, old.graph, old.version, old.digest, loaded)
         ) from None
     await start_run(pool, run_id, thread)
-    graph = compiled.bind(new_checkpointer(pool))
+    checkpointer = new_checkpointer(pool)
+    graph = compiled.bind(checkpointer)
     config = run_config(loaded, thread_id, run_id, git_sha)
     # Tool results recorded in Postgres: a continued run reuses the calls that
     # finished before the process died instead of calling the tools again.
     config["configurable"][TOOL_RESULTS] = PostgresToolResultStore(pool)
+    config["configurable"][AUDIT_KEY] = PostgresAuditStore(pool)
     timeout = duration_seconds(loaded.spec.spec.timeout) if loaded.spec.spec.timeout else None
     outcome: RunStatus = "error"
     error: str | None = "the run was abandoned before it ended"
@@ -279,6 +284,8 @@ async def run_graph(
             error = final.error or f"the run stopped before {', '.join(final.next)}"
             yield Failed(error=error)
     finally:
+        # A cancelled run may still be writing its last checkpoint (engine/runtime/timeouts.py).
+        await asyncio.shield(settle(checkpointer))
         # Shielded: a cancelled consumer must still leave the run's row accurate.
         await asyncio.shield(finish_run(pool, run_id, outcome, error))
 

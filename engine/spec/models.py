@@ -129,6 +129,50 @@ class ScriptedResponse(_Model):
     )
 
 
+class CallRetrySpec(_Model):
+    """Retries of one model or tool call, by error class (docs/governance.md).
+
+    Rate limits, 5xx answers, timeouts and network errors are retried with
+    exponential backoff and jitter; validation and permission errors never are.
+    """
+
+    max_attempts: Annotated[int, Field(ge=1, le=20)] = 3
+    initial_interval: Duration = 0.5
+    backoff: Annotated[float, Field(ge=1.0)] = 2.0
+    max_interval: Duration = 30.0
+    jitter: bool = True
+
+
+class ModelRetrySpec(CallRetrySpec):
+    """Retries of a model call, plus repairs of malformed output."""
+
+    repair_attempts: Annotated[int, Field(ge=0, le=5)] = Field(
+        default=0,
+        description=(
+            "How often a reply that fails an llm `schema` (or has unparsable tool-call "
+            "arguments) is asked for again, quoting the error."
+        ),
+    )
+
+
+class BreakerSpec(_Model):
+    """A circuit breaker: too many failures in a window open it; calls then fail fast."""
+
+    failure_rate: Annotated[float, Field(gt=0, le=1)] = 0.5
+    window: Duration = Field(default=60.0, description="Calls older than this are forgotten.")
+    min_calls: Annotated[int, Field(ge=1)] = Field(
+        default=5, description="Calls in the window before the rate can open the breaker."
+    )
+    open_for: Duration = Field(default=30.0, description="How long it stays open before a probe.")
+
+
+class ModelPrice(_Model):
+    """What a model costs, for ``spec.budgets.max_cost``: currency units per million tokens."""
+
+    input_per_million: Annotated[float, Field(ge=0)]
+    output_per_million: Annotated[float, Field(ge=0)]
+
+
 class ModelDef(_Model):
     """A chat model. ``provider: scripted`` replays replies offline."""
 
@@ -155,9 +199,36 @@ class ModelDef(_Model):
         default=None,
         description="YAML or JSON file (relative to the spec) holding a list of scripted replies.",
     )
+    price: ModelPrice | None = Field(
+        default=None, description="Price per million tokens; needed for `budgets.max_cost`."
+    )
+    retry: ModelRetrySpec | None = Field(
+        default=None, description="Retries of each call of this model, by error class."
+    )
+    breaker: BreakerSpec | None = Field(
+        default=None, description="Circuit breaker of this model's endpoint (per process)."
+    )
 
 
 # --------------------------------------------------------------------------- tools
+
+
+class Compensation(_Model):
+    """How to undo a completed step when a later step fails the run (a saga).
+
+    Exactly one of ``function`` and ``tool``. ``args`` are CEL over ``args``
+    (the original call's arguments; ``{}`` for a node that is not a tool call)
+    and ``result`` (its result); without ``args`` a function receives
+    ``args=`` and ``result=``.
+    """
+
+    function: str | None = Field(
+        default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="`module:function`."
+    )
+    tool: Identifier | None = Field(default=None, description="A tool of `spec.tools`.")
+    args: dict[str, Cel] = Field(
+        default_factory=dict, description="Argument -> CEL over `args` and `result`."
+    )
 
 
 class ToolDef(_Model):
@@ -175,6 +246,23 @@ class ToolDef(_Model):
         description="JSON Schema of the arguments; inferred from the signature when absent.",
     )
     timeout: Duration | None = None
+    retry: CallRetrySpec | None = Field(
+        default=None, description="Retries of each call of this tool, by error class."
+    )
+    breaker: BreakerSpec | None = Field(
+        default=None, description="Circuit breaker of this tool (per process)."
+    )
+    risk: Literal["low", "medium", "high"] = Field(
+        default="low",
+        description="`high`: every call waits for an approval ticket (see docs/governance.md).",
+    )
+    compensate: Compensation | None = Field(
+        default=None, description="Undoes a successful call when the run fails later."
+    )
+    secrets: list[Identifier] = Field(
+        default_factory=list,
+        description="Names from `spec.secrets` passed to the function as the `secrets` dict.",
+    )
 
 
 class AgentDef(_Model):
@@ -184,6 +272,13 @@ class AgentDef(_Model):
     system: Template | None = Field(default=None, description="System prompt template.")
     tools: list[Identifier] = Field(default_factory=list)
     max_iterations: Annotated[int, Field(ge=1, le=100)] = 10
+    tool_results: Literal["plain", "data"] = Field(
+        default="plain",
+        description=(
+            "`data`: tool results reach the model wrapped as untrusted data, and the "
+            "system prompt says so."
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- nodes
@@ -213,6 +308,9 @@ class _NodeBase(_Model):
     max_visits: Annotated[int, Field(ge=1)] | None = Field(
         default=None, description="Bound on how often this node runs in one run (bounds cycles)."
     )
+    compensate: Compensation | None = Field(
+        default=None, description="Undoes this node's work when a later step fails the run."
+    )
 
 
 class AgentNode(_NodeBase):
@@ -224,6 +322,9 @@ class AgentNode(_NodeBase):
     system: Template | None = None
     tools: list[Identifier] = Field(default_factory=list)
     max_iterations: Annotated[int, Field(ge=1, le=100)] | None = None
+    tool_results: Literal["plain", "data"] | None = Field(
+        default=None, description="Overrides the named agent's `tool_results`."
+    )
     prompt: Template = Field(description="The user message template.")
     messages: Identifier | None = Field(
         default=None, description="A `messages` state field that receives the conversation."
@@ -248,6 +349,13 @@ class ToolNode(_NodeBase):
     kind: Literal["tool"]
     tool: Identifier
     args: dict[str, Cel] = Field(default_factory=dict, description="Argument -> CEL.")
+    on_reject: Identifier | None = Field(
+        default=None,
+        description=(
+            "When a person rejects this high-risk call, continue at this node instead of "
+            "failing (the result is `{rejected: true, tool, comment}`)."
+        ),
+    )
 
 
 class RouterNode(_NodeBase):
@@ -437,6 +545,48 @@ class Example(_Model):
     decisions: list[Decision] = Field(default_factory=list)
 
 
+# --------------------------------------------------------------------------- governance
+
+
+class LimitsSpec(_Model):
+    """Guards against runaway runs (docs/governance.md)."""
+
+    max_identical_tool_calls: Annotated[int, Field(ge=1)] | None = Field(
+        default=None,
+        description=(
+            "How often one run may call the same tool with the same arguments; one more "
+            "call fails the run (loop detection)."
+        ),
+    )
+
+
+class BudgetSpec(_Model):
+    """Limits of one run, checked before every step and every model call (docs/governance.md)."""
+
+    max_steps: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="Node steps one run may take."
+    )
+    max_tokens: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="Input plus output tokens of every model call."
+    )
+    max_wall_time: Duration | None = Field(
+        default=None, description="Time since the run's first step."
+    )
+    max_cost: Annotated[float, Field(gt=0)] | None = Field(
+        default=None, description="Cost from the models' `price` (needs a price on each model)."
+    )
+    on_exceed: Literal["fail", "fallback", "return", "approval"] = Field(
+        default="fail",
+        description=(
+            "`fail` the run; switch the remaining model calls to `fallback_model`; `return` "
+            "what is known so far; or ask a person through an `approval`."
+        ),
+    )
+    fallback_model: Identifier | None = Field(
+        default=None, description="The model used after the budget is exceeded (`fallback`)."
+    )
+
+
 # --------------------------------------------------------------------------- graph
 
 
@@ -460,6 +610,17 @@ class GraphBody(_Model):
         default=200, description="LangGraph recursion limit for one run."
     )
     timeout: Duration | None = Field(default=None, description="Wall-clock limit of one run.")
+    budgets: BudgetSpec | None = Field(
+        default=None, description="Per-run limits on steps, tokens, time and cost."
+    )
+    limits: LimitsSpec | None = Field(default=None, description="Loop detection.")
+    secrets: list[Identifier] = Field(
+        default_factory=list,
+        description=(
+            "Secret names, read from the environment or `PLAIT_SECRETS_FILE`; only tools "
+            "that list them receive them."
+        ),
+    )
 
     @field_validator("nodes")
     @classmethod

@@ -22,8 +22,13 @@ from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
 from langgraph.errors import GraphBubbleUp
 
+from engine.runtime.audit import audit_tool_call
+from engine.runtime.loops import count_tool_call
+from engine.runtime.retries import invoke_tool
+from engine.runtime.saga import note_tool_call
 from engine.spec.expressions import to_plain
 from engine.tools.idempotency import RecordedResult, store_from, tool_call_key
+from engine.tools.risk import approved_arguments, is_high_risk
 
 
 async def call_tool(
@@ -43,7 +48,11 @@ async def call_tool(
     run sees exactly what the first run saw. With no store in ``config``
     the tool is just called.
     """
+    if is_high_risk(tool):
+        # Before any other await: see engine/tools/risk.py.
+        args = await approved_arguments(tool.name, dict(args), config=config, node=node)
     plain_args = to_plain(dict(args))
+    count_tool_call(tool.name, plain_args)  # loop detection, when the spec sets a limit
     emit = get_stream_writer()
     event: dict[str, Any] = {"plait": "tool_call", "node": node, "tool": tool.name}
     event["args"] = plain_args
@@ -56,14 +65,17 @@ async def call_tool(
         found = await store.get(key)
         if found is not None:
             emit({**event, "status": "ok", "reused": True})
+            await audit_tool_call(config, {**event, "status": "ok", "reused": True})
+            note_tool_call(tool.name, node, plain_args, found.value)
             return found.value
     emit({**event, "status": "started", "reused": False})
     try:
-        value = to_plain(await tool.ainvoke(dict(args)))
+        value = to_plain(await invoke_tool(tool, dict(args)))
     except GraphBubbleUp:
         raise
     except Exception as exc:
         emit({**event, "status": "error", "reused": False, "error": f"{type(exc).__name__}: {exc}"})
+        await audit_tool_call(config, {**event, "status": "error", "error": type(exc).__name__})
         raise
     if store is not None and key is not None:
         configurable = config.get("configurable") or {}
@@ -83,4 +95,6 @@ async def call_tool(
         )
         value = stored.value
     emit({**event, "status": "ok", "reused": False})
+    await audit_tool_call(config, {**event, "status": "ok", "reused": False})
+    note_tool_call(tool.name, node, plain_args, value)
     return value

@@ -14,7 +14,10 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
+from engine.runtime.retries import with_call_policy
+from engine.runtime.secrets import with_secrets
 from engine.spec.models import ToolDef, duration_seconds
+from engine.tools.risk import RISK_KEY
 
 _PATH_LOCK = threading.Lock()
 
@@ -48,6 +51,8 @@ def load_python_tool(name: str, tool_def: ToolDef, base_dir: Path) -> BaseTool:
     from ``parameters`` (JSON Schema) or, when absent, the function's signature.
     """
     function = import_function(tool_def.function, base_dir)
+    if tool_def.secrets:  # injected, hidden from the schema, redacted from the output
+        function = with_secrets(function, tool_def.secrets)
     description = tool_def.description or inspect.getdoc(function) or f"Calls {name}."
     timeout = duration_seconds(tool_def.timeout) if tool_def.timeout is not None else None
     is_async = inspect.iscoroutinefunction(function)
@@ -63,11 +68,15 @@ def load_python_tool(name: str, tool_def: ToolDef, base_dir: Path) -> BaseTool:
         except TimeoutError:
             raise TimeoutError(f"tool {name!r} timed out after {timeout:g}s") from None
 
-    return StructuredTool.from_function(
+    tool = StructuredTool.from_function(
         func=None if is_async else function,
         coroutine=call,
         name=name,
         description=description,
         args_schema=tool_def.parameters,
         infer_schema=tool_def.parameters is None,
+        # Only a non-default risk is marked, so low-risk tools stay as they were.
+        metadata={RISK_KEY: tool_def.risk} if tool_def.risk != "low" else None,
     )
+    # Retries by error class and the circuit breaker, when declared (engine/runtime/retries.py).
+    return with_call_policy(tool, tool_def)

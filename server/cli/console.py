@@ -196,6 +196,11 @@ class RichView:
         if isinstance(data, dict) and data.get("plait") == "tool_call":
             self._tool_call(event, data)
             return
+        limit = _limit_line(data) if isinstance(data, dict) else None
+        if limit is not None:
+            node = str(data.get("node") or event.node or "")
+            self.console.print(_node_line("⧗", limit[1], event.path, node, limit[0]))
+            return
         text = json.dumps(data, ensure_ascii=False, default=str)
         self.console.print(_node_line("·", "dim", event.path, event.node or "", text))
 
@@ -212,6 +217,34 @@ class RichView:
             detail, style = f"{data.get('tool')} ok{reused}", "dim"
         node = str(data.get("node") or event.node or "")
         self.console.print(_node_line("⚙", style, event.path, node, detail))
+
+
+def _limit_line(data: dict[str, Any]) -> tuple[str, str] | None:
+    """``(text, style)`` of a budget, retry, breaker or loop event (docs/governance.md)."""
+    kind = data.get("plait")
+    if kind == "budget":
+        usage = data.get("usage") or {}
+        if data.get("exceeded"):
+            text = f"budget {data['exceeded']}={data.get('limit')} reached: {data.get('action')}"
+            return text, "yellow"
+        text = (
+            f"budget: {usage.get('steps')} steps, {usage.get('tokens')} tokens, "
+            f"cost {usage.get('cost')}, {usage.get('wall_time')}s"
+        )
+        return text, "dim"
+    if kind == "retry":
+        text = (
+            f"retry {data.get('target')} after attempt {data.get('attempt')} "
+            f"({data.get('error_class')}), waiting {data.get('delay')}s"
+        )
+        return text, "yellow"
+    if kind == "breaker":
+        style = "green" if data.get("state") == "closed" else "yellow"
+        return f"breaker {data.get('target')} {data.get('state')}", style
+    if kind == "loop":
+        count, limit = data.get("count"), data.get("limit")
+        return f"loop: {data.get('tool')} called {count} times (max {limit})", "red"
+    return None
 
 
 def _node_line(mark: str, style: str, path: Sequence[str], node: str, detail: str) -> Text:

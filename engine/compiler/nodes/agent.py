@@ -16,7 +16,11 @@ from langgraph.errors import GraphBubbleUp
 from engine.compiler.context import CompileContext, Scope
 from engine.compiler.nodes.base import Compute
 from engine.runtime.errors import NodeError
+from engine.runtime.loops import StopsRun
+from engine.runtime.model_calls import ToolCallRepair, invoke_model
 from engine.spec.models import AgentNode
+from engine.tools.allowlist import refuse
+from engine.tools.data_marking import as_data, with_data_line
 from engine.tools.gateway import call_tool
 
 DEFAULT_MAX_ITERATIONS = 10
@@ -33,6 +37,7 @@ def agent_compute(
     max_iterations: int | None,
     prompt: str,
     messages_field: str | None = None,
+    tool_results: str | None = None,
 ) -> Compute:
     """The agent loop; inline settings override the named agent's."""
     definition = ctx.loaded.spec.spec.agents[agent] if agent is not None else None
@@ -42,6 +47,7 @@ def agent_compute(
     system = system if system is not None else (definition.system if definition else None)
     tool_names = tools or (definition.tools if definition else [])
     limit = max_iterations or (definition.max_iterations if definition else DEFAULT_MAX_ITERATIONS)
+    as_data_ = (tool_results or (definition.tool_results if definition else "plain")) == "data"
     extend = messages_field is not None and ctx.loaded.spec.spec.state[messages_field].reducer in (
         "add_messages",
         "extend",
@@ -57,27 +63,47 @@ def agent_compute(
             bound = (base.bind_tools(list(found.values())) if found else base, found)
         return bound
 
+    fallbacks: dict[str, Runnable[LanguageModelInput, BaseMessage]] = {}
+
+    def with_tools(name: str) -> Runnable[LanguageModelInput, BaseMessage]:
+        # A budget's fallback model gets the same tools (engine/runtime/model_calls.py).
+        if name == model_name:
+            return chat()[0]
+        if name not in fallbacks:
+            found = chat()[1]
+            base = ctx.model(name)
+            fallbacks[name] = base.bind_tools(list(found.values())) if found else base
+        return fallbacks[name]
+
     async def compute(scope: Scope) -> Any:
-        runnable, by_name = chat()
-        head: list[BaseMessage] = [SystemMessage(scope.render(system))] if system else []
+        by_name = chat()[1]
+        rendered = scope.render(system) if system else None
+        if as_data_:  # tool results are marked as data: the system prompt says so
+            rendered = with_data_line(rendered)
+        head: list[BaseMessage] = [SystemMessage(rendered)] if rendered else []
         history = list(scope.raw.get(messages_field) or []) if messages_field else []
         new: list[BaseMessage] = [HumanMessage(scope.render(prompt))]
+        repair = ToolCallRepair(ctx, model_name, node_id)  # unparsable tool-call arguments
         for iteration in range(limit):
-            reply = await runnable.ainvoke([*head, *history, *new])
+            reply = await invoke_model(
+                ctx, model_name, [*head, *history, *new], model_for=with_tools
+            )
             new.append(reply)
             calls = reply.tool_calls if isinstance(reply, AIMessage) else []
-            if not calls:
+            repairs = repair.messages(reply)
+            if not calls and not repairs:
                 if messages_field is not None:
                     scope.updates[messages_field] = new if extend else [*history, *new]
                 return reply.text
             new.extend(
                 await asyncio.gather(
                     *(
-                        _call(by_name, call, scope, node_id, (iteration, index))
+                        _call(by_name, call, scope, node_id, (iteration, index), as_data_)
                         for index, call in enumerate(calls)
                     )
                 )
             )
+            new.extend(repairs)
         raise NodeError(node_id, f"the agent did not finish within max_iterations={limit}")
 
     return compute
@@ -89,6 +115,7 @@ async def _call(
     scope: Scope,
     node_id: str,
     position: tuple[int, int],
+    as_data_: bool = False,
 ) -> ToolMessage:
     """Run one tool call through the gateway; an error goes back to the model as its answer.
 
@@ -98,9 +125,10 @@ async def _call(
     call_id = call.get("id") or ""
     tool = tools.get(call["name"])
     if tool is None:
-        known = ", ".join(tools) or "none"
-        text = f"error: no tool {call['name']!r} (tools: {known})"
-        return ToolMessage(text, tool_call_id=call_id, name=call["name"], status="error")
+        # The allowlist: tools holds exactly the agent's list (engine/tools/allowlist.py).
+        return await refuse(
+            scope.config, node=node_id, tool=call["name"], allowed=tools, call_id=call_id
+        )
     try:
         value = await call_tool(
             tool,
@@ -110,11 +138,13 @@ async def _call(
             position=position,
             item=scope.index,
         )
-    except GraphBubbleUp:
+    except (GraphBubbleUp, StopsRun):  # StopsRun: loop detection ends the run, not the call
         raise
     except Exception as exc:
         text = f"error: {type(exc).__name__}: {exc}"
         return ToolMessage(text, tool_call_id=call_id, name=call["name"], status="error")
+    if as_data_:
+        return ToolMessage(as_data(call["name"], value), tool_call_id=call_id, name=call["name"])
     content = value if isinstance(value, str) else json.dumps(value, default=str)
     return ToolMessage(content, tool_call_id=call_id, name=call["name"])
 
@@ -131,4 +161,5 @@ def build(node_id: str, node: AgentNode, ctx: CompileContext) -> Compute:
         max_iterations=node.max_iterations,
         prompt=node.prompt,
         messages_field=node.messages,
+        tool_results=node.tool_results,
     )

@@ -11,6 +11,7 @@ from langgraph.errors import GraphBubbleUp
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.state import VISITS, result_channel
 from engine.runtime.errors import NodeError
+from engine.runtime.limits import StepLimits
 from engine.runtime.policies import is_transient
 from engine.spec.models import _NodeBase as NodeBase
 
@@ -41,10 +42,17 @@ class NodeRunner:
         self.writes = [(name, Expr(source)) for name, source in node.writes.items()]
         self.output = node.output
         self.max_visits = node.max_visits
+        #: Budgets and loop detection, when the spec declares them (engine/runtime/limits.py).
+        self.limits = StepLimits.of(ctx.loaded.spec)
         #: ``keep_result`` stores the result in the node's private channel for its route edge.
         self.result_channel = result_channel(node_id) if keep_result else None
 
     async def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        if self.limits is not None:
+            return await self.limits.run(self.node_id, state, lambda: self._step(state, config))
+        return await self._step(state, config)
+
+    async def _step(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         node_id = self.node_id
         max_visits = self.max_visits
         scope = Scope(self.ctx, state, config)

@@ -11,6 +11,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from engine.compiler.context import CompileContext, Scope
 from engine.compiler.nodes.base import Compute
 from engine.runtime.errors import NodeError
+from engine.runtime.model_calls import invoke_model, structured_reply
 from engine.spec.models import LlmNode
 
 
@@ -31,11 +32,11 @@ def llm_compute(
         if system is not None:
             messages.append(SystemMessage(scope.render(system)))
         messages.append(HumanMessage(scope.render(prompt)))
-        reply = await ctx.model(model).ainvoke(messages)
-        text = reply.text
         if validator is None:
-            return text
-        return _structured(node_id, text, validator)
+            return (await invoke_model(ctx, model, messages)).text
+        return await structured_reply(
+            ctx, model, messages, lambda text: _structured(node_id, text, validator)
+        )
 
     return compute
 

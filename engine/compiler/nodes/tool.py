@@ -8,6 +8,7 @@ from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.nodes.base import Compute
 from engine.spec.models import ToolNode
 from engine.tools.gateway import call_tool
+from engine.tools.rejection import RejectionAsResult
 
 
 def tool_compute(ctx: CompileContext, node_id: str, *, tool: str, args: dict[str, str]) -> Compute:
@@ -30,4 +31,6 @@ def tool_compute(ctx: CompileContext, node_id: str, *, tool: str, args: dict[str
 
 def build(node_id: str, node: ToolNode, ctx: CompileContext) -> Compute:
     """The ``tool`` node's work."""
-    return tool_compute(ctx, node_id, tool=node.tool, args=node.args)
+    compute = tool_compute(ctx, node_id, tool=node.tool, args=node.args)
+    # on_reject: a rejected high-risk call is a result the edges route on (rejection.py).
+    return RejectionAsResult(node_id, compute) if node.on_reject is not None else compute

@@ -10,6 +10,8 @@ from engine.spec.document import LoadedSpec
 from engine.spec.errors import SpecIssue
 from engine.spec.lint.context import LintContext
 from engine.spec.lint.expressions import check_cel, check_state_targets, check_templates
+from engine.spec.lint.governance_limits import check_budgets
+from engine.spec.lint.governance_tools import check_governance_tools
 from engine.spec.lint.graph import check_graph, check_parallel_writers, check_routes
 from engine.spec.lint.references import check_references
 from engine.spec.lint.values import (
@@ -32,6 +34,8 @@ _RULES = (
     check_json_schemas,
     check_scripts,
     check_examples,
+    check_budgets,
+    check_governance_tools,
 )
 
 

@@ -19,6 +19,7 @@ from engine.spec.models import (
     RouteEdge,
     RouterNode,
     StaticEdge,
+    ToolNode,
 )
 
 Graph = dict[str, list[str]]
@@ -40,6 +41,8 @@ def successors(ctx: LintContext) -> Graph:
                     graph[node_id].append(branch)
                     if node.join in nodes:
                         graph[branch].append(node.join)
+        if isinstance(node, ToolNode) and node.on_reject in nodes:
+            graph[node_id].append(node.on_reject)  # where a rejected high-risk call goes
     return graph
 
 

@@ -1,0 +1,131 @@
+"""The one way compiled nodes call a chat model: budget, breaker, retries, repairs.
+
+Node kinds pass the model's name and, when they bind tools, a factory giving
+the runnable for a model name, so a budget's ``fallback`` can switch models
+without the node kind knowing about budgets. With none of ``budgets``,
+``retry`` or ``breaker`` declared this is just ``ainvoke``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import Runnable
+
+from engine.runtime.budgets import current_meter
+from engine.runtime.errors import NodeError
+from engine.runtime.retries import emit_repair, guarded_call, repair_prompt
+from engine.spec.models import ModelDef
+
+if TYPE_CHECKING:
+    from engine.compiler.context import CompileContext
+
+T = TypeVar("T")
+ModelFor = Callable[[str], Runnable[LanguageModelInput, BaseMessage]]
+
+
+def endpoint_key(definition: ModelDef, name: str) -> str:
+    """The endpoint a model's breaker protects: provider, base URL and model name."""
+    return f"model:{definition.provider}:{definition.base_url or '-'}:{definition.model or name}"
+
+
+async def invoke_model(
+    ctx: CompileContext,
+    model: str,
+    messages: list[Any],
+    *,
+    model_for: ModelFor | None = None,
+) -> BaseMessage:
+    """Call ``model`` (or the budget's fallback) with ``messages``; count the reply's usage."""
+    bind: ModelFor = model_for if model_for is not None else ctx.model
+    meter = current_meter()
+    used = meter.model_for_call(model) if meter is not None else model
+    definition = ctx.loaded.spec.spec.models[used]
+    runnable = bind(used)
+    if definition.retry is None and definition.breaker is None:
+        reply = await runnable.ainvoke(messages)
+    else:
+        reply = await guarded_call(
+            f"model:{used}",
+            lambda: runnable.ainvoke(messages),
+            retry=definition.retry,
+            breaker=definition.breaker,
+            breaker_key=endpoint_key(definition, used),
+        )
+    if meter is not None:
+        meter.add_reply(used, reply)
+    return reply
+
+
+async def structured_reply(
+    ctx: CompileContext,
+    model: str,
+    messages: list[Any],
+    parse: Callable[[str], T],
+) -> T:
+    """A reply ``parse`` accepts; a rejected one is asked for again ``repair_attempts`` times.
+
+    ``parse`` raises :class:`NodeError` with what is wrong; the repair prompt
+    quotes it, after the rejected reply, so the model sees its own mistake.
+    """
+    retry = ctx.loaded.spec.spec.models[model].retry
+    repairs = retry.repair_attempts if retry is not None else 0
+    conversation = list(messages)
+    for attempt in range(1, repairs + 2):
+        reply = await invoke_model(ctx, model, conversation)
+        try:
+            return parse(reply.text)
+        except NodeError as exc:
+            if attempt > repairs:
+                raise
+            emit_repair(f"model:{model}", attempt, exc.message)
+            conversation += [
+                AIMessage(reply.text),
+                HumanMessage(repair_prompt(exc.message)),
+            ]
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
+class ToolCallRepair:
+    """Repairs of tool calls whose arguments are not valid JSON, in one agent step.
+
+    A provider that cannot parse a call's arguments reports it in
+    ``invalid_tool_calls``. With ``retry.repair_attempts`` on the model, each
+    one is answered with an error tool message quoting the parse error, so the
+    model can call again; past the bound the step fails. Without it nothing
+    changes (the invalid calls are left out, as before).
+    """
+
+    def __init__(self, ctx: CompileContext, model: str, node: str) -> None:
+        retry = ctx.loaded.spec.spec.models[model].retry
+        self.bound = retry.repair_attempts if retry is not None else 0
+        self.model = model
+        self.node = node
+        self.used = 0
+
+    def messages(self, reply: BaseMessage) -> list[ToolMessage]:
+        """Error answers to ``reply``'s invalid tool calls (empty when none, or not enabled)."""
+        invalid = reply.invalid_tool_calls if isinstance(reply, AIMessage) else []
+        if not invalid or self.bound == 0:
+            return []
+        problems = [
+            f"tool call {call.get('name')!r}: arguments are not valid JSON "
+            f"({call.get('error') or 'unparsable'}): {str(call.get('args'))[:200]!r}"
+            for call in invalid
+        ]
+        if self.used >= self.bound:
+            raise NodeError(self.node, f"{problems[0]} (after {self.used} repairs)")
+        self.used += 1
+        emit_repair(f"model:{self.model}", self.used, "; ".join(problems))
+        return [
+            ToolMessage(
+                repair_prompt(problem),
+                tool_call_id=call.get("id") or "",
+                name=call.get("name") or "",
+                status="error",
+            )
+            for call, problem in zip(invalid, problems, strict=True)
+        ]
