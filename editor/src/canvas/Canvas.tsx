@@ -134,13 +134,13 @@ export function Canvas() {
       layingOut.current = true;
       void autoLayout(model)
         .then((p) => {
-          useEditorStore.getState().setPositions(p);
+          useEditorStore.getState().setPositions(p, false, true);
           requestAnimationFrame(() => void flow.fitView({ padding: 0.15 }));
         })
         .finally(() => {
           layingOut.current = false;
         });
-    } else useEditorStore.getState().setPositions(placeNewNodes(model, positions));
+    } else useEditorStore.getState().setPositions(placeNewNodes(model, positions), false, true);
   }, [model, positions, flow]);
 
   // "Auto layout": elk for every node, replacing stored positions.

@@ -46,7 +46,8 @@ export function EditorPage({ name, version }: { name: string; version: string })
   useEffect(() => {
     let timer = 0;
     const unsubscribe = useEditorStore.subscribe((s, prev) => {
-      if (s.positions === prev.positions || s.graphName !== name || prev.graphName !== name) return;
+      // Only positions a person set are saved: opening a graph writes nothing.
+      if (s.layoutEdits === prev.layoutEdits || s.graphName !== name || prev.graphName !== name) return;
       window.clearTimeout(timer);
       timer = window.setTimeout(() => void saveLayout(name, useEditorStore.getState().positions).catch(() => undefined), LAYOUT_SAVE_DEBOUNCE_MS);
     });

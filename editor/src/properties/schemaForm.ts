@@ -7,6 +7,8 @@
  */
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 
+import { NODE_KINDS } from "../spec/model";
+
 export type JsonSchema = { [key: string]: unknown };
 
 export type Widget = "readonly" | "string" | "text" | "number" | "integer" | "boolean" | "enum" | "list" | "scalar" | "yaml";
@@ -22,7 +24,13 @@ export interface FormField {
 }
 
 /** Fields every node kind shares (shown after the kind's own). */
-const COMMON = new Set(["description", "writes", "output", "retry", "timeout", "max_visits"]);
+/** Fields every node kind has (description, writes, retry...): listed after a kind's own. */
+function commonFields(root: JsonSchema): Set<string> {
+  const defs = NODE_KINDS.map((kind) => nodeKindSchema(root, kind)).filter((def): def is JsonSchema => def !== null);
+  const names = defs.map((def) => new Set(Object.keys((def.properties ?? {}) as object)));
+  if (names.length === 0) return new Set();
+  return new Set([...names[0]].filter((name) => name !== "kind" && names.every((set) => set.has(name))));
+}
 const MULTILINE = /Jinja2 template/;
 
 function resolve(root: JsonSchema, schema: JsonSchema): JsonSchema {
@@ -92,7 +100,8 @@ export function formFields(root: JsonSchema, kind: string): FormField[] {
   const props = (def.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((def.required as string[] | undefined) ?? []);
   const names = Object.keys(props);
-  const ordered = [...names.filter((n) => n === "kind"), ...names.filter((n) => n !== "kind" && !COMMON.has(n)), ...names.filter((n) => COMMON.has(n))];
+  const common = commonFields(root);
+  const ordered = [...names.filter((n) => n === "kind"), ...names.filter((n) => n !== "kind" && !common.has(n)), ...names.filter((n) => common.has(n))];
   return ordered.map((name) => {
     const prop = props[name];
     const { widget, options, description } = widgetOf(root, prop);

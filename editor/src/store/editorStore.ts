@@ -57,7 +57,10 @@ export interface EditorState {
   setYaml: (text: string, options?: { typing?: boolean }) => void;
   /** Apply a canvas edit through the Document API; returns its result (undefined when the text does not parse). */
   edit: <T>(fn: (doc: Document) => T) => T | undefined;
-  setPositions: (positions: Record<string, XY>, replace?: boolean) => void;
+  /** Set node positions; `automatic` ones (placement of unplaced nodes) are not saved to the layout file. */
+  setPositions: (positions: Record<string, XY>, replace?: boolean, automatic?: boolean) => void;
+  /** Counts position changes a person made (drag, add, paste, Auto layout): the layout file is saved on them. */
+  layoutEdits: number;
   requestLayout: () => void;
   select: (nodes: string[], edges?: string[]) => void;
   setServerIssues: (issues: SpecIssue[]) => void;
@@ -101,6 +104,7 @@ export const useEditorStore = create<EditorState>()(
       nodeStatus: {},
       nodeDiff: {},
       nodeExtra: {},
+      layoutEdits: 0,
 
       load: ({ name, version, yaml, positions }) => {
         const temporalApi = useEditorStore.temporal.getState();
@@ -138,8 +142,11 @@ export const useEditorStore = create<EditorState>()(
         get().setYaml(out.text);
         return out.result;
       },
-      setPositions: (positions, replace = false) =>
-        set({ positions: replace ? positions : { ...get().positions, ...positions } }),
+      setPositions: (positions, replace = false, automatic = false) =>
+        set({
+          positions: replace ? positions : { ...get().positions, ...positions },
+          layoutEdits: automatic ? get().layoutEdits : get().layoutEdits + 1,
+        }),
       requestLayout: () => set({ layoutRequest: get().layoutRequest + 1 }),
       select: (nodes, edges = []) => set({ selectedNodes: nodes, selectedEdges: edges }),
       setServerIssues: (issues) => set({ serverIssues: issues }),
