@@ -12,6 +12,11 @@
    Goal: < 10 KB per parked run.
 
     .venv/bin/python bench/server.py [--runs 300] [--concurrency 10] [--parked 1000]
+        [--durability sync]
+
+Both contenders use the same LangGraph ``durability`` (``sync`` by default, the
+server's default; the in-process run passes it to ``ainvoke``, the HTTP run
+sends it in the request body).
 
 Uses ``PLAIT_DATABASE_URL``, else the embedded server under ``.plait/``.
 Writes its figures into bench/README.md (``--no-readme`` prints only).
@@ -95,7 +100,7 @@ async def in_batches(runs: int, concurrency: int, one: Callable[[], Awaitable[fl
     return Timings(time.perf_counter() - start, latencies, [])
 
 
-def in_process(pool: Pool) -> Callable[[], Awaitable[float]]:
+def in_process(pool: Pool, durability: str) -> Callable[[], Awaitable[float]]:
     """One in-process run per call on a new thread with a new Postgres saver; its seconds."""
     loaded = parse_spec(spec_text(), "overhead.yaml", BENCH / "overhead.yaml")
     compiled = compile_spec(loaded)
@@ -104,14 +109,16 @@ def in_process(pool: Pool) -> Callable[[], Awaitable[float]]:
         start = time.perf_counter()
         graph = compiled.bind(new_checkpointer(pool))
         config = {"configurable": {"thread_id": str(uuid.uuid4())}}
-        result = await graph.ainvoke({"count": 0}, config)
+        result = await graph.ainvoke({"count": 0}, config, durability=durability)
         assert result["count"] == NODES, result
         return time.perf_counter() - start
 
     return one
 
 
-def over_http(http: httpx.AsyncClient, first_events: list[float]) -> Callable[[], Awaitable[float]]:
+def over_http(
+    http: httpx.AsyncClient, first_events: list[float], durability: str
+) -> Callable[[], Awaitable[float]]:
     """One run per call: create a thread, stream the run to ``end``; its seconds.
 
     Time to first event is from sending the run's POST to the first SSE event.
@@ -120,7 +127,12 @@ def over_http(http: httpx.AsyncClient, first_events: list[float]) -> Callable[[]
     async def one() -> float:
         start = time.perf_counter()
         thread = (await http.post("/threads", json={})).raise_for_status().json()
-        body = {"assistant_id": "overhead", "input": {"count": 0}, "stream_mode": ["values"]}
+        body = {
+            "assistant_id": "overhead",
+            "input": {"count": 0},
+            "stream_mode": ["values"],
+            "durability": durability,
+        }
         sent = time.perf_counter()
         last: dict[str, object] = {}
         event = ""
@@ -197,6 +209,12 @@ def wait_ready(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
     raise SystemExit(f"plait serve not ready after {READY_SECONDS:g}s:\n{log.read_text()}")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used (Linux ``/proc``), threads included."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_kib(pid: int) -> int:
     """Resident set size of a process in KiB (Linux ``/proc``)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -222,10 +240,16 @@ async def park(http: httpx.AsyncClient, count: int, concurrency: int) -> None:
 
 
 async def held_runs(pool: Pool) -> int:
-    """Runs a worker holds right now (status ``running``)."""
+    """Runs a worker holds right now: ``running`` under a lease.
+
+    (A killed CLI run stays ``running`` without a lease and holds nothing.)
+    """
     async with pool.connection() as conn:
         row = await (
-            await conn.execute("SELECT count(*) AS n FROM plait_runs WHERE status = 'running'")
+            await conn.execute(
+                "SELECT count(*) AS n FROM plait_runs "
+                "WHERE status = 'running' AND lease_owner IS NOT NULL"
+            )
         ).fetchone()
     return int(row["n"]) if row else -1
 
@@ -243,6 +267,12 @@ async def main() -> None:
     parser.add_argument("--sequential", type=int, default=50, help="runs one at a time")
     parser.add_argument("--parked", type=int, default=1000, help="runs parked on approvals")
     parser.add_argument("--workers", type=int, default=None, help="plait serve --workers")
+    parser.add_argument(
+        "--durability",
+        choices=("sync", "async", "exit"),
+        default="sync",
+        help="LangGraph durability of both contenders (the server's default is sync)",
+    )
     parser.add_argument("--no-readme", action="store_true", help="print only")
     args = parser.parse_args()
 
@@ -251,22 +281,26 @@ async def main() -> None:
     async with await open_pool(url) as pool:
         await migrate(pool)
         server = await describe_server(pool)
-        local = in_process(pool)
+        local = in_process(pool, args.durability)
         await in_batches(args.warmup, args.concurrency, local)
+        cpu_before = time.process_time()
         inproc = await in_batches(args.runs, args.concurrency, local)
+        inproc_cpu = (time.process_time() - cpu_before) / args.runs
 
         with plait_serve(url, args.workers) as (base, process):
             limits = httpx.Limits(max_connections=args.concurrency * 2)
             async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
                 firsts: list[float] = []
-                remote = over_http(http, firsts)
+                remote = over_http(http, firsts, args.durability)
                 await in_batches(args.warmup, args.concurrency, remote)
                 firsts.clear()
+                cpu_before = cpu_seconds(process.pid)
                 served = await in_batches(args.runs, args.concurrency, remote)
+                served_cpu = (cpu_seconds(process.pid) - cpu_before) / args.runs
                 served.first_events = firsts
                 # One at a time: time to first event without queueing behind other runs.
                 alone: list[float] = []
-                await in_batches(args.sequential, 1, over_http(http, alone))
+                await in_batches(args.sequential, 1, over_http(http, alone, args.durability))
 
                 # Warm the parking path (imports, caches, pools) before the baseline.
                 await park(http, 50, args.concurrency)
@@ -289,7 +323,7 @@ async def main() -> None:
     }
     command = (
         f"bench/server.py --runs {args.runs} --concurrency {args.concurrency} "
-        f"--parked {args.parked}"
+        f"--parked {args.parked} --durability {args.durability}"
     )
     body = f"""
 Measured {machine()}; {server}; load average {load[0]:.1f} when it started
@@ -298,10 +332,15 @@ Measured {machine()}; {server}; load average {load[0]:.1f} when it started
 Method: `{command}`:
 the {NODES}-node linear graph of `overhead.py`, {args.runs} runs per contender after
 {args.warmup} warm-up runs, {args.concurrency} at a time, each on a new thread with a new
-`AsyncPostgresSaver` (default durability). In-process: `compile_spec(...).bind(saver).ainvoke`
-in this process. HTTP: a real `plait serve` on 127.0.0.1 (in-process workers), each run
-`POST /threads` then `POST /threads/{{id}}/runs/stream` (`values`) read to `end`, with httpx.
+`AsyncPostgresSaver`, both with `durability="{args.durability}"`. In-process:
+`compile_spec(...).bind(saver).ainvoke` in this process. HTTP: a real `plait serve` on
+127.0.0.1 (in-process workers), each run `POST /threads` then
+`POST /threads/{{id}}/runs/stream` (`values`, the same `durability` in the body) read to
+`end`, with httpx.
 Time to first event: from sending the stream POST to the first SSE event (`metadata`).
+CPU per run is the CPU time the running process (in-process) or the server process (HTTP)
+used during the batch, divided by the runs: unlike throughput, it barely depends on what
+else the machine runs.
 
 | 10-node graph, concurrency {args.concurrency} | in-process | over HTTP |
 |---|---:|---:|
@@ -309,6 +348,8 @@ Time to first event: from sending the stream POST to the first SSE event (`metad
 | latency p50 (ms) | {ms(median(inproc.latencies))} | {ms(median(served.latencies))} |
 | latency p95 (ms) | {ms(percentile(inproc.latencies, 0.95))} | \
 {ms(percentile(served.latencies, 0.95))} |
+| CPU per run (ms): this process / the `plait serve` process | {ms(inproc_cpu)} | \
+{ms(served_cpu)} |
 | time to first SSE event p50 / p95 (ms) | - | {ms(first_p50)} / \
 {ms(percentile(served.first_events, 0.95))} |
 | time to first SSE event p50 / p95, one run at a time ({args.sequential} runs) | - | \

@@ -23,12 +23,16 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, Send
 
 from engine.compiler import CompiledSpec, compile_spec
+from engine.compiler.nodes.python import OFFLOAD_SYNC_KEY
+from engine.runtime.audit import AUDIT_KEY
+from engine.runtime.timeouts import settle
 from engine.spec.models import duration_seconds
+from engine.store.audit import PostgresAuditStore
 from engine.store.checkpointer import new_checkpointer
 from engine.store.pool import Pool
 from engine.tools.idempotency import STORE_KEY, ToolResultStore
 from server import approvals, registry
-from server.journal_writer import JournalWriter
+from server.journal_writer import JournalCommitter, JournalWriter
 from server.queue import runs
 from server.queue.runs import Run
 from server.stream_events import StreamPlan, interrupts_of, plan_stream
@@ -115,15 +119,19 @@ async def execute_run(
     graphs: GraphCache,
     stopper: RunStopper,
     tool_results: ToolResultStore | None = None,
+    journal: JournalCommitter | None = None,
 ) -> Outcome:
     """Run ``run`` to its end and record it; return how it ended.
+
+    Its events go through ``journal``, the worker's shared committer (or a
+    committer of its own when none is given).
 
     Errors of the graph end the run ``error`` (journaled as an ``error``
     event), never escape. A stop from ``stopper`` ends it ``interrupted``,
     deletes it (``rollback``), or releases it to the queue (``release``).
     """
     plan = plan_stream(run.kwargs.get("stream_mode"), bool(run.kwargs.get("stream_subgraphs")))
-    writer = JournalWriter(pool, run.run_id)
+    writer = JournalWriter(pool, run.run_id, journal)
     writer.start()
     found: list[dict[str, Any]] = []
     status: Literal["success", "error", "timeout"] = "success"
@@ -179,8 +187,10 @@ async def _stream(
     """Drive the graph, journaling its chunks; return the interrupts it stopped on."""
     kwargs = run.kwargs
     # Any: LangGraph's astream overloads cannot be matched with options built at run time.
-    graph: Any = compiled.bind(new_checkpointer(pool))
+    saver = new_checkpointer(pool)
+    graph: Any = compiled.bind(saver)
     config = run_config(run, compiled, tool_results)
+    config["configurable"][AUDIT_KEY] = PostgresAuditStore(pool)
     payload = await _payload(run, graph, config)
     spec = compiled.loaded.spec.spec
     limit = duration_seconds(spec.timeout) if spec.timeout else None
@@ -220,6 +230,10 @@ async def _stream(
         if stopper.reason is None or (current is not None and current.cancelling()):
             raise
         raise RunStopped(stopper.reason) from None
+    finally:
+        # LangGraph may still be writing a checkpoint after a cancel or timeout:
+        # the run ends only once its saver is idle (nothing left running).
+        await asyncio.shield(settle(saver))
     return found
 
 
@@ -245,6 +259,8 @@ def run_config(
         configurable["checkpoint_id"] = checkpoint_id
     if tool_results is not None:
         configurable[STORE_KEY] = tool_results
+    # A worker's loop serves many runs and must keep heartbeating: sync node code runs in threads.
+    configurable[OFFLOAD_SYNC_KEY] = True
     metadata = {
         **(requested.get("metadata") or {}),
         **run.metadata,

@@ -1,38 +1,45 @@
 """Each run's events in order (table ``plait_run_events``), announced with LISTEN/NOTIFY.
 
-A writer appends an event with the run's next ``seq`` (a counter on the run's
+A writer appends events with the run's next ``seq`` (a counter on the run's
 row, bumped under its row lock, so concurrent appenders of one run never
 share a seq, and a reclaimed run's new worker continues it) and NOTIFYs
-``plait_run_events`` with the run id; Postgres delivers the notification
-when the transaction commits, so a reader never hears of an event it cannot
-read yet.
+``plait_run_events``; Postgres delivers the notification when the
+transaction commits, so a reader never hears of an event it cannot read yet.
 
-Readers in a process share one :class:`JournalListener`: one LISTEN
-connection that wakes the subscribers of a run. A subscriber always re-reads
-the table after its last seq, so a notification is only a hint: missed ones
-(reconnects, or a notification queue that overflowed) lose nothing.
+The notification carries the events themselves (``<run_id> <first seq>
+<JSON [[event, data], ...]>``) when they fit in Postgres's 8000-byte payload,
+otherwise just ``<run_id>``. Readers in a process share one
+:class:`JournalListener`: one LISTEN connection that hands a run's events to
+its subscribers, which then need no query. A notification is still only a
+hint: a subscriber re-reads the table after its last seq whenever a batch
+does not follow on from what it has (a missed or oversized notification,
+a reconnect), so nothing is lost or repeated.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
-from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
-from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from engine.store.pool import Pool
 
-#: Channel of event notifications; the payload is the run id.
+#: Channel of event notifications (payload: see the module docstring).
 EVENTS_CHANNEL = "plait_run_events"
 #: The last event of every run.
 END = "end"
+#: Postgres refuses NOTIFY payloads of 8000 bytes or more; leave room for the seq.
+NOTIFY_LIMIT = 7900
 
 _TERMINAL = ("error", "success", "timeout", "interrupted")
 log = logging.getLogger(__name__)
@@ -74,51 +81,76 @@ async def append_many(
     items = list(events)
     if not items:
         return []
-    if isinstance(target, AsyncConnectionPool):
-        async with target.connection() as conn:
-            return await _append(conn, run_id, items)
-    return await _append(target, run_id, items)
+    first = await append_runs(target, {run_id: items})
+    if run_id not in first:
+        raise RunGone(run_id)
+    return list(range(first[run_id], first[run_id] + len(items)))
 
 
 # One statement (so, on an autocommit connection, one round trip and one
-# transaction): bump the run's counter under its row lock, insert the events
-# under the seqs it reserved, and NOTIFY (delivered when the statement commits).
-# No row when the run does not exist.
+# transaction) for the events of several runs: bump each run's counter under
+# its row lock, insert its events under the seqs it reserved, and NOTIFY each
+# run once (delivered when the statement commits). Runs that do not exist get
+# no row. Each run's events arrive as one JSON array of [event, data] pairs,
+# encoded once in Python and reused for the notification's payload.
 _APPEND = """
-WITH bumped AS (
-    UPDATE plait_runs SET event_seq = event_seq + %(count)s
-    WHERE run_id = %(run_id)s
-    RETURNING event_seq
+WITH request AS (
+    SELECT * FROM unnest(%(run_ids)s::text[], %(batches)s::jsonb[], %(payloads)s::text[])
+        AS request(run_id, batch, payload)
+), bumped AS (
+    UPDATE plait_runs r SET event_seq = r.event_seq + jsonb_array_length(request.batch)
+    FROM request
+    WHERE r.run_id = request.run_id
+    RETURNING r.run_id, r.event_seq - jsonb_array_length(request.batch) AS base,
+              request.batch, request.payload
 ), inserted AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
-    SELECT %(run_id)s, bumped.event_seq - %(count)s + item.position, item.event, item.data
-    FROM bumped, unnest(%(events)s::text[], %(data)s::jsonb[])
-        WITH ORDINALITY AS item(event, data, position)
-    RETURNING seq
+    SELECT bumped.run_id, bumped.base + item.position, item.pair->>0, item.pair->1
+    FROM bumped, jsonb_array_elements(bumped.batch) WITH ORDINALITY AS item(pair, position)
 )
-SELECT (SELECT array_agg(seq ORDER BY seq) FROM inserted) AS seqs,
-       pg_notify(%(channel)s, %(run_id)s)
+SELECT bumped.run_id, bumped.base + 1 AS first_seq,
+       pg_notify(%(channel)s, CASE WHEN bumped.payload IS NULL THEN bumped.run_id
+                 ELSE bumped.run_id || ' ' || (bumped.base + 1) || ' ' || bumped.payload END)
 FROM bumped
 """
 
 
-async def _append(
-    conn: AsyncConnection[DictRow], run_id: str, items: list[tuple[str, Any]]
-) -> list[int]:
-    cursor = await conn.execute(
+def encode_batch(items: Sequence[tuple[str, Any]]) -> bytes:
+    """A batch of events as the JSON array ``[[event, data], ...]``."""
+    pairs = [[event, data] for event, data in items]
+    try:
+        return orjson.dumps(pairs, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        # What orjson refuses (e.g. integers beyond 64 bits) the stdlib encodes.
+        return json.dumps(pairs, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+async def append_runs(
+    target: Pool | AsyncConnection[DictRow], batches: dict[str, list[tuple[str, Any]]]
+) -> dict[str, int]:
+    """Append each run's events in one statement; return each existing run's first new seq.
+
+    Runs missing from the result do not exist (their events were not written).
+    """
+    if isinstance(target, AsyncConnectionPool):
+        async with target.connection() as conn:
+            return await append_runs(conn, batches)
+    run_ids = [run_id for run_id, items in batches.items() if items]
+    encoded = [encode_batch(batches[run_id]) for run_id in run_ids]
+    cursor = await target.execute(
         _APPEND,
         {
-            "count": len(items),
-            "run_id": run_id,
-            "events": [event for event, _ in items],
-            "data": [Jsonb(data) for _, data in items],
+            "run_ids": run_ids,
+            "batches": [text.decode() for text in encoded],
+            # Too big for a notification: subscribers re-read.
+            "payloads": [
+                text.decode() if len(text) + len(run_id) < NOTIFY_LIMIT else None
+                for run_id, text in zip(run_ids, encoded, strict=True)
+            ],
             "channel": EVENTS_CHANNEL,
         },
     )
-    row = await cursor.fetchone()
-    if row is None:
-        raise RunGone(run_id)
-    return list(row["seqs"])
+    return {row["run_id"]: row["first_seq"] for row in await cursor.fetchall()}
 
 
 async def read_after(
@@ -133,6 +165,37 @@ async def read_after(
         )
         rows = await cursor.fetchall()
     return [JournalEvent(run_id, row["seq"], row["event"], row["data"]) for row in rows]
+
+
+@dataclass(eq=False)
+class _Subscription:
+    """What the listener hands one subscriber: event batches, or a hint to re-read."""
+
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    #: ``(first seq, [(event, data), ...])`` in the order notified.
+    batches: deque[tuple[int, list[Any]]] = field(default_factory=deque)
+    reread: bool = False
+
+    def hint(self) -> None:
+        self.batches.clear()
+        self.reread = True
+        self.wake.set()
+
+    def deliver(self, first: int, events: list[Any], limit: int) -> None:
+        if len(self.batches) >= limit:
+            # A slow reader: stop buffering, it catches up from the table.
+            self.hint()
+            return
+        self.batches.append((first, events))
+        self.wake.set()
+
+
+def _through_end(events: list[JournalEvent]) -> list[JournalEvent]:
+    """``events`` up to and including ``end`` (nothing follows it)."""
+    for index, event in enumerate(events):
+        if event.event == END:
+            return events[: index + 1]
+    return events
 
 
 class JournalListener:
@@ -152,6 +215,7 @@ class JournalListener:
         poll_seconds: float = 5.0,
         page_size: int = 500,
         reconnect_seconds: float = 1.0,
+        buffered_batches: int = 1000,
     ) -> None:
         self._pool = pool
         if conninfo is None:
@@ -162,7 +226,8 @@ class JournalListener:
         self._poll_seconds = poll_seconds
         self._page_size = page_size
         self._reconnect_seconds = reconnect_seconds
-        self._wakers: dict[str, set[asyncio.Event]] = {}
+        self._buffered_batches = buffered_batches
+        self._wakers: dict[str, set[_Subscription]] = {}
         self._listening = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         #: Backend pid of the LISTEN connection (None while disconnected).
@@ -188,37 +253,76 @@ class JournalListener:
         """Every event of ``run_id`` with seq > ``after``, in order, none twice.
 
         Ends after the ``end`` event, or when the run is deleted, or when it
-        finished and no more events exist. It registers for wake-ups before
-        its first read, so nothing appended meanwhile is missed. Close it
-        (``aclose``, or ``contextlib.aclosing``) when leaving early.
+        finished and no more events exist. It registers for notifications
+        before its first read, so nothing appended meanwhile is missed. Close
+        it (``aclose``, or ``contextlib.aclosing``) when leaving early.
         """
-        waker = asyncio.Event()
-        self._wakers.setdefault(run_id, set()).add(waker)
+        async with contextlib.aclosing(self.subscribe_batches(run_id, after)) as batches:
+            async for batch in batches:
+                for event in batch:
+                    yield event
+
+    async def subscribe_batches(
+        self, run_id: str, after: int = 0
+    ) -> AsyncGenerator[list[JournalEvent], None]:
+        """:meth:`subscribe`, a list at a time: every event available without waiting.
+
+        A reader that writes events out (SSE) sends each list at once.
+        """
+        sub = _Subscription(reread=True)
+        self._wakers.setdefault(run_id, set()).add(sub)
         last = after
         try:
             while True:
-                # Cleared before reading: a notification during the read sets
-                # it again, so the next wait returns at once.
-                waker.clear()
-                status, events = await self._read(run_id, last)
-                for event in events:
-                    last = event.seq
-                    yield event
-                    if event.event == END:
+                if sub.reread:
+                    sub.reread = False
+                    status, events = await self._read(run_id, last)
+                    ready = _through_end(events)
+                    if ready:
+                        last = ready[-1].seq
+                        yield ready
+                        if ready[-1].event == END:
+                            return
+                    if len(events) == self._page_size:
+                        sub.reread = True
+                        continue
+                    if status is None or status in _TERMINAL:
+                        # Gone, or ended: read in the same snapshot as the status,
+                        # these were its last events.
                         return
-                if len(events) == self._page_size:
+                ready = []
+                while sub.batches and not sub.reread:
+                    first, pairs = sub.batches.popleft()
+                    if first > last + 1:
+                        # Something between was not delivered to us: read it.
+                        sub.reread = True
+                        break
+                    # Skip what was already read from the table: the rest follows on.
+                    for name, data in pairs[last + 1 - first :]:
+                        last += 1
+                        ready.append(JournalEvent(run_id, last, name, data))
+                        if name == END:
+                            break
+                    if ready and ready[-1].event == END:
+                        break
+                if ready:
+                    yield ready
+                    if ready[-1].event == END:
+                        return
+                if sub.reread or sub.batches:
                     continue
-                if status is None or status in _TERMINAL:
-                    # Gone, or ended: read in the same snapshot as the status,
-                    # these were its last events.
-                    return
-                with contextlib.suppress(TimeoutError):
+                # Nothing is awaited between the checks above and clearing: a
+                # notification arriving later sets it again.
+                sub.wake.clear()
+                try:
                     async with asyncio.timeout(self._poll_seconds):
-                        await waker.wait()
+                        await sub.wake.wait()
+                except TimeoutError:
+                    sub.reread = True
         finally:
             subscribers = self._wakers.get(run_id)
             if subscribers is not None:
-                subscribers.discard(waker)
+                subscribers.discard(sub)
                 if not subscribers:
                     del self._wakers[run_id]
 
@@ -264,15 +368,30 @@ class JournalListener:
                     # Whatever was announced while we were not listening: re-read.
                     self._wake_all()
                     async for notification in conn.notifies():
-                        for waker in self._wakers.get(notification.payload, ()):
-                            waker.set()
+                        self._dispatch(notification.payload)
             except Exception as exc:  # the connection dropped: reconnect
                 log.warning("journal listener lost its connection (%s); reconnecting", exc)
             self._listening.clear()
             self.backend_pid = None
             await asyncio.sleep(self._reconnect_seconds)
 
+    def _dispatch(self, payload: str) -> None:
+        """Hand a notification's events to the run's subscribers (or tell them to re-read)."""
+        run_id, _, rest = payload.partition(" ")
+        subscribers = self._wakers.get(run_id)
+        if not subscribers:
+            return  # parsed only when someone follows the run
+        first, _, batch = rest.partition(" ")
+        try:
+            seq, pairs = int(first), orjson.loads(batch)
+        except ValueError:  # just a run id (a hint), or not ours to parse
+            for sub in subscribers:
+                sub.hint()
+            return
+        for sub in subscribers:
+            sub.deliver(seq, pairs, self._buffered_batches)
+
     def _wake_all(self) -> None:
-        for wakers in self._wakers.values():
-            for waker in wakers:
-                waker.set()
+        for subscribers in self._wakers.values():
+            for sub in subscribers:
+                sub.hint()

@@ -1,12 +1,14 @@
-"""Append one run's events to its journal in order, batching what piles up meanwhile.
+"""Append runs' events to their journals in order, batching what piles up meanwhile.
 
-A run can emit hundreds of message chunks a second; one transaction per
-event would make the database the bottleneck, while waiting to fill a batch
-would delay the first event. This writer does neither: a background task
-writes whatever is queued in one transaction, and whatever is emitted while
-that write is in flight goes into the next one (group commit). An idle run's
-event therefore reaches the journal after one round trip, and a busy run's
-events cost one commit per batch.
+A run can emit hundreds of message chunks a second, and a worker executes
+many runs at once; one transaction per event would make the database (and
+the worker's own CPU) the bottleneck, while waiting to fill a batch would
+delay every event. A :class:`JournalCommitter` does neither: one background
+task per worker writes whatever its runs emitted, of every run, in one
+statement, and whatever is emitted while that write is in flight goes into
+the next one (group commit). An idle worker's event reaches the journal after
+one round trip; a busy worker's events cost one commit per round, whatever
+the number of runs.
 """
 
 from __future__ import annotations
@@ -14,23 +16,126 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import psycopg
+
 from engine.store.pool import Pool
 from server import journal
 
+#: What a round reports: the runs whose events it could not write, and why.
+Failures = dict[str, BaseException]
 
-class JournalWriter:
-    """Writes the events :meth:`emit` is given, in order, until :meth:`close`.
+
+class JournalCommitter:
+    """Writes the events its runs emit, each run's in order, a round at a time.
 
     Use as an async context manager, or call :meth:`start` and :meth:`close`.
     """
 
-    def __init__(self, pool: Pool, run_id: str) -> None:
+    def __init__(self, pool: Pool) -> None:
         self.pool = pool
-        self.run_id = run_id
-        self._pending: list[tuple[str, Any]] = []
+        self._pending: dict[str, list[tuple[str, Any]]] = {}
+        self._round: asyncio.Future[Failures] | None = None
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> JournalCommitter:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def start(self) -> None:
+        """Start the background writer."""
+        self._closing = False
+        self._task = asyncio.create_task(self._write_loop(), name="journal committer")
+
+    def emit(self, run_id: str, event: str, data: Any) -> asyncio.Future[Failures]:
+        """Queue an event; the returned future resolves when the round holding it is written."""
+        if self._task is None or self._task.done():
+            raise RuntimeError("the journal committer is not running")
+        self._pending.setdefault(run_id, []).append((event, data))
+        if self._round is None:
+            self._round = asyncio.get_running_loop().create_future()
+        self._wake.set()
+        return self._round
+
+    async def close(self) -> None:
+        """Write what is queued and stop."""
+        self._closing = True
+        self._wake.set()
+        if self._task is not None:
+            task, self._task = self._task, None
+            await task
+
+    async def _write_loop(self) -> None:
+        done: asyncio.Future[Failures] | None = None
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                batches, self._pending = self._pending, {}
+                done, self._round = self._round, None
+                if done is not None:
+                    try:
+                        failures = await self._write(batches)
+                    except Exception as exc:
+                        _fail(done, exc)
+                    else:
+                        done.set_result(failures)
+                if self._closing and not self._pending:
+                    return
+        finally:
+            # Cancelled (the process is going away): no writer may wait forever.
+            for pending in (done, self._round):
+                if pending is not None and not pending.done():
+                    _fail(pending, RuntimeError("the journal committer stopped"))
+
+    async def _write(self, batches: dict[str, list[tuple[str, Any]]]) -> Failures:
+        """Write one round; a run whose events fail (or is gone) does not fail the others."""
+        try:
+            written = await journal.append_runs(self.pool, batches)
+        except psycopg.Error:
+            if len(batches) == 1:
+                raise
+            # Find out whose events the database refuses, writing each run alone.
+            written, failures = {}, {}
+            for run_id, items in batches.items():
+                try:
+                    written |= await journal.append_runs(self.pool, {run_id: items})
+                except psycopg.Error as exc:
+                    failures[run_id] = exc
+            return failures | {
+                run_id: journal.RunGone(run_id)
+                for run_id in batches
+                if run_id not in written and run_id not in failures
+            }
+        return {run_id: journal.RunGone(run_id) for run_id in batches if run_id not in written}
+
+
+def _fail(written: asyncio.Future[Failures], exc: BaseException) -> None:
+    written.set_exception(exc)
+    # Every writer in the round checks its futures itself: no "exception never
+    # retrieved" warning for a round whose writers look later or not at all.
+    written.exception()
+
+
+class JournalWriter:
+    """One run's events, in order, through a (shared) :class:`JournalCommitter`.
+
+    Without a committer it starts its own. Use as an async context manager,
+    or call :meth:`start` and :meth:`close`.
+    """
+
+    def __init__(self, pool: Pool, run_id: str, committer: JournalCommitter | None = None) -> None:
+        self.pool = pool
+        self.run_id = run_id
+        self._own = committer is None
+        self._committer = committer or JournalCommitter(pool)
+        # Rounds holding this run's events that were not checked yet, oldest first.
+        self._rounds: list[asyncio.Future[Failures]] = []
+        self._closing = False
 
     async def __aenter__(self) -> JournalWriter:
         self.start()
@@ -40,37 +145,35 @@ class JournalWriter:
         await self.close()
 
     def start(self) -> None:
-        """Start the background writer."""
-        self._task = asyncio.create_task(self._write_loop(), name=f"journal {self.run_id}")
+        """Start the private committer (a shared one is started by its owner)."""
+        if self._own:
+            self._committer.start()
 
     def emit(self, event: str, data: Any) -> None:
         """Queue ``event`` (JSON-like ``data``); it is written after every earlier one."""
         if self._closing:
             raise RuntimeError(f"the journal writer of run {self.run_id} is closed")
-        if self._task is not None and self._task.done():
-            # Surface a failed write to the run instead of silently dropping events.
-            self._task.result()
-        self._pending.append((event, data))
-        self._wake.set()
+        # Surface a failed write to the run instead of silently dropping events.
+        while self._rounds and self._rounds[0].done():
+            self._check(self._rounds.pop(0))
+        written = self._committer.emit(self.run_id, event, data)
+        if not self._rounds or self._rounds[-1] is not written:
+            self._rounds.append(written)
 
     async def close(self) -> None:
-        """Write what is queued and stop; raises the error of a failed write."""
+        """Wait until what was emitted is written; raises the error of a failed write."""
+        if self._closing:
+            return
         self._closing = True
-        self._wake.set()
-        if self._task is not None:
-            task, self._task = self._task, None
-            await task
+        try:
+            while self._rounds:
+                self._check(await asyncio.shield(self._rounds.pop(0)))
+        finally:
+            if self._own:
+                await self._committer.close()
 
-    async def _write_loop(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            batch, self._pending = self._pending, []
-            if batch:
-                await self._write(batch)
-            if self._closing and not self._pending:
-                return
-
-    async def _write(self, batch: list[tuple[str, Any]]) -> None:
-        # One transaction per batch: one commit, and one NOTIFY for listeners.
-        await journal.append_many(self.pool, self.run_id, batch)
+    def _check(self, written: asyncio.Future[Failures] | Failures) -> None:
+        failures = written.result() if isinstance(written, asyncio.Future) else written
+        failure = failures.get(self.run_id)
+        if failure is not None:
+            raise failure

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from http import HTTPStatus
 from typing import Any
 
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
@@ -49,6 +50,8 @@ _MAPPED: dict[type[Exception], tuple[int, str, str]] = {
     ApprovalClosed: (409, "approval-closed", "Approval already closed"),
     InvalidDecision: (422, "decision-invalid", "Invalid decision"),
     RunRejected: (422, "input-invalid", "Invalid run input"),
+    # Values Postgres cannot store, such as a NUL character in an id or metadata.
+    psycopg.DataError: (422, "request-invalid", "Invalid value"),
 }
 
 

@@ -9,14 +9,16 @@ an ``error`` event followed by ``end``: the client always sees a clean end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
+import orjson
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from server.journal import JournalListener
+from server.journal import JournalEvent, JournalListener
 
 logger = logging.getLogger("plait.server")
 
@@ -47,7 +49,11 @@ def wanted(event: str, names: frozenset[str] | None) -> bool:
 
 def encode(data: Any) -> str:
     """JSON for a ``data:`` line (never contains a newline)."""
-    return json.dumps(data, default=str, ensure_ascii=False, separators=(",", ":"))
+    try:
+        # orjson: several times faster than the stdlib, and the server encodes every event.
+        return orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:  # what orjson refuses (e.g. integers beyond 64 bits)
+        return json.dumps(data, default=str, ensure_ascii=False, separators=(",", ":"))
 
 
 async def journal_frames(
@@ -63,29 +69,72 @@ async def journal_frames(
     ``on_abandon`` runs when the client goes away before the end (for
     ``on_disconnect=cancel``); it must not await, the request is being torn down.
     """
+    batches = journal_frame_batches(
+        listener, run_id, after=after, names=names, on_abandon=on_abandon
+    )
+    async with contextlib.aclosing(batches):
+        async for batch in batches:
+            for frame in batch:
+                yield frame
+
+
+async def journal_frame_batches(
+    listener: JournalListener,
+    run_id: str,
+    *,
+    after: int = 0,
+    names: frozenset[str] | None = None,
+    on_abandon: Callable[[], None] | None = None,
+    known: Sequence[JournalEvent] = (),
+) -> AsyncGenerator[list[ServerSentEvent], None]:
+    """:func:`journal_frames`, a list of the frames available without waiting at a time.
+
+    ``known`` are the events right after ``after`` that the caller already has
+    (a run's first event when it just created the run): sent at once, and the
+    journal is read from the last of them.
+    """
     ended = False
     try:
-        async for event in listener.subscribe(run_id, after):
-            if wanted(event.event, names):
-                yield ServerSentEvent(data=encode(event.data), event=event.event, id=str(event.seq))
-            if event.event == "end":
+        if known:
+            after = known[-1].seq
+            yield [_frame(event) for event in known if wanted(event.event, names)]
+        async for events in listener.subscribe_batches(run_id, after):
+            batch = [_frame(event) for event in events if wanted(event.event, names)]
+            if batch:
+                yield batch
+            if events[-1].event == "end":
                 ended = True
                 return
     except Exception as exc:
         logger.exception("the event stream of run %s failed", run_id)
         ended = True
         message = "the event stream failed; reconnect with Last-Event-ID to continue"
-        yield ServerSentEvent(
-            data=encode({"error": type(exc).__name__, "message": message}), event="error"
-        )
-        yield ServerSentEvent(data=encode(None), event="end")
+        yield [
+            ServerSentEvent(
+                data=encode({"error": type(exc).__name__, "message": message}), event="error"
+            ),
+            ServerSentEvent(data=encode(None), event="end"),
+        ]
     finally:
         if not ended and on_abandon is not None:
             on_abandon()
 
 
+def _frame(event: JournalEvent) -> ServerSentEvent:
+    return ServerSentEvent(data=encode(event.data), event=event.event, id=str(event.seq))
+
+
+async def coalesced(
+    batches: AsyncGenerator[list[ServerSentEvent], None],
+) -> AsyncIterator[bytes]:
+    """Each list of frames as one chunk: one send through the ASGI stack, not one per event."""
+    async with contextlib.aclosing(batches):
+        async for batch in batches:
+            yield b"".join(frame.encode() for frame in batch)
+
+
 def sse_response(
-    frames: AsyncIterator[ServerSentEvent], headers: dict[str, str]
+    frames: AsyncIterator[ServerSentEvent] | AsyncIterator[bytes], headers: dict[str, str]
 ) -> EventSourceResponse:
-    """An SSE response of ``frames`` with keep-alive comments."""
+    """An SSE response of ``frames`` (or of encoded chunks of them) with keep-alive comments."""
     return EventSourceResponse(frames, headers=headers, ping=KEEP_ALIVE_SECONDS, sep="\n")

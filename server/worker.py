@@ -35,6 +35,7 @@ from engine.store.tool_results import PostgresToolResultStore
 from engine.tools.idempotency import ToolResultStore
 from server import approvals
 from server.executor import GraphCache, RunStopper, StopReason, execute_run
+from server.journal_writer import JournalCommitter
 from server.queue import runs
 from server.queue.runs import Run
 
@@ -79,6 +80,8 @@ class Worker:
         self._conninfo = conninfo or str(pool.conninfo)
         self.graphs = GraphCache(pool, specs_dir)
         self.tool_results = tool_results or PostgresToolResultStore(pool)
+        # One writer for the events of all its runs: one commit per round, not per run.
+        self.journal = JournalCommitter(pool)
         #: Set once the worker listens for runs (it may have claimed some already).
         self.started = asyncio.Event()
         self._active: dict[str, tuple[asyncio.Task[object], RunStopper]] = {}
@@ -101,6 +104,7 @@ class Worker:
 
     async def run(self) -> None:
         """Claim and execute runs until :meth:`stop`, then release the unfinished ones."""
+        self.journal.start()
         helpers = [
             asyncio.create_task(self._listen(), name=f"{self.worker_id} listen"),
             asyncio.create_task(
@@ -115,6 +119,7 @@ class Worker:
             await self._claim_loop()
         finally:
             await self._hand_back()
+            await self.journal.close()
             for task in helpers:
                 task.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
@@ -168,6 +173,7 @@ class Worker:
                 graphs=self.graphs,
                 stopper=stopper,
                 tool_results=self.tool_results,
+                journal=self.journal,
             )
         except Exception:
             # Recording the end failed (e.g. the database went away): the lease

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request, Response
@@ -24,6 +25,7 @@ from engine.runtime.runner import check_input
 from server.api.assistants import resolve_assistant
 from server.api.checkpoints import thread_state, values_with_interrupts
 from server.api.deps import Services, Svc
+from server.journal import JournalEvent
 from server.problems import Problem, not_found
 from server.queue import threads
 from server.queue.runs import (
@@ -32,12 +34,13 @@ from server.queue.runs import (
     cancel_run,
     create_run,
     delete_run,
+    first_event,
     get_run,
     hash_request,
     list_runs,
 )
 from server.registry import GraphVersion, get_version
-from server.sse import event_names, journal_frames, sse_response
+from server.sse import coalesced, event_names, journal_frame_batches, sse_response
 
 router = APIRouter(tags=["runs"])
 
@@ -121,7 +124,11 @@ async def create_stream(
     """Queue a run and stream its events; ``Location`` is where to rejoin with ``Last-Event-ID``."""
     run = await _create(services, request, body, thread_id, key)
     return _stream(
-        services, run, body.stream_mode, cancel_on_disconnect=body.on_disconnect == "cancel"
+        services,
+        run,
+        body.stream_mode,
+        cancel_on_disconnect=body.on_disconnect == "cancel",
+        known=[first_event(run.run_id)],
     )
 
 
@@ -216,7 +223,7 @@ async def create_stateless(
 ) -> JSONResponse:
     """A background run on a new temporary thread."""
     run = await _create(services, request, body, None, key)
-    if body.on_completion == "delete":
+    if _delete_on_completion(body, key):
         services.spawn(_delete_when_done(services, run))
     return _run_response(run)
 
@@ -231,10 +238,14 @@ async def create_stateless_stream(
 ) -> EventSourceResponse:
     """A streamed run on a new temporary thread."""
     run = await _create(services, request, body, None, key)
-    if body.on_completion == "delete":
+    if _delete_on_completion(body, key):
         services.spawn(_delete_when_done(services, run))
     return _stream(
-        services, run, body.stream_mode, cancel_on_disconnect=body.on_disconnect == "cancel"
+        services,
+        run,
+        body.stream_mode,
+        cancel_on_disconnect=body.on_disconnect == "cancel",
+        known=[first_event(run.run_id)],
     )
 
 
@@ -245,7 +256,7 @@ async def create_stateless_wait(
     """A run on a new temporary thread; returns its final values."""
     run = await _create(services, request, body, None, key)
     response = await _wait_response(services, run)
-    if body.on_completion == "delete":
+    if _delete_on_completion(body, key):
         await _delete_thread(services, run.thread_id)
     return response
 
@@ -253,12 +264,20 @@ async def create_stateless_wait(
 # ----------------------------------------------------------------------- helpers
 
 
+def _delete_on_completion(body: RunCreate, key: str | None) -> bool:
+    """Whether a stateless run's temporary thread goes when the run ends.
+
+    Not with an ``Idempotency-Key``: a retry must find the first run, and the
+    key's record goes with its thread.
+    """
+    return body.on_completion == "delete" and key is None
+
+
 async def _create(
     services: Services, request: Request, body: RunCreate, thread_id: str | None, key: str | None
 ) -> Run:
     """Insert the run (the strategy and the idempotency key apply in its transaction)."""
     route = f"{request.method} {request.url.path}"
-    payload = await request.json()
     if thread_id is None:
         # Resolved first: an unknown assistant must not leave a thread behind.
         graph = await resolve_assistant(services, body.assistant_id)
@@ -286,7 +305,7 @@ async def _create(
         metadata=body.metadata or {},
         multitask_strategy=body.multitask_strategy,
         idempotency_key=key,
-        request_hash=hash_request(payload) if key else None,
+        request_hash=hash_request(await request.json()) if key else None,
         route=route,
         if_not_exists=body.if_not_exists,
     )
@@ -340,20 +359,22 @@ def _stream(
     *,
     cancel_on_disconnect: bool,
     after: int = 0,
+    known: Sequence[JournalEvent] = (),
 ) -> EventSourceResponse:
     modes = [stream_mode] if isinstance(stream_mode, str) else stream_mode
 
     def abandon() -> None:
         services.spawn(_cancel_quietly(services, run))
 
-    frames = journal_frames(
+    batches = journal_frame_batches(
         services.listener,
         run.run_id,
         after=after,
         names=event_names(modes),
         on_abandon=abandon if cancel_on_disconnect else None,
+        known=known,
     )
-    return sse_response(frames, _locations(run, "stream"))
+    return sse_response(coalesced(batches), _locations(run, "stream"))
 
 
 async def _wait_response(services: Services, run: Run) -> JSONResponse:

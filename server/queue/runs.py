@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, cast
 
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
@@ -173,7 +173,8 @@ async def create_run(
             "multitask_strategy": multitask_strategy,
         }
     )
-    async with pool.connection() as conn, conn.transaction():
+    # Pipeline mode: statements whose results are not needed yet share a round trip.
+    async with pool.connection() as conn, conn.pipeline(), conn.transaction():
         return await create_run_in(
             conn,
             thread_id=thread_id,
@@ -218,13 +219,19 @@ async def create_run_in(
         if await cursor.fetchone() is None:
             return await _replay(conn, idempotency_key, route, request_hash), False
 
-    thread = await _lock_thread(conn, thread_id, if_not_exists)
-    await _record_graph(conn, thread, graph)
+    # Both queries are sent before either result is read: with the caller's
+    # connection in pipeline mode (create_run's) they cost one round trip.
+    # The server still runs them in order: the runs are read under the lock.
+    locked = await _lock_thread(conn, thread_id, if_not_exists)
     cursor = await conn.execute(
         f"SELECT run_id, status FROM plait_runs WHERE thread_id = %s AND {_ACTIVE} "
         "ORDER BY queue_id FOR UPDATE",
         (thread_id,),
     )
+    thread = await locked.fetchone()
+    if thread is None:
+        raise ThreadNotFound(thread_id)
+    first_run = _first_run(thread, graph)
     active = await cursor.fetchall()
     if active and multitask_strategy == "reject":
         raise ThreadBusy(thread_id, [row["run_id"] for row in active])
@@ -232,42 +239,43 @@ async def create_run_in(
         for row in active:
             await _cancel_locked(conn, row["run_id"], row["status"], multitask_strategy)
 
+    # Also journals the metadata event under seq 1 (notified in the journal's
+    # payload format: a stream starts before any worker claims the run, with no
+    # query), marks the thread busy (recording its graph on its first run) and
+    # wakes the workers, all in one statement.
+    first = first_event(run_id)
+    metadata_event = journal.encode_batch([(first.event, first.data)])
     cursor = await conn.execute(
-        f"""
-        INSERT INTO plait_runs (
-            run_id, thread_id, assistant_id, graph, version, digest, status, kwargs,
-            metadata, multitask_strategy, idempotency_key, request_hash,
-            created_at, updated_at
-        )
-        VALUES (%s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s, %s, %s,
-                clock_timestamp(), clock_timestamp())
-        RETURNING {_COLUMNS}
-        """,
-        (
-            run_id,
-            thread_id,
-            graph.assistant_id,
-            graph.name,
-            graph.version,
-            graph.digest,
-            Jsonb(dict(kwargs)),
-            Jsonb(dict(metadata)),
-            multitask_strategy,
-            idempotency_key,
-            request_hash,
-        ),
+        _INSERT_RUN,
+        {
+            "run_id": run_id,
+            "thread_id": thread_id,
+            "assistant_id": graph.assistant_id,
+            "graph": graph.name,
+            "version": graph.version,
+            "digest": graph.digest,
+            "kwargs": Jsonb(dict(kwargs)),
+            "metadata": Jsonb(dict(metadata)),
+            "strategy": multitask_strategy,
+            "key": idempotency_key,
+            "hash": request_hash,
+            "event": metadata_event.decode(),
+            "first_run": first_run,
+            "events": journal.EVENTS_CHANNEL,
+            "runs": RUNS_CHANNEL,
+        },
     )
     run = _run(await cursor.fetchone())
-    # The first event a client sees, journaled with the run itself so a stream
-    # starts before any worker has claimed it.
-    await journal.append(conn, run_id, "metadata", {"run_id": run_id, "attempt": 1})
     await _settle_approvals(conn, thread_id, run_id, kwargs)
-    await conn.execute(
-        "UPDATE plait_threads SET status = 'busy', updated_at = now() WHERE thread_id = %s",
-        (thread_id,),
-    )
-    await conn.execute("SELECT pg_notify(%s, %s)", (RUNS_CHANNEL, run_id))
     return run, True
+
+
+def first_event(run_id: str) -> journal.JournalEvent:
+    """The event :func:`create_run` journals with every run (seq 1): its ``metadata``.
+
+    A stream of a run just created can send it without reading the journal.
+    """
+    return journal.JournalEvent(run_id, 1, "metadata", {"run_id": run_id, "attempt": 1})
 
 
 async def get_run(pool: Pool, run_id: str, thread_id: str | None = None) -> Run | None:
@@ -361,7 +369,8 @@ async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: floa
     """
     if limit <= 0:
         return []
-    async with pool.connection() as conn, conn.transaction():
+    # One statement on an autocommit connection: atomic, without BEGIN/COMMIT round trips.
+    async with pool.connection() as conn:
         cursor = await conn.execute(
             f"""
             WITH picked AS (
@@ -445,28 +454,99 @@ async def finish_run(
     together: a client told the run ended never finds it still running, and a
     worker that lost its lease writes neither.
     """
-    async with pool.connection() as conn, conn.transaction():
-        if not await _lock_thread_of(conn, run_id):
-            return False
+    after: ThreadStatus = (
+        "interrupted" if interrupted else "error" if status in ("error", "timeout") else "idle"
+    )
+    # Two statements in one round trip (pipeline): the thread's lock first (the
+    # lock order), then, in a snapshot taken after it, everything else.
+    async with pool.connection() as conn, conn.pipeline(), conn.transaction():
+        await conn.execute(_LOCK_THREAD_OF_RUN, (run_id,))
         cursor = await conn.execute(
-            """
-            UPDATE plait_runs
-            SET status = %s, error = %s, ended_at = now(), updated_at = now(),
-                lease_expires_at = NULL
-            WHERE run_id = %s AND lease_owner = %s AND status = 'running'
-            RETURNING thread_id
-            """,
-            (status, error, run_id, worker_id),
+            _FINISH,
+            {
+                "run_id": run_id,
+                "worker": worker_id,
+                "status": status,
+                "error": error,
+                "after": after,
+                "events": journal.EVENTS_CHANNEL,
+                "runs": RUNS_CHANNEL,
+            },
         )
-        row = await cursor.fetchone()
-        if row is None:
-            return False
-        after: ThreadStatus = (
-            "interrupted" if interrupted else "error" if status in ("error", "timeout") else "idle"
-        )
-        await _refresh_thread(conn, row["thread_id"], after)
-        await journal.append(conn, run_id, "end", None)
-    return True
+        return await cursor.fetchone() is not None
+
+
+_LOCK_THREAD_OF_RUN = """
+SELECT 1 FROM plait_threads t JOIN plait_runs r USING (thread_id)
+WHERE r.run_id = %s
+FOR NO KEY UPDATE OF t
+"""
+
+# Only for the lease owner: the final status, the `end` event under the run's
+# next seq (notified in the journal's payload format, so subscribers need no
+# query: see server/journal.py), the thread's status (`busy` while
+# another run waits on it, and then the workers are woken for that run).
+_FINISH = """
+WITH finished AS (
+    UPDATE plait_runs
+    SET status = %(status)s, error = %(error)s, ended_at = now(), updated_at = now(),
+        lease_expires_at = NULL, event_seq = event_seq + 1
+    WHERE run_id = %(run_id)s AND lease_owner = %(worker)s AND status = 'running'
+    RETURNING thread_id, event_seq
+), ended AS (
+    INSERT INTO plait_run_events (run_id, seq, event, data)
+    SELECT %(run_id)s, event_seq, 'end', 'null'::jsonb FROM finished
+), waiting AS (
+    SELECT o.run_id FROM plait_runs o JOIN finished USING (thread_id)
+    WHERE o.run_id <> %(run_id)s
+      AND (o.status = 'pending' OR (o.status = 'running' AND o.lease_owner IS NOT NULL))
+    LIMIT 1
+), thread AS (
+    UPDATE plait_threads t
+    SET status = CASE WHEN EXISTS (SELECT FROM waiting) THEN 'busy' ELSE %(after)s END,
+        updated_at = now()
+    FROM finished
+    WHERE t.thread_id = finished.thread_id
+)
+SELECT pg_notify(%(events)s, %(run_id)s || ' ' || finished.event_seq || ' [["end",null]]'),
+       (SELECT pg_notify(%(runs)s, waiting.run_id) FROM waiting)
+FROM finished
+"""
+
+
+_INSERT_RUN = f"""
+WITH inserted AS (
+    INSERT INTO plait_runs (
+        run_id, thread_id, assistant_id, graph, version, digest, status, kwargs,
+        metadata, multitask_strategy, idempotency_key, request_hash,
+        created_at, updated_at, event_seq
+    )
+    VALUES (%(run_id)s, %(thread_id)s, %(assistant_id)s, %(graph)s, %(version)s, %(digest)s,
+            'pending', %(kwargs)s, %(metadata)s, %(strategy)s, %(key)s, %(hash)s,
+            clock_timestamp(), clock_timestamp(), 1)
+    RETURNING {_COLUMNS}
+), journaled AS (
+    INSERT INTO plait_run_events (run_id, seq, event, data)
+    SELECT %(run_id)s, 1, pair->>0, pair->1 FROM jsonb_array_elements(%(event)s::jsonb) AS pair
+), thread AS (
+    -- Like the Agent Server, a thread's metadata names its graph and assistant.
+    UPDATE plait_threads
+    SET status = 'busy', updated_at = now(),
+        graph = CASE WHEN %(first_run)s THEN %(graph)s ELSE graph END,
+        version = CASE WHEN %(first_run)s THEN %(version)s ELSE version END,
+        digest = CASE WHEN %(first_run)s THEN %(digest)s ELSE digest END,
+        metadata = CASE WHEN %(first_run)s
+            THEN jsonb_build_object(
+                'graph_id', %(graph)s::text, 'assistant_id', %(assistant_id)s::text
+            ) || metadata
+            ELSE metadata END
+    WHERE thread_id = %(thread_id)s
+)
+SELECT inserted.*,
+       pg_notify(%(events)s, %(run_id)s || ' 1 ' || %(event)s),
+       pg_notify(%(runs)s, %(run_id)s)
+FROM inserted
+"""
 
 
 async def release_run(pool: Pool, run_id: str, worker_id: str) -> bool:
@@ -516,8 +596,11 @@ async def _replay(conn: AsyncConnection[DictRow], key: str, route: str, request_
 
 async def _lock_thread(
     conn: AsyncConnection[DictRow], thread_id: str, if_not_exists: IfNotExists
-) -> dict[str, Any]:
-    """Lock the thread's row (created first when allowed); every run change takes it."""
+) -> AsyncCursor[DictRow]:
+    """Lock the thread's row (created first when allowed); every run change takes it.
+
+    Returns the cursor of the locked row (none: no such thread), not yet read.
+    """
     if if_not_exists == "create":
         await conn.execute(
             "INSERT INTO plait_threads (thread_id) VALUES (%s) ON CONFLICT DO NOTHING",
@@ -525,55 +608,15 @@ async def _lock_thread(
         )
     # NO KEY UPDATE: serialises run changes on the thread, yet lets foreign-key
     # checks (inserting events, approvals) proceed.
-    cursor = await conn.execute(
+    return await conn.execute(
         "SELECT * FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE", (thread_id,)
     )
-    row = await cursor.fetchone()
-    if row is None:
-        raise ThreadNotFound(thread_id)
-    return row
 
 
-async def _lock_thread_of(conn: AsyncConnection[DictRow], run_id: str) -> bool:
-    """Lock the thread of ``run_id``; False when the run does not exist.
-
-    Every transaction that changes runs takes the thread's lock before any
-    run row's, so two of them never wait for each other in opposite order.
-    """
-    cursor = await conn.execute("SELECT thread_id FROM plait_runs WHERE run_id = %s", (run_id,))
-    row = await cursor.fetchone()
-    if row is None:
-        return False
-    await conn.execute(
-        "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE", (row["thread_id"],)
-    )
-    return True
-
-
-async def _record_graph(
-    conn: AsyncConnection[DictRow], thread: dict[str, Any], graph: GraphVersion
-) -> None:
-    """Record the thread's graph on its first run; refuse another digest later."""
+def _first_run(thread: dict[str, Any], graph: GraphVersion) -> bool:
+    """Whether this is the thread's first run (its graph gets recorded); refuse another digest."""
     if thread["graph"] is None:
-        # Like the Agent Server, a thread's metadata names its graph and assistant.
-        await conn.execute(
-            """
-            UPDATE plait_threads
-            SET graph = %s, version = %s, digest = %s,
-                metadata = jsonb_build_object('graph_id', %s::text, 'assistant_id', %s::text)
-                           || metadata
-            WHERE thread_id = %s
-            """,
-            (
-                graph.name,
-                graph.version,
-                graph.digest,
-                graph.name,
-                graph.assistant_id,
-                thread["thread_id"],
-            ),
-        )
-        return
+        return True
     if (thread["graph"], thread["version"], thread["digest"]) != (
         graph.name,
         graph.version,
@@ -594,6 +637,7 @@ async def _record_graph(
             }
         )
         raise ThreadSpecMismatch(record, graph.name, graph.version, graph.digest)
+    return False
 
 
 async def _cancel_locked(

@@ -178,3 +178,24 @@ async def test_run_request_errors(client: httpx.AsyncClient) -> None:
         f"/threads/{ghost}/runs", json={"assistant_id": "refund-approval", "input": REFUND_HIGH}
     )
     assert_problem(other_graph, 409)
+
+
+async def test_a_retried_stateless_wait_with_a_key_gets_the_first_run(
+    client: httpx.AsyncClient,
+) -> None:
+    headers = {"Idempotency-Key": f"stateless-wait-{uuid.uuid4()}"}
+    body = {"assistant_id": "summarize", "input": SUMMARY_INPUT}
+
+    first = await client.post("/runs/wait", json=body, headers=headers)
+    again = await client.post("/runs/wait", json=body, headers=headers)
+
+    assert first.status_code == again.status_code == 200
+    # The thread outlives the run (default on_completion=delete) so the key still finds it.
+    assert first.headers["Content-Location"] == again.headers["Content-Location"]
+    assert again.json()["summary"] == first.json()["summary"]
+
+
+async def test_values_postgres_cannot_store_are_422_problems(client: httpx.AsyncClient) -> None:
+    created = await client.post("/threads", json={"metadata": {"note": "a\u0000b"}})
+    assert_problem(created, 422)
+    assert_problem(await client.get("/threads/a%00b"), 422)

@@ -174,6 +174,24 @@ async def test_cancel_interrupt_stops_a_blocked_run(wpool: Pool, tmp_path: Path)
     assert thread is not None and thread["status"] == "idle"
 
 
+async def test_a_blocking_sync_step_neither_stalls_the_worker_nor_the_cancel(
+    wpool: Pool, tmp_path: Path
+) -> None:
+    # Sync node functions run in a thread in a worker: its loop keeps heartbeating
+    # (a 0.6 s lease would otherwise expire) and a cancel stops the run at once.
+    async with running_worker(wpool, lease_seconds=0.6):
+        run = await new_run(wpool, "worker-sync-steps", input={"folder": str(tmp_path)})
+        await file_appears(tmp_path / "two.started")
+        await runs.cancel_run(wpool, run.thread_id, run.run_id, "interrupt")
+        async with asyncio.timeout(5):
+            stopped = await run_reaches(wpool, run.run_id, "interrupted", "success", "error")
+        (tmp_path / "two.go").touch()  # lets the abandoned thread end
+
+    assert stopped.status == "interrupted"
+    assert stopped.attempt == 1  # never taken over: the lease was renewed meanwhile
+    assert calls(tmp_path) == ["one", "two"]
+
+
 async def test_rollback_deletes_the_run_and_its_checkpoints(wpool: Pool, tmp_path: Path) -> None:
     (tmp_path / "two.go").touch()
     async with running_worker(wpool, lease_seconds=0.6):

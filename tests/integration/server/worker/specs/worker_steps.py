@@ -8,6 +8,7 @@ step is running, and the step returns once the test creates ``<step>.go``.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 #: How often a gated step looks for its file (a condition wait, not a delay).
@@ -29,6 +30,16 @@ async def gate(folder: str, step: str) -> str:
     # Another process (the test) creates the file: polling is the portable way to see it.
     while not (base / f"{step}.go").exists():  # noqa: ASYNC110
         await asyncio.sleep(_POLL_SECONDS)
+    return step
+
+
+def blocking_gate(folder: str, step: str) -> str:
+    """Like ``gate``, but sync: it blocks its thread, as ordinary user code does."""
+    record(folder, step)
+    base = Path(folder)
+    (base / f"{step}.started").touch()
+    while not (base / f"{step}.go").exists():
+        time.sleep(_POLL_SECONDS)
     return step
 
 

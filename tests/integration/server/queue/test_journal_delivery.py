@@ -1,0 +1,124 @@
+"""How events reach subscribers: in the notification itself, and written in group commits."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from engine.store.pool import Pool
+from server import journal
+from server.journal import JournalEvent, JournalListener, RunGone
+from server.journal_writer import JournalCommitter, JournalWriter
+from server.queue.runs import create_run, first_event
+from server.queue.threads import create_thread
+from server.registry import GraphVersion
+from tests.integration.server.queue.conftest import unique
+
+pytestmark = pytest.mark.postgres
+
+WAIT_SECONDS = 20.0
+
+
+class CountingListener(JournalListener):
+    """A listener that counts how often its subscribers read the table."""
+
+    reads = 0
+
+    async def _read(self, run_id: str, after: int) -> tuple[str | None, list[JournalEvent]]:
+        self.reads += 1
+        return await super()._read(run_id, after)
+
+
+@pytest.fixture
+async def listener(qpool: Pool) -> AsyncIterator[CountingListener]:
+    # Polling disabled (an hour): only notifications and reconnects wake subscribers.
+    started = CountingListener(qpool, poll_seconds=3600.0, reconnect_seconds=0.05)
+    async with asyncio.timeout(WAIT_SECONDS):
+        await started.start()
+    yield started
+    await started.stop()
+
+
+async def _run_id(pool: Pool, graph: GraphVersion) -> str:
+    thread = await create_thread(pool, thread_id=unique("t"))
+    run, _ = await create_run(
+        pool, thread_id=thread["thread_id"], graph=graph, kwargs={}, metadata={}
+    )
+    return run.run_id
+
+
+async def test_notified_events_need_no_query(
+    qpool: Pool, qgraph: GraphVersion, listener: CountingListener
+) -> None:
+    run_id = await _run_id(qpool, qgraph)
+    received: list[JournalEvent] = []
+    seen = asyncio.Event()
+
+    async def follow() -> None:
+        async for event in listener.subscribe(run_id):
+            received.append(event)
+            seen.set()
+
+    task = asyncio.create_task(follow())
+    async with asyncio.timeout(WAIT_SECONDS):
+        await seen.wait()
+    reads = listener.reads
+    for n in range(5):
+        await journal.append(qpool, run_id, "values", {"n": n})
+    await journal.append(qpool, run_id, "end", None)
+    async with asyncio.timeout(WAIT_SECONDS):
+        await task
+
+    assert received[0] == first_event(run_id)
+    assert [(e.seq, e.event, e.data) for e in received[1:]] == [
+        *((n + 2, "values", {"n": n}) for n in range(5)),
+        (7, "end", None),
+    ]
+    assert listener.reads == reads  # every event came in its notification
+    assert received == await journal.read_after(qpool, run_id)
+
+
+async def test_a_batch_too_big_to_notify_is_read(
+    qpool: Pool, qgraph: GraphVersion, listener: CountingListener
+) -> None:
+    run_id = await _run_id(qpool, qgraph)
+    big = {"text": "x" * (journal.NOTIFY_LIMIT + 100)}
+    task = asyncio.create_task(_collect(listener, run_id))
+    await journal.append_many(qpool, run_id, [("values", {"n": 1}), ("values", big)])
+    await journal.append(qpool, run_id, "end", None)
+
+    events = await task
+
+    assert [(e.seq, e.event) for e in events] == [
+        (1, "metadata"),
+        (2, "values"),
+        (3, "values"),
+        (4, "end"),
+    ]
+    assert events[2].data == big
+
+
+async def test_a_committer_writes_many_runs_and_a_gone_one_fails_alone(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    runs = [await _run_id(qpool, qgraph) for _ in range(3)]
+    async with JournalCommitter(qpool) as committer:
+        writers = [JournalWriter(qpool, run_id, committer) for run_id in [*runs, "no-such-run"]]
+        for n in range(4):
+            for writer in writers:
+                writer.emit("custom", {"n": n})
+        for writer in writers[:3]:
+            await writer.close()
+        with pytest.raises(RunGone):
+            await writers[3].close()
+
+    for run_id in runs:
+        events = await journal.read_after(qpool, run_id)
+        assert [(e.seq, e.data) for e in events[1:]] == [(n + 2, {"n": n}) for n in range(4)]
+
+
+async def _collect(listener: JournalListener, run_id: str) -> list[JournalEvent]:
+    async with asyncio.timeout(WAIT_SECONDS):
+        return [event async for event in listener.subscribe(run_id)]
