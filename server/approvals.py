@@ -31,7 +31,7 @@ EXPIRY_ACTOR = "plait:expiry"
 _COLUMNS = (
     "approval_id, thread_id, run_id, graph, version, node, interrupt_id, action, arguments, "
     "reason, expires_at, on_expire, status, decision, decided_by, resume_run_id, "
-    "created_at, decided_at"
+    "created_at, decided_at, budget_used"
 )
 _DECIDED = {"approve": "approved", "reject": "rejected", "edit": "edited"}
 
@@ -57,7 +57,10 @@ class InvalidDecision(ValueError):
 
 
 async def record_interrupts(
-    pool: Pool, run: Run, interrupts: list[dict[str, Any]]
+    pool: Pool,
+    run: Run,
+    interrupts: list[dict[str, Any]],
+    budget_used: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Record the approval interrupts a run stopped on; return their rows.
 
@@ -65,6 +68,7 @@ async def record_interrupts(
     those whose value has ``kind == "approval"`` (the approval node's
     payload) are approvals. Recording the same interrupt again (a reclaimed
     run, or a thread resumed for another of its interrupts) keeps the first row.
+    ``budget_used`` is the run's usage so far (spec budgets), shown to the approver.
     """
     rows: list[dict[str, Any]] = []
     async with pool.connection() as conn:
@@ -76,10 +80,10 @@ async def record_interrupts(
                 f"""
                 INSERT INTO plait_approvals (
                     approval_id, thread_id, run_id, graph, version, node, interrupt_id,
-                    action, arguments, reason, expires_at, on_expire
+                    action, arguments, reason, expires_at, on_expire, budget_used
                 )
                 VALUES (gen_random_uuid()::text, %s, %s, %s, %s, %s, %s, %s, %s, %s,
-                        %s::timestamptz, %s)
+                        %s::timestamptz, %s, %s)
                 ON CONFLICT (thread_id, interrupt_id) DO UPDATE
                 SET interrupt_id = EXCLUDED.interrupt_id  -- no change: returns the row
                 RETURNING {_COLUMNS}
@@ -96,6 +100,7 @@ async def record_interrupts(
                     value.get("reason"),
                     value.get("expires_at"),
                     value.get("on_expire") or "reject",
+                    Jsonb(dict(budget_used)) if budget_used is not None else None,
                 ),
             )
             row = await cursor.fetchone()

@@ -25,6 +25,7 @@ from langgraph.types import Command, Send
 from engine.compiler import CompiledSpec, compile_spec
 from engine.compiler.nodes.python import OFFLOAD_SYNC_KEY
 from engine.runtime.audit import AUDIT_KEY
+from engine.runtime.budgets import read_usage
 from engine.runtime.timeouts import settle
 from engine.spec.models import duration_seconds
 from engine.store.audit import PostgresAuditStore
@@ -161,7 +162,10 @@ async def execute_run(
         # Also on a cancellation of the whole worker: what was emitted is kept.
         await writer.close()
     if found and status == "success":
-        await approvals.record_interrupts(pool, run, found)
+        usage = await read_usage(
+            new_checkpointer(pool), {"configurable": {"thread_id": run.thread_id}}
+        )
+        await approvals.record_interrupts(pool, run, found, usage)
     await runs.finish_run(pool, run.run_id, worker_id, status, error, interrupted=bool(found))
     return status
 

@@ -33,8 +33,8 @@ class DecisionBody(BaseModel):
 
 
 def approval_to_api(approval: dict[str, Any]) -> dict[str, Any]:
-    """An approval as the inbox shows it; ``budget_used`` stays null until budgets exist."""
-    return {"budget_used": None, **approval}
+    """An approval as the inbox shows it; ``budget_used`` is null when the spec sets no budget."""
+    return approval
 
 
 @router.get("", summary="List approvals")

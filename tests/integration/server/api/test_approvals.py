@@ -6,7 +6,7 @@ import uuid
 
 import httpx
 
-from tests.integration.server.api.conftest import REFUND_HIGH, assert_problem, new_thread
+from tests.integration.server.api.conftest import REFUND_HIGH, REPO, assert_problem, new_thread
 
 
 async def test_inbox_and_decision(client: httpx.AsyncClient) -> None:
@@ -59,3 +59,24 @@ async def test_inbox_and_decision(client: httpx.AsyncClient) -> None:
     everything = (await client.get("/approvals", params={"status": "all"})).json()
     assert approval_id in {item["approval_id"] for item in everything}
     assert_problem(await client.get("/approvals", params={"status": "odd"}), 422)
+
+
+async def test_the_inbox_shows_what_the_run_has_spent(client: httpx.AsyncClient) -> None:
+    name = f"budgeted-{uuid.uuid4().hex[:6]}"
+    text = (REPO / "specs" / "refund-approval.yaml").read_text(encoding="utf-8")
+    text = text.replace("name: refund-approval\n", f"name: {name}\n", 1)
+    text = text.replace("spec:\n", "spec:\n  budgets: {max_steps: 50}\n", 1)
+    uploaded = await client.post("/graphs", json={"yaml": text})
+    assert uploaded.status_code == 201, uploaded.text
+    thread_id = await new_thread(client)
+
+    parked = await client.post(
+        f"/threads/{thread_id}/runs/wait", json={"assistant_id": name, "input": REFUND_HIGH}
+    )
+
+    assert parked.json()["__interrupt__"]
+    inbox = (await client.get("/approvals", params={"status": "pending"})).json()
+    [approval] = [item for item in inbox if item["thread_id"] == thread_id]
+    used = approval["budget_used"]
+    # `assess` ran before the approval parked the run.
+    assert used is not None and used["steps"] >= 1
