@@ -116,6 +116,14 @@ def run_command(
     except CliError as exc:
         view.error(exc.message, exc.code)
         code = exc.code
+    except EOFError:
+        # The terminal closed while asking for a decision: the run stays parked.
+        resume = resume_command(spec, session.thread_id or "<thread>", "approve")
+        view.error(
+            f"no decision was given (end of input); the run waits. Decide with: {resume}",
+            ExitCode.WAITING,
+        )
+        code = ExitCode.WAITING
     except KeyboardInterrupt:
         hint = (
             f"; continue with: {resume_command(spec, session.thread_id)}"

@@ -65,3 +65,18 @@ def test_terminal_prompt_answers_the_approval(database_url: str) -> None:
     assert code == 0
     assert "▶ decline" in output
     assert "declined: asked on the terminal." in terminal.seen
+
+
+def test_end_of_input_at_the_prompt_leaves_the_run_waiting(database_url: str) -> None:
+    env = plait_env(database_url)
+    request = json.dumps({"order_id": "A-1002", "amount": 150, "reason": "broken"})
+    terminal = Terminal([*PLAIT, "run", str(SPECS / "refund-approval.yaml"), "-i", request], env)
+    try:
+        terminal.expect("Decision")
+        os.write(terminal.master, b"\x04")  # Ctrl-D: end of input
+        output = terminal.expect("--decision approve")
+    finally:
+        code = terminal.close()
+    assert code == 4
+    assert "no decision was given" in output
+    assert "--thread" in output
