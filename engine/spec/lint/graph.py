@@ -265,6 +265,15 @@ def check_routes(ctx: LintContext) -> None:
         if not isinstance(edge, RouteEdge) or edge.default is not None:
             continue
         where = pointer("spec", "edges", index)
+        if not edge.to:
+            ctx.report(
+                f"{where}/to",
+                "route-label-missing",
+                f"the route out of `{edge.from_}` has no targets and no `default`: "
+                "every label would fail the run",
+                "map each label to a node under `to` (`{label: node}`), or add `default: <node>`",
+            )
+            continue
         node = nodes.get(edge.from_)
         if isinstance(node, RouterNode):
             for label in node.labels:

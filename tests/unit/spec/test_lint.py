@@ -264,6 +264,15 @@ CASES = [
         "team",
     ),
     Case(
+        "route-label-missing",
+        "to: {good: research, again: write}",
+        "to: {}",
+        "/spec/edges/3/to",
+        "to: {}",
+        "add `default: <node>`",
+        "team",
+    ),
+    Case(
         "approval-route",
         "to: {approve: END, reject: END, edit: END}",
         "to: {approve: END, edit: END}",
