@@ -22,6 +22,7 @@ from engine.compiler.mermaid import to_mermaid
 from engine.compiler.nodes import KIND_BUILDERS
 from engine.compiler.nodes.base import NodeRunner
 from engine.compiler.state import state_schemas
+from engine.gc_pause import gc_paused
 from engine.runtime.errors import CompileError, NodeError
 from engine.runtime.limits import governance_channels, governance_gate
 from engine.runtime.policies import retry_policy
@@ -75,7 +76,8 @@ _CACHE: CompileCache[CompiledSpec] = CompileCache()
 
 def compile_spec(loaded: LoadedSpec, registry: SpecRegistry | None = None) -> CompiledSpec:
     """Compile ``loaded`` (cached); ``registry`` resolves ``subgraph`` refs."""
-    return _compile(loaded, registry, ())
+    with gc_paused():
+        return _compile(loaded, registry, ())
 
 
 def clear_cache() -> None:

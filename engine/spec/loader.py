@@ -27,6 +27,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
 
+from engine.gc_pause import gc_paused
 from engine.spec.document import LoadedSpec, SourceMap, SourcePosition
 from engine.spec.errors import SpecError, SpecIssue
 from engine.spec.libyaml_reader import read_fast
@@ -96,11 +97,12 @@ def read_spec(
     text: str, file: str = "<string>", path: Path | None = None
 ) -> tuple[LoadedSpec, list[SpecIssue]]:
     """Like :func:`parse_spec`, but also return the YAML stage's warnings."""
-    data, source_map, warnings = read_yaml(text, file)
-    try:
-        spec = GraphSpec.model_validate(data)
-    except pydantic.ValidationError as exc:
-        raise SpecError(schema_issues(exc, source_map, text, file)) from None
+    with gc_paused():
+        data, source_map, warnings = read_yaml(text, file)
+        try:
+            spec = GraphSpec.model_validate(data)
+        except pydantic.ValidationError as exc:
+            raise SpecError(schema_issues(exc, source_map, text, file)) from None
     loaded = LoadedSpec(
         file=file, text=text, data=data, spec=spec, source_map=source_map, path=path
     )

@@ -6,6 +6,7 @@ Each rule family lives in its own module; every issue carries a stable
 
 from __future__ import annotations
 
+from engine.gc_pause import gc_paused
 from engine.spec.document import LoadedSpec
 from engine.spec.errors import SpecIssue
 from engine.spec.lint.context import LintContext
@@ -45,6 +46,7 @@ def lint(loaded: LoadedSpec, registry: SpecRegistry | None = None) -> list[SpecI
     ``registry`` resolves ``subgraph`` refs; without one, only the spec itself is known.
     """
     ctx = LintContext(loaded, registry if registry is not None else SpecRegistry([loaded]))
-    for rule in _RULES:
-        rule(ctx)
+    with gc_paused():
+        for rule in _RULES:
+            rule(ctx)
     return sorted(ctx.issues, key=lambda issue: (issue.line, issue.column, issue.code))
