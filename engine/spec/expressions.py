@@ -36,7 +36,35 @@ def compile_cel(source: str) -> cel.Program:
     try:
         return cel.compile(source)
     except ValueError as exc:
-        raise ExpressionError(source, _first_line(str(exc))) from None
+        raise ExpressionError(source, cel_syntax_message(str(exc))) from None
+
+
+_PARSER_ERROR = re.compile(r"ERROR: <input>:\d+:(\d+): (?:Syntax error: )?(.*)")
+_EXPECTED = re.compile(r"\s*expecting (?:\{.*\}|\S+)\s*$")
+
+
+def cel_syntax_message(raw: str) -> str:
+    """The parser's first error in words: where it is and what went wrong.
+
+    The CEL library reports ANTLR's messages, with the full set of tokens it
+    expected; a person needs the position and the unexpected token.
+    """
+    match = _PARSER_ERROR.search(raw)
+    if match is None:
+        return _first_line(raw)
+    column, detail = int(match.group(1)), match.group(2).strip()
+    detail = _EXPECTED.sub("", detail)
+    detail = (
+        detail.replace("mismatched input '<EOF>'", "the expression ends too early")
+        .replace("at '<EOF>'", "at the end")
+        .replace("mismatched input", "unexpected")
+        .replace("extraneous input", "unexpected")
+        .replace("no viable alternative at input", "cannot read")
+        .replace("token recognition error at:", "cannot read")
+    )
+    if detail.startswith("Incomplete `ExprContext` for `_?_:_`"):
+        detail = "a `? :` conditional is missing its `:` part"
+    return f"syntax error at character {column}: {detail}"
 
 
 def cel_variables(source: str) -> list[str]:
