@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -56,6 +57,16 @@ def drop_database(server_url: str, url: str) -> None:
         conn.execute(drop.format(sql.Identifier(name)))
 
 
+@contextmanager
+def fresh_database(server_url: str) -> Iterator[str]:
+    """A database of its own for the block (created, then dropped)."""
+    url = create_database(server_url)
+    try:
+        yield url
+    finally:
+        drop_database(server_url, url)
+
+
 @pytest.fixture(scope="session")
 def postgres_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A maintenance URL on the server the tests use (never a test's own database)."""
@@ -90,11 +101,8 @@ def database_url(postgres_server_url: str) -> Iterator[str]:
 @pytest.fixture
 def empty_database_url(postgres_server_url: str) -> Iterator[str]:
     """A fresh database for one test (for tests of migrations themselves)."""
-    url = create_database(postgres_server_url)
-    try:
+    with fresh_database(postgres_server_url) as url:
         yield url
-    finally:
-        drop_database(postgres_server_url, url)
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page, Route
 
-from tests.conftest import create_database, drop_database
+from tests.conftest import fresh_database
 from tests.integration.server.harness import SPECS, Cluster, cluster
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,12 +75,11 @@ def plait_server(
     editor_dist: Path, postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Cluster]:
     """``plait serve`` (in-process workers) serving the built editor at ``/``."""
-    url = create_database(postgres_server_url)
-    try:
-        with cluster(url, tmp_path_factory.mktemp("e2e-server"), SPEC_SOURCES) as running:
-            yield running
-    finally:
-        drop_database(postgres_server_url, url)
+    with (
+        fresh_database(postgres_server_url) as url,
+        cluster(url, tmp_path_factory.mktemp("e2e-server"), SPEC_SOURCES) as running,
+    ):
+        yield running
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ import pytest
 from engine.store.migrate import migrate
 from engine.store.pool import Pool, open_pool
 from server.registry import GraphVersion, save_version
-from tests.conftest import create_database, drop_database
+from tests.conftest import fresh_database
 
 
 def unique(prefix: str) -> str:
@@ -57,11 +57,8 @@ async def graph(pool: Pool) -> GraphVersion:
 def queue_database_url(postgres_server_url: str) -> Iterator[str]:
     """A database of the queue tests' own: claims take *any* claimable run, so no
     other test's runs (or in-process workers) may share it."""
-    url = create_database(postgres_server_url)
-    try:
+    with fresh_database(postgres_server_url) as url:
         yield url
-    finally:
-        drop_database(postgres_server_url, url)
 
 
 @pytest.fixture(scope="session")

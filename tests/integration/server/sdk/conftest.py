@@ -9,7 +9,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from tests.conftest import create_database, drop_database
+from tests.conftest import fresh_database
 from tests.integration.server.harness import SPECS, Cluster, cluster
 
 TEST_SPECS = Path(__file__).resolve().parent / "specs"
@@ -29,16 +29,11 @@ def sdk_server(
     postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Cluster]:
     """``plait serve`` on its own fresh database (no other test's workers can claim its runs)."""
-    url = create_database(postgres_server_url)
-    try:
-        with cluster(
-            url,
-            tmp_path_factory.mktemp("sdk-server"),
-            SPEC_SOURCES,
-        ) as running:
-            yield running
-    finally:
-        drop_database(postgres_server_url, url)
+    with (
+        fresh_database(postgres_server_url) as url,
+        cluster(url, tmp_path_factory.mktemp("sdk-server"), SPEC_SOURCES) as running,
+    ):
+        yield running
 
 
 @pytest.fixture

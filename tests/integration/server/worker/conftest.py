@@ -21,7 +21,7 @@ from server import journal, registry
 from server.queue import runs, threads
 from server.queue.runs import Run
 from server.worker import Worker
-from tests.conftest import create_database, drop_database
+from tests.conftest import fresh_database
 
 SPECS_DIR = Path(__file__).parent / "specs"
 WAIT_SECONDS = 30.0
@@ -32,11 +32,8 @@ POLL_SECONDS = 0.02
 @pytest.fixture(scope="package")
 def worker_database_url(postgres_server_url: str) -> Iterator[str]:
     """A database for these tests only."""
-    url = create_database(postgres_server_url)
-    try:
+    with fresh_database(postgres_server_url) as url:
         yield url
-    finally:
-        drop_database(postgres_server_url, url)
 
 
 @pytest.fixture(scope="package")
