@@ -27,19 +27,15 @@ Writes its figures into bench/README.md.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import socket
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 from _report import machine, median, percentile, write_section
+from _serve import plait_serve
 from compile_time import spec_text
 from playwright.sync_api import Page, sync_playwright
 
@@ -54,7 +50,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-READY_SECONDS = 60.0
 RENDER_GOAL_MS = 1500.0
 EDIT_GOAL_MS = 100.0
 
@@ -106,13 +101,6 @@ ARM_EDIT_JS = """
 """
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def ensure_built() -> None:
     """Build the editor when ``editor/dist`` is missing."""
     if (REPO / "editor" / "dist" / "index.html").exists():
@@ -124,50 +112,16 @@ def ensure_built() -> None:
 
 
 @contextmanager
-def plait_serve(nodes: int, graphs: int) -> Iterator[str]:
-    """``plait serve`` on a free port with ``graphs`` specs of ``nodes`` nodes; yields its URL."""
+def serve_graphs(nodes: int, graphs: int) -> Iterator[str]:
+    """``plait serve`` with ``graphs`` specs of ``nodes`` nodes (no workers); yields its URL."""
     with tempfile.TemporaryDirectory(prefix="plait-bench-editor-") as tmp:
         specs = Path(tmp) / "specs"
         specs.mkdir()
         for salt in range(1, graphs + 1):
             (specs / f"big-{salt}.yaml").write_text(spec_text(nodes, salt), encoding="utf-8")
         shutil.copy2(BENCH / "bench_steps.py", specs / "bench_steps.py")
-        port = free_port()
-        env = dict(os.environ, PYTHONPATH=f"{specs}{os.pathsep}{REPO}")
-        log = Path(tmp) / "serve.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [
-                    *(sys.executable, "-m", "server.cli.app", "serve", "--host", "127.0.0.1"),
-                    *("--port", str(port), "--specs", str(specs), "--no-workers"),
-                ],
-                cwd=REPO,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            wait_ready(base, process, log)
+        with plait_serve(specs, "--no-workers") as (base, _process):
             yield base
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-
-
-def wait_ready(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    """Poll ``/readyz`` (bounded) until the server answers 200."""
-    deadline = time.monotonic() + READY_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"plait serve exited:\n{log.read_text()}")
-        try:
-            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"plait serve not ready after {READY_SECONDS:g}s:\n{log.read_text()}")
 
 
 def render_ms(page: Page, graph: str, expected: int) -> float:
@@ -224,7 +178,7 @@ def main() -> None:
 
     ensure_built()
     renders: list[float] = []
-    with plait_serve(args.nodes, args.repeats) as base, sync_playwright() as playwright:
+    with serve_graphs(args.nodes, args.repeats) as base, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
         page.goto(f"{base}/#/")

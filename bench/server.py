@@ -29,9 +29,7 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -42,6 +40,7 @@ from pathlib import Path
 
 import httpx
 from _report import machine, median, percentile, write_section
+from _serve import plait_serve
 from overhead import NODES, describe_server, spec_text
 
 from engine.compiler import compile_spec
@@ -50,8 +49,6 @@ from engine.store import database_url, migrate, new_checkpointer, open_pool
 from engine.store.pool import Pool
 
 BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-READY_SECONDS = 60.0
 PARK_SPEC = """\
 apiVersion: plait/v1
 kind: Graph
@@ -155,58 +152,19 @@ def over_http(
     return one
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
-def plait_serve(url: str, workers: int | None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``plait serve`` on a free port with the benchmark's specs; yields (base URL, process)."""
+def serve_bench(url: str, workers: int | None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``plait serve`` with the benchmark's specs on database ``url``; yields (URL, process)."""
     with tempfile.TemporaryDirectory(prefix="plait-bench-") as tmp:
         specs = Path(tmp) / "specs"
         specs.mkdir()
         (specs / "overhead.yaml").write_text(spec_text(), encoding="utf-8")
         (specs / "park.yaml").write_text(PARK_SPEC, encoding="utf-8")
         shutil.copy2(BENCH / "bench_steps.py", specs / "bench_steps.py")
-        port = free_port()
-        args = ["serve", "--host", "127.0.0.1", "--port", str(port), "--specs", str(specs)]
-        if workers is not None:
-            args += ["--workers", str(workers)]
-        env = dict(os.environ, PLAIT_DATABASE_URL=url, PYTHONPATH=f"{specs}{os.pathsep}{REPO}")
-        log = Path(tmp) / "serve.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "server.cli.app", *args],
-                cwd=REPO,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            wait_ready(base, process, log)
-            yield base, process
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-
-
-def wait_ready(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    """Poll ``/readyz`` (bounded) until the server answers 200."""
-    deadline = time.monotonic() + READY_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"plait serve exited:\n{log.read_text()}")
-        try:
-            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"plait serve not ready after {READY_SECONDS:g}s:\n{log.read_text()}")
+        args = ["--workers", str(workers)] if workers is not None else []
+        env = dict(os.environ, PLAIT_DATABASE_URL=url)
+        with plait_serve(specs, *args, env=env) as served:
+            yield served
 
 
 def cpu_seconds(pid: int) -> float:
@@ -287,7 +245,7 @@ async def main() -> None:
         inproc = await in_batches(args.runs, args.concurrency, local)
         inproc_cpu = (time.process_time() - cpu_before) / args.runs
 
-        with plait_serve(url, args.workers) as (base, process):
+        with serve_bench(url, args.workers) as (base, process):
             limits = httpx.Limits(max_connections=args.concurrency * 2)
             async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
                 firsts: list[float] = []
