@@ -28,6 +28,14 @@ export interface ApprovalCardProps {
 function formatBudget(budget: unknown): string {
   if (budget === null || budget === undefined) return "—";
   if (typeof budget === "number" || typeof budget === "string") return String(budget);
+  // A run's usage (spec budgets): steps, tokens and cost so far.
+  const usage = budget as { steps?: unknown; input_tokens?: unknown; output_tokens?: unknown; cost?: unknown };
+  if (typeof usage.steps === "number") {
+    const tokens = Number(usage.input_tokens ?? 0) + Number(usage.output_tokens ?? 0);
+    const parts = [`${usage.steps} step${usage.steps === 1 ? "" : "s"}`, `${tokens.toLocaleString()} tokens`];
+    if (typeof usage.cost === "number" && usage.cost > 0) parts.push(`$${usage.cost.toFixed(4)}`);
+    return parts.join(" · ");
+  }
   return JSON.stringify(budget);
 }
 
