@@ -14,6 +14,7 @@ from engine.spec.lint.expressions import check_cel, check_state_targets, check_t
 from engine.spec.lint.governance_limits import check_budgets
 from engine.spec.lint.governance_tools import check_governance_tools
 from engine.spec.lint.graph import check_graph, check_parallel_writers, check_routes
+from engine.spec.lint.imports import check_function_refs
 from engine.spec.lint.references import check_references
 from engine.spec.lint.values import (
     check_examples,
@@ -37,6 +38,7 @@ _RULES = (
     check_examples,
     check_budgets,
     check_governance_tools,
+    check_function_refs,
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ def test_fixture_folder_is_clean_and_refs_resolve_across_files() -> None:
 
 def test_a_single_file_sees_specs_beside_it(tmp_path: Path) -> None:
     write(tmp_path, "minimal.yaml", fixture_text("minimal"))
+    shutil.copy(FIXTURES / "team_tools.py", tmp_path / "team_tools.py")
     team = write(tmp_path, "team.yml", fixture_text("team"))
     assert validate_paths([team]) == []
 
