@@ -6,6 +6,7 @@
  * (and Plait's `errors`, the spec issues) are kept on `ApiError`.
  */
 
+import type { XY } from "../spec/layout";
 import { problemFromResponse, type SpecIssue } from "./errors";
 import { streamRun, type SseMessage } from "./sse";
 
@@ -67,6 +68,9 @@ export const graphs = {
   upload: (yaml: string) => request<GraphVersionInfo>("POST", "/graphs", { yaml }),
   /** Server-side validation of unsaved text. */
   validate: (yaml: string) => request<{ issues: SpecIssue[] }>("POST", "/graphs/validate", { yaml }),
+  /** Node positions: a sidecar per graph (`{node_id: {x, y}}`), outside the spec so they never change its digest. */
+  layout: (name: string) => request<unknown>("GET", `/graphs/${enc(name)}/layout`),
+  saveLayout: (name: string, positions: Record<string, XY>) => request<void>("PUT", `/graphs/${enc(name)}/layout`, positions),
 };
 
 // ------------------------------------------------------------------ assistants

@@ -7,6 +7,7 @@
 import { useCallback, useEffect, useState } from "react";
 import "./approvals.css";
 import { approvals, type Approval, type Decision } from "../api/client";
+import { editorHash } from "../routes";
 import { ApprovalCard } from "../runs/ApprovalCard";
 import { useRunStore } from "../runs/runStore";
 
@@ -76,7 +77,7 @@ export function ApprovalsPage() {
           >
             <p className="approval-links">
               <a
-                href={`#/graphs/${encodeURIComponent(approval.graph)}/${encodeURIComponent(approval.version)}`}
+                href={editorHash(approval.graph, approval.version)}
                 data-testid="approval-open-run"
                 onClick={() => useRunStore.getState().requestOpen(approval.graph, approval.thread_id)}
               >

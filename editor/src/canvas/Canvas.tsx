@@ -23,9 +23,9 @@ import {
 } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
 import { addNode, applyEdit, connect, copyNodes, disconnect, pasteNodes, removeNodes, uniqueId } from "../spec/edit";
-import { autoLayout, canvasNodeIds, placeNewNodes } from "../spec/layout";
+import { autoLayout, canvasNodeIds, placeNewNodes, type XY } from "../spec/layout";
 import { END, START, type GraphModel } from "../spec/model";
-import { redo, undo, useEditorStore, type XY } from "../store/editorStore";
+import { redo, undo, useEditorStore } from "../store/editorStore";
 import { problemsByNode, useProblems } from "../problems/problems";
 import { toFlowEdge } from "./edges";
 import { nodeTypeOf, nodeTypes, type SpecNodeData } from "./nodes";

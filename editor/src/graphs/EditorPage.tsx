@@ -107,7 +107,7 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
         </div>
         {side && (
           <div className="plait-side" data-testid={`side-${side}`}>
-            {side === "run" && <RunPanel graph={name} version={version} yaml={yaml} />}
+            {side === "run" && <RunPanel graph={name} version={version} />}
             {side === "history" && <VersionHistory graph={name} current={version} onOpen={(v) => (window.location.hash = editorHash(name, v))} />}
           </div>
         )}

@@ -1,31 +1,30 @@
 /**
- * Node positions: a sidecar per graph (`GET/PUT /graphs/{name}/layout`,
- * `{node_id: {x, y}}`), outside the spec so they never change its digest.
- * A server without the endpoint (404) just means "no stored positions".
+ * Node positions from the layout sidecar (`graphs.layout` / `graphs.saveLayout`
+ * in the API client). A server without the endpoint, or any failure to read
+ * it, just means "no stored positions": the canvas lays the graph out itself.
  */
-import type { XY } from "../store/editorStore";
-
-const path = (name: string) => `/graphs/${encodeURIComponent(name)}/layout`;
+import { graphs } from "../api/client";
+import type { XY } from "../spec/layout";
 
 export async function loadLayout(name: string): Promise<Record<string, XY>> {
+  let body: unknown;
   try {
-    const response = await fetch(path(name), { headers: { Accept: "application/json" } });
-    if (!response.ok) return {};
-    const body: unknown = await response.json();
-    const out: Record<string, XY> = {};
-    if (body && typeof body === "object") {
-      for (const [id, p] of Object.entries(body as Record<string, unknown>)) {
-        const pos = p as { x?: unknown; y?: unknown } | null;
-        if (pos && typeof pos.x === "number" && typeof pos.y === "number") out[id] = { x: pos.x, y: pos.y };
-      }
-    }
-    return out;
+    body = await graphs.layout(name);
   } catch {
     return {};
   }
+  const out: Record<string, XY> = {};
+  if (body && typeof body === "object") {
+    for (const [id, p] of Object.entries(body as Record<string, unknown>)) {
+      const pos = p as { x?: unknown; y?: unknown } | null;
+      if (pos && typeof pos.x === "number" && typeof pos.y === "number") out[id] = { x: pos.x, y: pos.y };
+    }
+  }
+  return out;
 }
 
-export async function saveLayout(name: string, positions: Record<string, XY>): Promise<void> {
+/** Store positions, rounded to whole pixels (the file stays small and diff-friendly). */
+export function saveLayout(name: string, positions: Record<string, XY>): Promise<void> {
   const rounded = Object.fromEntries(Object.entries(positions).map(([id, p]) => [id, { x: Math.round(p.x), y: Math.round(p.y) }]));
-  await fetch(path(name), { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify(rounded) });
+  return graphs.saveLayout(name, rounded);
 }

@@ -4,7 +4,7 @@
  * node and puts the YAML cursor on its line.
  */
 import { useEffect } from "react";
-import { graphs } from "../api/client";
+import { ApiError, graphs } from "../api/client";
 import { useEditorStore } from "../store/editorStore";
 import { useProblems, type Problem } from "./problems";
 
@@ -28,8 +28,7 @@ export function useServerValidation(): void {
         })
         .catch((error: unknown) => {
           // A 422 carrying issues is an answer too; anything else leaves the list as it was.
-          const issues = (error as { issues?: Problem[] }).issues;
-          if (!stale && Array.isArray(issues) && issues.length > 0) useEditorStore.getState().setServerIssues(issues as never);
+          if (!stale && error instanceof ApiError && error.issues.length > 0) useEditorStore.getState().setServerIssues(error.issues);
         });
     }, VALIDATE_DEBOUNCE_MS);
     return () => {

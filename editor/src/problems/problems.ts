@@ -4,9 +4,8 @@
  * validation issues, each tied to a line and, through its JSON pointer, to a
  * node.
  */
-import { useMemo } from "react";
 import type { SpecIssue } from "../api/errors";
-import { edgeIndexFromPointer, lineOfPointer, nodeIdFromPointer, type GraphModel, type ParseProblem } from "../spec/model";
+import { edgeIndexFromPointer, nodeIdFromPointer, pointerLines, type GraphModel, type ParseProblem } from "../spec/model";
 import { useEditorStore } from "../store/editorStore";
 
 export interface Problem {
@@ -36,12 +35,14 @@ export function collectProblems(yaml: string, model: GraphModel, parse: ParsePro
     nodeId: null,
   }));
   const nodeIds = new Set(model.nodes.map((n) => n.id));
+  // Issues without a line are placed through their pointer: one parse for all of them.
+  let lineOf: ((pointer: string) => number | null) | null = null;
   for (const issue of server) {
     let nodeId = nodeIdFromPointer(issue.pointer);
     const edgeIndex = edgeIndexFromPointer(issue.pointer);
     if (nodeId === null && edgeIndex !== null) nodeId = model.edges.find((e) => e.edgeIndex === edgeIndex)?.source ?? null;
     if (nodeId !== null && !nodeIds.has(nodeId)) nodeId = null;
-    const line = issue.line ?? (issue.pointer && parse.length === 0 ? lineOfPointer(yaml, issue.pointer) : null);
+    const line = issue.line ?? (issue.pointer && parse.length === 0 ? (lineOf ??= pointerLines(yaml))(issue.pointer) : null);
     out.push({
       source: "server",
       severity: issue.severity === "warning" ? "warning" : issue.severity === "info" ? "info" : "error",
@@ -57,13 +58,23 @@ export function collectProblems(yaml: string, model: GraphModel, parse: ParsePro
   return out;
 }
 
-/** The current problems (memoised on the store's inputs). */
+/** The last inputs and result of `collectProblems`, shared by every view that shows problems. */
+let last: { inputs: Parameters<typeof collectProblems>; problems: Problem[] } | null = null;
+
+/**
+ * The current problems. The editor markers, the canvas badges and the problems
+ * list all call this on each edit; they share one computation (memoised on the
+ * store's inputs) instead of each collecting its own.
+ */
 export function useProblems(): Problem[] {
-  const yaml = useEditorStore((s) => s.yaml);
-  const model = useEditorStore((s) => s.model);
-  const parse = useEditorStore((s) => s.parseProblems);
-  const server = useEditorStore((s) => s.serverIssues);
-  return useMemo(() => collectProblems(yaml, model, parse, server), [yaml, model, parse, server]);
+  const inputs: Parameters<typeof collectProblems> = [
+    useEditorStore((s) => s.yaml),
+    useEditorStore((s) => s.model),
+    useEditorStore((s) => s.parseProblems),
+    useEditorStore((s) => s.serverIssues),
+  ];
+  if (!last || inputs.some((value, i) => value !== last!.inputs[i])) last = { inputs, problems: collectProblems(...inputs) };
+  return last.problems;
 }
 
 /** Messages per node id, for the canvas badges. */

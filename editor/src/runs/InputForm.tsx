@@ -9,7 +9,7 @@
 
 import { useState } from "react";
 import type { JsonSchema } from "../api/client";
-import type { SpecExample } from "../versions/specOutline";
+import type { SpecExample } from "../spec/model";
 
 export type FieldKind = "string" | "number" | "integer" | "boolean" | "json" | "enum" | "any";
 

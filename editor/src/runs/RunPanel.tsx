@@ -8,7 +8,7 @@
 import { useEffect, useMemo, useState } from "react";
 import "./runs.css";
 import { assistants, threads, type AssistantSchemas, type Thread, type ThreadState } from "../api/client";
-import { specOutline } from "../versions/specOutline";
+import { useEditorStore } from "../store/editorStore";
 import { InputForm } from "./InputForm";
 import { useCanvasRunBridge } from "./NodeOverlay";
 import { assistantOf, detach, forkRun, openThread, startRun } from "./runController";
@@ -17,15 +17,14 @@ import { useRunStore } from "./runStore";
 export interface RunPanelProps {
   graph: string;
   version: string;
-  /** The spec text open in the editor (node ids and examples come from it). */
-  yaml: string;
 }
 
 type Tab = "run" | "steps" | "history" | "past";
 
-export function RunPanel({ graph, version, yaml }: RunPanelProps) {
-  const outline = useMemo(() => specOutline(yaml), [yaml]);
-  const nodeIds = useMemo(() => outline.nodes.map((node) => node.id), [outline]);
+export function RunPanel({ graph, version }: RunPanelProps) {
+  // Node ids and examples come from the model the editor already derived from the text.
+  const model = useEditorStore((s) => s.model);
+  const nodeIds = useMemo(() => model.nodes.map((node) => node.id), [model]);
   const [tab, setTab] = useState<Tab>("run");
   const [schemas, setSchemas] = useState<AssistantSchemas | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
@@ -108,7 +107,7 @@ export function RunPanel({ graph, version, yaml }: RunPanelProps) {
               key={`${graph}@${version}`}
               schema={schemas?.input_schema ?? null}
               stateSchema={schemas?.state_schema ?? null}
-              examples={outline.examples} disabled={busy} onSubmit={(input) => void run(input)} />
+              examples={model.examples} disabled={busy} onSubmit={(input) => void run(input)} />
             <TokenStream />
           </>
         ))}

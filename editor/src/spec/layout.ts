@@ -6,7 +6,7 @@
  */
 import type { ElkNode } from "elkjs/lib/elk-api";
 import type { GraphModel } from "./model";
-import { END, START } from "./model";
+import { EMPTY_MODEL, END, START } from "./model";
 
 export interface XY {
   x: number;
@@ -63,7 +63,7 @@ export function warmUpLayout(): void {
   const ids = Array.from({ length: 24 }, (_, i) => `w${i}`);
   const warm: ElkNode = {
     id: "warm-up",
-    layoutOptions: toElkGraph({ name: null, version: null, nodes: [], edges: [], usesEnd: false }).layoutOptions,
+    layoutOptions: toElkGraph(EMPTY_MODEL).layoutOptions,
     children: ids.map((id) => ({ id, ...NODE_SIZE })),
     edges: ids.slice(1).flatMap((id, i) => [
       { id: `e${i}`, sources: [ids[i]], targets: [id] },

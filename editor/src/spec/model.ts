@@ -4,7 +4,8 @@
  * The YAML text is the source of truth; this module projects it onto what the
  * canvas draws: nodes (id, kind, fields, source line) and edges (one per
  * arrow: a static edge, each case of a switch, its default, each label of a
- * route, its default, and a parallel node's branches and join). It never
+ * route, its default, and a parallel node's branches and join) and the
+ * examples the run form offers. It never
  * mutates anything; edits live in edit.ts.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
@@ -53,14 +54,25 @@ export interface GraphEdge {
   key: number | string | null;
 }
 
+/** One of `spec.examples`: a named input the run form offers. */
+export interface SpecExample {
+  name: string;
+  description?: string;
+  input: Record<string, unknown>;
+}
+
 export interface GraphModel {
   name: string | null;
   version: string | null;
   nodes: GraphNode[];
   edges: GraphEdge[];
+  examples: SpecExample[];
   /** Whether START / END are used by an edge (the canvas shows them always). */
   usesEnd: boolean;
 }
+
+/** The model of no graph (before anything parsed). */
+export const EMPTY_MODEL: GraphModel = { name: null, version: null, nodes: [], edges: [], examples: [], usesEnd: false };
 
 export interface ParseProblem {
   message: string;
@@ -186,12 +198,22 @@ export function buildModel(doc: Document, lineCounter?: LineCounter): GraphModel
     }
   }
 
+  const examplesSeq = plain(doc.getIn(["spec", "examples"], true));
+  const examples = (Array.isArray(examplesSeq) ? examplesSeq : [])
+    .filter((example): example is Record<string, unknown> => !!example && typeof example === "object")
+    .map((example, i) => ({
+      name: typeof example.name === "string" ? example.name : `example ${i + 1}`,
+      description: typeof example.description === "string" ? example.description : undefined,
+      input: (example.input ?? {}) as Record<string, unknown>,
+    }));
+
   const meta = plain(doc.get("metadata")) as Record<string, unknown> | null;
   return {
     name: meta && typeof meta === "object" ? str(meta.name) : null,
     version: meta && typeof meta === "object" ? str(meta.version) : null,
     nodes,
     edges,
+    examples,
     usesEnd: edges.some((e) => e.target === END),
   };
 }
@@ -204,7 +226,7 @@ export function nodeIdFromPointer(pointer: string | null | undefined): string | 
   return null;
 }
 
-/** The source node of the edge a pointer like `/spec/edges/3/...` names, given the model. */
+/** The index in `spec.edges` a pointer like `/spec/edges/3/...` names, if any. */
 export function edgeIndexFromPointer(pointer: string | null | undefined): number | null {
   if (!pointer) return null;
   const m = /^\/spec\/edges\/(\d+)/.exec(pointer);
@@ -213,27 +235,34 @@ export function edgeIndexFromPointer(pointer: string | null | undefined): number
 
 /** 1-based line of the YAML node a JSON pointer names (the deepest existing part). */
 export function lineOfPointer(text: string, pointer: string): number | null {
+  return pointerLines(text)(pointer);
+}
+
+/** Parse `text` once and return a lookup of `lineOfPointer` for many pointers. */
+export function pointerLines(text: string): (pointer: string) => number | null {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter });
-  const parts = pointer
-    .split("/")
-    .slice(1)
-    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
-  let line: number | null = null;
-  let current: unknown = doc.contents;
-  for (const part of parts) {
-    if (isMap(current)) {
-      const pair = current.items.find((p) => isScalar(p.key) && String(p.key.value) === part);
-      if (!pair) break;
-      const key = pair.key as YamlNode;
-      if (key.range) line = lineCounter.linePos(key.range[0]).line;
-      current = pair.value;
-    } else if (isSeq(current)) {
-      const item = current.items[Number(part)] as YamlNode | undefined;
-      if (!item) break;
-      if (item.range) line = lineCounter.linePos(item.range[0]).line;
-      current = item;
-    } else break;
-  }
-  return line;
+  return (pointer) => {
+    const parts = pointer
+      .split("/")
+      .slice(1)
+      .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+    let line: number | null = null;
+    let current: unknown = doc.contents;
+    for (const part of parts) {
+      if (isMap(current)) {
+        const pair = current.items.find((p) => isScalar(p.key) && String(p.key.value) === part);
+        if (!pair) break;
+        const key = pair.key as YamlNode;
+        if (key.range) line = lineCounter.linePos(key.range[0]).line;
+        current = pair.value;
+      } else if (isSeq(current)) {
+        const item = current.items[Number(part)] as YamlNode | undefined;
+        if (!item) break;
+        if (item.range) line = lineCounter.linePos(item.range[0]).line;
+        current = item;
+      } else break;
+    }
+    return line;
+  };
 }

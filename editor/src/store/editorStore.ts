@@ -12,13 +12,9 @@ import { create } from "zustand";
 import { temporal } from "zundo";
 import type { Document } from "yaml";
 import { applyEdit } from "../spec/edit";
-import { parseSpec, type GraphModel, type ParseProblem } from "../spec/model";
+import type { XY } from "../spec/layout";
+import { EMPTY_MODEL, parseSpec, type GraphModel, type ParseProblem } from "../spec/model";
 import type { SpecIssue } from "../api/errors";
-
-export interface XY {
-  x: number;
-  y: number;
-}
 
 export type NodeRunStatus = "pending" | "running" | "done" | "failed" | "waiting";
 export type NodeDiffMark = "added" | "changed" | "removed";
@@ -71,8 +67,6 @@ export interface EditorState {
   setNodeDiff: (diff: Record<string, NodeDiffMark>) => void;
   setNodeExtra: (extra: Record<string, ReactNode>) => void;
 }
-
-const EMPTY_MODEL: GraphModel = { name: null, version: null, nodes: [], edges: [], usesEnd: false };
 
 /** Typing within this many ms of the last recorded change joins its undo step. */
 const TYPING_GROUP_MS = 600;

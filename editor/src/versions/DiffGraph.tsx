@@ -11,7 +11,7 @@ import { useEffect, useState } from "react";
 import { toFlowEdge } from "../canvas/edges";
 import { nodeTypeOf, nodeTypes, type SpecFlowNode } from "../canvas/nodes";
 import { autoLayout } from "../spec/layout";
-import { END, type GraphModel, parseSpec, START } from "../spec/model";
+import { EMPTY_MODEL, END, type GraphModel, parseSpec, START } from "../spec/model";
 import type { NodeDiffMark } from "../store/editorStore";
 
 /** Both versions in one model: the new one, plus the nodes and edges only the old one has. */
@@ -30,10 +30,8 @@ export function unionModel(before: GraphModel, after: GraphModel): GraphModel {
   };
 }
 
-const EMPTY: GraphModel = { name: null, version: null, nodes: [], edges: [], usesEnd: false };
-
 async function diffLayout(before: string, after: string, marks: Record<string, NodeDiffMark>): Promise<{ nodes: SpecFlowNode[]; edges: Edge[] }> {
-  const model = unionModel(parseSpec(before).model ?? EMPTY, parseSpec(after).model ?? EMPTY);
+  const model = unionModel(parseSpec(before).model ?? EMPTY_MODEL, parseSpec(after).model ?? EMPTY_MODEL);
   const positions = await autoLayout(model);
   const terminals = [START, END].map((id) => ({ id, type: "terminal", position: positions[id] ?? { x: 0, y: 0 } }));
   const nodes = [

@@ -5,6 +5,7 @@
  */
 import { Handle, Position, type Node, type NodeProps, type NodeTypes } from "@xyflow/react";
 import type { ReactNode } from "react";
+import { editorHash } from "../../routes";
 import type { GraphNode } from "../../spec/model";
 import type { NodeDiffMark, NodeRunStatus } from "../../store/editorStore";
 import { KIND_LOOKS, lookOf } from "./kinds";
@@ -68,7 +69,7 @@ function NodeShell({ data, selected, children }: { data: SpecNodeData; selected?
 function SubgraphNode({ data, selected }: NodeProps<SpecFlowNode>) {
   const ref = typeof data.node.fields.ref === "string" ? data.node.fields.ref : "";
   const at = ref.lastIndexOf("@");
-  const target = at > 0 ? `#/graphs/${encodeURIComponent(ref.slice(0, at))}/${encodeURIComponent(ref.slice(at + 1))}` : null;
+  const target = at > 0 ? editorHash(ref.slice(0, at), ref.slice(at + 1)) : null;
   return (
     <NodeShell data={data} selected={selected}>
       {target && (
