@@ -190,6 +190,6 @@ def _build(
         builder=builder,
         graph=graph,
         detached=graph.copy({"checkpointer": False, "auto_validate": False}),
-        input_fields=tuple(body.input if body.input is not None else body.state),
-        output_fields=tuple(body.output if body.output is not None else body.state),
+        input_fields=ctx.inputs,
+        output_fields=tuple(body.output_fields),
     )

@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
+from engine.runtime.limits import StepLimits
 from engine.spec.document import LoadedSpec
 from engine.spec.expressions import ROOTS, cel_variables, compile_cel, evaluate, render
 from engine.spec.registry import SpecRegistry
@@ -55,7 +56,10 @@ class CompileContext:
     def __post_init__(self) -> None:
         body = self.loaded.spec.spec
         self.public: tuple[str, ...] = tuple(body.state)
-        self.inputs: tuple[str, ...] = tuple(body.input if body.input is not None else body.state)
+        self.inputs: tuple[str, ...] = tuple(body.input_fields)
+        #: Budgets and loop detection, when the spec declares them (engine/runtime/limits.py);
+        #: built once here and shared by every node (both are read-only per step).
+        self.limits: StepLimits | None = StepLimits.of(self.loaded.spec)
 
     @property
     def name(self) -> str:
@@ -132,17 +136,19 @@ class Scope:
     def state(self) -> dict[str, Any]:
         """The public state (private ``__`` channels left out)."""
         if self._state is None:
-            raw = self.raw
-            self._state = {k: raw[k] for k in self.ctx.public if k in raw}
+            self._state = self._fields(self.ctx.public)
         return self._state
 
     @property
     def input(self) -> dict[str, Any]:
         """The run's input fields as they stand in the state."""
         if self._input is None:
-            raw = self.raw
-            self._input = {k: raw[k] for k in self.ctx.inputs if k in raw}
+            self._input = self._fields(self.ctx.inputs)
         return self._input
+
+    def _fields(self, names: tuple[str, ...]) -> dict[str, Any]:
+        raw = self.raw
+        return {k: raw[k] for k in names if k in raw}
 
     @property
     def run(self) -> dict[str, Any]:

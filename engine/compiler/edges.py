@@ -13,6 +13,7 @@ from langgraph.graph import StateGraph
 from engine.compiler.context import NO_RESULT, CompileContext, Expr, Scope
 from engine.compiler.state import result_channel
 from engine.runtime.errors import NodeError
+from engine.spec.document import key_text
 from engine.spec.models import END, START, GraphSpec, RouteEdge, StaticEdge, SwitchEdge
 from engine.tools.rejection import RejectRoutes, reject_targets
 
@@ -167,6 +168,4 @@ def _label_key(label: Any) -> str | None:
     """Labels are YAML keys (strings): ``true`` and ``3`` match ``"true"`` and ``"3"``."""
     if label is None or isinstance(label, dict | list):
         return None
-    if isinstance(label, bool):
-        return "true" if label else "false"
-    return str(label)
+    return key_text(label)

@@ -221,14 +221,12 @@ def state_schemas(
         fields[VISITS] = Annotated[dict, DefaultBinop(dict, _add_counts, {})]
     fields.update(private or {})
     state = _typed_dict(f"{_class_name(spec)}State", fields)
-    public = list(body.state)
-    inputs = body.input if body.input is not None else public
-    outputs = body.output if body.output is not None else public
     input_schema = _typed_dict(
-        f"{_class_name(spec)}Input", {k: _public_type(body.state.get(k)) for k in inputs}
+        f"{_class_name(spec)}Input", {k: _public_type(body.state.get(k)) for k in body.input_fields}
     )
     output_schema = _typed_dict(
-        f"{_class_name(spec)}Output", {k: _public_type(body.state.get(k)) for k in outputs}
+        f"{_class_name(spec)}Output",
+        {k: _public_type(body.state.get(k)) for k in body.output_fields},
     )
     return state, input_schema, output_schema
 

@@ -11,6 +11,25 @@ from typing import Any
 from engine.spec.models import GraphSpec
 
 
+def escape_pointer(token: str) -> str:
+    """Escape one JSON pointer token (RFC 6901)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def pointer(*parts: str | int) -> str:
+    """JSON pointer from unescaped parts: ``pointer("spec", "nodes", "a")``."""
+    return "".join(f"/{escape_pointer(str(part))}" for part in parts)
+
+
+def key_text(key: Any) -> str:
+    """A YAML mapping key as the text of a pointer token (``true``, ``null``, ``3``)."""
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    return str(key)
+
+
 @dataclass(frozen=True)
 class SourcePosition:
     """1-based line and column of a value in the YAML source."""

@@ -22,7 +22,7 @@ import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import ScalarNode as RuamelScalar
 
-from engine.spec.document import SourcePosition
+from engine.spec.document import SourcePosition, escape_pointer, key_text
 
 _Loader: type[Any] | None = getattr(yaml, "CSafeLoader", None)
 _RUAMEL = YAML(typ="safe", pure=True)
@@ -80,10 +80,10 @@ def _convert(doc: FastDocument, node: Any, pointer: str, depth: int) -> Any:
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
                 raise Unusual
-            name = _key_text(_scalar(key_node))
+            name = key_text(_scalar(key_node))
             if name in result:
                 raise Unusual  # duplicate key: ruamel's error names both lines
-            child = f"{pointer}/{_escape(name)}"
+            child = f"{pointer}/{escape_pointer(name)}"
             mark = key_node.start_mark
             doc.positions[child] = SourcePosition(mark.line + 1, mark.column + 1)
             value = _convert(doc, value_node, child, depth + 1)
@@ -146,15 +146,3 @@ def _check_cut(doc: FastDocument, node: Any, pointer: str, value: str) -> None:
         comment = rest[match.end() - 2 :].strip()
         position = SourcePosition(end.line + 1, end.column + match.end() - 1)
         doc.truncated.append((pointer, position, comment, value))
-
-
-def _key_text(key: Any) -> str:
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if key is None:
-        return "null"
-    return str(key)
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")

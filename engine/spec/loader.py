@@ -28,7 +28,14 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
 
 from engine.gc_pause import gc_paused
-from engine.spec.document import LoadedSpec, SourceMap, SourcePosition
+from engine.spec.document import (
+    LoadedSpec,
+    SourceMap,
+    SourcePosition,
+    escape_pointer,
+    key_text,
+)
+from engine.spec.document import pointer as json_pointer
 from engine.spec.errors import SpecError, SpecIssue
 from engine.spec.libyaml_reader import read_fast
 from engine.spec.models import (
@@ -231,7 +238,7 @@ class _Walker:
         if isinstance(node, CommentedMap):
             result: dict[str, Any] = {}
             for key, value in node.items():
-                name = _key_text(key)
+                name = key_text(key)
                 child = f"{pointer}/{escape_pointer(name)}"
                 line, column = node.lc.key(key)
                 self.positions[child] = SourcePosition(line + 1, column + 1)
@@ -281,14 +288,6 @@ def _truncation_warning(
     )
 
 
-def _key_text(key: Any) -> str:
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if key is None:
-        return "null"
-    return str(key)
-
-
 def _plain_scalar(value: Any) -> Any:
     """ruamel's scalar types -> str/int/float/bool/None (JSON-like, so digests are stable)."""
     if value is None or isinstance(value, bool):
@@ -306,11 +305,6 @@ def _plain_scalar(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value)
-
-
-def escape_pointer(token: str) -> str:
-    """Escape one JSON pointer token (RFC 6901)."""
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 def _yaml_issue(exc: YAMLError, text: str, file: str) -> SpecIssue:
@@ -453,7 +447,7 @@ def _resolve(loc: tuple[int | str, ...]) -> _Resolved:
     field: str | None = None
     for comp in loc:
         if comp == "[key]":
-            return _Resolved(_pointer(parts), parent, field, True)
+            return _Resolved(json_pointer(*parts), parent, field, True)
         tp = _strip(tp)
         members = _union_members(tp)
         if members is not None:
@@ -472,11 +466,7 @@ def _resolve(loc: tuple[int | str, ...]) -> _Resolved:
         else:
             tp = None
         parts.append(str(comp))
-    return _Resolved(_pointer(parts), parent, field, False)
-
-
-def _pointer(parts: list[str]) -> str:
-    return "".join(f"/{escape_pointer(part)}" for part in parts)
+    return _Resolved(json_pointer(*parts), parent, field, False)
 
 
 def _strip(tp: Any) -> Any:

@@ -21,6 +21,8 @@ API_VERSION = "plait/v1"
 IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 #: A duration: seconds as a number, or a string such as ``"250ms"``, ``"30s"``, ``"5m"``, ``"2h"``.
 DURATION_PATTERN = r"^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)\s*$"
+#: A python ``module:function`` reference (python nodes and tools, compensations).
+FUNCTION_REF_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"
 SEMVER_PATTERN = r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
 START = "START"
 END = "END"
@@ -129,18 +131,22 @@ class ScriptedResponse(_Model):
     )
 
 
-class CallRetrySpec(_Model):
-    """Retries of one model or tool call, by error class (docs/governance.md).
-
-    Rate limits, 5xx answers, timeouts and network errors are retried with
-    exponential backoff and jitter; validation and permission errors never are.
-    """
+class _Backoff(_Model):
+    """Attempts and exponential backoff, shared by node and call retries."""
 
     max_attempts: Annotated[int, Field(ge=1, le=20)] = 3
     initial_interval: Duration = 0.5
     backoff: Annotated[float, Field(ge=1.0)] = 2.0
     max_interval: Duration = 30.0
     jitter: bool = True
+
+
+class CallRetrySpec(_Backoff):
+    """Retries of one model or tool call, by error class (docs/governance.md).
+
+    Rate limits, 5xx answers, timeouts and network errors are retried with
+    exponential backoff and jitter; validation and permission errors never are.
+    """
 
 
 class ModelRetrySpec(CallRetrySpec):
@@ -223,7 +229,7 @@ class Compensation(_Model):
     """
 
     function: str | None = Field(
-        default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="`module:function`."
+        default=None, pattern=FUNCTION_REF_PATTERN, description="`module:function`."
     )
     tool: Identifier | None = Field(default=None, description="A tool of `spec.tools`.")
     args: dict[str, Cel] = Field(
@@ -235,9 +241,7 @@ class ToolDef(_Model):
     """A tool a node or an agent may call."""
 
     kind: Literal["python"] = "python"
-    function: str = Field(
-        pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="`module:function`."
-    )
+    function: str = Field(pattern=FUNCTION_REF_PATTERN, description="`module:function`.")
     description: str | None = Field(
         default=None, description="Shown to models; defaults to the docstring."
     )
@@ -284,14 +288,8 @@ class AgentDef(_Model):
 # --------------------------------------------------------------------------- nodes
 
 
-class RetrySpec(_Model):
+class RetrySpec(_Backoff):
     """Retry policy of a node (LangGraph ``RetryPolicy``)."""
-
-    max_attempts: Annotated[int, Field(ge=1, le=20)] = 3
-    initial_interval: Duration = 0.5
-    backoff: Annotated[float, Field(ge=1.0)] = 2.0
-    max_interval: Duration = 30.0
-    jitter: bool = True
 
 
 class _NodeBase(_Model):
@@ -380,7 +378,7 @@ class MapItemNode(_Model):
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
     tool: Identifier | None = None
     args: dict[str, Cel] = Field(default_factory=dict)
-    function: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    function: str | None = Field(default=None, pattern=FUNCTION_REF_PATTERN)
     ref: str | None = None
     input: dict[str, Cel] = Field(default_factory=dict)
     result: Cel | None = Field(
@@ -440,7 +438,7 @@ class PythonNode(_NodeBase):
     """Calls ``module:function`` with the state; its return value is the result."""
 
     kind: Literal["python"]
-    function: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    function: str = Field(pattern=FUNCTION_REF_PATTERN)
     args: dict[str, Cel] = Field(
         default_factory=dict, description="Keyword arguments -> CEL; default: the whole state."
     )
@@ -621,6 +619,16 @@ class GraphBody(_Model):
             "that list them receive them."
         ),
     )
+
+    @property
+    def input_fields(self) -> list[str]:
+        """The fields a run accepts as input: ``input``, or every state field."""
+        return list(self.input) if self.input is not None else list(self.state)
+
+    @property
+    def output_fields(self) -> list[str]:
+        """The fields a run returns: ``output``, or every state field."""
+        return list(self.output) if self.output is not None else list(self.state)
 
     @field_validator("nodes")
     @classmethod

@@ -10,7 +10,7 @@ from pathlib import Path
 from engine.spec.document import LoadedSpec
 from engine.spec.errors import SpecError, SpecIssue, has_errors
 from engine.spec.lint import lint
-from engine.spec.loader import decode_file, read_spec
+from engine.spec.loader import decode_file, load_spec, read_spec
 from engine.spec.registry import SpecRegistry
 
 SPEC_SUFFIXES = (".yaml", ".yml")
@@ -69,7 +69,7 @@ def load_directory(directory: Path) -> SpecRegistry:
     loaded: list[LoadedSpec] = []
     for file in _spec_files(directory):
         try:
-            loaded.append(read_spec(decode_file(file), str(file), file)[0])
+            loaded.append(load_spec(file))
         except SpecError:
             continue
     registry = SpecRegistry(loaded)
@@ -112,7 +112,7 @@ def _siblings(files: Iterable[Path], loaded_paths: set[Path | None]) -> list[Loa
             if file in loaded_paths:
                 continue
             try:
-                found.append(read_spec(decode_file(file), str(file), file)[0])
+                found.append(load_spec(file))
             except Exception:
                 continue  # a broken neighbour is reported only when it is validated itself
     return found

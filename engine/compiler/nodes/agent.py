@@ -52,31 +52,27 @@ def agent_compute(
         "add_messages",
         "extend",
     )
-    bound: tuple[Runnable[LanguageModelInput, BaseMessage], dict[str, BaseTool]] | None = None
+    loaded_tools: dict[str, BaseTool] | None = None
+    bound: dict[str, Runnable[LanguageModelInput, BaseMessage]] = {}
 
-    def chat() -> tuple[Runnable[LanguageModelInput, BaseMessage], dict[str, BaseTool]]:
-        # Bound once per compiled graph: binding converts every tool's schema.
-        nonlocal bound
-        if bound is None:
-            found = {name: ctx.tool(name) for name in tool_names}
-            base = ctx.model(model_name)
-            bound = (base.bind_tools(list(found.values())) if found else base, found)
-        return bound
-
-    fallbacks: dict[str, Runnable[LanguageModelInput, BaseMessage]] = {}
+    def agent_tools() -> dict[str, BaseTool]:
+        # Loaded on first use, like the context's models and tools.
+        nonlocal loaded_tools
+        if loaded_tools is None:
+            loaded_tools = {name: ctx.tool(name) for name in tool_names}
+        return loaded_tools
 
     def with_tools(name: str) -> Runnable[LanguageModelInput, BaseMessage]:
+        # Bound once per compiled graph and model: binding converts every tool's schema.
         # A budget's fallback model gets the same tools (engine/runtime/model_calls.py).
-        if name == model_name:
-            return chat()[0]
-        if name not in fallbacks:
-            found = chat()[1]
+        if name not in bound:
+            found = agent_tools()
             base = ctx.model(name)
-            fallbacks[name] = base.bind_tools(list(found.values())) if found else base
-        return fallbacks[name]
+            bound[name] = base.bind_tools(list(found.values())) if found else base
+        return bound[name]
 
     async def compute(scope: Scope) -> Any:
-        by_name = chat()[1]
+        by_name = agent_tools()
         rendered = scope.render(system) if system else None
         if as_data_:  # tool results are marked as data: the system prompt says so
             rendered = with_data_line(rendered)

@@ -11,7 +11,6 @@ from langgraph.errors import GraphBubbleUp
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.state import VISITS, result_channel
 from engine.runtime.errors import NodeError
-from engine.runtime.limits import StepLimits
 from engine.runtime.policies import is_transient
 from engine.spec.models import _NodeBase as NodeBase
 
@@ -42,8 +41,7 @@ class NodeRunner:
         self.writes = [(name, Expr(source)) for name, source in node.writes.items()]
         self.output = node.output
         self.max_visits = node.max_visits
-        #: Budgets and loop detection, when the spec declares them (engine/runtime/limits.py).
-        self.limits = StepLimits.of(ctx.loaded.spec)
+        self.limits = ctx.limits
         #: ``keep_result`` stores the result in the node's private channel for its route edge.
         self.result_channel = result_channel(node_id) if keep_result else None
 

@@ -6,9 +6,8 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from engine.spec.document import LoadedSpec
+from engine.spec.document import LoadedSpec, pointer
 from engine.spec.errors import Severity, SpecIssue
-from engine.spec.loader import escape_pointer
 from engine.spec.models import GraphBody
 from engine.spec.registry import SpecRegistry
 
@@ -48,11 +47,6 @@ class LintContext:
                 severity=severity,
             )
         )
-
-
-def pointer(*parts: str | int) -> str:
-    """JSON pointer from unescaped parts: ``pointer("spec", "nodes", "a")``."""
-    return "".join(f"/{escape_pointer(str(part))}" for part in parts)
 
 
 def node_pointer(node_id: str, *rest: str | int) -> str:

@@ -83,7 +83,7 @@ def cel_fields(ctx: LintContext) -> Iterator[CelField]:
 
 def check_cel(ctx: LintContext) -> None:
     """CEL parses, reads only allowed roots, and only declared state and input fields."""
-    inputs = _input_fields(ctx)
+    inputs = ctx.body.input_fields
     for field in cel_fields(ctx):
         try:
             variables = cel_variables(field.source)
@@ -136,11 +136,6 @@ def _unknown_field(ctx: LintContext, name: str) -> tuple[str, str]:
         f"declare it under spec.state (e.g. `{name}: {{type: string}}`), or fix the name."
         f"{did_you_mean(name, ctx.body.state)} ({known(ctx.body.state)})",
     )
-
-
-def _input_fields(ctx: LintContext) -> list[str]:
-    body = ctx.body
-    return list(body.input) if body.input is not None else list(body.state)
 
 
 def _templates(ctx: LintContext) -> Iterator[tuple[str, str]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.spec.document import LoadedSpec
+from engine.spec.document import LoadedSpec, escape_pointer
 from engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
 from engine.spec.models import (
     END,
@@ -149,7 +149,7 @@ def edge_targets(edge: StaticEdge | SwitchEdge | RouteEdge, where: str) -> list[
     if isinstance(edge, SwitchEdge):
         found = [(f"{where}/switch/{i}/to", case.to) for i, case in enumerate(edge.switch)]
         return [*found, (f"{where}/default", edge.default)]
-    found = [(f"{where}/to/{label}", target) for label, target in edge.to.items()]
+    found = [(f"{where}/to/{escape_pointer(label)}", target) for label, target in edge.to.items()]
     if edge.default is not None:
         found.append((f"{where}/default", edge.default))
     return found
@@ -246,8 +246,7 @@ def _ref_chain(registry: SpecRegistry, ref: str, target: str) -> list[str] | Non
 
 def _child_inputs(ctx: LintContext, node_id: str, node: SubgraphNode) -> None:
     """The keys of a subgraph's ``input`` must be inputs of the child spec."""
-    body = ctx.registry.resolve(node.ref).spec.spec
-    accepted = list(body.input) if body.input is not None else list(body.state)
+    accepted = ctx.registry.resolve(node.ref).spec.spec.input_fields
     for key in node.input:
         if key not in accepted:
             ctx.report(

@@ -116,7 +116,7 @@ def check_scripts(ctx: LintContext) -> None:
 def check_examples(ctx: LintContext) -> None:
     """Example names are unique and their inputs are inputs of the graph."""
     body = ctx.body
-    inputs = list(body.input) if body.input is not None else list(body.state)
+    inputs = body.input_fields
     seen: set[str] = set()
     for index, example in enumerate(body.examples):
         where = pointer("spec", "examples", index)
