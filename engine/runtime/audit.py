@@ -64,6 +64,13 @@ class InMemoryAuditStore:
         self.records.append(record)
 
 
+def run_id_of(config: RunnableConfig) -> str | None:
+    """The run a step belongs to: ``configurable`` first, else the run's metadata."""
+    configurable, metadata = config.get("configurable") or {}, config.get("metadata") or {}
+    run_id = configurable.get("run_id") or metadata.get("run_id")
+    return str(run_id) if run_id is not None else None
+
+
 def audit_store(config: RunnableConfig) -> AuditStore | None:
     """The run's store, from ``config["configurable"]["plait_audit"]``."""
     store: AuditStore | None = (config.get("configurable") or {}).get(AUDIT_KEY)
@@ -85,12 +92,11 @@ async def audit(
         return
     configurable = config.get("configurable") or {}
     metadata = config.get("metadata") or {}
-    run_id = configurable.get("run_id") or metadata.get("run_id")
     thread_id = configurable.get("thread_id")
     record = AuditRecord(
         kind=kind,
         thread_id=str(thread_id) if thread_id is not None else None,
-        run_id=str(run_id) if run_id is not None else None,
+        run_id=run_id_of(config),
         node=node,
         step=configurable.get("checkpoint_ns") or None,
         tool=tool,

@@ -31,11 +31,11 @@ import pydantic
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.config import get_stream_writer
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
 from engine.runtime.errors import NodeError
+from engine.runtime.events_out import emit
 from engine.spec.models import BudgetSpec, Decision, GraphSpec, ModelPrice, duration_seconds
 
 #: The private channel with the run's usage so far.
@@ -221,7 +221,6 @@ class StepMeter:
         self.delta["waived"] = [*self.delta.get("waived", []), limit]
 
     def _exceeded(self, limit: str, action: str) -> None:
-        emit = get_stream_writer()
         emit(
             {
                 "plait": "budget",
@@ -257,7 +256,6 @@ class StepMeter:
             self.delta["steps"] = 1
         if self.base.get("started_at") is None:
             self.delta["started_at"] = self.started
-        emit = get_stream_writer()
         emit(
             {
                 "plait": "budget",

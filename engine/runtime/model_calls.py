@@ -45,16 +45,14 @@ async def invoke_model(
     used = meter.model_for_call(model) if meter is not None else model
     definition = ctx.loaded.spec.spec.models[used]
     runnable = bind(used)
-    if definition.retry is None and definition.breaker is None:
-        reply = await runnable.ainvoke(messages)
-    else:
-        reply = await guarded_call(
-            f"model:{used}",
-            lambda: runnable.ainvoke(messages),
-            retry=definition.retry,
-            breaker=definition.breaker,
-            breaker_key=endpoint_key(definition, used),
-        )
+    # With neither ``retry`` nor ``breaker`` this is one plain ``ainvoke``.
+    reply = await guarded_call(
+        f"model:{used}",
+        lambda: runnable.ainvoke(messages),
+        retry=definition.retry,
+        breaker=definition.breaker,
+        breaker_key=endpoint_key(definition, used),
+    )
     if meter is not None:
         meter.add_reply(used, reply)
     return reply

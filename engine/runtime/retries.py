@@ -147,7 +147,7 @@ async def guarded_call(
             if retry is None or error_class not in RETRYABLE or attempt >= attempts:
                 raise
             delay = backoff_delay(retry, attempt, exc)
-            _emit_retry(target, attempt, error_class, delay, exc)
+            _emit_retry(target, attempt, error_class, delay, f"{type(exc).__name__}: {exc}")
             await asyncio.sleep(delay)
             attempt += 1
             continue
@@ -161,32 +161,22 @@ async def guarded_call(
         return result
 
 
-def _emit_retry(
-    target: str, attempt: int, error_class: str, delay: float, exc: BaseException
-) -> None:
-    event: dict[str, Any] = {
-        "plait": "retry",
-        "target": target,
-        "attempt": attempt,
-        "error_class": error_class,
-        "delay": delay,
-        "error": f"{type(exc).__name__}: {exc}"[:300],
-    }
-    emit(event)
-
-
-def emit_repair(target: str, attempt: int, error: str) -> None:
-    """Announce a repair: malformed output asked for again (no delay: nothing to wait for)."""
+def _emit_retry(target: str, attempt: int, error_class: str, delay: float, error: str) -> None:
     emit(
         {
             "plait": "retry",
             "target": target,
             "attempt": attempt,
-            "error_class": "malformed_output",
-            "delay": 0.0,
+            "error_class": error_class,
+            "delay": delay,
             "error": error[:300],
         }
     )
+
+
+def emit_repair(target: str, attempt: int, error: str) -> None:
+    """Announce a repair: malformed output asked for again (no delay: nothing to wait for)."""
+    _emit_retry(target, attempt, "malformed_output", 0.0, error)
 
 
 def repair_prompt(error: str) -> str:

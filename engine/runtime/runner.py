@@ -50,6 +50,7 @@ from engine.store.checkpointer import new_checkpointer
 from engine.store.pool import Pool
 from engine.store.threads import (
     RunStatus,
+    ThreadRecord,
     ThreadSpecMismatch,
     claim_thread,
     finish_run,
@@ -150,9 +151,7 @@ async def check_thread(pool: Pool, thread_id: str, loaded: LoadedSpec) -> bool:
         loaded.version,
         loaded.digest,
     ):
-        raise ThreadMismatch(
-            _mismatch_message(thread_id, existing.graph, existing.version, existing.digest, loaded)
-        )
+        raise ThreadMismatch(_mismatch_message(existing, loaded))
     return True
 
 
@@ -215,10 +214,7 @@ async def run_graph(
             git_sha=git_sha,
         )
     except ThreadSpecMismatch as exc:
-        old = exc.existing
-        raise ThreadMismatch(
-            _mismatch_message(thread_id, old.graph, old.version, old.digest, loaded)
-        ) from None
+        raise ThreadMismatch(_mismatch_message(exc.existing, loaded)) from None
     await start_run(pool, run_id, thread)
     checkpointer = new_checkpointer(pool)
     graph = compiled.bind(checkpointer)
@@ -461,11 +457,10 @@ def _nothing_to_continue(status: ThreadStatus) -> str:
     return f"thread {status.thread_id} has finished; there is nothing to continue"
 
 
-def _mismatch_message(
-    thread_id: str, graph: str, version: str, digest: str, loaded: LoadedSpec
-) -> str:
+def _mismatch_message(existing: ThreadRecord, loaded: LoadedSpec) -> str:
     return (
-        f"thread {thread_id} was started on {graph}@{version} (digest {digest}), "
+        f"thread {existing.thread_id} was started on {existing.graph}@{existing.version} "
+        f"(digest {existing.digest}), "
         f"but this spec is {loaded.name}@{loaded.version} (digest {loaded.digest}). "
         "A thread only continues on the exact spec it started with: restore that spec, "
         "or start a new thread."

@@ -30,13 +30,13 @@ from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._constants import CONFIG_KEY_RUNTIME
-from langgraph.config import get_stream_writer
 from langgraph.errors import GraphBubbleUp
 
 from engine.compiler.context import CompileContext, Scope
 from engine.compiler.state import DefaultBinop
 from engine.runtime.audit import audit
 from engine.runtime.errors import NodeError
+from engine.runtime.events_out import emit
 from engine.runtime.policies import is_transient
 from engine.spec.expressions import evaluate, to_plain
 from engine.spec.models import Compensation, GraphSpec
@@ -181,7 +181,6 @@ async def compensate(
     ctx: CompileContext, steps: list[Step], config: RunnableConfig, *, node: str
 ) -> list[str]:
     """Run the compensations of ``steps`` in reverse; return the failures (``"step: error"``)."""
-    emit = get_stream_writer()
     failed: list[str] = []
     for step in reversed(steps):
         definition = _definition(ctx, step)

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_stream_writer
 
 from engine.runtime.audit import audit
+from engine.runtime.events_out import emit
 
 
 def refusal_reason(tool: str, allowed: Iterable[str]) -> str:
@@ -30,6 +30,6 @@ async def refuse(
 ) -> ToolMessage:
     """Refuse a call outside the allowlist: announce, audit, answer the model with an error."""
     reason = refusal_reason(tool, allowed)
-    get_stream_writer()({"plait": "refused", "node": node, "tool": tool, "reason": reason})
+    emit({"plait": "refused", "node": node, "tool": tool, "reason": reason})
     await audit(config, "refusal", node=node, tool=tool, actor="policy", detail={"reason": reason})
     return ToolMessage(f"error: {reason}", tool_call_id=call_id, name=tool, status="error")

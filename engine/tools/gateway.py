@@ -19,10 +19,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.config import get_stream_writer
 from langgraph.errors import GraphBubbleUp
 
-from engine.runtime.audit import audit_tool_call
+from engine.runtime.audit import audit_tool_call, run_id_of
+from engine.runtime.events_out import emit
 from engine.runtime.loops import count_tool_call
 from engine.runtime.retries import invoke_tool
 from engine.runtime.saga import note_tool_call
@@ -53,7 +53,6 @@ async def call_tool(
         args = await approved_arguments(tool.name, dict(args), config=config, node=node)
     plain_args = to_plain(dict(args))
     count_tool_call(tool.name, plain_args)  # loop detection, when the spec sets a limit
-    emit = get_stream_writer()
     event: dict[str, Any] = {"plait": "tool_call", "node": node, "tool": tool.name}
     event["args"] = plain_args
     if item is not None:
@@ -78,16 +77,14 @@ async def call_tool(
         await audit_tool_call(config, {**event, "status": "error", "error": type(exc).__name__})
         raise
     if store is not None and key is not None:
-        configurable = config.get("configurable") or {}
-        run_id = configurable.get("run_id") or (config.get("metadata") or {}).get("run_id")
         # Shielded: once the tool has acted, a cancellation (an item timeout, a
         # cancelled run) must not lose the record that stops it acting twice.
         stored = await asyncio.shield(
             store.put(
                 key,
                 RecordedResult.now(value),
-                thread_id=str(configurable["thread_id"]),
-                run_id=str(run_id) if run_id is not None else None,
+                thread_id=str((config.get("configurable") or {})["thread_id"]),
+                run_id=run_id_of(config),
                 node=node,
                 tool=tool.name,
                 args=plain_args,
