@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
+from engine.runtime.audit import run_id_of
 from engine.runtime.limits import StepLimits
 from engine.spec.document import LoadedSpec
 from engine.spec.expressions import ROOTS, cel_variables, compile_cel, evaluate, render
@@ -157,11 +158,10 @@ class Scope:
             config = self.config
             configurable = config.get("configurable") or {}
             metadata = config.get("metadata") or {}
-            # ``config["run_id"]`` names the outer call only and never reaches
-            # nodes, so the run id travels like the Agent Server sends it.
-            run_id = configurable.get("run_id") or metadata.get("run_id")
             self._run = {
-                "id": str(run_id) if run_id is not None else None,
+                # ``config["run_id"]`` names the outer call only and never reaches
+                # nodes, so the run id travels like the Agent Server sends it.
+                "id": run_id_of(config),
                 "thread_id": configurable.get("thread_id"),
                 "graph": metadata.get("plait_graph", self.ctx.name),
                 "version": metadata.get("plait_version", self.ctx.version),

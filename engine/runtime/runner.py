@@ -107,7 +107,7 @@ def check_input(spec: GraphSpec, data: Mapping[str, Any]) -> dict[str, Any]:
 
     Declared inputs are ``spec.input``, or every state field when it is absent.
     """
-    allowed = spec.spec.input if spec.spec.input is not None else list(spec.spec.state)
+    allowed = spec.spec.input_fields
     unknown = sorted(set(data) - set(allowed))
     if unknown:
         accepted = ", ".join(allowed) if allowed else "none"
@@ -431,8 +431,7 @@ def _status(thread_id: str, snapshot: StateSnapshot) -> ThreadStatus:
 
 
 def _output(spec: GraphSpec, values: Mapping[str, Any]) -> dict[str, Any]:
-    fields = spec.spec.output if spec.spec.output is not None else list(spec.spec.state)
-    return {name: to_plain(values.get(name)) for name in fields}
+    return {name: to_plain(values.get(name)) for name in spec.spec.output_fields}
 
 
 def _check_decisions(status: ThreadStatus, decisions: Mapping[str, Any]) -> None:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from langgraph.config import get_stream_writer
-
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.nodes.agent import agent_compute
 from engine.compiler.nodes.base import Compute
@@ -20,6 +18,7 @@ from engine.compiler.nodes.python import python_compute
 from engine.compiler.nodes.subgraph import subgraph_compute
 from engine.compiler.nodes.tool import tool_compute
 from engine.runtime.errors import NodeError
+from engine.runtime.events_out import emit
 from engine.spec.models import MapItemNode, MapNode, duration_seconds
 
 
@@ -75,7 +74,6 @@ def build(node_id: str, node: MapNode, ctx: CompileContext) -> Compute:
         if not isinstance(items, list):
             raise NodeError(node_id, f"`items` must give a list, got {type(items).__name__}")
         gate = asyncio.Semaphore(node.concurrency)
-        emit = get_stream_writer()
 
         async def one(index: int, item: Any) -> Any:
             async with gate:
