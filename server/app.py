@@ -37,6 +37,7 @@ from server.api import (
 )
 from server.api.deps import Services
 from server.api.health import plait_version
+from server.executor import GraphCache
 from server.journal import JournalListener
 from server.registry import sync_folder
 from server.settings import Settings
@@ -95,7 +96,12 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
             log("spec not registered: %s", issue.format())
         listener = JournalListener(pool)
         await listener.start()
-        services = Services(settings=settings, pool=pool, listener=listener)
+        services = Services(
+            settings=settings,
+            pool=pool,
+            listener=listener,
+            graphs=GraphCache(pool, settings.specs_dir),
+        )
         # One worker executes up to `workers` runs at once (a Worker is
         # concurrent by itself; several in one process would only add LISTEN
         # connections and claim queries).

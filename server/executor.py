@@ -119,21 +119,19 @@ async def execute_run(
     worker_id: str,
     graphs: GraphCache,
     stopper: RunStopper,
+    journal: JournalCommitter,
     tool_results: ToolResultStore | None = None,
-    journal: JournalCommitter | None = None,
 ) -> Outcome:
     """Run ``run`` to its end and record it; return how it ended.
 
-    Its events go through ``journal``, the worker's shared committer (or a
-    committer of its own when none is given).
+    Its events go through ``journal``, the worker's shared committer.
 
     Errors of the graph end the run ``error`` (journaled as an ``error``
     event), never escape. A stop from ``stopper`` ends it ``interrupted``,
     deletes it (``rollback``), or releases it to the queue (``release``).
     """
     plan = plan_stream(run.kwargs.get("stream_mode"), bool(run.kwargs.get("stream_subgraphs")))
-    writer = JournalWriter(pool, run.run_id, journal)
-    writer.start()
+    writer = JournalWriter(run.run_id, journal)
     found: list[dict[str, Any]] = []
     status: Literal["success", "error", "timeout"] = "success"
     error: str | None = None

@@ -122,32 +122,14 @@ def _fail(written: asyncio.Future[Failures], exc: BaseException) -> None:
 
 
 class JournalWriter:
-    """One run's events, in order, through a (shared) :class:`JournalCommitter`.
+    """One run's events, in order, through the worker's shared :class:`JournalCommitter`."""
 
-    Without a committer it starts its own. Use as an async context manager,
-    or call :meth:`start` and :meth:`close`.
-    """
-
-    def __init__(self, pool: Pool, run_id: str, committer: JournalCommitter | None = None) -> None:
-        self.pool = pool
+    def __init__(self, run_id: str, committer: JournalCommitter) -> None:
         self.run_id = run_id
-        self._own = committer is None
-        self._committer = committer or JournalCommitter(pool)
+        self._committer = committer
         # Rounds holding this run's events that were not checked yet, oldest first.
         self._rounds: list[asyncio.Future[Failures]] = []
         self._closing = False
-
-    async def __aenter__(self) -> JournalWriter:
-        self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    def start(self) -> None:
-        """Start the private committer (a shared one is started by its owner)."""
-        if self._own:
-            self._committer.start()
 
     def emit(self, event: str, data: Any) -> None:
         """Queue ``event`` (JSON-like ``data``); it is written after every earlier one."""
@@ -165,12 +147,8 @@ class JournalWriter:
         if self._closing:
             return
         self._closing = True
-        try:
-            while self._rounds:
-                self._check(await asyncio.shield(self._rounds.pop(0)))
-        finally:
-            if self._own:
-                await self._committer.close()
+        while self._rounds:
+            self._check(await asyncio.shield(self._rounds.pop(0)))
 
     def _check(self, written: asyncio.Future[Failures] | Failures) -> None:
         failures = written.result() if isinstance(written, asyncio.Future) else written

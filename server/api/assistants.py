@@ -12,10 +12,9 @@ from typing import Any, Literal
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field, TypeAdapter
 
-from engine.compiler import compile_spec
 from server.api.deps import Services, Svc
 from server.problems import Problem, not_found
-from server.registry import GraphVersion, by_assistant_id, list_graphs, registry_from
+from server.registry import GraphVersion, by_assistant_id, list_graphs
 
 router = APIRouter(prefix="/assistants", tags=["assistants"])
 
@@ -184,8 +183,7 @@ async def create_assistant() -> None:
 
 
 async def _compiled(services: Services, version: GraphVersion) -> Any:
-    versions = await list_graphs(services.pool, specs_dir=services.settings.specs_dir)
-    return compile_spec(version.loaded, registry_from(versions)).graph
+    return (await services.graphs.get(version.name, version.version)).graph
 
 
 def _state_schema(graph: Any) -> dict[str, Any] | None:

@@ -13,18 +13,16 @@ from typing import Any
 
 from langgraph.types import Interrupt, StateSnapshot
 
-from engine.compiler import compile_spec
 from engine.spec.expressions import to_plain
 from engine.store.checkpointer import new_checkpointer
 from server.api.deps import Services
 from server.problems import Problem
-from server.registry import GraphVersion, get_version, list_graphs, registry_from
+from server.registry import GraphVersion, get_version
 
 
 async def compiled_graph(services: Services, graph: GraphVersion) -> Any:
-    """``graph`` compiled (cached by digest) and bound to a fresh checkpointer."""
-    versions = await list_graphs(services.pool, specs_dir=services.settings.specs_dir)
-    compiled = compile_spec(graph.loaded, registry_from(versions))
+    """``graph`` compiled (cached per version) and bound to a fresh checkpointer."""
+    compiled = await services.graphs.get(graph.name, graph.version)
     return compiled.bind(new_checkpointer(services.pool))
 
 

@@ -13,6 +13,7 @@ from engine.store.pool import Pool
 from server.settings import Settings
 
 if TYPE_CHECKING:
+    from server.executor import GraphCache
     from server.journal import JournalListener
 
 
@@ -23,6 +24,8 @@ class Services:
     settings: Settings
     pool: Pool
     listener: JournalListener
+    #: Compiled graph versions, so a request lists the registry only on a version's first use.
+    graphs: GraphCache
     # Follow-up work a request starts and does not wait for (deleting a
     # stateless run's thread); kept here so it is not garbage-collected and the
     # lifespan can finish it at shutdown.

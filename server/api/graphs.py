@@ -21,6 +21,23 @@ YAML_MEDIA_TYPE = "application/yaml"
 _YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
 _UPLOAD_FILE = "<upload>"
 
+#: The request body of the endpoints that take a spec: raw YAML, or JSON ``{"yaml": ...}``.
+_SPEC_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            YAML_MEDIA_TYPE: {"schema": {"type": "string"}},
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"yaml": {"type": "string"}},
+                    "required": ["yaml"],
+                }
+            },
+        },
+    }
+}
+
 
 def version_to_api(version: GraphVersion) -> dict[str, Any]:
     """One stored version, without its YAML."""
@@ -55,21 +72,7 @@ async def list_all(services: Svc) -> list[dict[str, Any]]:
     "",
     summary="Upload a spec (YAML)",
     status_code=201,
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {
-                YAML_MEDIA_TYPE: {"schema": {"type": "string"}},
-                "application/json": {
-                    "schema": {
-                        "type": "object",
-                        "properties": {"yaml": {"type": "string"}},
-                        "required": ["yaml"],
-                    }
-                },
-            },
-        }
-    },
+    openapi_extra=_SPEC_BODY,
 )
 async def upload(request: Request, services: Svc) -> JSONResponse:
     """Validate and publish a spec version; its YAML is also written into the specs folder.
@@ -95,21 +98,7 @@ async def upload(request: Request, services: Svc) -> JSONResponse:
 @router.post(
     "/validate",
     summary="Validate a spec without saving it",
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {
-                YAML_MEDIA_TYPE: {"schema": {"type": "string"}},
-                "application/json": {
-                    "schema": {
-                        "type": "object",
-                        "properties": {"yaml": {"type": "string"}},
-                        "required": ["yaml"],
-                    }
-                },
-            },
-        }
-    },
+    openapi_extra=_SPEC_BODY,
 )
 async def validate(request: Request, services: Svc) -> dict[str, Any]:
     """Every issue of the spec, as ``plait validate --format json`` lists them (200 even if any).

@@ -123,13 +123,7 @@ async def create_stream(
 ) -> EventSourceResponse:
     """Queue a run and stream its events; ``Location`` is where to rejoin with ``Last-Event-ID``."""
     run = await _create(services, request, body, thread_id, key)
-    return _stream(
-        services,
-        run,
-        body.stream_mode,
-        cancel_on_disconnect=body.on_disconnect == "cancel",
-        known=[first_event(run.run_id)],
-    )
+    return _stream_created(services, run, body)
 
 
 @router.post("/threads/{thread_id}/runs/wait", summary="Create a run and wait for its result")
@@ -240,13 +234,7 @@ async def create_stateless_stream(
     run = await _create(services, request, body, None, key)
     if _delete_on_completion(body, key):
         services.spawn(_delete_when_done(services, run))
-    return _stream(
-        services,
-        run,
-        body.stream_mode,
-        cancel_on_disconnect=body.on_disconnect == "cancel",
-        known=[first_event(run.run_id)],
-    )
+    return _stream_created(services, run, body)
 
 
 @router.post("/runs/wait", summary="Create a stateless run and wait for its result")
@@ -350,6 +338,17 @@ def _kwargs(body: RunCreate) -> dict[str, Any]:
         "on_disconnect": body.on_disconnect,
     }
     return kwargs
+
+
+def _stream_created(services: Services, run: Run, body: RunCreate) -> EventSourceResponse:
+    """Stream a run just created from ``body``; its first event is known without a read."""
+    return _stream(
+        services,
+        run,
+        body.stream_mode,
+        cancel_on_disconnect=body.on_disconnect == "cancel",
+        known=[first_event(run.run_id)],
+    )
 
 
 def _stream(

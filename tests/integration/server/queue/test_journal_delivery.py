@@ -105,7 +105,7 @@ async def test_a_committer_writes_many_runs_and_a_gone_one_fails_alone(
 ) -> None:
     runs = [await _run_id(qpool, qgraph) for _ in range(3)]
     async with JournalCommitter(qpool) as committer:
-        writers = [JournalWriter(qpool, run_id, committer) for run_id in [*runs, "no-such-run"]]
+        writers = [JournalWriter(run_id, committer) for run_id in [*runs, "no-such-run"]]
         for n in range(4):
             for writer in writers:
                 writer.emit("custom", {"n": n})

@@ -11,6 +11,7 @@ import pytest
 from engine.store.pool import Pool
 from server import approvals
 from server.executor import GraphCache, RunStopper, execute_run
+from server.journal_writer import JournalCommitter
 from server.queue import runs, threads
 from tests.integration.server.worker.conftest import (
     SPECS_DIR,
@@ -222,20 +223,22 @@ async def test_an_expired_lease_is_continued_by_another_worker(wpool: Pool, tmp_
     run = await new_run(wpool, "worker-steps", input={"folder": str(tmp_path)})
     [claimed] = await runs.claim_runs(wpool, "worker-a", 1, 60.0)
     assert claimed.run_id == run.run_id
-    crashed = asyncio.create_task(
-        execute_run(
-            claimed,
-            wpool,
-            worker_id="worker-a",
-            graphs=GraphCache(wpool, SPECS_DIR),
-            stopper=RunStopper(),
+    async with JournalCommitter(wpool) as journal:
+        crashed = asyncio.create_task(
+            execute_run(
+                claimed,
+                wpool,
+                worker_id="worker-a",
+                graphs=GraphCache(wpool, SPECS_DIR),
+                stopper=RunStopper(),
+                journal=journal,
+            )
         )
-    )
-    await file_appears(tmp_path / "two.started")
-    # Worker A dies mid-node: nothing of it runs any more, its lease stays until it expires.
-    crashed.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await crashed
+        await file_appears(tmp_path / "two.started")
+        # Worker A dies mid-node: nothing of it runs any more, its lease stays until it expires.
+        crashed.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await crashed
     async with wpool.connection() as conn:
         await conn.execute(
             "UPDATE plait_runs SET lease_expires_at = now() - interval '1 second' "
