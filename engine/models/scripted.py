@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
@@ -23,7 +25,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr, model_validator
 
-from engine.spec.models import ScriptedResponse
+from engine.spec.models import ScriptedResponse, duration_seconds
 
 # Rough size of a token in characters, as in OpenAI's rule of thumb.
 _CHARS_PER_TOKEN = 4
@@ -100,6 +102,10 @@ class ScriptedChatModel(BaseChatModel):
             response_metadata=self._metadata(tool_calls),
         )
 
+    def latency(self, messages: Sequence[BaseMessage]) -> float:
+        """Seconds the reply to ``messages`` takes (its ``latency``), as a real model would."""
+        return duration_seconds(self.script[self.choose(messages)].latency)
+
     def _metadata(self, tool_calls: list[ToolCall]) -> dict[str, Any]:
         return {
             "model_name": self.model_name,
@@ -116,6 +122,9 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        delay = self.latency(messages)
+        if delay > 0:
+            time.sleep(delay)
         return ChatResult(generations=[ChatGeneration(message=self.reply(messages))])
 
     async def _agenerate(
@@ -126,7 +135,10 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         # No I/O: answer inline instead of the default thread-pool hop.
-        return self._generate(messages, stop, None, **kwargs)
+        delay = self.latency(messages)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        return ChatResult(generations=[ChatGeneration(message=self.reply(messages))])
 
     def _stream(
         self,
@@ -135,6 +147,9 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
+        delay = self.latency(messages)
+        if delay > 0:
+            time.sleep(delay)
         yield from self._chunks(messages)
 
     async def _astream(
@@ -144,6 +159,9 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
+        delay = self.latency(messages)
+        if delay > 0:
+            await asyncio.sleep(delay)
         for chunk in self._chunks(messages):
             yield chunk
 

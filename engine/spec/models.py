@@ -13,7 +13,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 API_VERSION = "plait/v1"
 
@@ -129,6 +137,10 @@ class ScriptedResponse(_Model):
     usage: ScriptedUsage | None = Field(
         default=None, description="Token usage to report; estimated from text when absent."
     )
+    latency: Duration = Field(
+        default=0.0,
+        description="Simulated time the reply takes (e.g. `800ms`), awaited before it starts.",
+    )
 
 
 class _Backoff(_Model):
@@ -237,11 +249,74 @@ class Compensation(_Model):
     )
 
 
-class ToolDef(_Model):
-    """A tool a node or an agent may call."""
+class McpServerDef(_Model):
+    """An MCP server that `kind: mcp` tools call (docs/mcp.md); one session per process."""
 
-    kind: Literal["python"] = "python"
-    function: str = Field(pattern=FUNCTION_REF_PATTERN, description="`module:function`.")
+    transport: Literal["stdio", "http"] = Field(
+        description="`stdio`: start `command` and talk over its stdin/stdout; `http`: "
+        "streamable HTTP at `url`."
+    )
+    command: str | None = Field(
+        default=None,
+        description="stdio: the program to start; `python` is the interpreter running Plait.",
+    )
+    args: list[str] = Field(default_factory=list, description="stdio: its arguments.")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="stdio: extra environment variables (literal values)."
+    )
+    cwd: str | None = Field(
+        default=None,
+        description="stdio: working directory, relative to the spec's folder (default: it).",
+    )
+    url: str | None = Field(default=None, description="http: the endpoint, e.g. `http://host/mcp`.")
+    headers: dict[str, Identifier] = Field(
+        default_factory=dict,
+        description="http: header name -> a secret of `spec.secrets`; its value is the header's.",
+    )
+    secrets: list[Identifier] = Field(
+        default_factory=list,
+        description="stdio: secrets of `spec.secrets` given to the process as environment "
+        "variables of the same name.",
+    )
+    inline_limit: Annotated[int, Field(ge=256)] = Field(
+        default=32768,
+        description="Results whose JSON is larger than this many bytes are stored by reference.",
+    )
+    connect_timeout: Duration = Field(default=30.0, description="Limit on starting a session.")
+
+    @model_validator(mode="after")
+    def _transport_fields(self) -> McpServerDef:
+        if self.transport == "stdio" and (self.command is None or self.url is not None):
+            raise ValueError("a `stdio` MCP server needs `command` (and no `url`)")
+        if self.transport == "http" and (self.url is None or self.command is not None):
+            raise ValueError("an `http` MCP server needs `url` (and no `command`)")
+        return self
+
+
+class ToolDef(_Model):
+    """A tool a node or an agent may call: a python function or a tool of an MCP server."""
+
+    kind: Literal["python", "mcp"] = Field(
+        default="python",
+        description="`python`: `function` from the spec's folder; `mcp`: `tool` of MCP `server`.",
+    )
+    function: str | None = Field(
+        default=None, pattern=FUNCTION_REF_PATTERN, description="python: `module:function`."
+    )
+    server: Identifier | None = Field(default=None, description="mcp: a key of `spec.mcp_servers`.")
+    tool: str | None = Field(
+        default=None, description="mcp: the server's name of the tool (default: this tool's key)."
+    )
+    task: bool = Field(
+        default=False,
+        description="mcp: run each call as an MCP task (Tasks extension); the run parks until "
+        "the task ends.",
+    )
+    idempotent: bool = Field(
+        default=True,
+        description="`false`: a failed call is never retried automatically (no `retry`, no "
+        "node retry after the call began).",
+    )
     description: str | None = Field(
         default=None, description="Shown to models; defaults to the docstring."
     )
@@ -267,6 +342,16 @@ class ToolDef(_Model):
         default_factory=list,
         description="Names from `spec.secrets` passed to the function as the `secrets` dict.",
     )
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> ToolDef:
+        if self.kind == "python" and (self.function is None or self.server is not None):
+            raise ValueError("a python tool needs `function` (and no `server`)")
+        if self.kind == "mcp" and (self.server is None or self.function is not None):
+            raise ValueError("an mcp tool needs `server` (and no `function`)")
+        if self.kind == "mcp" and (self.secrets or self.parameters is not None):
+            raise ValueError("an mcp tool takes no `secrets` or `parameters` (the server has them)")
+        return self
 
 
 class AgentDef(_Model):
@@ -444,6 +529,34 @@ class PythonNode(_NodeBase):
     )
 
 
+class A2aNode(_NodeBase):
+    """Sends a message to a remote A2A agent and waits for its task (docs/a2a.md).
+
+    The remote's ``input-required`` turns become approvals; a decision is sent
+    back to the remote task as the follow-up message.
+    """
+
+    kind: Literal["a2a"]
+    url: Template | None = Field(
+        default=None,
+        description="Base URL of the agent (its card is `<url>/.well-known/agent-card.json`).",
+    )
+    card: Template | None = Field(
+        default=None, description="URL of the agent's card, instead of `url`."
+    )
+    message: Template = Field(description="The text of the message sent to the agent.")
+    data: Cel | None = Field(
+        default=None, description="CEL producing JSON sent with the message as a data part."
+    )
+    headers: dict[str, Identifier] = Field(
+        default_factory=dict,
+        description="HTTP header -> name of a secret in `spec.secrets` whose value it sends.",
+    )
+    request_timeout: Duration | None = Field(
+        default=None, description="Timeout of each HTTP request to the agent (default 60s)."
+    )
+
+
 Node = Annotated[
     AgentNode
     | LlmNode
@@ -453,7 +566,8 @@ Node = Annotated[
     | ParallelNode
     | SubgraphNode
     | ApprovalNode
-    | PythonNode,
+    | PythonNode
+    | A2aNode,
     Field(discriminator="kind"),
 ]
 
@@ -467,6 +581,7 @@ NODE_KINDS = (
     "subgraph",
     "approval",
     "python",
+    "a2a",
 )
 
 # --------------------------------------------------------------------------- edges
@@ -556,6 +671,13 @@ class LimitsSpec(_Model):
             "call fails the run (loop detection)."
         ),
     )
+    parallel_tool_calls: Annotated[int, Field(ge=1)] | None = Field(
+        default=None,
+        description=(
+            "How many tool calls of one model reply an agent runs at once (default: all); "
+            "the others wait for a slot."
+        ),
+    )
 
 
 class BudgetSpec(_Model):
@@ -585,6 +707,38 @@ class BudgetSpec(_Model):
     )
 
 
+# --------------------------------------------------------------------------- a2a
+
+
+class A2aSkill(_Model):
+    """One skill listed on the graph's A2A Agent Card."""
+
+    id: Annotated[str, Field(min_length=1)]
+    name: str
+    description: str
+    tags: list[str] = Field(default_factory=list)
+    examples: list[str] = Field(default_factory=list)
+
+
+class A2aExposure(_Model):
+    """How the graph is served as an A2A agent at ``/a2a/<name>/``."""
+
+    expose: bool = Field(default=True, description="Serve the graph over A2A.")
+    description: str | None = Field(
+        default=None, description="The card's description (default: `metadata.description`)."
+    )
+    skills: list[A2aSkill] = Field(
+        default_factory=list, description="Skills on the card (default: one for the graph)."
+    )
+    text_input: Identifier | None = Field(
+        default=None,
+        description=(
+            "State field a message's text fills (default: the first input field); a data "
+            "part that is an object gives input fields by name."
+        ),
+    )
+
+
 # --------------------------------------------------------------------------- graph
 
 
@@ -600,6 +754,9 @@ class GraphBody(_Model):
     )
     models: dict[Identifier, ModelDef] = Field(default_factory=dict)
     tools: dict[Identifier, ToolDef] = Field(default_factory=dict)
+    mcp_servers: dict[Identifier, McpServerDef] = Field(
+        default_factory=dict, description="MCP servers that `kind: mcp` tools call."
+    )
     agents: dict[Identifier, AgentDef] = Field(default_factory=dict)
     nodes: Annotated[dict[Identifier, Node], Field(min_length=1)]
     edges: list[Edge] = Field(default_factory=list)
@@ -611,7 +768,12 @@ class GraphBody(_Model):
     budgets: BudgetSpec | None = Field(
         default=None, description="Per-run limits on steps, tokens, time and cost."
     )
-    limits: LimitsSpec | None = Field(default=None, description="Loop detection.")
+    limits: LimitsSpec | None = Field(
+        default=None, description="Loop detection and parallel tool calls."
+    )
+    a2a: A2aExposure | None = Field(
+        default=None, description="Serve this graph as an A2A agent (docs/a2a.md)."
+    )
     secrets: list[Identifier] = Field(
         default_factory=list,
         description=(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from engine.gc_pause import gc_paused
 from engine.spec.document import LoadedSpec
 from engine.spec.errors import SpecIssue
+from engine.spec.lint.a2a import check_a2a
 from engine.spec.lint.context import LintContext
 from engine.spec.lint.expressions import check_cel, check_state_targets, check_templates
 from engine.spec.lint.governance_limits import check_budgets
@@ -39,6 +40,7 @@ _RULES = (
     check_budgets,
     check_governance_tools,
     check_function_refs,
+    check_a2a,
 )
 
 

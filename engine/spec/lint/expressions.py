@@ -17,6 +17,7 @@ from engine.spec.expressions import (
 from engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
 from engine.spec.lint.graph import writes_of
 from engine.spec.models import (
+    A2aNode,
     AgentNode,
     ApprovalNode,
     LlmNode,
@@ -62,6 +63,8 @@ def cel_fields(ctx: LintContext) -> Iterator[CelField]:
             yield CelField(node.label, node_pointer(node_id, "label"), _BASE)
         elif isinstance(node, ApprovalNode) and node.arguments is not None:
             yield CelField(node.arguments, node_pointer(node_id, "arguments"), _BASE)
+        elif isinstance(node, A2aNode) and node.data is not None:
+            yield CelField(node.data, node_pointer(node_id, "data"), _BASE)
         elif isinstance(node, SubgraphNode):
             for name, source in node.input.items():
                 yield CelField(source, node_pointer(node_id, "input", name), _BASE)
@@ -149,6 +152,11 @@ def _templates(ctx: LintContext) -> Iterator[tuple[str, str]]:
                 yield node.system, node_pointer(node_id, "system")
         elif isinstance(node, ApprovalNode) and node.reason is not None:
             yield node.reason, node_pointer(node_id, "reason")
+        elif isinstance(node, A2aNode):
+            for key in ("message", "url", "card"):
+                source = getattr(node, key)
+                if source is not None:
+                    yield source, node_pointer(node_id, key)
         elif isinstance(node, MapNode):
             for key in ("prompt", "system"):
                 source = getattr(node.do, key)

@@ -53,7 +53,8 @@ def module_exists(name: str, search_path: Sequence[str]) -> bool:
 def _function_refs(ctx: LintContext) -> Iterator[tuple[str, str]]:
     body = ctx.body
     for name, tool in body.tools.items():
-        yield pointer("spec", "tools", name, "function"), tool.function
+        if tool.function is not None:  # python tools (mcp tools have a server instead)
+            yield pointer("spec", "tools", name, "function"), tool.function
     for node_id, node in body.nodes.items():
         if isinstance(node, PythonNode):
             yield pointer("spec", "nodes", node_id, "function"), node.function

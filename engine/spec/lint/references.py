@@ -50,6 +50,7 @@ def _check_definitions(ctx: LintContext) -> None:
         _name(ctx, agent.model, "model", pointer("spec", "agents", name, "model"))
         for index, tool in enumerate(agent.tools):
             _name(ctx, tool, "tool", pointer("spec", "agents", name, "tools", index))
+    _check_mcp(ctx)
     for name, model in ctx.body.models.items():
         if model.fixture is None:
             continue
@@ -166,6 +167,34 @@ def _node(ctx: LintContext, name: str, where: str, allow: tuple[str, ...] = ()) 
         f"use a node id from spec.nodes{' or ' + ', '.join(allow) if allow else ''}."
         f"{did_you_mean(name, choices)} ({known(ctx.body.nodes)})",
     )
+
+
+def _check_mcp(ctx: LintContext) -> None:
+    """MCP tools name a server of spec.mcp_servers; servers' secrets are declared."""
+    servers = ctx.body.mcp_servers
+    for name, tool in ctx.body.tools.items():
+        if tool.server is not None and tool.server not in servers:
+            ctx.report(
+                pointer("spec", "tools", name, "server"),
+                "unknown-mcp-server",
+                f"MCP server `{tool.server}` is not defined in spec.mcp_servers",
+                f"define it under spec.mcp_servers, or use an existing one."
+                f"{did_you_mean(tool.server, servers)} ({known(servers)})",
+            )
+    declared = set(ctx.body.secrets)
+    for name, server in servers.items():
+        uses: list[tuple[str, str | int, str]] = [
+            ("headers", header, secret) for header, secret in server.headers.items()
+        ]
+        uses += [("secrets", index, secret) for index, secret in enumerate(server.secrets)]
+        for field, key, secret in uses:
+            if secret not in declared:
+                ctx.report(
+                    pointer("spec", "mcp_servers", name, field, key),
+                    "undeclared-secret",
+                    f"secret `{secret}` is not listed in spec.secrets",
+                    f"add `{secret}` to spec.secrets.{did_you_mean(secret, declared)}",
+                )
 
 
 def _name(ctx: LintContext, name: str, what: str, where: str) -> None:

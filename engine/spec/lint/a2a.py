@@ -1,0 +1,38 @@
+"""Lint of A2A: each ``a2a`` node names one agent and declared secrets; exposure fields exist."""
+
+from __future__ import annotations
+
+from engine.spec.lint.context import LintContext, node_pointer, pointer
+from engine.spec.models import A2aNode
+
+
+def check_a2a(ctx: LintContext) -> None:
+    """``url`` xor ``card``; header secrets are in ``spec.secrets``; ``text_input`` is state."""
+    declared = set(ctx.body.secrets)
+    for node_id, node in ctx.body.nodes.items():
+        if not isinstance(node, A2aNode):
+            continue
+        if (node.url is None) == (node.card is None):
+            ctx.report(
+                node_pointer(node_id),
+                "incomplete-node",
+                f"a2a node `{node_id}` needs exactly one of `url` and `card`",
+                "give the agent's base URL as `url:` or the URL of its card as `card:`",
+            )
+        for header, secret in node.headers.items():
+            if secret not in declared:
+                ctx.report(
+                    node_pointer(node_id, "headers", header),
+                    "undeclared-secret",
+                    f"secret `{secret}` is not listed in spec.secrets",
+                    f"add `{secret}` to spec.secrets (the graph's list of secrets it uses).",
+                )
+    exposure = ctx.body.a2a
+    text_input = exposure.text_input if exposure is not None else None
+    if text_input is not None and text_input not in ctx.body.state:
+        ctx.report(
+            pointer("spec", "a2a", "text_input"),
+            "unknown-state-field",
+            f"`{text_input}` is not a field of spec.state",
+            "name the state field a message's text fills",
+        )
