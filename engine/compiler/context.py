@@ -84,7 +84,8 @@ class CompileContext:
         """The tool ``spec.tools[name]``, loaded on first use."""
         found = self._tools.get(name)
         if found is None:
-            found = load_python_tool(name, self.loaded.spec.spec.tools[name], self.base_dir)
+            body = self.loaded.spec.spec
+            found = load_python_tool(name, body.tools[name], self.base_dir, body.mcp_servers)
             self._tools[name] = found
         return found
 

@@ -19,3 +19,29 @@ class NodeError(Exception):
 
 class CompileError(Exception):
     """A spec that validated but cannot be turned into a graph (e.g. a missing ``ref``)."""
+
+
+class ToolReportedError(Exception):
+    """A tool answered with an error result (MCP ``is_error``) instead of raising.
+
+    ``status_code`` (an HTTP-like status the tool put in its structured result as
+    ``status``) and ``retry_after`` (seconds) are where the retry rules
+    (``engine/runtime/retries.py``) look: 429 is a rate limit, 5xx a server
+    error, 4xx a validation error; an error result without a status is not
+    retried, since nothing says another attempt could succeed.
+    """
+
+    def __init__(
+        self,
+        tool: str,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        content: object = None,
+    ) -> None:
+        super().__init__(f"tool {tool!r} reported an error: {message}")
+        self.tool = tool
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.content = content

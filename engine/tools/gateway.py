@@ -21,13 +21,17 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
+from engine.runtime import observe
 from engine.runtime.audit import audit_tool_call, run_id_of
+from engine.runtime.errors import NodeError
 from engine.runtime.events_out import emit
 from engine.runtime.loops import count_tool_call
 from engine.runtime.retries import invoke_tool
 from engine.runtime.saga import note_tool_call
 from engine.spec.expressions import to_plain
+from engine.tools.current_call import ToolCall, calling
 from engine.tools.idempotency import RecordedResult, store_from, tool_call_key
+from engine.tools.python_tools import NON_IDEMPOTENT_KEY
 from engine.tools.risk import approved_arguments, is_high_risk
 
 
@@ -39,6 +43,7 @@ async def call_tool(
     node: str,
     position: tuple[str | int, ...],
     item: int | None = None,
+    call_id: str | None = None,
 ) -> Any:
     """Call ``tool`` with ``args`` at most once per step position; return its JSON-like result.
 
@@ -46,7 +51,8 @@ async def call_tool(
     index)`` in an agent); ``item`` is the map item's index, when in a map. The
     value returned is the recorded one, also on the first run, so a resumed
     run sees exactly what the first run saw. With no store in ``config``
-    the tool is just called.
+    the tool is just called. ``call_id`` (the model's tool call id) goes on
+    the call's trace span.
     """
     if is_high_risk(tool):
         # Before any other await: see engine/tools/risk.py.
@@ -63,18 +69,29 @@ async def call_tool(
     if store is not None and key is not None:
         found = await store.get(key)
         if found is not None:
+            with observe.tool_call(tool.name, node, config, call_id=call_id, reused=True):
+                pass  # answered from its record: a span and a count, no call
             emit({**event, "status": "ok", "reused": True})
             await audit_tool_call(config, {**event, "status": "ok", "reused": True})
             note_tool_call(tool.name, node, plain_args, found.value)
             return found.value
     emit({**event, "status": "started", "reused": False})
     try:
-        value = to_plain(await invoke_tool(tool, dict(args)))
+        # The tool learns its key and run (engine/tools/current_call.py).
+        with (
+            calling(ToolCall(key, node, config)),
+            observe.tool_call(tool.name, node, config, call_id=call_id),
+        ):
+            value = to_plain(await invoke_tool(tool, dict(args)))
     except GraphBubbleUp:
         raise
     except Exception as exc:
         emit({**event, "status": "error", "reused": False, "error": f"{type(exc).__name__}: {exc}"})
         await audit_tool_call(config, {**event, "status": "error", "error": type(exc).__name__})
+        if (tool.metadata or {}).get(NON_IDEMPOTENT_KEY):
+            # It may have acted before failing: a node retry must not call it again.
+            message = f"tool {tool.name!r} (not idempotent) failed; not retried: {exc}"
+            raise NodeError(node, message, transient=False) from exc
         raise
     if store is not None and key is not None:
         # Shielded: once the tool has acted, a cancellation (an item timeout, a

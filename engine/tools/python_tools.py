@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import importlib
 import inspect
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from engine.runtime.retries import with_call_policy
+from engine.runtime.retries import CALL_POLICY_KEY, CallPolicy, with_call_policy
 from engine.runtime.secrets import with_secrets
-from engine.spec.models import ToolDef, duration_seconds
+from engine.spec.models import McpServerDef, ToolDef, duration_seconds
 from engine.tools.risk import RISK_KEY
+
+#: Where a tool's metadata says it must not be called twice (``idempotent: false``).
+NON_IDEMPOTENT_KEY = "plait_non_idempotent"
 
 _PATH_LOCK = threading.Lock()
 
@@ -44,12 +48,25 @@ def import_function(ref: str, base_dir: Path) -> Callable[..., Any]:
     return function
 
 
-def load_python_tool(name: str, tool_def: ToolDef, base_dir: Path) -> BaseTool:
+def load_python_tool(
+    name: str,
+    tool_def: ToolDef,
+    base_dir: Path,
+    mcp_servers: Mapping[str, McpServerDef] | None = None,
+) -> BaseTool:
     """A ``StructuredTool`` for ``tool_def``: sync or async, with its per-call timeout.
 
     The description comes from the spec or the docstring; the argument schema
     from ``parameters`` (JSON Schema) or, when absent, the function's signature.
+    A ``kind: mcp`` tool is loaded from its server instead (``mcp_servers``:
+    the spec's ``spec.mcp_servers``; see engine/tools/mcp/tool.py).
     """
+    if tool_def.kind == "mcp":
+        from engine.tools.mcp.tool import load_mcp_tool  # only specs with MCP tools load the SDK
+
+        tool = load_mcp_tool(name, tool_def, mcp_servers or {}, base_dir)
+        return _with_policies(tool, tool_def)
+    assert tool_def.function is not None  # the model's validator: python tools have one
     function = import_function(tool_def.function, base_dir)
     if tool_def.secrets:  # injected, hidden from the schema, redacted from the output
         function = with_secrets(function, tool_def.secrets)
@@ -78,5 +95,23 @@ def load_python_tool(name: str, tool_def: ToolDef, base_dir: Path) -> BaseTool:
         # Only a non-default risk is marked, so low-risk tools stay as they were.
         metadata={RISK_KEY: tool_def.risk} if tool_def.risk != "low" else None,
     )
-    # Retries by error class and the circuit breaker, when declared (engine/runtime/retries.py).
-    return with_call_policy(tool, tool_def)
+    return _with_policies(tool, tool_def)
+
+
+def _with_policies(tool: BaseTool, tool_def: ToolDef) -> BaseTool:
+    """Risk, idempotency, retries by error class and the breaker (engine/runtime/retries.py)."""
+    metadata = dict(tool.metadata or {})
+    if tool_def.risk != "low":
+        metadata[RISK_KEY] = tool_def.risk
+    if not tool_def.idempotent:
+        # Never retried automatically: no call retries, and the gateway stops node retries.
+        metadata[NON_IDEMPOTENT_KEY] = True
+        tool_def = tool_def.model_copy(update={"retry": None})
+    tool.metadata = metadata or None
+    tool = with_call_policy(tool, tool_def)
+    policy = (tool.metadata or {}).get(CALL_POLICY_KEY)
+    if tool_def.kind == "mcp" and isinstance(policy, CallPolicy):
+        # The endpoint an MCP tool's breaker protects is its server.
+        policy = dataclasses.replace(policy, breaker_key=f"mcp:{tool_def.server}")
+        tool.metadata = {**(tool.metadata or {}), CALL_POLICY_KEY: policy}
+    return tool

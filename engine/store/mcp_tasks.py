@@ -1,0 +1,90 @@
+"""MCP tasks of parked tool calls (table ``plait_mcp_tasks``, migration 0007).
+
+A tool call that runs as an MCP task is recorded here under its idempotency
+key before the run parks: the re-run of the node finds the task instead of
+starting another one, and the server's poller (``server/mcp_tasks.py``) finds
+the tasks whose thread waits for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from engine.store.pool import Pool
+
+_COLUMNS = "key, thread_id, run_id, node, server_name, server, tool, task_id, status, resume_run_id"
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """One recorded MCP task."""
+
+    key: str
+    thread_id: str
+    run_id: str | None
+    node: str
+    server_name: str
+    server: dict[str, Any]
+    tool: str
+    task_id: str
+    status: str
+    resume_run_id: str | None = None
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> TaskRecord:
+        """The record of a table row."""
+        return cls(**{name: row[name] for name in _COLUMNS.split(", ")})
+
+
+async def record_task(pool: Pool, record: TaskRecord) -> TaskRecord:
+    """Record ``record`` unless its key has one; return the stored record (first writer wins)."""
+    async with pool.connection() as conn:
+        await conn.execute(
+            f"INSERT INTO plait_mcp_tasks ({_COLUMNS}) VALUES "
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
+            (
+                record.key,
+                record.thread_id,
+                record.run_id,
+                record.node,
+                record.server_name,
+                Jsonb(record.server),
+                record.tool,
+                record.task_id,
+                record.status,
+                record.resume_run_id,
+            ),
+        )
+    found = await get_task(pool, record.key)
+    if found is None:
+        raise RuntimeError(f"MCP task {record.key} vanished right after it was recorded")
+    return found
+
+
+async def get_task(pool: Pool, key: str) -> TaskRecord | None:
+    """The task recorded under ``key``, if any."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_mcp_tasks WHERE key = %s", (key,)
+        )
+        row = await cursor.fetchone()
+    return None if row is None else TaskRecord.of(row)
+
+
+async def set_status(pool: Pool, key: str, status: str) -> None:
+    """Record the task's latest status."""
+    async with pool.connection() as conn:
+        await conn.execute(
+            "UPDATE plait_mcp_tasks SET status = %s, updated_at = now() WHERE key = %s",
+            (status, key),
+        )
+
+
+async def forget_task(pool: Pool, key: str) -> None:
+    """Delete the record of a task that failed, so a retry of its call starts a new one."""
+    async with pool.connection() as conn:
+        await conn.execute("DELETE FROM plait_mcp_tasks WHERE key = %s", (key,))

@@ -1,0 +1,238 @@
+"""One long-lived MCP session per server per process, on a loop of its own.
+
+An ``mcp.Client`` must be entered and exited in the same asyncio task, and a
+stdio connect costs about a second, so each server gets one owner task that
+enters its client and keeps it open. The owner tasks live on a background
+event loop in a daemon thread (the hub), not on the caller's loop: sessions
+then outlive any one run, any one ``asyncio.run`` of the CLI and any test's
+loop, and a compiled graph can read a tool's schema from sync code. Callers
+hand coroutines to the hub with :meth:`McpHub.call` (async) or
+:meth:`McpHub.call_sync`; cancelling the caller cancels the hub-side call.
+
+A session whose server went away (a crashed process, a dropped HTTP session)
+is dropped; the next call connects again, and so does a call made after one
+of the server's secrets changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import hashlib
+import json
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types import Implementation, Tool
+
+from engine.runtime.secrets import read_secrets
+from engine.spec.models import McpServerDef, duration_seconds
+from engine.tools.mcp.tasks import TasksClientExtension
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ServerConnection:
+    """Where an MCP server is: its spec definition and the spec's folder (for ``cwd``)."""
+
+    name: str
+    definition: McpServerDef
+    base_dir: Path
+
+    @property
+    def key(self) -> str:
+        """Identifies the session: the same definition from the same folder shares one."""
+        return json.dumps(
+            [self.definition.model_dump(mode="json"), str(self.base_dir)], sort_keys=True
+        )
+
+    def secret_names(self) -> list[str]:
+        """The secrets the connection uses (headers, or the process's environment)."""
+        return [*self.definition.headers.values(), *self.definition.secrets]
+
+    def to_json(self) -> dict[str, Any]:
+        """What a poller needs to reach the server again (secret names, never values)."""
+        return {
+            "name": self.name,
+            "definition": self.definition.model_dump(mode="json"),
+            "base_dir": str(self.base_dir),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ServerConnection:
+        """The inverse of :meth:`to_json`."""
+        return cls(
+            data["name"], McpServerDef.model_validate(data["definition"]), Path(data["base_dir"])
+        )
+
+
+def _stdio_parameters(server: ServerConnection) -> StdioServerParameters:
+    spec = server.definition
+    assert spec.command is not None
+    # `python` is the interpreter running Plait, so a venv need not be activated.
+    command = sys.executable if spec.command == "python" else spec.command
+    env = dict(spec.env)
+    env.update(read_secrets(spec.secrets))
+    cwd = server.base_dir / spec.cwd if spec.cwd else server.base_dir
+    return StdioServerParameters(command=command, args=list(spec.args), env=env, cwd=cwd)
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(server: ServerConnection) -> AsyncIterator[Any]:
+    spec = server.definition
+    assert spec.url is not None
+    values = read_secrets(list(spec.headers.values()))
+    headers = {header: values[secret] for header, secret in spec.headers.items()}
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        streamable_http_client(spec.url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+def new_client(server: ServerConnection) -> Client:
+    """An un-entered ``Client`` for ``server`` (stdio or streamable HTTP), with the Tasks client."""
+    spec = server.definition
+    target: Any = (
+        _stdio_parameters(server) if spec.transport == "stdio" else _http_transport(server)
+    )
+    return Client(
+        target,
+        extensions=[TasksClientExtension()],
+        client_info=Implementation(name="plait", version="1"),
+    )
+
+
+class _Session:
+    """One server's client, entered and exited by its owner task on the hub loop."""
+
+    def __init__(
+        self, server: ServerConnection, fingerprint: str, on_close: Callable[[_Session], None]
+    ) -> None:
+        self.server = server
+        self.fingerprint = fingerprint
+        self.ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        self.tools: dict[str, Tool] = {}
+        self._stop = asyncio.Event()
+        self._on_close = on_close
+        self.closed = False
+        self.owner = asyncio.get_running_loop().create_task(self._own(), name=f"mcp {server.name}")
+
+    async def _own(self) -> None:
+        try:
+            async with new_client(self.server) as client:
+                listing = await client.list_tools()
+                self.tools = {tool.name: tool for tool in listing.tools}
+                self.ready.set_result(client)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not self.ready.done():
+                self.ready.set_exception(
+                    ConnectionError(f"MCP server {self.server.name!r}: {type(exc).__name__}: {exc}")
+                )
+            if not isinstance(exc, Exception | asyncio.CancelledError):
+                raise
+        finally:
+            self.closed = True
+            self._on_close(self)
+
+    def close(self) -> None:
+        """Ask the owner task to exit its client."""
+        self._stop.set()
+
+
+class McpHub:
+    """The process's MCP sessions, on a background event loop (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sessions: dict[str, _Session] = {}
+
+    def _hub_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="plait-mcp", daemon=True)
+                thread.start()
+                self._loop = loop
+            return self._loop
+
+    def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Run ``work`` on the hub loop."""
+        return asyncio.run_coroutine_threadsafe(work, self._hub_loop())
+
+    async def call(self, work: Coroutine[Any, Any, T]) -> T:
+        """Await ``work`` on the hub loop; cancelling this cancels it there too."""
+        return await asyncio.wrap_future(self.submit(work))
+
+    def call_sync(self, work: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run ``work`` on the hub loop and wait for it (from sync code, never on the hub loop)."""
+        return self.submit(work).result(timeout)
+
+    # ------------------------------------------------------------ on the hub loop
+
+    async def session(self, server: ServerConnection) -> tuple[Client, dict[str, Tool]]:
+        """The live client of ``server`` and its tools, connecting on first use."""
+        # A rotated secret (a new token, a new environment) needs a new session.
+        values = read_secrets(server.secret_names())
+        fingerprint = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
+        found = self._sessions.get(server.key)
+        if found is not None and not found.closed and found.fingerprint != fingerprint:
+            found.close()
+            found = None
+        if found is None or found.closed:
+            found = _Session(server, fingerprint, self._forget)
+            self._sessions[server.key] = found
+        timeout = duration_seconds(server.definition.connect_timeout)
+        try:
+            client = await asyncio.wait_for(asyncio.shield(found.ready), timeout)
+        except TimeoutError:
+            found.close()
+            raise TimeoutError(
+                f"MCP server {server.name!r} did not connect within {timeout:g}s"
+            ) from None
+        return client, found.tools
+
+    def _forget(self, session: _Session) -> None:
+        if self._sessions.get(session.server.key) is session:
+            del self._sessions[session.server.key]
+
+    async def drop(self, server: ServerConnection) -> None:
+        """Close ``server``'s session (the next call reconnects)."""
+        found = self._sessions.pop(server.key, None)
+        if found is not None:
+            found.close()
+            with contextlib.suppress(BaseException):
+                await found.owner
+
+    async def close_all(self) -> None:
+        """Close every session."""
+        for session in list(self._sessions.values()):
+            session.close()
+        await asyncio.gather(*(s.owner for s in self._sessions.values()), return_exceptions=True)
+
+
+#: The process's hub.
+HUB = McpHub()
+
+
+async def on_hub(
+    server: ServerConnection, work: Callable[[Client, dict[str, Tool]], Awaitable[T]]
+) -> T:
+    """Run ``work(client, tools)`` on ``server``'s session, from any loop."""
+
+    async def run() -> T:
+        client, tools = await HUB.session(server)
+        return await work(client, tools)
+
+    return await HUB.call(run())

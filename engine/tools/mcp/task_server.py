@@ -1,0 +1,154 @@
+"""Server side of the MCP Tasks extension, for any ``MCPServer`` (see :mod:`.task_protocol`).
+
+A tool listed in ``task_tools`` runs as a task when the client asks for one:
+the call returns a task handle at once and the tool runs in the background;
+``tasks/get``, ``tasks/result`` and ``tasks/cancel`` serve the rest. Tasks live
+in this process's memory for their ``ttl``: enough for the examples and tests,
+and the shape a durable implementation would keep.
+
+Usage::
+
+    tasks = TasksServerExtension(task_tools={"slow_report"})
+    server = MCPServer("demo", extensions=[tasks])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension, MethodBinding
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    CancelTaskRequestParams,
+    GetTaskPayloadRequestParams,
+    GetTaskRequestParams,
+    Task,
+    TextContent,
+)
+
+from engine.tools.mcp.task_protocol import TASKS_EXTENSION, TERMINAL, TaskCreated
+
+#: Default retention of a finished task, in milliseconds.
+DEFAULT_TTL_MS = 60 * 60 * 1000
+#: Polling interval suggested to clients, in milliseconds.
+POLL_INTERVAL_MS = 200
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+@dataclass
+class _Entry:
+    task: Task
+    runner: asyncio.Task[Any] | None = None
+    result: CallToolResult | None = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class TasksServerExtension(Extension):
+    """Runs the listed tools as tasks when a client asks (``_meta`` key :data:`TASKS_EXTENSION`)."""
+
+    identifier = TASKS_EXTENSION
+
+    def __init__(self, task_tools: Iterable[str]) -> None:
+        self.task_tools = frozenset(task_tools)
+        self._tasks: dict[str, _Entry] = {}
+
+    def settings(self) -> dict[str, Any]:
+        """Advertise which tools may run as tasks."""
+        return {"tools": sorted(self.task_tools)}
+
+    def methods(self) -> Sequence[MethodBinding]:
+        """``tasks/get``, ``tasks/result`` and ``tasks/cancel``."""
+        return (
+            MethodBinding("tasks/get", GetTaskRequestParams, self._get),
+            MethodBinding("tasks/result", GetTaskPayloadRequestParams, self._result),
+            MethodBinding("tasks/cancel", CancelTaskRequestParams, self._cancel),
+        )
+
+    async def intercept_tool_call(
+        self,
+        params: CallToolRequestParams,
+        ctx: ServerRequestContext[Any, Any],
+        call_next: CallNext,
+    ) -> HandlerResult:
+        """Start a task for a task tool the client asked to run as one; pass the rest through."""
+        requested = (params.meta or {}).get(TASKS_EXTENSION)
+        if params.name not in self.task_tools or not isinstance(requested, dict):
+            return await call_next(ctx)
+        ttl = requested.get("ttl")
+        now = _now()
+        task = Task(
+            task_id=uuid.uuid4().hex,
+            status="working",
+            created_at=now,
+            last_updated_at=now,
+            ttl=ttl if isinstance(ttl, int) else DEFAULT_TTL_MS,
+            poll_interval=POLL_INTERVAL_MS,
+        )
+        entry = _Entry(task)
+        self._tasks[task.task_id] = entry
+        # The tool outlives this request: it runs in its own asyncio task.
+        entry.runner = asyncio.get_running_loop().create_task(self._run(entry, ctx, call_next))
+        return TaskCreated(task=task)
+
+    async def _run(
+        self, entry: _Entry, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> None:
+        try:
+            raw = await call_next(ctx)
+            result = (
+                raw
+                if isinstance(raw, CallToolResult)
+                else CallToolResult.model_validate(raw if raw is not None else {"content": []})
+            )
+            status = "failed" if result.is_error else "completed"
+        except asyncio.CancelledError:
+            result = CallToolResult(content=[TextContent(text="cancelled")], is_error=True)
+            status = "cancelled"
+        except Exception as exc:  # the tool's failure is the task's outcome
+            result = CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
+            status = "failed"
+        if entry.task.status != "cancelled":
+            entry.task = entry.task.model_copy(update={"status": status, "last_updated_at": _now()})
+        entry.result = result
+        entry.done.set()
+
+    def _entry(self, task_id: str) -> _Entry:
+        entry = self._tasks.get(task_id)
+        if entry is None:
+            raise ValueError(f"no task {task_id!r}")
+        return entry
+
+    async def _get(
+        self, ctx: ServerRequestContext[Any, Any], params: GetTaskRequestParams
+    ) -> dict[str, Any]:
+        return self._entry(params.task_id).task.model_dump(by_alias=True, exclude_none=True)
+
+    async def _result(
+        self, ctx: ServerRequestContext[Any, Any], params: GetTaskPayloadRequestParams
+    ) -> HandlerResult:
+        entry = self._entry(params.task_id)
+        await entry.done.wait()  # the protocol's tasks/result blocks until the task ends
+        assert entry.result is not None
+        return entry.result
+
+    async def _cancel(
+        self, ctx: ServerRequestContext[Any, Any], params: CancelTaskRequestParams
+    ) -> dict[str, Any]:
+        entry = self._entry(params.task_id)
+        if entry.task.status not in TERMINAL:
+            entry.task = entry.task.model_copy(
+                update={"status": "cancelled", "last_updated_at": _now()}
+            )
+            if entry.runner is not None:
+                entry.runner.cancel()
+        return entry.task.model_dump(by_alias=True, exclude_none=True)

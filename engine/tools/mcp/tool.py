@@ -1,0 +1,313 @@
+"""``kind: mcp`` tools: a LangChain tool that calls one tool of an MCP server.
+
+The tool is what :func:`engine.tools.gateway.call_tool` invokes, so everything
+the gateway does (allowlist, risk, retries by error class, breaker, the
+idempotency record, audit, events) applies. The call itself:
+
+1. checks the arguments against the tool's input schema (``jsonschema``) and
+   refuses a mismatch before anything is sent;
+2. sends the gateway's idempotency key as ``_meta["plait.dev/idempotency-key"]``
+   so the server can deduplicate too;
+3. applies the tool's ``timeout``;
+4. forwards progress notifications as custom stream events
+   ``{"plait": "tool_progress", "node", "tool", "progress", "total", "message"}``;
+5. turns an ``is_error`` result into :class:`engine.runtime.errors.ToolReportedError`;
+6. stores a large result by reference (:mod:`engine.tools.mcp.results`);
+7. with ``task: true``, runs the call as an MCP task (:mod:`engine.tools.mcp.tasks`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.types import interrupt
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, RequestParamsMeta, Tool
+
+from engine.runtime.audit import run_id_of
+from engine.runtime.events_out import emit
+from engine.spec.models import McpServerDef, ToolDef, duration_seconds
+from engine.store import mcp_tasks
+from engine.store.pool import Pool
+from engine.tools.current_call import ToolCall, current_call
+from engine.tools.idempotency import store_from
+from engine.tools.mcp.hub import HUB, ServerConnection, on_hub
+from engine.tools.mcp.parking import parking_enabled
+from engine.tools.mcp.results import by_reference, raise_for_error, result_value
+from engine.tools.mcp.schema_check import check_arguments
+from engine.tools.mcp.task_protocol import TERMINAL, TaskCreated
+from engine.tools.mcp.tasks import (
+    DEFAULT_POLL_SECONDS,
+    INTERRUPT_MARK,
+    cancel_task,
+    get_task,
+    task_meta,
+    task_result,
+)
+
+log = logging.getLogger(__name__)
+
+#: The ``_meta`` key of a call's idempotency key.
+IDEMPOTENCY_META = "plait.dev/idempotency-key"
+
+
+@dataclass(frozen=True)
+class McpCall:
+    """One spec tool bound to one server tool."""
+
+    name: str
+    server: ServerConnection
+    remote: str
+    schema: dict[str, Any]
+    timeout: float | None
+    task: bool
+
+    @property
+    def inline_limit(self) -> int:
+        """Results larger than this (JSON bytes) are stored by reference."""
+        return self.server.definition.inline_limit
+
+
+def pool_of(call: ToolCall | None) -> Pool | None:
+    """The run's Postgres pool, when its tool results are recorded in Postgres."""
+    if call is None:
+        return None
+    pool: Pool | None = getattr(store_from(call.config), "pool", None)
+    return pool
+
+
+def _progress_forwarder(call: McpCall, node: str | None) -> Any:
+    """A progress callback for the hub loop that emits on the caller's loop and context."""
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+
+    def announce(progress: float, total: float | None, message: str | None) -> None:
+        emit(
+            {
+                "plait": "tool_progress",
+                "node": node,
+                "tool": call.name,
+                "progress": progress,
+                "total": total,
+                "message": message,
+            }
+        )
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        loop.call_soon_threadsafe(announce, progress, total, message, context=context)
+
+    return on_progress
+
+
+def _connection_error(call: McpCall, exc: MCPError) -> Exception:
+    # A closed connection is network trouble (retried); other JSON-RPC errors are the server's.
+    if "closed" in str(exc).lower():
+        return ConnectionError(f"MCP server {call.server.name!r}: {exc}")
+    return exc
+
+
+async def _send(call: McpCall, args: dict[str, Any], meta: dict[str, Any], progress: Any) -> Any:
+    async def work(client: Client, tools: dict[str, Tool]) -> CallToolResult | TaskCreated:
+        try:
+            if call.task:
+                answer = await client.session.call_tool(
+                    call.remote,
+                    args,
+                    read_timeout_seconds=call.timeout,
+                    progress_callback=progress,
+                    meta=cast(RequestParamsMeta, meta),
+                    allow_claimed=True,
+                )
+                if not isinstance(answer, CallToolResult | TaskCreated):
+                    raise TypeError(f"unexpected result {type(answer).__name__} of a task call")
+                return answer
+            return await client.call_tool(
+                call.remote,
+                args,
+                read_timeout_seconds=call.timeout,
+                progress_callback=progress,
+                meta=cast(RequestParamsMeta, meta),
+            )
+        except MCPError as exc:
+            if "closed" in str(exc).lower():
+                await HUB.drop(call.server)
+            raise _connection_error(call, exc) from exc
+
+    return await on_hub(call.server, work)
+
+
+async def call_mcp(call: McpCall, args: dict[str, Any]) -> Any:
+    """Call the server's tool once (see the module docstring); return the JSON-like value."""
+    check_arguments(call.name, call.schema, args)
+    gateway_call = current_call()
+    meta: dict[str, Any] = {}
+    if gateway_call is not None and gateway_call.key is not None:
+        meta[IDEMPOTENCY_META] = gateway_call.key
+    node = gateway_call.node if gateway_call is not None else None
+    progress = _progress_forwarder(call, node)
+    if call.task:
+        result = await _run_task(call, args, meta, progress, gateway_call)
+    else:
+        work = _send(call, args, meta, progress)
+        try:
+            result = await (asyncio.wait_for(work, call.timeout) if call.timeout else work)
+        except TimeoutError:
+            raise TimeoutError(
+                f"MCP tool {call.name!r} timed out after {call.timeout:g}s"
+            ) from None
+    raise_for_error(call.name, result)
+    return await by_reference(pool_of(gateway_call), result_value(result), call.inline_limit)
+
+
+async def _run_task(
+    call: McpCall,
+    args: dict[str, Any],
+    meta: dict[str, Any],
+    progress: Any,
+    gateway_call: ToolCall | None,
+) -> CallToolResult:
+    """Start (or find) the call's task, wait for it (parked or in place), return its result."""
+    pool = pool_of(gateway_call)
+    # Recorded only where a re-run can find it again: a Postgres store and a key.
+    key = gateway_call.key if gateway_call is not None and pool is not None else None
+    record = await mcp_tasks.get_task(pool, key) if pool is not None and key else None
+    if record is None:
+        answer = await _send(call, args, {**meta, **task_meta()}, progress)
+        if isinstance(answer, CallToolResult):
+            return answer  # the server ran it at once (it does not do tasks)
+        record = _record_of(call, answer, gateway_call, key)
+        if pool is not None and key is not None:
+            # Recorded before the run parks or waits: a re-run finds this task.
+            record = await asyncio.shield(mcp_tasks.record_task(pool, record))
+    emit({"plait": "mcp_task", "node": record.node, "tool": call.name, "task_id": record.task_id})
+    try:
+        can_park = (
+            key is not None and gateway_call is not None and parking_enabled(gateway_call.config)
+        )
+        status = await _wait(call, record, can_park=can_park)
+        result: CallToolResult = await on_hub(
+            call.server, lambda client, _: task_result(client.session, record.task_id)
+        )
+    except asyncio.CancelledError:
+        # The run was cancelled while it waited in place: the task goes too.
+        await asyncio.shield(_cancel(call, record, pool))
+        raise
+    if pool is not None and key is not None:
+        if result.is_error:
+            # Only successes are kept (as in the gateway): a retry starts a new task.
+            await mcp_tasks.forget_task(pool, key)
+        else:
+            await mcp_tasks.set_status(pool, key, status)
+    return result
+
+
+def _record_of(
+    call: McpCall, answer: TaskCreated, gateway_call: ToolCall | None, key: str | None
+) -> mcp_tasks.TaskRecord:
+    config = gateway_call.config if gateway_call is not None else {}
+    return mcp_tasks.TaskRecord(
+        key=key or answer.task.task_id,
+        thread_id=str((config.get("configurable") or {}).get("thread_id")),
+        run_id=run_id_of(config) if gateway_call is not None else None,
+        node=gateway_call.node if gateway_call is not None else call.name,
+        server_name=call.server.name,
+        server=call.server.to_json(),
+        tool=call.remote,
+        task_id=answer.task.task_id,
+        status=answer.task.status,
+    )
+
+
+async def _wait(call: McpCall, record: mcp_tasks.TaskRecord, *, can_park: bool) -> str:
+    """Wait until the task ends; return its status. Parks the run where a poller resumes it."""
+    while True:
+        task = await on_hub(call.server, lambda client, _: get_task(client.session, record.task_id))
+        if task.status in TERMINAL:
+            return task.status
+        if can_park:
+            # The first time, this ends the run (thread interrupted, no worker held);
+            # the poller resumes it when the task has ended, and the look above repeats.
+            interrupt(
+                {
+                    "plait": INTERRUPT_MARK,
+                    "key": record.key,
+                    "node": record.node,
+                    "server": record.server_name,
+                    "tool": record.tool,
+                    "task_id": record.task_id,
+                }
+            )
+            continue
+        interval = task.poll_interval / 1000 if task.poll_interval else DEFAULT_POLL_SECONDS
+        await asyncio.sleep(interval)
+
+
+async def _cancel(call: McpCall, record: mcp_tasks.TaskRecord, pool: Pool | None) -> None:
+    try:
+        await on_hub(call.server, lambda client, _: cancel_task(client.session, record.task_id))
+        if pool is not None:
+            await mcp_tasks.set_status(pool, record.key, "cancelled")
+    except Exception:
+        # The run is cancelled either way; a server that cannot be told is logged.
+        log.exception("MCP task %s of %s: cancel failed", record.task_id, call.server.name)
+
+
+async def _describe(server: ServerConnection, remote: str) -> Tool:
+    async def work(client: Client, tools: dict[str, Tool]) -> Tool:
+        found = tools.get(remote)
+        if found is None:
+            listing = await client.list_tools()
+            tools.update({tool.name: tool for tool in listing.tools})
+            found = tools.get(remote)
+        if found is None:
+            names = ", ".join(sorted(tools))
+            raise LookupError(
+                f"MCP server {server.name!r} has no tool {remote!r} (it has: {names})"
+            )
+        return found
+
+    return await on_hub(server, work)
+
+
+def load_mcp_tool(
+    name: str, tool_def: ToolDef, servers: Mapping[str, McpServerDef], base_dir: Path
+) -> BaseTool:
+    """The LangChain tool for ``tool_def`` (``kind: mcp``), with the server's schema.
+
+    Connects to the server on first use in this process (the session stays open)
+    to read the tool's description and input schema.
+    """
+    assert tool_def.server is not None
+    server = ServerConnection(tool_def.server, servers[tool_def.server], Path(base_dir).resolve())
+    remote = tool_def.tool or name
+    listed = HUB.call_sync(
+        _describe(server, remote),
+        timeout=duration_seconds(server.definition.connect_timeout) + 5,
+    )
+    call = McpCall(
+        name=name,
+        server=server,
+        remote=remote,
+        schema=dict(listed.input_schema),
+        timeout=duration_seconds(tool_def.timeout) if tool_def.timeout is not None else None,
+        task=tool_def.task,
+    )
+
+    async def invoke(**kwargs: Any) -> Any:
+        return await call_mcp(call, kwargs)
+
+    return StructuredTool.from_function(
+        coroutine=invoke,
+        name=name,
+        description=tool_def.description or listed.description or f"Calls {remote}.",
+        args_schema=call.schema,
+        infer_schema=False,
+    )

@@ -1,0 +1,169 @@
+"""Resumes threads parked on MCP tasks (``task: true`` tools, engine/tools/mcp/tasks.py).
+
+A run whose MCP tool call runs as a task records the task
+(``plait_mcp_tasks``) and stops on an ``interrupt({"plait": "mcp_task", ...})``;
+the run ends, its thread is ``interrupted`` and no worker waits for it. When
+the run ends, :func:`record_parked` notes the interrupt on the task's row.
+
+Every worker runs a :class:`McpTaskPoller`: it asks each parked task's server
+for the task's status (``tasks/get``) and, once the task has ended, resumes the
+thread through the normal queue with ``command = {"resume": {interrupt_id:
+{"status": ...}}}``, exactly as a decided approval does. The re-run of the node
+then fetches the result. Claiming the row and creating the resume run happen in
+one transaction, so one resume is created however many workers poll.
+
+Deleting the thread cancels its open tasks (``tasks/cancel``); a run cancelled
+while it waits in place cancels its task itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from engine.store.mcp_tasks import TaskRecord
+from engine.store.pool import Pool
+from server.queue.runs import create_run_in, get_run, hash_request
+from server.registry import get_version
+
+log = logging.getLogger(__name__)
+
+_PARKED = (
+    "SELECT key, thread_id, run_id, node, server_name, server, tool, task_id, status, "
+    "resume_run_id, interrupt_id, parked_run_id FROM plait_mcp_tasks "
+    "WHERE interrupt_id IS NOT NULL AND resume_run_id IS NULL AND status <> 'cancelled' "
+    "ORDER BY created_at LIMIT %s"
+)
+
+
+async def record_parked(pool: Pool, run_id: str, interrupts: list[dict[str, Any]]) -> int:
+    """Note which interrupt of run ``run_id`` waits for which task; return how many."""
+    noted = 0
+    async with pool.connection() as conn:
+        for item in interrupts:
+            value = item.get("value")
+            if not isinstance(value, Mapping) or value.get("plait") != "mcp_task":
+                continue
+            cursor = await conn.execute(
+                "UPDATE plait_mcp_tasks SET interrupt_id = %s, parked_run_id = %s, "
+                "updated_at = now() WHERE key = %s AND resume_run_id IS NULL",
+                (item["id"], run_id, value.get("key")),
+            )
+            noted += cursor.rowcount
+    return noted
+
+
+class McpTaskPoller:
+    """Polls the parked MCP tasks and resumes their threads (see the module docstring)."""
+
+    def __init__(self, pool: Pool, *, batch: int = 100) -> None:
+        self.pool = pool
+        self.batch = batch
+
+    async def poll_once(self) -> int:
+        """Look at every parked task once; return how many threads were resumed."""
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(_PARKED, (self.batch,))
+            rows = await cursor.fetchall()
+        if not rows:
+            return 0
+        resumed = 0
+        for row in rows:
+            try:
+                resumed += await self._look(row)
+            except Exception:
+                # One unreachable server must not stop the others' tasks.
+                log.exception(
+                    "MCP task %s of thread %s: poll failed", row["task_id"], row["thread_id"]
+                )
+        return resumed
+
+    async def _look(self, row: Mapping[str, Any]) -> int:
+        from engine.tools.mcp.hub import ServerConnection, on_hub
+        from engine.tools.mcp.task_protocol import TERMINAL
+        from engine.tools.mcp.tasks import cancel_task, get_task
+
+        record = TaskRecord.of(row)
+        server = ServerConnection.from_json(record.server)
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT 1 FROM plait_threads WHERE thread_id = %s", (record.thread_id,)
+            )
+            thread_exists = await cursor.fetchone() is not None
+        if not thread_exists:
+            await on_hub(server, lambda client, _: cancel_task(client.session, record.task_id))
+            await self._set_status(record.key, "cancelled")
+            return 0
+        task = await on_hub(server, lambda client, _: get_task(client.session, record.task_id))
+        if task.status not in TERMINAL:
+            return 0
+        return await self._resume(row, task.status)
+
+    async def _set_status(self, key: str, status: str) -> None:
+        async with self.pool.connection() as conn:
+            await conn.execute(
+                "UPDATE plait_mcp_tasks SET status = %s, updated_at = now() WHERE key = %s",
+                (status, key),
+            )
+
+    async def _resume(self, row: Mapping[str, Any], status: str) -> int:
+        parked = await get_run(self.pool, row["parked_run_id"])
+        if parked is None:
+            log.warning(
+                "MCP task %s: its parked run %s is gone", row["task_id"], row["parked_run_id"]
+            )
+            return 0
+        graph = await get_version(self.pool, parked.graph, parked.version)
+        if graph is None:
+            log.warning(
+                "MCP task %s: graph %s@%s is not registered",
+                row["task_id"],
+                parked.graph,
+                parked.version,
+            )
+            return 0
+        answer = {"status": status, "task_id": row["task_id"]}
+        async with self.pool.connection() as conn, conn.transaction():
+            # The thread's lock first, as every transaction that creates runs takes it.
+            await conn.execute(
+                "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE",
+                (row["thread_id"],),
+            )
+            cursor = await conn.execute(
+                "SELECT resume_run_id FROM plait_mcp_tasks WHERE key = %s FOR UPDATE", (row["key"],)
+            )
+            current = await cursor.fetchone()
+            if current is None or current["resume_run_id"] is not None:
+                return 0  # another worker resumed it first
+            kwargs: dict[str, Any] = {"command": {"resume": {row["interrupt_id"]: answer}}}
+            # The resume streams what the parked run streamed (as approvals do).
+            for key in ("stream_mode", "stream_subgraphs", "durability"):
+                if key in parked.kwargs:
+                    kwargs[key] = parked.kwargs[key]
+            run, _ = await create_run_in(
+                conn,
+                thread_id=row["thread_id"],
+                graph=graph,
+                kwargs=kwargs,
+                metadata={"plait_mcp_task": {**answer, "node": row["node"], "tool": row["tool"]}},
+                multitask_strategy="enqueue",
+                idempotency_key=None,
+                request_hash=hash_request({"mcp_task": row["key"], "answer": answer}),
+                route="",
+                if_not_exists="reject",
+                tenant=parked.tenant,
+            )
+            await conn.execute(
+                "UPDATE plait_mcp_tasks SET status = %s, resume_run_id = %s, updated_at = now() "
+                "WHERE key = %s",
+                (status, run.run_id, row["key"]),
+            )
+        log.info(
+            "MCP task %s %s: thread %s resumed by run %s",
+            row["task_id"],
+            status,
+            row["thread_id"],
+            run.run_id,
+        )
+        return 1

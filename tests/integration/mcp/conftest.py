@@ -1,0 +1,103 @@
+"""MCP peers for the tests: real servers over real transports.
+
+- ``mcp-server-time`` and ``mcp-server-git`` (third-party, stdio);
+- the repository's demo server ``specs/plait_examples/mcp_demo.py`` over stdio,
+  and over streamable HTTP in a subprocess on a free port of 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.tools import BaseTool
+
+from engine.spec.models import McpServerDef, ToolDef
+from engine.tools.python_tools import load_python_tool
+
+REPO = Path(__file__).resolve().parents[3]
+SPECS = REPO / "specs"
+READY_SECONDS = 30.0
+
+DEMO_STDIO = {"transport": "stdio", "command": "python", "args": ["-m", "plait_examples.mcp_demo"]}
+TIME_STDIO = {
+    "transport": "stdio",
+    "command": str(Path(sys.executable).parent / "mcp-server-time"),
+    "args": ["--local-timezone", "UTC"],
+}
+
+
+def load_tool(
+    name: str, tool: Mapping[str, Any], servers: Mapping[str, Mapping[str, Any]]
+) -> BaseTool:
+    """A ``kind: mcp`` tool as the compiler loads it (specs/ is the spec folder)."""
+    return load_python_tool(
+        name,
+        ToolDef.model_validate({"kind": "mcp", **tool}),
+        SPECS,
+        {key: McpServerDef.model_validate(value) for key, value in servers.items()},
+    )
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class DemoServer:
+    """The demo server over streamable HTTP, and the file its ``create_ticket`` appends to."""
+
+    url: str
+    calls: Path
+    process: subprocess.Popen[bytes]
+
+    def calls_of(self, tool: str) -> list[dict[str, Any]]:
+        """The calls of ``tool`` the server received (the tools that record theirs)."""
+        lines = self.calls.read_text().splitlines() if self.calls.exists() else []
+        return [call for call in map(json.loads, lines) if call["tool"] == tool]
+
+
+@pytest.fixture(scope="module")
+def demo_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
+    """``python -m plait_examples.mcp_demo --http PORT`` (a real uvicorn server)."""
+    folder = tmp_path_factory.mktemp("mcp-demo")
+    calls = folder / "calls.jsonl"
+    port = free_port()
+    env = {**os.environ, "PLAIT_MCP_DEMO_CALLS": str(calls), "PYTHONPATH": str(REPO)}
+    log = (folder / "server.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plait_examples.mcp_demo", "--http", str(port)],
+        cwd=SPECS,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + READY_SECONDS
+    try:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError((folder / "server.log").read_text())
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)  # another process's readiness: a bounded poll
+        yield DemoServer(f"http://127.0.0.1:{port}/mcp", calls, process)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()

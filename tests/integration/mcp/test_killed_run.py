@@ -1,0 +1,84 @@
+"""A ``plait run`` killed after an MCP call was recorded does not call the tool again."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+SPEC = Path(__file__).resolve().parent / "specs" / "mcp-killed.yaml"
+PLAIT = [sys.executable, "-m", "server.cli.app"]
+TIMEOUT_SECONDS = 120
+
+
+def test_killed_run_reuses_the_recorded_mcp_call(database_url: str, tmp_path: Path) -> None:
+    calls = tmp_path / "calls.jsonl"
+    release = tmp_path / "release"
+    thread = f"mcp-killed-{uuid.uuid4()}"
+    env = {
+        **os.environ,
+        "PLAIT_DATABASE_URL": database_url,
+        "PLAIT_MCP_DEMO_CALLS": str(calls),
+        "PLAIT_TEST_RELEASE": str(release),
+        "NO_COLOR": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    args = [*PLAIT, "run", str(SPEC), "--input", "{}", "--thread", thread, "--json"]
+    process = subprocess.Popen(
+        args, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        seen = []
+        # Read events until the blocking tool has started: the ticket call is recorded by then.
+        for line in process.stdout:
+            event = json.loads(line)
+            seen.append(event)
+            data = event.get("data") or {}
+            if data.get("tool") == "block" and data.get("status") == "started":
+                break
+        else:
+            raise AssertionError(f"the run ended before `block` started: {seen}")
+        process.send_signal(signal.SIGKILL)
+        assert process.wait(timeout=TIMEOUT_SECONDS) == -signal.SIGKILL
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+    assert len(calls.read_text().splitlines()) == 1
+
+    release.touch()
+    continued = subprocess.run(
+        [*PLAIT, "run", str(SPEC), "--thread", thread, "--json"],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+    assert continued.returncode == 0, continued.stderr
+    events = [json.loads(line) for line in continued.stdout.splitlines() if line.strip()]
+    ticket_events = [
+        e["data"] for e in events if (e.get("data") or {}).get("tool") == "create_ticket"
+    ]
+    assert ticket_events == [
+        {
+            "plait": "tool_call",
+            "node": "help",
+            "tool": "create_ticket",
+            "args": {"title": "Printer on fire"},
+            "status": "ok",
+            "reused": True,
+        }
+    ]
+    assert events[-1] == {"event": "completed", "output": {"answer": "Ticket opened."}}
+    # The demo server saw one call in all: the resumed run reused the record.
+    (call,) = [json.loads(line) for line in calls.read_text().splitlines()]
+    assert call["tool"] == "create_ticket" and len(call["key"]) == 64
