@@ -18,7 +18,9 @@ from typing import Any
 import orjson
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from engine.runtime import tracing
 from server.journal import JournalEvent, JournalListener
+from server.metrics import SSE_STREAMS
 
 logger = logging.getLogger("plait.server")
 
@@ -94,6 +96,7 @@ async def journal_frame_batches(
     journal is read from the last of them.
     """
     ended = False
+    SSE_STREAMS.inc()
     try:
         if known:
             after = known[-1].seq
@@ -116,12 +119,20 @@ async def journal_frame_batches(
             ServerSentEvent(data=encode(None), event="end"),
         ]
     finally:
+        SSE_STREAMS.dec()
         if not ended and on_abandon is not None:
             on_abandon()
 
 
 def _frame(event: JournalEvent) -> ServerSentEvent:
-    return ServerSentEvent(data=encode(event.data), event=event.event, id=str(event.seq))
+    data = event.data
+    if event.event == "metadata" and isinstance(data, dict) and "trace_id" not in data:
+        # The run's trace id is derived from its run id (engine/runtime/tracing.py),
+        # so the metadata event journaled when the run was created can show it too.
+        trace_id = tracing.run_trace_id(event.run_id)
+        if trace_id is not None:
+            data = {**data, "trace_id": trace_id}
+    return ServerSentEvent(data=encode(data), event=event.event, id=str(event.seq))
 
 
 async def coalesced(

@@ -4,18 +4,28 @@ Node kinds pass the model's name and, when they bind tools, a factory giving
 the runnable for a model name, so a budget's ``fallback`` can switch models
 without the node kind knowing about budgets. With none of ``budgets``,
 ``retry`` or ``breaker`` declared this is just ``ainvoke``.
+
+A tenant's daily quota (``configurable.plait_quota``, set by the server) is
+checked before each call and charged after it. ``PLAIT_MAX_MODEL_CALLS``
+caps the model calls in flight in one process (per event loop): the calls
+past the cap wait for a slot.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import contextlib
+import os
+import weakref
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
 
-from engine.runtime.budgets import current_meter
+from engine.runtime import observe
+from engine.runtime.budgets import charge_reply, current_meter, current_quota
 from engine.runtime.errors import NodeError
 from engine.runtime.retries import emit_repair, guarded_call, repair_prompt
 from engine.spec.models import ModelDef
@@ -25,6 +35,49 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 ModelFor = Callable[[str], Runnable[LanguageModelInput, BaseMessage]]
+
+#: The environment variable capping model calls in flight per process (unset: no cap).
+MAX_MODEL_CALLS_ENV = "PLAIT_MAX_MODEL_CALLS"
+_UNSET = -1
+_limit: int | None = _UNSET
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def model_call_limit() -> int | None:
+    """The cap on model calls in flight (``PLAIT_MAX_MODEL_CALLS``), or ``None``."""
+    global _limit
+    if _limit == _UNSET:
+        raw = os.environ.get(MAX_MODEL_CALLS_ENV, "").strip()
+        _limit = int(raw) if raw else None
+        if _limit is not None and _limit < 1:
+            raise ValueError(f"{MAX_MODEL_CALLS_ENV} must be at least 1, not {raw}")
+    return _limit
+
+
+def set_model_call_limit(limit: int | None) -> None:
+    """Set the process's cap (``None``: no cap); replaces the environment's value."""
+    global _limit
+    if limit is not None and limit < 1:
+        raise ValueError("the model call cap must be at least 1")
+    _limit = limit
+    _slots.clear()
+
+
+@contextlib.asynccontextmanager
+async def model_call_slot() -> AsyncIterator[None]:
+    """Hold one of the process's model call slots for the duration of a call."""
+    limit = model_call_limit()
+    if limit is None:
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    slots = _slots.get(loop)
+    if slots is None:
+        slots = _slots[loop] = asyncio.Semaphore(limit)
+    async with slots:
+        yield
 
 
 def endpoint_key(definition: ModelDef, name: str) -> str:
@@ -44,17 +97,33 @@ async def invoke_model(
     meter = current_meter()
     used = meter.model_for_call(model) if meter is not None else model
     definition = ctx.loaded.spec.spec.models[used]
+    quota = current_quota()
+    if quota is not None:
+        await quota.admit(f"model:{used}")
     runnable = bind(used)
-    # With neither ``retry`` nor ``breaker`` this is one plain ``ainvoke``.
-    reply = await guarded_call(
-        f"model:{used}",
-        lambda: runnable.ainvoke(messages),
-        retry=definition.retry,
-        breaker=definition.breaker,
-        breaker_key=endpoint_key(definition, used),
-    )
+
+    async def call() -> BaseMessage:
+        async with model_call_slot():
+            return await runnable.ainvoke(messages)
+
+    # Traced and measured when someone observes (metrics, tracing); else nothing.
+    with observe.model_call(
+        used, definition.provider, definition.model, definition.price
+    ) as observed:
+        # With neither ``retry`` nor ``breaker`` this is one plain ``ainvoke``.
+        reply = await guarded_call(
+            f"model:{used}",
+            call,
+            retry=definition.retry,
+            breaker=definition.breaker,
+            breaker_key=endpoint_key(definition, used),
+        )
+        if observed is not None:
+            observed.reply(reply)
     if meter is not None:
         meter.add_reply(used, reply)
+    if quota is not None:
+        await charge_reply(quota, reply, definition.price)
     return reply
 
 

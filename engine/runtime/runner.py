@@ -26,6 +26,7 @@ from langchain_core.messages import AIMessageChunk
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, StateSnapshot
 
+from engine.runtime import tracing
 from engine.runtime.audit import AUDIT_KEY
 from engine.runtime.errors import NodeError
 from engine.runtime.events import (
@@ -240,7 +241,11 @@ async def run_graph(
         converter = _Converter()
         try:
             # aclosing: a consumer that stops early must stop the graph too, not leave it running.
-            async with contextlib.aclosing(_pump(graph, payload, config, timeout)) as stream:
+            span = tracing.run_span(
+                run_id=run_id, thread_id=thread_id, graph=loaded.name, version=loaded.version
+            )
+            pump = _pump(graph, payload, config, timeout, span)
+            async with contextlib.aclosing(pump) as stream:
                 async for item in stream:
                     for event in converter.convert(item):
                         yield event
@@ -287,9 +292,16 @@ async def run_graph(
 
 
 async def _pump(
-    graph: Any, payload: Any, config: dict[str, Any], limit_seconds: float | None
+    graph: Any,
+    payload: Any,
+    config: dict[str, Any],
+    limit_seconds: float | None,
+    span: contextlib.AbstractContextManager[Any],
 ) -> AsyncGenerator[tuple[tuple[str, ...], str, Any], None]:
     """Stream the graph in its own task so the time limit never cancels the consumer's code.
+
+    ``span`` (the run's trace span) is entered in that task, so the steps' spans
+    are its children and it never crosses the generator's yields.
 
     A timeout around an async generator's body would fire in whatever the
     consumer awaits between items (rendering, prompting); here it only ever
@@ -299,17 +311,18 @@ async def _pump(
 
     async def drive() -> None:
         try:
-            async with asyncio.timeout(limit_seconds):
-                async for item in graph.astream(
-                    payload,
-                    config,
-                    stream_mode=STREAM_MODES,
-                    subgraphs=True,
-                    # Each step is persisted before the next starts, so a killed
-                    # process never re-runs a node that had finished.
-                    durability="sync",
-                ):
-                    queue.put_nowait(item)
+            with span:
+                async with asyncio.timeout(limit_seconds):
+                    async for item in graph.astream(
+                        payload,
+                        config,
+                        stream_mode=STREAM_MODES,
+                        subgraphs=True,
+                        # Each step is persisted before the next starts, so a killed
+                        # process never re-runs a node that had finished.
+                        durability="sync",
+                    ):
+                        queue.put_nowait(item)
         except Exception as exc:
             queue.put_nowait(exc)
         else:

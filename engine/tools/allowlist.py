@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
+from engine.runtime import observe
 from engine.runtime.audit import audit
 from engine.runtime.events_out import emit
 
@@ -32,4 +33,5 @@ async def refuse(
     reason = refusal_reason(tool, allowed)
     emit({"plait": "refused", "node": node, "tool": tool, "reason": reason})
     await audit(config, "refusal", node=node, tool=tool, actor="policy", detail={"reason": reason})
+    observe.policy_refused(config, node=node, tool=tool, reason=reason)
     return ToolMessage(f"error: {reason}", tool_call_id=call_id, name=tool, status="error")

@@ -51,7 +51,9 @@ def serve_command(
     # Imported here: the other commands need not load FastAPI, uvicorn and LangGraph.
     import uvicorn
 
+    from engine.runtime.tracing import configure_tracing
     from server.app import create_app
+    from server.logs import configure_logging
 
     settings = dataclasses.replace(
         Settings.from_env(),
@@ -60,4 +62,7 @@ def serve_command(
         host=host,
         port=port,
     )
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
+    # JSON lines (or text on a terminal) for every logger, uvicorn's too: docs/observability.md.
+    configure_logging(level=log_level)
+    configure_tracing()
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, log_config=None)

@@ -10,6 +10,8 @@ from langgraph.errors import GraphBubbleUp
 
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.state import VISITS, result_channel
+from engine.runtime import observe
+from engine.runtime.budgets import quota_of, top_level_step
 from engine.runtime.errors import NodeError
 from engine.runtime.policies import is_transient
 from engine.spec.models import _NodeBase as NodeBase
@@ -46,6 +48,24 @@ class NodeRunner:
         self.result_channel = result_channel(node_id) if keep_result else None
 
     async def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        # One global check when nobody observes (no metrics, no tracing): see observe.py.
+        if observe.watching():
+            return await observe.observed_step(
+                self.node_id, self.ctx.name, config, lambda: self._guarded(state, config)
+            )
+        return await self._guarded(state, config)
+
+    async def _guarded(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        quota = quota_of(config)
+        if quota is not None and top_level_step(config):
+            # The tenant's daily budget (set by the server): checked before, charged after.
+            await quota.admit(self.node_id)
+            update = await self._limited(state, config)
+            await quota.charge({"steps": 1})
+            return update
+        return await self._limited(state, config)
+
+    async def _limited(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if self.limits is not None:
             return await self.limits.run(self.node_id, state, lambda: self._step(state, config))
         return await self._step(state, config)

@@ -1,0 +1,25 @@
+"""``GET /metrics``: Prometheus exposition of this process's metrics and the queue's."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+from server import metrics
+from server.api.deps import Svc
+
+router = APIRouter(tags=["health"])
+
+
+# Not in the OpenAPI document: it is for Prometheus, not for API clients.
+@router.get("/metrics", include_in_schema=False)
+async def prometheus_metrics(services: Svc) -> Response:
+    """Runs, queue, approvals (from Postgres) and this process's steps, calls, streams, breakers.
+
+    Metric names and labels: docs/observability.md.
+    """
+    queue = await metrics.database_metrics(services.pool)
+    # Two expositions back to back: no metric name appears in both.
+    body = generate_latest(REGISTRY) + generate_latest(metrics.snapshot_registry(queue))
+    return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,145 @@
+"""Structured logs: JSON lines (python-json-logger) with the run's ids on every line.
+
+Every record gets the fields of the :func:`log_context` it is logged in (the
+executor sets ``run_id``, ``thread_id``, ``graph``, ``tenant`` and
+``trace_id`` for the whole run, and node tasks inherit them), the current
+OpenTelemetry ``trace_id`` / ``span_id`` when a span is recording, and the
+``plait_<field>`` extras the engine passes (``node``, ``tool``, ``agent``,
+``status``, ``error_code``), under their short names.
+
+``PLAIT_LOG_FORMAT`` picks ``json`` or ``text``; unset, it is ``json`` unless
+stderr is a terminal. ``PLAIT_LOG_LEVEL`` sets the level (default ``INFO``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from typing import Any
+
+from opentelemetry import trace
+from pythonjsonlogger.json import JsonFormatter
+
+FORMAT_ENV = "PLAIT_LOG_FORMAT"
+LEVEL_ENV = "PLAIT_LOG_LEVEL"
+
+#: The fields a line may carry besides time, level, logger and message.
+FIELDS = (
+    "run_id",
+    "thread_id",
+    "trace_id",
+    "span_id",
+    "tenant",
+    "graph",
+    "node",
+    "agent",
+    "tool",
+    "status",
+    "error_code",
+)
+
+_CONTEXT: ContextVar[Mapping[str, Any] | None] = ContextVar("plait_log_context", default=None)
+
+
+@contextlib.contextmanager
+def log_context(**fields: Any) -> Iterator[None]:
+    """Add ``fields`` (``None`` values skipped) to every line logged inside the block."""
+    added = {key: value for key, value in fields.items() if value is not None}
+    token = _CONTEXT.set({**(_CONTEXT.get() or {}), **added})
+    try:
+        yield
+    finally:
+        _CONTEXT.reset(token)
+
+
+def context_fields() -> dict[str, Any]:
+    """The fields the current :func:`log_context` adds."""
+    return dict(_CONTEXT.get() or {})
+
+
+class ContextFilter(logging.Filter):
+    """Puts the context's fields, the current span and ``plait_*`` extras on each record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Annotate ``record`` (never drops it)."""
+        fields: dict[str, Any] = dict(_CONTEXT.get() or {})
+        span = trace.get_current_span().get_span_context()
+        if span.is_valid:
+            fields["trace_id"] = f"{span.trace_id:032x}"
+            fields["span_id"] = f"{span.span_id:016x}"
+        for name in FIELDS:
+            extra = record.__dict__.pop(f"plait_{name}", None)
+            if extra is not None:
+                fields[name] = extra
+        for name, value in fields.items():
+            setattr(record, name, value)
+        record.plait_fields = " ".join(
+            f"{name}={fields[name]}" for name in FIELDS if fields.get(name) is not None
+        )
+        return True
+
+
+class _JsonFormatter(JsonFormatter):
+    """JSON lines without the text formatter's helper field."""
+
+    def add_fields(
+        self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]
+    ) -> None:
+        super().add_fields(log_data, record, message_dict)
+        log_data.pop("plait_fields", None)
+        log_data.pop("color_message", None)  # uvicorn's copy of the message with ANSI colours
+
+
+def log_format(env: Mapping[str, str] | None = None, stream: Any = None) -> str:
+    """``json`` or ``text``: ``PLAIT_LOG_FORMAT``, else text on a terminal and JSON elsewhere."""
+    env = os.environ if env is None else env
+    chosen = env.get(FORMAT_ENV, "").strip().lower()
+    if chosen in ("json", "text"):
+        return chosen
+    stream = sys.stderr if stream is None else stream
+    return "text" if getattr(stream, "isatty", lambda: False)() else "json"
+
+
+def make_handler(fmt: str, stream: Any = None) -> logging.Handler:
+    """A stream handler (default stderr) writing ``fmt`` (``json`` or ``text``) lines."""
+    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(
+            _JsonFormatter(
+                "{asctime}{levelname}{name}{message}",
+                style="{",
+                rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+                datefmt="%Y-%m-%dT%H:%M:%S%z",
+            )
+        )
+    else:
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s %(plait_fields)s")
+        )
+    handler.addFilter(ContextFilter())
+    return handler
+
+
+def configure_logging(
+    fmt: str | None = None, level: str | None = None, env: Mapping[str, str] | None = None
+) -> str:
+    """Send every logger (Plait's, uvicorn's, libraries') to stderr as ``fmt``; return it.
+
+    Replaces the root logger's handlers, so calling it twice does not double lines.
+    """
+    env = os.environ if env is None else env
+    chosen = fmt or log_format(env)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(make_handler(chosen))
+    root.setLevel((level or env.get(LEVEL_ENV) or "INFO").upper())
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        # uvicorn's own handlers would print a second, unstructured copy.
+        logging.getLogger(name).handlers.clear()
+        logging.getLogger(name).propagate = True
+    return chosen

@@ -1,0 +1,260 @@
+"""Prometheus metrics: what this process measures, and what Postgres knows at scrape time.
+
+Process metrics live in prometheus-client's default registry: step latency,
+model calls, tokens and cost, tool outcomes, policy refusals (fed by the
+engine through :class:`MetricsObserver`), open SSE streams, finished runs,
+and the state of this process's circuit breakers (read at scrape time from
+``engine.runtime.breakers.snapshot()``).
+
+Queue metrics come from Postgres at scrape time (:func:`database_metrics`), so
+they are the same whichever process is scraped and need no bookkeeping: runs
+by status, queue depth and the age of the oldest pending run, approvals by
+status, and a histogram of how long decided approvals waited. Only the API
+serves them (``GET /metrics``); a ``plait worker --metrics-port`` serves the
+process metrics only, so summing over processes never counts a run twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import (
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from engine.runtime import breakers, observe
+from engine.store.pool import Pool
+
+STEP_SECONDS = Histogram(
+    "plait_step_duration_seconds",
+    "Duration of one node step, by graph, node and status (ok, error, interrupted, cancelled).",
+    ["graph", "node", "status"],
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+)
+MODEL_CALLS = Counter(
+    "plait_model_calls_total",
+    "Chat model calls, by model, provider and outcome.",
+    ["model", "provider", "outcome"],
+)
+MODEL_SECONDS = Histogram(
+    "plait_model_call_duration_seconds", "Duration of chat model calls.", ["model", "provider"]
+)
+TOKENS = Counter(
+    "plait_model_tokens_total",
+    "Tokens used by chat model calls, by direction (input, output).",
+    ["model", "provider", "direction"],
+)
+COST = Counter(
+    "plait_model_cost_total",
+    "Cost of chat model calls from the models' `price` (currency units of the spec).",
+    ["model", "provider"],
+)
+TOOL_CALLS = Counter(
+    "plait_tool_calls_total",
+    "Tool calls by tool and outcome (success, timeout, error, cancelled, reused).",
+    ["tool", "outcome"],
+)
+TOOL_SECONDS = Histogram(
+    "plait_tool_call_duration_seconds", "Duration of tool calls that ran.", ["tool"]
+)
+REFUSALS = Counter(
+    "plait_policy_refusals_total", "Tool calls refused by policy (allowlists).", ["tool"]
+)
+RUNS_FINISHED = Counter(
+    "plait_runs_finished_total",
+    "Run attempts this process finished, by graph and outcome.",
+    ["graph", "outcome"],
+)
+SSE_STREAMS = Gauge("plait_sse_streams_open", "Server-Sent Events streams open now.")
+
+APPROVAL_WAIT_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400)
+
+
+class MetricsObserver(observe.Observer):
+    """Turns the engine's measurements into the Prometheus metrics above."""
+
+    def __init__(self) -> None:
+        # Every step observes: the labelled child is looked up once, not per step.
+        self._steps: dict[tuple[str, str, str], Any] = {}
+
+    def step_finished(self, graph: str, node: str, status: str, seconds: float) -> None:
+        """Observe a step's duration."""
+        key = (graph, node, status)
+        child = self._steps.get(key)
+        if child is None:
+            child = self._steps[key] = STEP_SECONDS.labels(graph, node, status)
+        child.observe(seconds)
+
+    def model_called(
+        self,
+        model: str,
+        provider: str,
+        *,
+        ok: bool,
+        seconds: float,
+        input_tokens: int,
+        output_tokens: int,
+        cost: float | None,
+    ) -> None:
+        """Count a model call, its tokens and cost."""
+        MODEL_CALLS.labels(model, provider, "success" if ok else "error").inc()
+        MODEL_SECONDS.labels(model, provider).observe(seconds)
+        if input_tokens:
+            TOKENS.labels(model, provider, "input").inc(input_tokens)
+        if output_tokens:
+            TOKENS.labels(model, provider, "output").inc(output_tokens)
+        if cost:
+            COST.labels(model, provider).inc(cost)
+
+    def tool_called(self, tool: str, outcome: str, seconds: float, reused: bool) -> None:
+        """Count a tool call by outcome (a reused record counts as ``reused``)."""
+        TOOL_CALLS.labels(tool, "reused" if reused else outcome).inc()
+        if not reused:
+            TOOL_SECONDS.labels(tool).observe(seconds)
+
+    def policy_refused(self, node: str, tool: str, reason: str) -> None:
+        """Count a refusal."""
+        REFUSALS.labels(tool).inc()
+
+
+_OBSERVER = MetricsObserver()
+
+_BREAKER_STATES = ("closed", "open", "half_open")
+
+
+class BreakerCollector(Collector):
+    """``plait_breaker_state{key, state}``: 1 for each breaker's current state, 0 for the others."""
+
+    def collect(self) -> Iterable[Metric]:
+        """Read this process's breakers now."""
+        family = GaugeMetricFamily(
+            "plait_breaker_state",
+            "Circuit breaker state by endpoint key (1 = the breaker is in this state).",
+            labels=["key", "state"],
+        )
+        failures = GaugeMetricFamily(
+            "plait_breaker_failures",
+            "Failed calls in each breaker's window.",
+            labels=["key"],
+        )
+        for key, described in breakers.snapshot().items():
+            for state in _BREAKER_STATES:
+                family.add_metric([key, state], 1.0 if described.get("state") == state else 0.0)
+            failures.add_metric([key], float(described.get("failures", 0)))
+        yield family
+        yield failures
+
+
+_INSTALLED = False
+
+
+def install() -> None:
+    """Register the engine observer and the breaker collector (once per process)."""
+    global _INSTALLED
+    if _INSTALLED:
+        return
+    observe.add_observer(_OBSERVER)
+    REGISTRY.register(BreakerCollector())
+    _INSTALLED = True
+
+
+def run_finished(graph: str, outcome: str) -> None:
+    """Count a run attempt this process ended (``success``, ``error``, ``released``...)."""
+    RUNS_FINISHED.labels(graph, outcome).inc()
+
+
+# --- from Postgres, at scrape time ------------------------------------------------
+
+_RUN_STATUSES = ("pending", "running", "success", "error", "timeout", "interrupted")
+_APPROVAL_STATUSES = ("pending", "approved", "rejected", "edited", "expired")
+
+_QUEUE_SQL = """
+SELECT
+  (SELECT coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
+     FROM (SELECT status, count(*) AS n FROM plait_runs GROUP BY status) s) AS runs,
+  (SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)
+     FROM plait_runs WHERE status = 'pending') AS oldest_pending,
+  (SELECT coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
+     FROM (SELECT status, count(*) AS n FROM plait_approvals GROUP BY status) a) AS approvals
+"""
+
+_WAIT_SQL = """
+SELECT count(*) FILTER (WHERE wait <= b) AS le
+FROM unnest(%(buckets)s::float8[]) WITH ORDINALITY AS t(b, i)
+CROSS JOIN LATERAL (
+  SELECT extract(epoch FROM decided_at - created_at) AS wait
+  FROM plait_approvals WHERE decided_at IS NOT NULL
+) w
+GROUP BY i ORDER BY i
+"""
+
+_WAIT_TOTALS_SQL = """
+SELECT count(*) AS n, coalesce(sum(extract(epoch FROM decided_at - created_at)), 0) AS total
+FROM plait_approvals WHERE decided_at IS NOT NULL
+"""
+
+
+async def database_metrics(pool: Pool) -> list[Metric]:
+    """The queue's metrics as of now, read from Postgres (three queries, one connection)."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(_QUEUE_SQL)
+        row = await cursor.fetchone()
+        cursor = await conn.execute(_WAIT_SQL, {"buckets": list(APPROVAL_WAIT_BUCKETS)})
+        bucket_rows = await cursor.fetchall()
+        cursor = await conn.execute(_WAIT_TOTALS_SQL)
+        totals = await cursor.fetchone()
+    assert row is not None and totals is not None  # aggregates always return a row
+    runs = GaugeMetricFamily("plait_runs", "Runs by status, in Postgres.", labels=["status"])
+    counted: dict[str, Any] = row["runs"] or {}
+    for status in sorted({*_RUN_STATUSES, *counted}):
+        runs.add_metric([status], float(counted.get(status, 0)))
+    depth = GaugeMetricFamily("plait_queue_depth", "Runs waiting for a worker (pending).")
+    depth.add_metric([], float(counted.get("pending", 0)))
+    oldest = GaugeMetricFamily(
+        "plait_queue_oldest_pending_age_seconds",
+        "Age of the oldest pending run (0 when none waits).",
+    )
+    oldest.add_metric([], float(row["oldest_pending"] or 0))
+    approvals = GaugeMetricFamily(
+        "plait_approvals", "Approvals by status, in Postgres.", labels=["status"]
+    )
+    approval_counts: dict[str, Any] = row["approvals"] or {}
+    for status in sorted({*_APPROVAL_STATUSES, *approval_counts}):
+        approvals.add_metric([status], float(approval_counts.get(status, 0)))
+    wait = HistogramMetricFamily(
+        "plait_approval_wait_seconds",
+        "Time from an approval's creation to its decision (or expiry), decided approvals.",
+    )
+    cumulative = [float(r["le"]) for r in bucket_rows]
+    if len(cumulative) != len(APPROVAL_WAIT_BUCKETS):  # no decided approval yet
+        cumulative = [0.0] * len(APPROVAL_WAIT_BUCKETS)
+    buckets: list[tuple[str, float]] = [
+        (_le(bound), count) for bound, count in zip(APPROVAL_WAIT_BUCKETS, cumulative, strict=True)
+    ]
+    buckets.append(("+Inf", float(totals["n"])))
+    wait.add_metric([], buckets, sum_value=float(totals["total"]))
+    return [runs, depth, oldest, approvals, wait]
+
+
+def _le(bound: float) -> str:
+    return f"{float(bound)}"
+
+
+class _Snapshot(Collector):
+    def __init__(self, metrics: list[Metric]) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterable[Metric]:
+        return iter(self.metrics)
+
+
+def snapshot_registry(metrics: list[Metric]) -> CollectorRegistry:
+    """A registry holding ``metrics`` (read once), for one exposition."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Snapshot(metrics))
+    return registry

@@ -1,0 +1,182 @@
+"""One run attempt as the worker executes it: its trace span, log context and journal seqs.
+
+:func:`observed_attempt` wraps :func:`server.executor.execute_run`. With
+tracing on it
+
+- opens the attempt's root span (trace id = the run id, so every attempt of a
+  run shares one trace; see :mod:`engine.runtime.tracing`);
+- links it to the span of the run it resumes, when the run answers an
+  approval (``metadata.plait_approval``): a resume is a new run, so a new
+  trace, that points back at the parked run's;
+- records ``plait_trace_id`` and ``plait_traceparent`` in the run's metadata
+  (``GET /threads/{tid}/runs/{rid}`` shows them) and reads the seq the
+  attempt's first journal event will get, in one statement;
+- counts the events the attempt journals, so each step span gets the
+  ``plait.journal.seq`` of the event carrying its update
+  (:class:`engine.runtime.observe.StepSpans`).
+
+With tracing off it only sets the log context (run, thread, graph, tenant).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.trace import Span, Status, StatusCode
+from psycopg.types.json import Jsonb
+
+from engine.runtime import tracing
+from engine.runtime.observe import StepSpans, collect_step_spans
+from engine.store.pool import Pool
+from server.logs import log_context
+from server.queue.runs import Run
+
+log = logging.getLogger("plait.run")
+
+
+@dataclass
+class RunTrace:
+    """What the executor reports to while it journals the attempt's events."""
+
+    span: Span | None = None
+    steps: StepSpans | None = None
+    trace_id: str | None = None
+    #: The error event the attempt journaled, if any: its ``error`` (a type name).
+    error_code: str | None = None
+
+    def metadata(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A ``metadata`` event's data with the run's ``trace_id`` when it is traced."""
+        return {**data, "trace_id": self.trace_id} if self.trace_id else data
+
+    def journaled(self, mode: str, namespace: tuple[str, ...], chunk: Any, events: int) -> None:
+        """A stream chunk became ``events`` journal events (0: not journaled)."""
+        if self.steps is not None:
+            self.steps.journaled(mode, namespace, chunk, events)
+
+    def emitted(self, events: int = 1) -> None:
+        """The executor journaled ``events`` events of its own (``metadata``, ``error``)."""
+        if self.steps is not None:
+            self.steps.journaled("", (), None, events)
+
+    def ended(self, outcome: str) -> None:
+        """Note how the attempt ended on its span (a failed run's span is an error)."""
+        if self.span is None:
+            return
+        self.span.set_attribute("plait.run.status", outcome)
+        if outcome in ("error", "timeout", "failed"):
+            code = self.error_code or outcome
+            self.span.set_attribute("error.type", code)
+            self.span.set_status(Status(StatusCode.ERROR, code))
+
+
+def tenant_of(run: Run) -> str | None:
+    """The run's tenant: its own (runs belong to a tenant), else what its metadata names."""
+    tenant = getattr(run, "tenant", None)
+    if isinstance(tenant, str) and tenant:
+        return tenant
+    config: Mapping[str, Any] = run.kwargs.get("config") or {}
+    return tracing.tenant_of({"metadata": run.metadata, **config})
+
+
+@contextlib.asynccontextmanager
+async def observed_attempt(run: Run, pool: Pool) -> AsyncIterator[RunTrace]:
+    """Trace and log-annotate one attempt of ``run`` (see the module docstring)."""
+    tenant = tenant_of(run)
+    fields = {
+        "run_id": run.run_id,
+        "thread_id": run.thread_id,
+        "graph": run.graph,
+        "tenant": tenant,
+    }
+    if not tracing.enabled():
+        with log_context(**fields):
+            yield RunTrace()
+        return
+    links = tracing.link_to(await _resumed_traceparent(pool, run))
+    with tracing.run_span(
+        run_id=run.run_id,
+        thread_id=run.thread_id,
+        graph=run.graph,
+        version=run.version,
+        attempt=run.attempt,
+        tenant=tenant,
+        links=links,
+    ) as span:
+        ids = tracing.span_ids(span)
+        trace_id = ids[0] if ids else None
+        first_seq = await _record(pool, run, ids)
+        steps = StepSpans(first_seq) if first_seq is not None else None
+        with log_context(**fields, trace_id=trace_id):
+            if steps is None:
+                yield RunTrace(span, None, trace_id)
+                return
+            with collect_step_spans(steps):
+                yield RunTrace(span, steps, trace_id)
+
+
+async def _record(pool: Pool, run: Run, ids: tuple[str, str] | None) -> int | None:
+    """Store the trace ids in the run's metadata; the seq of the attempt's first new event.
+
+    Only this worker appends to the run's journal while it holds the run's
+    lease, so the events it journals get consecutive seqs from there.
+    """
+    added = {"plait_trace_id": ids[0], "plait_traceparent": ids[1]} if ids else {}
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "UPDATE plait_runs SET metadata = metadata || %s WHERE run_id = %s "
+            "RETURNING event_seq + 1 AS next_seq",
+            (Jsonb(added), run.run_id),
+        )
+        row = await cursor.fetchone()
+    return None if row is None else int(row["next_seq"])
+
+
+async def _resumed_traceparent(pool: Pool, run: Run) -> str | None:
+    """The traceparent of the run that parked on the approval ``run`` answers, if any."""
+    approval = run.metadata.get("plait_approval")
+    if not isinstance(approval, Mapping) or not approval.get("approval_id"):
+        return None
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            """
+            SELECT r.metadata->>'plait_traceparent' AS traceparent
+            FROM plait_approvals a JOIN plait_runs r ON r.run_id = a.run_id
+            WHERE a.approval_id = %s
+            """,
+            (str(approval["approval_id"]),),
+        )
+        row = await cursor.fetchone()
+    return None if row is None else row["traceparent"]
+
+
+def log_start(run: Run) -> None:
+    """The line that says an attempt starts (and, for a resume, which decision it carries)."""
+    approval = run.metadata.get("plait_approval")
+    if isinstance(approval, Mapping):
+        log.info(
+            "approval %s %s by %s: run resumes",
+            approval.get("approval_id"),
+            approval.get("status"),
+            approval.get("decided_by") or "-",
+            extra={"plait_status": str(approval.get("status"))},
+        )
+    log.info(
+        "run started (attempt %d, graph %s@%s)",
+        run.attempt,
+        run.graph,
+        run.version,
+        extra={"plait_status": "running"},
+    )
+
+
+def log_end(outcome: str, error: str | None, error_code: str | None) -> None:
+    """The line that says how an attempt ended."""
+    extra: dict[str, Any] = {"plait_status": outcome}
+    if error_code:
+        extra["plait_error_code"] = error_code
+    level = logging.WARNING if outcome in ("error", "timeout") else logging.INFO
+    log.log(level, "run ended: %s%s", outcome, f" ({error})" if error else "", extra=extra)

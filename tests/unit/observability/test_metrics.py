@@ -1,0 +1,67 @@
+"""Process metrics: breaker states at scrape time, tool outcomes, traces across attempts."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from prometheus_client import CollectorRegistry, generate_latest
+
+from engine.runtime import breakers, observe, tracing
+from engine.spec.models import BreakerSpec
+from server.metrics import BreakerCollector
+
+
+@pytest.fixture
+def clean_breakers() -> Iterator[None]:
+    breakers.REGISTRY.clear()
+    try:
+        yield
+    finally:
+        breakers.REGISTRY.clear()
+
+
+def test_breaker_state_is_read_at_scrape_time(clean_breakers: None) -> None:
+    registry = CollectorRegistry()
+    registry.register(BreakerCollector())
+    breaker = breakers.breaker_for("model:openai:-:gpt", BreakerSpec(min_calls=2))
+    for _ in range(2):
+        breaker.after_call("model:gpt", ok=False)
+    text = generate_latest(registry).decode()
+    assert 'plait_breaker_state{key="model:openai:-:gpt",state="open"} 1.0' in text
+    assert 'plait_breaker_state{key="model:openai:-:gpt",state="closed"} 0.0' in text
+    assert 'plait_breaker_failures{key="model:openai:-:gpt"} 2.0' in text
+
+
+def test_tool_outcomes() -> None:
+    assert observe.tool_outcome(None) == "success"
+    assert observe.tool_outcome(TimeoutError()) == "timeout"
+    assert observe.tool_outcome(httpx.ReadTimeout("slow")) == "timeout"
+    assert observe.tool_outcome(asyncio.CancelledError()) == "cancelled"
+    assert observe.tool_outcome(ValueError("bad")) == "error"
+
+
+def test_every_attempt_of_a_run_is_in_the_run_trace() -> None:
+    exporter = InMemorySpanExporter()
+    tracing.configure_tracing(exporter)
+    run_id = "0b5e2a4e-7d7c-4d0c-8a1e-3f2b9c1d5e6f"
+    try:
+        for attempt in (1, 2):
+            with tracing.run_span(
+                run_id=run_id, thread_id="t", graph="g", version="1", attempt=attempt
+            ):
+                pass
+        with tracing.run_span(run_id="not-a-uuid", thread_id="t", graph="g", version="1"):
+            pass
+        first, second, other = exporter.get_finished_spans()
+        assert first.context.trace_id == second.context.trace_id == int(run_id.replace("-", ""), 16)
+        assert first.context.span_id != second.context.span_id
+        assert [(s.attributes or {})["plait.attempt"] for s in (first, second)] == [1, 2]
+        assert other.context.trace_id != first.context.trace_id  # random, still valid
+        assert tracing.run_trace_id("not-a-uuid") is None
+    finally:
+        tracing.configure_tracing(env={"PLAIT_TRACING": "0"})
+    assert tracing.run_trace_id(run_id) is None  # tracing off: no trace to point at
