@@ -21,6 +21,7 @@ from psycopg.types.json import Jsonb
 
 from engine.spec.models import Decision
 from engine.store.pool import Pool
+from server.mcp_tasks import record_parked
 from server.queue.runs import Run, create_run_in, hash_request
 from server.registry import get_version
 
@@ -31,8 +32,10 @@ EXPIRY_ACTOR = "plait:expiry"
 _COLUMNS = (
     "approval_id, thread_id, run_id, graph, version, node, interrupt_id, action, arguments, "
     "reason, expires_at, on_expire, status, decision, decided_by, resume_run_id, "
-    "created_at, decided_at, budget_used"
+    "created_at, decided_at, budget_used, tenant_id"
 )
+# Approvals of a tenant: ``%(tenant)s`` NULL means any tenant (the worker's expiry sweep).
+_OF_TENANT = "(%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)"
 _DECIDED = {"approve": "approved", "reject": "rejected", "edit": "edited"}
 
 
@@ -71,6 +74,8 @@ async def record_interrupts(
     ``budget_used`` is the run's usage so far (spec budgets), shown to the approver.
     """
     rows: list[dict[str, Any]] = []
+    # MCP task interrupts are not approvals: they are parked tool calls the poller resumes.
+    await record_parked(pool, run.run_id, interrupts)
     async with pool.connection() as conn:
         for item in interrupts:
             value = item.get("value")
@@ -80,10 +85,10 @@ async def record_interrupts(
                 f"""
                 INSERT INTO plait_approvals (
                     approval_id, thread_id, run_id, graph, version, node, interrupt_id,
-                    action, arguments, reason, expires_at, on_expire, budget_used
+                    action, arguments, reason, expires_at, on_expire, budget_used, tenant_id
                 )
                 VALUES (gen_random_uuid()::text, %s, %s, %s, %s, %s, %s, %s, %s, %s,
-                        %s::timestamptz, %s, %s)
+                        %s::timestamptz, %s, %s, %s)
                 ON CONFLICT (thread_id, interrupt_id) DO UPDATE
                 SET interrupt_id = EXCLUDED.interrupt_id  -- no change: returns the row
                 RETURNING {_COLUMNS}
@@ -101,6 +106,7 @@ async def record_interrupts(
                     value.get("expires_at"),
                     value.get("on_expire") or "reject",
                     Jsonb(dict(budget_used)) if budget_used is not None else None,
+                    run.tenant,
                 ),
             )
             row = await cursor.fetchone()
@@ -109,11 +115,14 @@ async def record_interrupts(
     return rows
 
 
-async def get_approval(pool: Pool, approval_id: str) -> dict[str, Any] | None:
-    """One approval, or ``None``."""
+async def get_approval(
+    pool: Pool, approval_id: str, *, tenant: str | None = None
+) -> dict[str, Any] | None:
+    """One approval, or ``None`` (also another tenant's than ``tenant``; None: any)."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_approvals WHERE approval_id = %s", (approval_id,)
+            f"SELECT {_COLUMNS} FROM plait_approvals WHERE approval_id = %(id)s AND {_OF_TENANT}",
+            {"id": approval_id, "tenant": tenant},
         )
         row = await cursor.fetchone()
     return None if row is None else _approval(row)
@@ -126,6 +135,7 @@ async def list_approvals(
     thread_id: str | None = None,
     limit: int = 100,
     offset: int = 0,
+    tenant: str | None = None,
 ) -> list[dict[str, Any]]:
     """Approvals across threads, oldest first; ``status=None`` lists every status."""
     if status is not None and status not in APPROVAL_STATUSES:
@@ -136,18 +146,30 @@ async def list_approvals(
         cursor = await conn.execute(
             f"""
             SELECT {_COLUMNS} FROM plait_approvals
-            WHERE (%s::text IS NULL OR status = %s) AND (%s::text IS NULL OR thread_id = %s)
+            WHERE (%(status)s::text IS NULL OR status = %(status)s)
+              AND (%(thread)s::text IS NULL OR thread_id = %(thread)s) AND {_OF_TENANT}
             ORDER BY created_at, approval_id
-            LIMIT %s OFFSET %s
+            LIMIT %(limit)s OFFSET %(offset)s
             """.encode(),
-            (status, status, thread_id, thread_id, limit, offset),
+            {
+                "status": status,
+                "thread": thread_id,
+                "tenant": tenant,
+                "limit": limit,
+                "offset": offset,
+            },
         )
         rows = await cursor.fetchall()
     return [_approval(row) for row in rows]
 
 
 async def decide(
-    pool: Pool, approval_id: str, decision: Mapping[str, Any], actor: str | None
+    pool: Pool,
+    approval_id: str,
+    decision: Mapping[str, Any],
+    actor: str | None,
+    *,
+    tenant: str | None = None,
 ) -> tuple[dict[str, Any], Run]:
     """Record a person's decision and resume the thread with it; return (approval, run).
 
@@ -166,7 +188,9 @@ async def decide(
             f"comment?}}; {problems}"
         ) from None
     answer = validated.model_dump(exclude_none=True)
-    return await _resolve(pool, approval_id, answer, _DECIDED[validated.decision], actor)
+    return await _resolve(
+        pool, approval_id, answer, _DECIDED[validated.decision], actor, tenant=tenant
+    )
 
 
 async def expired(pool: Pool, now: datetime) -> list[dict[str, Any]]:
@@ -206,13 +230,21 @@ async def expire(
 
 
 async def _resolve(
-    pool: Pool, approval_id: str, answer: dict[str, Any], status: str, actor: str | None
+    pool: Pool,
+    approval_id: str,
+    answer: dict[str, Any],
+    status: str,
+    actor: str | None,
+    *,
+    tenant: str | None = None,
 ) -> tuple[dict[str, Any], Run]:
     """Mark the approval and create its resume run, in one transaction."""
-    approval = await get_approval(pool, approval_id)
+    approval = await get_approval(pool, approval_id, tenant=tenant)
     if approval is None:
         raise ApprovalNotFound(approval_id)
-    graph = await get_version(pool, approval["graph"], approval["version"])
+    graph = await get_version(
+        pool, approval["graph"], approval["version"], tenant=approval["tenant_id"]
+    )
     if graph is None:
         raise LookupError(
             f"graph {approval['graph']}@{approval['version']} of approval {approval_id} "
@@ -273,6 +305,7 @@ async def _resolve(
             request_hash=hash_request({"approval": approval_id, "answer": answer}),
             route="",
             if_not_exists="reject",
+            tenant=approval["tenant_id"],
         )
         cursor = await conn.execute(
             f"UPDATE plait_approvals SET resume_run_id = %s WHERE approval_id = %s "

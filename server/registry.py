@@ -29,11 +29,12 @@ from engine.spec.loader import decode_file, parse_spec, read_spec
 from engine.spec.registry import SpecRegistry
 from engine.spec.validate import SPEC_SUFFIXES, validate_text
 from engine.store.pool import Pool
+from server.auth.store import DEFAULT_TENANT
 
 #: Namespace of assistant ids: uuid5(ASSISTANT_NAMESPACE, "name@version").
 ASSISTANT_NAMESPACE = uuid.UUID("6f1c1a52-3b8e-5d0e-9a57-706c61697400")
 
-_COLUMNS = "name, version, digest, yaml, assistant_id, file, created_at"
+_COLUMNS = "name, version, digest, yaml, assistant_id, file, created_at, tenant_id"
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class GraphVersion:
     assistant_id: str
     loaded: LoadedSpec
     file: str | None = None
+    #: Who published it; ``default``'s versions (the specs folder's) every tenant may run.
+    tenant: str = DEFAULT_TENANT
 
     @property
     def ref(self) -> str:
@@ -67,9 +70,10 @@ class VersionConflict(Exception):
         )
 
 
-def assistant_id(name: str, version: str) -> str:
-    """The stable assistant id of ``name@version`` (a uuid5)."""
-    return str(uuid.uuid5(ASSISTANT_NAMESPACE, f"{name}@{version}"))
+def assistant_id(name: str, version: str, tenant: str = DEFAULT_TENANT) -> str:
+    """The stable assistant id of ``name@version`` (a uuid5; another tenant's: of ``t/name@v``)."""
+    ref = f"{name}@{version}" if tenant == DEFAULT_TENANT else f"{tenant}/{name}@{version}"
+    return str(uuid.uuid5(ASSISTANT_NAMESPACE, ref))
 
 
 def version_key(version: str) -> tuple[Any, ...]:
@@ -128,7 +132,12 @@ async def sync_folder(pool: Pool, specs_dir: Path) -> list[SpecIssue]:
 
 
 async def save_version(
-    pool: Pool, text: str, *, file: str = "<upload>", specs_dir: Path | None = None
+    pool: Pool,
+    text: str,
+    *,
+    file: str = "<upload>",
+    specs_dir: Path | None = None,
+    tenant: str = DEFAULT_TENANT,
 ) -> GraphVersion:
     """Validate and store a spec given as YAML text; write it into ``specs_dir`` when newest.
 
@@ -136,10 +145,12 @@ async def save_version(
     when it does not validate, and :class:`VersionConflict` when its
     ``name@version`` is stored with another digest. Saving the same content
     again returns the stored version unchanged. The file is written only for
-    a version newer than every stored version of the graph (see module doc).
+    a version newer than every stored version of the graph (see module doc),
+    and only for the ``default`` tenant: the folder is its catalogue; other
+    tenants' versions live in the table only.
     """
     spec = parse_spec(text, file)
-    stored = await list_graphs(pool, specs_dir=specs_dir)
+    stored = await list_graphs(pool, specs_dir=specs_dir, tenant=tenant)
     issues = validate_text(text, file, registry_from(v for v in stored if v.ref != spec.ref))
     if has_errors(issues):
         raise SpecError(issues)
@@ -150,16 +161,20 @@ async def save_version(
         return existing
     newest = max((v.version for v in stored if v.name == spec.name), key=version_key, default=None)
     target: Path | None = None
-    if specs_dir is not None and (
-        newest is None or version_key(spec.version) > version_key(newest)
+    if (
+        specs_dir is not None
+        and tenant == DEFAULT_TENANT
+        and (newest is None or version_key(spec.version) > version_key(newest))
     ):
         target = await asyncio.to_thread(_file_of, specs_dir, spec.name) or (
             specs_dir / f"{spec.name}.yaml"
         )
     relative = _relative(target, specs_dir) if target is not None else None
-    inserted = await _insert(pool, spec, relative)
+    inserted = await _insert(pool, spec, relative, tenant)
     if inserted is None:  # a concurrent upload of the same version won
-        winner = await get_version(pool, spec.name, spec.version, specs_dir=specs_dir)
+        winner = await get_version(
+            pool, spec.name, spec.version, specs_dir=specs_dir, tenant=tenant
+        )
         if winner is None or winner.digest != spec.digest:
             stored_digest = winner.digest if winner is not None else "?"
             raise VersionConflict(spec.name, spec.version, stored_digest, spec.digest)
@@ -170,27 +185,34 @@ async def save_version(
 
 
 async def get_version(
-    pool: Pool, name: str, version: str, *, specs_dir: Path | None = None
+    pool: Pool,
+    name: str,
+    version: str,
+    *,
+    specs_dir: Path | None = None,
+    tenant: str = DEFAULT_TENANT,
 ) -> GraphVersion | None:
-    """``name@version``, or ``None``.
+    """``name@version`` as ``tenant`` sees it, or ``None``.
 
     With ``specs_dir``, the spec's ``base_dir`` is that folder, so python
     ``module:function`` refs import from it as they do for the CLI.
     """
-    rows = await _select(pool, "WHERE name = %s AND version = %s", (name, version))
+    rows = await _select(pool, "name = %s AND version = %s", (name, version), tenant)
     return _version(rows[0], specs_dir) if rows else None
 
 
-async def latest(pool: Pool, name: str, *, specs_dir: Path | None = None) -> GraphVersion | None:
-    """The newest version of graph ``name`` (SemVer precedence), or ``None``."""
-    rows = await _select(pool, "WHERE name = %s", (name,))
+async def latest(
+    pool: Pool, name: str, *, specs_dir: Path | None = None, tenant: str = DEFAULT_TENANT
+) -> GraphVersion | None:
+    """The newest version of graph ``name`` (SemVer precedence) ``tenant`` sees, or ``None``."""
+    rows = await _select(pool, "name = %s", (name,), tenant)
     if not rows:
         return None
     return _version(max(rows, key=lambda row: version_key(row["version"])), specs_dir)
 
 
 async def by_assistant_id(
-    pool: Pool, assistant: str, *, specs_dir: Path | None = None
+    pool: Pool, assistant: str, *, specs_dir: Path | None = None, tenant: str = DEFAULT_TENANT
 ) -> GraphVersion | None:
     """The version an assistant id names: a uuid, ``name@version``, or a graph name (newest)."""
     try:
@@ -198,17 +220,19 @@ async def by_assistant_id(
     except ValueError:
         pass
     else:
-        rows = await _select(pool, "WHERE assistant_id = %s", (assistant.lower(),))
+        rows = await _select(pool, "assistant_id = %s", (assistant.lower(),), tenant)
         return _version(rows[0], specs_dir) if rows else None
     name, at, version = assistant.partition("@")
     if at:
-        return await get_version(pool, name, version, specs_dir=specs_dir)
-    return await latest(pool, assistant, specs_dir=specs_dir)
+        return await get_version(pool, name, version, specs_dir=specs_dir, tenant=tenant)
+    return await latest(pool, assistant, specs_dir=specs_dir, tenant=tenant)
 
 
-async def list_graphs(pool: Pool, *, specs_dir: Path | None = None) -> list[GraphVersion]:
-    """Every stored version of every graph, by name then SemVer precedence."""
-    rows = await _select(pool, "", ())
+async def list_graphs(
+    pool: Pool, *, specs_dir: Path | None = None, tenant: str = DEFAULT_TENANT
+) -> list[GraphVersion]:
+    """Every version ``tenant`` sees (its own and ``default``'s), by name then SemVer precedence."""
+    rows = await _select(pool, "true", (), tenant)
     rows.sort(key=lambda row: (row["name"], version_key(row["version"])))
     return [_version(row, specs_dir) for row in rows]
 
@@ -216,22 +240,36 @@ async def list_graphs(pool: Pool, *, specs_dir: Path | None = None) -> list[Grap
 # --------------------------------------------------------------------------- helpers
 
 
-async def _select(pool: Pool, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+async def _select(
+    pool: Pool, where: str, params: tuple[Any, ...], tenant: str
+) -> list[dict[str, Any]]:
+    """Rows matching ``where`` that ``tenant`` sees: its own, then ``default``'s.
+
+    A tenant's own ``name@version`` hides ``default``'s of the same ref.
+    """
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_graph_versions {where}".encode(), params
+            f"""
+            SELECT DISTINCT ON (name, version) {_COLUMNS} FROM plait_graph_versions
+            WHERE ({where}) AND tenant_id IN (%s, %s)
+            ORDER BY name, version, tenant_id = %s DESC
+            """.encode(),
+            (*params, tenant, DEFAULT_TENANT, tenant),
         )
         return list(await cursor.fetchall())
 
 
-async def _insert(pool: Pool, spec: LoadedSpec, file: str | None) -> dict[str, Any] | None:
-    """Insert ``spec``; ``None`` when its ``name@version`` is already stored."""
+async def _insert(
+    pool: Pool, spec: LoadedSpec, file: str | None, tenant: str = DEFAULT_TENANT
+) -> dict[str, Any] | None:
+    """Insert ``spec`` for ``tenant``; ``None`` when its ``name@version`` is already stored."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
             f"""
-            INSERT INTO plait_graph_versions (name, version, digest, yaml, assistant_id, file)
-            VALUES (%s, %s, %s, %s, %s, %s)
-            ON CONFLICT (name, version) DO NOTHING
+            INSERT INTO plait_graph_versions
+                (name, version, digest, yaml, assistant_id, file, tenant_id)
+            VALUES (%s, %s, %s, %s, %s, %s, %s)
+            ON CONFLICT (tenant_id, name, version) DO NOTHING
             RETURNING {_COLUMNS}
             """.encode(),
             (
@@ -239,8 +277,9 @@ async def _insert(pool: Pool, spec: LoadedSpec, file: str | None) -> dict[str, A
                 spec.version,
                 spec.digest,
                 spec.text,
-                assistant_id(spec.name, spec.version),
+                assistant_id(spec.name, spec.version, tenant),
                 file,
+                tenant,
             ),
         )
         return await cursor.fetchone()
@@ -258,6 +297,7 @@ def _version(row: dict[str, Any], specs_dir: Path | None) -> GraphVersion:
         created_at=row["created_at"],
         assistant_id=row["assistant_id"],
         file=row["file"],
+        tenant=row["tenant_id"],
         loaded=_parse(row["yaml"], f"{row['name']}@{row['version']}", path),
     )
 

@@ -13,6 +13,10 @@ WORKERS_ENV = "PLAIT_WORKERS"
 HOST_ENV = "PLAIT_HOST"
 PORT_ENV = "PLAIT_PORT"
 EDITOR_ENV = "PLAIT_EDITOR_DIR"
+#: An admin key accepted without being stored (bootstraps tenants and keys).
+ADMIN_KEY_ENV = "PLAIT_ADMIN_KEY"
+#: How long a key lookup is cached: a revoked key works at most this long elsewhere.
+AUTH_CACHE_ENV = "PLAIT_AUTH_CACHE_SECONDS"
 #: The editor's build output in a source checkout (`npm run build`).
 DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
 
@@ -34,6 +38,9 @@ class Settings:
     port: int = 8000
     pool_max_size: int = 20
     editor_dir: Path = DEFAULT_EDITOR_DIR
+    #: With it (or any stored key) every API request needs ``x-api-key`` (docs/api.md).
+    admin_key: str | None = None
+    auth_cache_seconds: float = 5.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -47,4 +54,6 @@ class Settings:
             host=env.get(HOST_ENV) or default.host,
             port=int(env.get(PORT_ENV) or default.port),
             editor_dir=Path(env.get(EDITOR_ENV) or default.editor_dir),
+            admin_key=env.get(ADMIN_KEY_ENV) or None,
+            auth_cache_seconds=float(env.get(AUTH_CACHE_ENV) or default.auth_cache_seconds),
         )

@@ -17,6 +17,11 @@ could only go further over. What happens then is ``on_exceed``:
   once ``__usage.stopped`` is set; see :func:`stopped`);
 - ``approval``: the run parks on an approval (action ``exceed_budget``); an
   approved limit is lifted for the rest of the run, a rejection fails it.
+
+A *tenant's* daily budget is not the spec's: whoever runs the graph (the
+server) puts a :class:`TenantQuota` in ``configurable.plait_quota``
+(:func:`with_quota`); every node step and model call is then admitted
+against it and charged to it, whatever the spec declares.
 """
 
 from __future__ import annotations
@@ -25,12 +30,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pydantic
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
@@ -322,3 +328,85 @@ async def read_usage(
         return None
     usage = found.checkpoint["channel_values"].get(USAGE)
     return dict(usage) if usage is not None else None
+
+
+# --------------------------------------------------------------------------- tenant quotas
+
+#: Where a run's config carries its tenant's :class:`TenantQuota` (absent: no daily budget).
+QUOTA_KEY = "plait_quota"
+
+
+class QuotaExceeded(NodeError):
+    """The tenant's daily budget is used up: the step or model call does not start."""
+
+    def __init__(self, node: str, tenant: str, limit: str, value: float, used: float) -> None:
+        self.tenant, self.limit, self.value, self.used = tenant, limit, value, used
+        super().__init__(
+            node,
+            f"daily budget {limit}={_fmt(value)} of tenant {tenant!r} reached "
+            f"(used {_fmt(used)} today, UTC); the run stops until the day ends or the "
+            "limit is raised (PATCH /tenants/{id})",
+        )
+
+
+class TenantQuota(Protocol):
+    """A tenant's daily budget, kept by whoever runs the graph (the server, per tenant).
+
+    The engine calls :meth:`admit` before every step and every model call, and
+    :meth:`charge` with what each spent; it never knows where the totals live.
+    """
+
+    async def admit(self, node: str) -> None:
+        """Raise :class:`QuotaExceeded` when a daily limit is reached."""
+        ...
+
+    async def charge(self, delta: Mapping[str, float]) -> None:
+        """Add ``steps``, ``input_tokens``, ``output_tokens``, ``cost`` to today's totals."""
+        ...
+
+
+def quota_of(config: RunnableConfig | None) -> TenantQuota | None:
+    """The run's quota, from ``config["configurable"]["plait_quota"]``."""
+    if config is None:
+        return None
+    quota: TenantQuota | None = (config.get("configurable") or {}).get(QUOTA_KEY)
+    return quota
+
+
+def current_quota() -> TenantQuota | None:
+    """The quota of the run this code runs in (LangGraph's context config), if any."""
+    try:
+        return quota_of(get_config())
+    except RuntimeError:  # outside a graph run
+        return None
+
+
+def top_level_step(config: RunnableConfig) -> bool:
+    """Whether ``config`` is a step of the run's own graph, not of a subgraph inside a node.
+
+    A subgraph's steps are the enclosing node's one step (as in spec budgets).
+    """
+    return "|" not in str((config.get("configurable") or {}).get("checkpoint_ns") or "")
+
+
+def with_quota(config: dict[str, Any], quota: TenantQuota) -> dict[str, Any]:
+    """``config`` with ``quota`` applied to every step and model call of the run.
+
+    Node steps are admitted and charged by the node wrapper
+    (``engine/compiler/nodes/base.py``): a step counts once it has ended well,
+    so a failed or interrupted step does not; model calls by ``invoke_model``.
+    """
+    config.setdefault("configurable", {})[QUOTA_KEY] = quota
+    return config
+
+
+async def charge_reply(quota: TenantQuota, reply: BaseMessage, price: ModelPrice | None) -> None:
+    """Charge a model reply's tokens (``usage_metadata``) and cost to ``quota``."""
+    usage = reply.usage_metadata if isinstance(reply, AIMessage) else None
+    if not usage:
+        return
+    tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+    cost = 0.0
+    if price is not None:
+        cost = (tokens_in * price.input_per_million + tokens_out * price.output_per_million) / 1e6
+    await quota.charge({"input_tokens": tokens_in, "output_tokens": tokens_out, "cost": cost})

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from server import approvals
 from server.api.deps import Svc
+from server.auth.keys import Tenant
 from server.problems import not_found
 
 router = APIRouter(prefix="/approvals", tags=["approvals"])
@@ -40,6 +41,7 @@ def approval_to_api(approval: dict[str, Any]) -> dict[str, Any]:
 @router.get("", summary="List approvals")
 async def list_approvals(
     services: Svc,
+    tenant: Tenant,
     status: ApprovalStatus = "pending",
     thread_id: str | None = None,
     limit: int = 100,
@@ -52,22 +54,27 @@ async def list_approvals(
         thread_id=thread_id,
         limit=limit,
         offset=offset,
+        tenant=tenant,
     )
     return [approval_to_api(item) for item in found]
 
 
 @router.get("/{approval_id}", summary="Get an approval")
-async def get_approval(approval_id: str, services: Svc) -> dict[str, Any]:
+async def get_approval(approval_id: str, services: Svc, tenant: Tenant) -> dict[str, Any]:
     """One approval, with its decision once made."""
-    found = await approvals.get_approval(services.pool, approval_id)
+    found = await approvals.get_approval(services.pool, approval_id, tenant=tenant)
     if found is None:
         raise not_found(f"approval {approval_id}")
     return approval_to_api(found)
 
 
 @router.post("/{approval_id}/decision", summary="Decide an approval")
-async def decide(approval_id: str, body: DecisionBody, services: Svc) -> dict[str, Any]:
+async def decide(
+    approval_id: str, body: DecisionBody, services: Svc, tenant: Tenant
+) -> dict[str, Any]:
     """Approve, reject or edit; the thread resumes in a new run, returned with the approval."""
     decision = body.model_dump(exclude_none=True, exclude={"actor"})
-    approval, run = await approvals.decide(services.pool, approval_id, decision, body.actor)
+    approval, run = await approvals.decide(
+        services.pool, approval_id, decision, body.actor, tenant=tenant
+    )
     return {"approval": approval_to_api(approval), "run": run.to_api()}

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field, TypeAdapter
 
 from server.api.deps import Services, Svc
+from server.auth.keys import Tenant
 from server.problems import Problem, not_found
 from server.registry import GraphVersion, by_assistant_id, list_graphs
 
@@ -62,9 +63,11 @@ def assistant_to_api(graph: GraphVersion, ordinal: int) -> dict[str, Any]:
     }
 
 
-async def all_assistants(services: Services) -> list[dict[str, Any]]:
-    """Every stored version as an assistant, by graph name then version."""
-    versions = await list_graphs(services.pool, specs_dir=services.settings.specs_dir)
+async def all_assistants(services: Services, tenant: str) -> list[dict[str, Any]]:
+    """Every version ``tenant`` sees as an assistant, by graph name then version."""
+    versions = await list_graphs(
+        services.pool, specs_dir=services.settings.specs_dir, tenant=tenant
+    )
     ordinals: dict[str, int] = {}
     found = []
     for version in versions:  # ordered by name, then SemVer precedence
@@ -73,10 +76,10 @@ async def all_assistants(services: Services) -> list[dict[str, Any]]:
     return found
 
 
-async def resolve_assistant(services: Services, assistant_id: str) -> GraphVersion:
-    """The graph version an assistant id names, or a 404 problem."""
+async def resolve_assistant(services: Services, assistant_id: str, tenant: str) -> GraphVersion:
+    """The graph version an assistant id names for ``tenant``, or a 404 problem."""
     found = await by_assistant_id(
-        services.pool, assistant_id, specs_dir=services.settings.specs_dir
+        services.pool, assistant_id, specs_dir=services.settings.specs_dir, tenant=tenant
     )
     if found is None:
         raise not_found(
@@ -89,12 +92,12 @@ async def resolve_assistant(services: Services, assistant_id: str) -> GraphVersi
 
 @router.post("/search", summary="Search assistants (graph versions)")
 async def search_assistants(
-    body: AssistantSearch, services: Svc, response: Response
+    body: AssistantSearch, services: Svc, response: Response, tenant: Tenant
 ) -> list[dict[str, Any]]:
     """Every graph version matching the filters; ``X-Pagination-Next`` tells the next offset."""
     found = [
         item
-        for item in await all_assistants(services)
+        for item in await all_assistants(services, tenant)
         if (body.graph_id is None or item["graph_id"] == body.graph_id)
         and (body.name is None or body.name.lower() in item["name"].lower())
         and _contains(item["metadata"], body.metadata)
@@ -109,11 +112,11 @@ async def search_assistants(
 
 
 @router.post("/count", summary="Count assistants")
-async def count_assistants(body: AssistantSearch, services: Svc) -> int:
+async def count_assistants(body: AssistantSearch, services: Svc, tenant: Tenant) -> int:
     """How many graph versions match the filters."""
     return sum(
         1
-        for item in await all_assistants(services)
+        for item in await all_assistants(services, tenant)
         if (body.graph_id is None or item["graph_id"] == body.graph_id)
         and (body.name is None or body.name.lower() in item["name"].lower())
         and _contains(item["metadata"], body.metadata)
@@ -121,10 +124,10 @@ async def count_assistants(body: AssistantSearch, services: Svc) -> int:
 
 
 @router.get("/{assistant_id}", summary="Get an assistant")
-async def get_assistant(assistant_id: str, services: Svc) -> dict[str, Any]:
+async def get_assistant(assistant_id: str, services: Svc, tenant: Tenant) -> dict[str, Any]:
     """One graph version as an assistant."""
-    graph = await resolve_assistant(services, assistant_id)
-    for item in await all_assistants(services):
+    graph = await resolve_assistant(services, assistant_id, tenant)
+    for item in await all_assistants(services, tenant):
         if item["assistant_id"] == graph.assistant_id:
             return item
     raise not_found(f"assistant {assistant_id}")
@@ -132,19 +135,20 @@ async def get_assistant(assistant_id: str, services: Svc) -> dict[str, Any]:
 
 @router.get("/{assistant_id}/graph", summary="The assistant's graph (nodes and edges)")
 async def get_assistant_graph(
-    assistant_id: str, services: Svc, xray: int | bool = False
+    assistant_id: str, services: Svc, tenant: Tenant, xray: int | bool = False
 ) -> dict[str, Any]:
     """LangGraph's drawable graph as JSON: ``{nodes, edges}``."""
-    graph = await _compiled(services, await resolve_assistant(services, assistant_id))
+    version = await resolve_assistant(services, assistant_id, tenant)
+    graph = await _compiled(services, version, tenant)
     drawable: dict[str, Any] = graph.get_graph(xray=xray).to_json()
     return drawable
 
 
 @router.get("/{assistant_id}/schemas", summary="The assistant's JSON schemas")
-async def get_assistant_schemas(assistant_id: str, services: Svc) -> dict[str, Any]:
+async def get_assistant_schemas(assistant_id: str, services: Svc, tenant: Tenant) -> dict[str, Any]:
     """Input, output, state, config and context JSON schemas of the graph."""
-    version = await resolve_assistant(services, assistant_id)
-    graph = await _compiled(services, version)
+    version = await resolve_assistant(services, assistant_id, tenant)
+    graph = await _compiled(services, version, tenant)
     return {
         "graph_id": version.name,
         "input_schema": graph.get_input_jsonschema(),
@@ -158,13 +162,13 @@ async def get_assistant_schemas(assistant_id: str, services: Svc) -> dict[str, A
 
 @router.post("/{assistant_id}/versions", summary="Versions of the assistant's graph")
 async def list_assistant_versions(
-    assistant_id: str, body: VersionSearch, services: Svc
+    assistant_id: str, body: VersionSearch, services: Svc, tenant: Tenant
 ) -> list[dict[str, Any]]:
     """Every version of the graph, newest first."""
-    graph = await resolve_assistant(services, assistant_id)
+    graph = await resolve_assistant(services, assistant_id, tenant)
     versions = [
         item
-        for item in await all_assistants(services)
+        for item in await all_assistants(services, tenant)
         if item["graph_id"] == graph.name and _contains(item["metadata"], body.metadata)
     ]
     versions.reverse()
@@ -182,8 +186,8 @@ async def create_assistant() -> None:
     )
 
 
-async def _compiled(services: Services, version: GraphVersion) -> Any:
-    return (await services.graphs.get(version.name, version.version)).graph
+async def _compiled(services: Services, version: GraphVersion, tenant: str) -> Any:
+    return (await services.graphs.get(version.name, version.version, tenant)).graph
 
 
 def _state_schema(graph: Any) -> dict[str, Any] | None:

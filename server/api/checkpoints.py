@@ -20,9 +20,10 @@ from server.problems import Problem
 from server.registry import GraphVersion, get_version
 
 
-async def compiled_graph(services: Services, graph: GraphVersion) -> Any:
-    """``graph`` compiled (cached per version) and bound to a fresh checkpointer."""
-    compiled = await services.graphs.get(graph.name, graph.version)
+async def compiled_graph(services: Services, graph: GraphVersion, tenant: str) -> Any:
+    """``graph`` compiled as ``tenant`` sees it (cached per version), bound to a fresh
+    checkpointer."""
+    compiled = await services.graphs.get(graph.name, graph.version, tenant)
     return compiled.bind(new_checkpointer(services.pool))
 
 
@@ -33,7 +34,13 @@ async def thread_graph_version(
     name, version = thread.get("graph"), thread.get("version")
     if not name or not version:
         return None
-    found = await get_version(services.pool, name, version, specs_dir=services.settings.specs_dir)
+    found = await get_version(
+        services.pool,
+        name,
+        version,
+        specs_dir=services.settings.specs_dir,
+        tenant=thread["tenant_id"],
+    )
     if found is None:
         raise Problem(
             409,
@@ -121,7 +128,7 @@ async def thread_state(
     graph_version = await thread_graph_version(services, thread)
     if graph_version is None:
         return empty_state(thread["thread_id"])
-    graph = await compiled_graph(services, graph_version)
+    graph = await compiled_graph(services, graph_version, thread["tenant_id"])
     snapshot = await graph.aget_state(
         thread_config(thread["thread_id"], checkpoint), subgraphs=subgraphs
     )

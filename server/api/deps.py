@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import Depends, Request
 
 from engine.store.pool import Pool
+from server.auth.keys import Authenticator
 from server.settings import Settings
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ class Services:
     listener: JournalListener
     #: Compiled graph versions, so a request lists the registry only on a version's first use.
     graphs: GraphCache
+    #: Resolves ``x-api-key`` to a tenant (server/auth/keys.py).
+    auth: Authenticator = field(default_factory=Authenticator)
     # Follow-up work a request starts and does not wait for (deleting a
     # stateless run's thread); kept here so it is not garbage-collected and the
     # lifespan can finish it at shutdown.

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from server.api.deps import Svc
+from server.auth.keys import Tenant
 from server.journal import read_after
 from server.problems import not_found
 from server.queue.runs import get_run
@@ -18,11 +19,12 @@ router = APIRouter(tags=["runs"])
 async def run_events(
     run_id: str,
     services: Svc,
+    tenant: Tenant,
     after: Annotated[int, Query(ge=0, description="Return events with a seq above this.")] = 0,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
 ) -> list[dict[str, Any]]:
     """The events the run's stream sends, each with its ``seq`` (the SSE id), in order."""
-    if await get_run(services.pool, run_id) is None:
+    if await get_run(services.pool, run_id, tenant=tenant) is None:
         raise not_found(f"run {run_id}")
     events = await read_after(services.pool, run_id, after, limit)
     return [{"seq": event.seq, "event": event.event, "data": event.data} for event in events]

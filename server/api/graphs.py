@@ -12,6 +12,8 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from engine.spec.validate import validate_text
 from server.api.deps import Services, Svc
+from server.auth.keys import Tenant
+from server.auth.store import DEFAULT_TENANT
 from server.problems import Problem, not_found
 from server.registry import GraphVersion, get_version, list_graphs, registry_from, save_version
 
@@ -53,10 +55,12 @@ def version_to_api(version: GraphVersion) -> dict[str, Any]:
 
 
 @router.get("", summary="List graphs")
-async def list_all(services: Svc) -> list[dict[str, Any]]:
+async def list_all(services: Svc, tenant: Tenant) -> list[dict[str, Any]]:
     """Every graph with its versions (oldest first) and its newest version."""
     graphs: dict[str, list[GraphVersion]] = {}
-    for version in await list_graphs(services.pool, specs_dir=services.settings.specs_dir):
+    for version in await list_graphs(
+        services.pool, specs_dir=services.settings.specs_dir, tenant=tenant
+    ):
         graphs.setdefault(version.name, []).append(version)
     return [
         {
@@ -74,7 +78,7 @@ async def list_all(services: Svc) -> list[dict[str, Any]]:
     status_code=201,
     openapi_extra=_SPEC_BODY,
 )
-async def upload(request: Request, services: Svc) -> JSONResponse:
+async def upload(request: Request, services: Svc, tenant: Tenant) -> JSONResponse:
     """Validate and publish a spec version; its YAML is also written into the specs folder.
 
     Send the YAML as the body (``Content-Type: application/yaml``) or as JSON
@@ -85,8 +89,10 @@ async def upload(request: Request, services: Svc) -> JSONResponse:
     """
     text = await _uploaded_text(request)
     specs_dir = services.settings.specs_dir
-    known = {version.ref for version in await list_graphs(services.pool)}
-    version = await save_version(services.pool, text, file=_UPLOAD_FILE, specs_dir=specs_dir)
+    known = {version.ref for version in await list_graphs(services.pool, tenant=tenant)}
+    version = await save_version(
+        services.pool, text, file=_UPLOAD_FILE, specs_dir=specs_dir, tenant=tenant
+    )
     fresh = version.ref not in known
     return JSONResponse(
         json.loads(json.dumps(version_to_api(version), default=str)),
@@ -100,22 +106,22 @@ async def upload(request: Request, services: Svc) -> JSONResponse:
     summary="Validate a spec without saving it",
     openapi_extra=_SPEC_BODY,
 )
-async def validate(request: Request, services: Svc) -> dict[str, Any]:
+async def validate(request: Request, services: Svc, tenant: Tenant) -> dict[str, Any]:
     """Every issue of the spec, as ``plait validate --format json`` lists them (200 even if any).
 
     ``subgraph`` refs resolve against the registered versions. The editor calls
     this while you type.
     """
     text = await _uploaded_text(request)
-    stored = await list_graphs(services.pool, specs_dir=services.settings.specs_dir)
+    stored = await list_graphs(services.pool, specs_dir=services.settings.specs_dir, tenant=tenant)
     issues = validate_text(text, _UPLOAD_FILE, registry_from(stored))
     return {"issues": [issue.to_dict() for issue in issues]}
 
 
 @router.get("/{name}/layout", summary="Node positions of a graph on the canvas")
-async def get_layout(name: str, services: Svc) -> dict[str, dict[str, float]]:
+async def get_layout(name: str, services: Svc, tenant: Tenant) -> dict[str, dict[str, float]]:
     """``{node_id: {x, y}}`` from ``<specs>/<name>.layout.json``; empty when none is saved."""
-    await _versions_of(services, name)
+    await _versions_of(services, name, tenant)
     path = _layout_path(services, name)
     if not path.is_file():
         return {}
@@ -123,9 +129,22 @@ async def get_layout(name: str, services: Svc) -> dict[str, dict[str, float]]:
 
 
 @router.put("/{name}/layout", summary="Save node positions of a graph")
-async def put_layout(name: str, request: Request, services: Svc) -> dict[str, dict[str, float]]:
-    """Write ``{node_id: {x, y}}`` beside the spec; positions are not part of its digest."""
-    await _versions_of(services, name)
+async def put_layout(
+    name: str, request: Request, services: Svc, tenant: Tenant
+) -> dict[str, dict[str, float]]:
+    """Write ``{node_id: {x, y}}`` beside the spec; positions are not part of its digest.
+
+    Layouts are files of the specs folder, the ``default`` tenant's: only it saves them.
+    """
+    if tenant != DEFAULT_TENANT:
+        raise Problem(
+            403,
+            "layouts are saved in the server's specs folder, which belongs to the tenant "
+            "'default'; other tenants cannot save them",
+            kind="forbidden",
+            title="Forbidden",
+        )
+    await _versions_of(services, name, tenant)
     try:
         layout = _check_layout(json.loads(await request.body()))
     except ValueError as exc:
@@ -137,9 +156,9 @@ async def put_layout(name: str, request: Request, services: Svc) -> dict[str, di
 
 
 @router.get("/{name}/versions", summary="Versions of a graph")
-async def versions(name: str, services: Svc) -> list[dict[str, Any]]:
+async def versions(name: str, services: Svc, tenant: Tenant) -> list[dict[str, Any]]:
     """Every stored version of ``name``, oldest first."""
-    return [version_to_api(version) for version in await _versions_of(services, name)]
+    return [version_to_api(version) for version in await _versions_of(services, name, tenant)]
 
 
 @router.get(
@@ -148,9 +167,9 @@ async def versions(name: str, services: Svc) -> list[dict[str, Any]]:
     response_class=PlainTextResponse,
     responses={200: {"content": {YAML_MEDIA_TYPE: {"schema": {"type": "string"}}}}},
 )
-async def version_yaml(name: str, version: str, services: Svc) -> PlainTextResponse:
+async def version_yaml(name: str, version: str, services: Svc, tenant: Tenant) -> PlainTextResponse:
     """The spec text exactly as it was published."""
-    found = await _version(services, name, version)
+    found = await _version(services, name, version, tenant)
     return PlainTextResponse(found.yaml, media_type=YAML_MEDIA_TYPE)
 
 
@@ -158,12 +177,13 @@ async def version_yaml(name: str, version: str, services: Svc) -> PlainTextRespo
 async def diff(
     name: str,
     services: Svc,
+    tenant: Tenant,
     from_version: Annotated[str, Query(alias="from")],
     to_version: Annotated[str, Query(alias="to")],
 ) -> dict[str, Any]:
     """A unified text diff of the YAML and which node ids were added, removed or changed."""
-    old = await _version(services, name, from_version)
-    new = await _version(services, name, to_version)
+    old = await _version(services, name, from_version, tenant)
+    new = await _version(services, name, to_version, tenant)
     unified = "".join(
         difflib.unified_diff(
             old.yaml.splitlines(keepends=True),
@@ -216,10 +236,12 @@ async def _uploaded_text(request: Request) -> str:
     )
 
 
-async def _versions_of(services: Services, name: str) -> list[GraphVersion]:
+async def _versions_of(services: Services, name: str, tenant: str) -> list[GraphVersion]:
     found = [
         version
-        for version in await list_graphs(services.pool, specs_dir=services.settings.specs_dir)
+        for version in await list_graphs(
+            services.pool, specs_dir=services.settings.specs_dir, tenant=tenant
+        )
         if version.name == name
     ]
     if not found:
@@ -227,10 +249,12 @@ async def _versions_of(services: Services, name: str) -> list[GraphVersion]:
     return found
 
 
-async def _version(services: Services, name: str, version: str) -> GraphVersion:
-    found = await get_version(services.pool, name, version, specs_dir=services.settings.specs_dir)
+async def _version(services: Services, name: str, version: str, tenant: str) -> GraphVersion:
+    found = await get_version(
+        services.pool, name, version, specs_dir=services.settings.specs_dir, tenant=tenant
+    )
     if found is None:
-        known = [item.version for item in await _versions_of(services, name)]
+        known = [item.version for item in await _versions_of(services, name, tenant)]
         raise not_found(
             f"{name}@{version}", f"{name} has no version {version!r} (known: {', '.join(known)})"
         )

@@ -21,10 +21,14 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse
 
+from engine.runtime.budgets import read_usage
 from engine.runtime.runner import check_input
+from engine.store.checkpointer import new_checkpointer
 from server.api.assistants import resolve_assistant
 from server.api.checkpoints import thread_state, values_with_interrupts
 from server.api.deps import Services, Svc
+from server.auth.keys import Tenant
+from server.auth.store import DEFAULT_TENANT
 from server.journal import JournalEvent
 from server.problems import Problem, not_found
 from server.queue import threads
@@ -106,10 +110,15 @@ IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_lengt
 
 @router.post("/threads/{thread_id}/runs", summary="Create a background run")
 async def create_background(
-    thread_id: str, body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+    thread_id: str,
+    body: RunCreate,
+    request: Request,
+    services: Svc,
+    tenant: Tenant,
+    key: IdempotencyKey = None,
 ) -> JSONResponse:
     """Queue a run and return it at once; follow it with join or the stream routes."""
-    run = await _create(services, request, body, thread_id, key)
+    run = await _create(services, request, body, thread_id, key, tenant)
     return _run_response(run)
 
 
@@ -119,19 +128,29 @@ async def create_background(
     response_class=EventSourceResponse,
 )
 async def create_stream(
-    thread_id: str, body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+    thread_id: str,
+    body: RunCreate,
+    request: Request,
+    services: Svc,
+    tenant: Tenant,
+    key: IdempotencyKey = None,
 ) -> EventSourceResponse:
     """Queue a run and stream its events; ``Location`` is where to rejoin with ``Last-Event-ID``."""
-    run = await _create(services, request, body, thread_id, key)
+    run = await _create(services, request, body, thread_id, key, tenant)
     return _stream_created(services, run, body)
 
 
 @router.post("/threads/{thread_id}/runs/wait", summary="Create a run and wait for its result")
 async def create_wait(
-    thread_id: str, body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+    thread_id: str,
+    body: RunCreate,
+    request: Request,
+    services: Svc,
+    tenant: Tenant,
+    key: IdempotencyKey = None,
 ) -> JSONResponse:
     """Queue a run, wait until it ends, and return the thread's values (with ``__interrupt__``)."""
-    run = await _create(services, request, body, thread_id, key)
+    run = await _create(services, request, body, thread_id, key, tenant)
     return await _wait_response(services, run)
 
 
@@ -139,33 +158,42 @@ async def create_wait(
 async def list_thread_runs(
     thread_id: str,
     services: Svc,
+    tenant: Tenant,
     limit: Annotated[int, Query(ge=1, le=1000)] = 10,
     offset: Annotated[int, Query(ge=0)] = 0,
     status: RunStatusFilter | None = None,
 ) -> list[dict[str, Any]]:
     """The thread's runs, newest first."""
-    await _thread(services, thread_id)
-    found = await list_runs(services.pool, thread_id, limit=limit, offset=offset, status=status)
+    await _thread(services, thread_id, tenant)
+    found = await list_runs(
+        services.pool, thread_id, limit=limit, offset=offset, status=status, tenant=tenant
+    )
     return [run.to_api() for run in found]
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}", summary="Get a run")
-async def get_thread_run(thread_id: str, run_id: str, services: Svc) -> dict[str, Any]:
-    """One run."""
-    return (await _run(services, thread_id, run_id)).to_api()
+async def get_thread_run(
+    thread_id: str, run_id: str, services: Svc, tenant: Tenant
+) -> dict[str, Any]:
+    """One run, with ``usage``: its thread's totals so far (spec budgets; ``null`` without)."""
+    run = await _run(services, thread_id, run_id, tenant)
+    usage = await read_usage(
+        new_checkpointer(services.pool), {"configurable": {"thread_id": thread_id}}
+    )
+    return {**run.to_api(), "usage": usage}
 
 
 @router.delete("/threads/{thread_id}/runs/{run_id}", summary="Delete a run", status_code=204)
-async def delete_thread_run(thread_id: str, run_id: str, services: Svc) -> Response:
+async def delete_thread_run(thread_id: str, run_id: str, services: Svc, tenant: Tenant) -> Response:
     """Delete a finished run and its journal (cancel an active run first)."""
-    await delete_run(services.pool, thread_id, run_id)
+    await delete_run(services.pool, thread_id, run_id, tenant=tenant)
     return Response(status_code=204)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join", summary="Wait for a run to end")
-async def join(thread_id: str, run_id: str, services: Svc) -> JSONResponse:
+async def join(thread_id: str, run_id: str, services: Svc, tenant: Tenant) -> JSONResponse:
     """Wait until the run ends; return the thread's values (with ``__interrupt__``)."""
-    return await _wait_response(services, await _run(services, thread_id, run_id))
+    return await _wait_response(services, await _run(services, thread_id, run_id, tenant))
 
 
 @router.get(
@@ -177,13 +205,14 @@ async def join_stream(
     thread_id: str,
     run_id: str,
     services: Svc,
+    tenant: Tenant,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
     # The SDK sends `stream_mode=` (empty) when it has none: that means every mode.
     stream_mode: Annotated[list[StreamMode | Literal[""]] | None, Query()] = None,
     cancel_on_disconnect: bool = False,
 ) -> EventSourceResponse:
     """The run's events after ``Last-Event-ID`` (all of them without it), until ``end``."""
-    run = await _run(services, thread_id, run_id)
+    run = await _run(services, thread_id, run_id, tenant)
     modes = [mode for mode in stream_mode or () if mode]
     after = _seq(last_event_id)
     return _stream(services, run, modes, cancel_on_disconnect=cancel_on_disconnect, after=after)
@@ -194,6 +223,7 @@ async def cancel(
     thread_id: str,
     run_id: str,
     services: Svc,
+    tenant: Tenant,
     wait: bool = False,
     action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> JSONResponse:
@@ -201,11 +231,11 @@ async def cancel(
 
     With ``wait=1`` the response comes when the run has stopped.
     """
-    run = await cancel_run(services.pool, thread_id, run_id, action)
+    run = await cancel_run(services.pool, thread_id, run_id, action, tenant=tenant)
     if not wait:
         return _run_response(run, status_code=202)
     await _wait_for_end(services, run)
-    return _run_response(await get_run(services.pool, run_id, thread_id) or run)
+    return _run_response(await get_run(services.pool, run_id, thread_id, tenant=tenant) or run)
 
 
 # ----------------------------------------------------------------------- stateless
@@ -213,10 +243,14 @@ async def cancel(
 
 @router.post("/runs", summary="Create a stateless background run")
 async def create_stateless(
-    body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+    body: RunCreate,
+    request: Request,
+    services: Svc,
+    tenant: Tenant,
+    key: IdempotencyKey = None,
 ) -> JSONResponse:
     """A background run on a new temporary thread."""
-    run = await _create(services, request, body, None, key)
+    run = await _create(services, request, body, None, key, tenant)
     if _delete_on_completion(body, key):
         services.spawn(_delete_when_done(services, run))
     return _run_response(run)
@@ -228,10 +262,14 @@ async def create_stateless(
     response_class=EventSourceResponse,
 )
 async def create_stateless_stream(
-    body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+    body: RunCreate,
+    request: Request,
+    services: Svc,
+    tenant: Tenant,
+    key: IdempotencyKey = None,
 ) -> EventSourceResponse:
     """A streamed run on a new temporary thread."""
-    run = await _create(services, request, body, None, key)
+    run = await _create(services, request, body, None, key, tenant)
     if _delete_on_completion(body, key):
         services.spawn(_delete_when_done(services, run))
     return _stream_created(services, run, body)
@@ -239,13 +277,17 @@ async def create_stateless_stream(
 
 @router.post("/runs/wait", summary="Create a stateless run and wait for its result")
 async def create_stateless_wait(
-    body: RunCreate, request: Request, services: Svc, key: IdempotencyKey = None
+    body: RunCreate,
+    request: Request,
+    services: Svc,
+    tenant: Tenant,
+    key: IdempotencyKey = None,
 ) -> JSONResponse:
     """A run on a new temporary thread; returns its final values."""
-    run = await _create(services, request, body, None, key)
+    run = await _create(services, request, body, None, key, tenant)
     response = await _wait_response(services, run)
     if _delete_on_completion(body, key):
-        await _delete_thread(services, run.thread_id)
+        await _delete_thread(services, run.thread_id, tenant)
     return response
 
 
@@ -262,26 +304,34 @@ def _delete_on_completion(body: RunCreate, key: str | None) -> bool:
 
 
 async def _create(
-    services: Services, request: Request, body: RunCreate, thread_id: str | None, key: str | None
+    services: Services,
+    request: Request,
+    body: RunCreate,
+    thread_id: str | None,
+    key: str | None,
+    tenant: str,
 ) -> Run:
-    """Insert the run (the strategy and the idempotency key apply in its transaction)."""
+    """Insert the tenant's run (the strategy and the idempotency key apply in its transaction)."""
     route = f"{request.method} {request.url.path}"
     if thread_id is None:
         # Resolved first: an unknown assistant must not leave a thread behind.
-        graph = await resolve_assistant(services, body.assistant_id)
+        graph = await resolve_assistant(services, body.assistant_id, tenant)
         # A retried stateless request must land on the same temporary thread,
-        # or its idempotency key could not find the first run's thread.
+        # or its idempotency key could not find the first run's thread. Keys
+        # are the tenant's: another tenant's same key names another thread.
+        scope = route if tenant == DEFAULT_TENANT else f"{tenant}\n{route}"
         thread_id = (
-            str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{route}\n{key}")) if key else str(uuid.uuid4())
+            str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{scope}\n{key}")) if key else str(uuid.uuid4())
         )
         await threads.create_thread(
             services.pool,
             thread_id=thread_id,
             metadata={"plait_stateless": True},
             if_exists="do_nothing",
+            tenant=tenant,
         )
     else:
-        graph = await _graph_for(services, body.assistant_id, thread_id)
+        graph = await _graph_for(services, body.assistant_id, thread_id, tenant)
     if isinstance(body.input, dict):
         # Refused before a run exists, as `plait run` refuses it.
         check_input(graph.loaded.spec, body.input)
@@ -296,23 +346,30 @@ async def _create(
         request_hash=hash_request(await request.json()) if key else None,
         route=route,
         if_not_exists=body.if_not_exists,
+        tenant=tenant,
     )
     return run
 
 
-async def _graph_for(services: Services, assistant_id: str, thread_id: str) -> GraphVersion:
+async def _graph_for(
+    services: Services, assistant_id: str, thread_id: str, tenant: str
+) -> GraphVersion:
     """The graph version to run; a bare graph name on a thread means the thread's version.
 
     A thread only continues on the spec it started with, so "the newest
     version" would refuse every thread started before an upgrade.
     """
-    graph = await resolve_assistant(services, assistant_id)
+    graph = await resolve_assistant(services, assistant_id, tenant)
     if "@" in assistant_id or graph.assistant_id == assistant_id:
         return graph
-    thread = await threads.get_thread(services.pool, thread_id)
+    thread = await threads.get_thread(services.pool, thread_id, tenant)
     if thread is not None and thread.get("graph") == graph.name and thread.get("version"):
         pinned = await get_version(
-            services.pool, graph.name, thread["version"], specs_dir=services.settings.specs_dir
+            services.pool,
+            graph.name,
+            thread["version"],
+            specs_dir=services.settings.specs_dir,
+            tenant=tenant,
         )
         if pinned is not None:
             return pinned
@@ -379,7 +436,7 @@ def _stream(
 async def _wait_response(services: Services, run: Run) -> JSONResponse:
     """The thread's values once ``run`` has ended, or ``{"__error__": ...}`` when it failed."""
     error = await _wait_for_end(services, run)
-    thread = await threads.get_thread(services.pool, run.thread_id)
+    thread = await threads.get_thread(services.pool, run.thread_id, run.tenant)
     if error is not None:
         body: dict[str, Any] = {"__error__": error}
     elif thread is None:
@@ -412,28 +469,28 @@ async def _wait_for_end(services: Services, run: Run) -> dict[str, Any] | None:
 
 async def _delete_when_done(services: Services, run: Run) -> None:
     await _wait_for_end(services, run)
-    await _delete_thread(services, run.thread_id)
+    await _delete_thread(services, run.thread_id, run.tenant)
 
 
-async def _delete_thread(services: Services, thread_id: str) -> None:
+async def _delete_thread(services: Services, thread_id: str, tenant: str) -> None:
     """Delete a stateless run's thread (with its checkpoints); a client may have already."""
     with contextlib.suppress(threads.ThreadNotFound):
-        await threads.delete_thread(services.pool, thread_id)
+        await threads.delete_thread(services.pool, thread_id, tenant)
 
 
 async def _cancel_quietly(services: Services, run: Run) -> None:
     await cancel_run(services.pool, run.thread_id, run.run_id, "interrupt")
 
 
-async def _thread(services: Services, thread_id: str) -> dict[str, Any]:
-    thread = await threads.get_thread(services.pool, thread_id)
+async def _thread(services: Services, thread_id: str, tenant: str) -> dict[str, Any]:
+    thread = await threads.get_thread(services.pool, thread_id, tenant)
     if thread is None:
         raise not_found(f"thread {thread_id}")
     return thread
 
 
-async def _run(services: Services, thread_id: str, run_id: str) -> Run:
-    run = await get_run(services.pool, run_id, thread_id)
+async def _run(services: Services, thread_id: str, run_id: str, tenant: str) -> Run:
+    run = await get_run(services.pool, run_id, thread_id, tenant=tenant)
     if run is None:
         raise not_found(f"run {run_id}", f"run {run_id} not found on thread {thread_id}")
     return run

@@ -19,6 +19,7 @@ from server.api.checkpoints import (
 )
 from server.api.deps import Services, Svc
 from server.api.threads import get_thread_or_404
+from server.auth.keys import Tenant
 from server.problems import Problem
 from server.registry import GraphVersion
 
@@ -66,40 +67,46 @@ class HistoryQuery(BaseModel):
 
 
 @router.get("/state", summary="The thread's current state")
-async def get_state(thread_id: str, services: Svc, subgraphs: bool = False) -> dict[str, Any]:
+async def get_state(
+    thread_id: str, services: Svc, tenant: Tenant, subgraphs: bool = False
+) -> dict[str, Any]:
     """Values, next nodes, tasks (with interrupts) and the checkpoint it was read from."""
-    thread = await get_thread_or_404(services, thread_id)
+    thread = await get_thread_or_404(services, thread_id, tenant)
     return await thread_state(services, thread, subgraphs=subgraphs)
 
 
 @router.get("/state/{checkpoint_id}", summary="The thread's state at a checkpoint")
 async def get_state_at(
-    thread_id: str, checkpoint_id: str, services: Svc, subgraphs: bool = False
+    thread_id: str, checkpoint_id: str, services: Svc, tenant: Tenant, subgraphs: bool = False
 ) -> dict[str, Any]:
     """The state as it was at ``checkpoint_id``."""
-    thread = await get_thread_or_404(services, thread_id)
+    thread = await get_thread_or_404(services, thread_id, tenant)
     checkpoint = {"checkpoint_id": checkpoint_id}
     return await thread_state(services, thread, checkpoint, subgraphs=subgraphs)
 
 
 @router.post("/state/checkpoint", summary="The thread's state at a checkpoint (by body)")
-async def post_state_at(thread_id: str, body: StateAtCheckpoint, services: Svc) -> dict[str, Any]:
+async def post_state_at(
+    thread_id: str, body: StateAtCheckpoint, services: Svc, tenant: Tenant
+) -> dict[str, Any]:
     """The state at a checkpoint given as an object (subgraph namespaces included)."""
-    thread = await get_thread_or_404(services, thread_id)
+    thread = await get_thread_or_404(services, thread_id, tenant)
     checkpoint = body.checkpoint.model_dump(exclude_none=True)
     return await thread_state(services, thread, checkpoint, subgraphs=body.subgraphs)
 
 
 @router.post("/state", summary="Update the thread's state")
-async def update_state(thread_id: str, body: StateUpdate, services: Svc) -> dict[str, Any]:
+async def update_state(
+    thread_id: str, body: StateUpdate, services: Svc, tenant: Tenant
+) -> dict[str, Any]:
     """Write ``values`` as if node ``as_node`` had returned them; returns the new checkpoint.
 
     A thread with no run yet gets its graph from its metadata (``graph_id`` or
     ``assistant_id``, as the SDK's ``threads.create(graph_id=...)`` sets it).
     """
-    thread = await get_thread_or_404(services, thread_id)
+    thread = await get_thread_or_404(services, thread_id, tenant)
     version = await thread_graph_version(services, thread) or await _first_graph(services, thread)
-    graph = await compiled_graph(services, version)
+    graph = await compiled_graph(services, version, tenant)
     checkpoint = body.checkpoint.model_dump(exclude_none=True) if body.checkpoint else {}
     if body.checkpoint_id:
         checkpoint["checkpoint_id"] = body.checkpoint_id
@@ -114,13 +121,15 @@ async def update_state(thread_id: str, body: StateUpdate, services: Svc) -> dict
 
 
 @router.post("/history", summary="The thread's past states")
-async def history(thread_id: str, body: HistoryQuery, services: Svc) -> list[dict[str, Any]]:
+async def history(
+    thread_id: str, body: HistoryQuery, services: Svc, tenant: Tenant
+) -> list[dict[str, Any]]:
     """States newest first, optionally before a checkpoint and filtered by metadata."""
-    thread = await get_thread_or_404(services, thread_id)
+    thread = await get_thread_or_404(services, thread_id, tenant)
     version = await thread_graph_version(services, thread)
     if version is None:
         return []
-    graph = await compiled_graph(services, version)
+    graph = await compiled_graph(services, version, tenant)
     before = body.before
     if isinstance(before, str):
         before = CheckpointRef(checkpoint_id=before)
@@ -150,7 +159,7 @@ async def _first_graph(services: Services, thread: dict[str, Any]) -> GraphVersi
             kind="thread-without-graph",
             title="Thread has no graph",
         )
-    version = await resolve_assistant(services, named)
+    version = await resolve_assistant(services, named, thread["tenant_id"])
     await claim_thread(
         services.pool,
         thread["thread_id"],

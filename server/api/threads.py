@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from server.api.checkpoints import thread_state
 from server.api.deps import Services, Svc
+from server.auth.keys import Tenant
 from server.problems import Problem, not_found
 from server.queue import threads
 
@@ -58,16 +59,16 @@ async def thread_to_api(services: Services, thread: Mapping[str, Any]) -> dict[s
     return {**thread, "values": state["values"], "interrupts": interrupts}
 
 
-async def get_thread_or_404(services: Services, thread_id: str) -> dict[str, Any]:
-    """The stored thread, or a 404 problem."""
-    thread = await threads.get_thread(services.pool, thread_id)
+async def get_thread_or_404(services: Services, thread_id: str, tenant: str) -> dict[str, Any]:
+    """The tenant's stored thread, or a 404 problem (also for another tenant's thread)."""
+    thread = await threads.get_thread(services.pool, thread_id, tenant)
     if thread is None:
         raise not_found(f"thread {thread_id}")
     return thread
 
 
 @router.post("", summary="Create a thread")
-async def create_thread(body: ThreadCreate, services: Svc) -> dict[str, Any]:
+async def create_thread(body: ThreadCreate, services: Svc, tenant: Tenant) -> dict[str, Any]:
     """A new thread (no graph until its first run); ``if_exists`` decides about a known id."""
     if body.supersteps:
         raise Problem(
@@ -76,13 +77,17 @@ async def create_thread(body: ThreadCreate, services: Svc) -> dict[str, Any]:
             kind="not-supported",
         )
     thread = await threads.create_thread(
-        services.pool, thread_id=body.thread_id, metadata=body.metadata, if_exists=body.if_exists
+        services.pool,
+        thread_id=body.thread_id,
+        metadata=body.metadata,
+        if_exists=body.if_exists,
+        tenant=tenant,
     )
     return await thread_to_api(services, thread)
 
 
 @router.post("/search", summary="Search threads")
-async def search_threads(body: ThreadSearch, services: Svc) -> list[dict[str, Any]]:
+async def search_threads(body: ThreadSearch, services: Svc, tenant: Tenant) -> list[dict[str, Any]]:
     """Threads by metadata (containment), status and ids; ``values`` filters the page found."""
     found = await threads.search_threads(
         services.pool,
@@ -93,6 +98,7 @@ async def search_threads(body: ThreadSearch, services: Svc) -> list[dict[str, An
         offset=body.offset,
         sort_by=body.sort_by,
         sort_order=body.sort_order,
+        tenant=tenant,
     )
     results = [await thread_to_api(services, thread) for thread in found]
     if body.values:
@@ -106,20 +112,24 @@ async def search_threads(body: ThreadSearch, services: Svc) -> list[dict[str, An
 
 
 @router.get("/{thread_id}", summary="Get a thread")
-async def get_thread(thread_id: str, services: Svc) -> dict[str, Any]:
+async def get_thread(thread_id: str, services: Svc, tenant: Tenant) -> dict[str, Any]:
     """The thread with its current values and pending interrupts."""
-    return await thread_to_api(services, await get_thread_or_404(services, thread_id))
+    return await thread_to_api(services, await get_thread_or_404(services, thread_id, tenant))
 
 
 @router.patch("/{thread_id}", summary="Update a thread's metadata")
-async def patch_thread(thread_id: str, body: ThreadPatch, services: Svc) -> dict[str, Any]:
+async def patch_thread(
+    thread_id: str, body: ThreadPatch, services: Svc, tenant: Tenant
+) -> dict[str, Any]:
     """Merge ``metadata`` into the thread's (top-level keys replace)."""
-    thread = await threads.update_thread(services.pool, thread_id, metadata=body.metadata)
+    thread = await threads.update_thread(
+        services.pool, thread_id, metadata=body.metadata, tenant=tenant
+    )
     return await thread_to_api(services, thread)
 
 
 @router.delete("/{thread_id}", summary="Delete a thread", status_code=204)
-async def delete_thread(thread_id: str, services: Svc) -> Response:
+async def delete_thread(thread_id: str, services: Svc, tenant: Tenant) -> Response:
     """Delete the thread with its runs, journals, approvals and checkpoints."""
-    await threads.delete_thread(services.pool, thread_id)
+    await threads.delete_thread(services.pool, thread_id, tenant)
     return Response(status_code=204)

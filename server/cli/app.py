@@ -20,6 +20,7 @@ from server.cli.run import run_command
 from server.cli.schema import schema_command
 from server.cli.serve import serve_command
 from server.cli.specs import InvalidSpec
+from server.cli.tenants import keys_app, tenants_app
 from server.cli.validate import validate_command
 from server.cli.worker import worker_command
 
@@ -42,6 +43,8 @@ app.command("graph", epilog=EXIT_CODES_HELP)(graph_command)
 app.command("schema", epilog=EXIT_CODES_HELP)(schema_command)
 app.command("serve", epilog=EXIT_CODES_HELP)(serve_command)
 app.command("worker", epilog=EXIT_CODES_HELP)(worker_command)
+app.add_typer(tenants_app, name="tenants")
+app.add_typer(keys_app, name="keys")
 
 
 def main() -> None:

@@ -16,11 +16,12 @@ from psycopg.types.json import Jsonb
 
 from engine.store.checkpointer import new_checkpointer
 from engine.store.pool import Pool
+from server.auth.store import DEFAULT_TENANT
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 THREAD_STATUSES: tuple[str, ...] = ("idle", "busy", "interrupted", "error")
 
-_COLUMNS = "thread_id, graph, version, digest, metadata, status, created_at, updated_at"
+_COLUMNS = "thread_id, graph, version, digest, metadata, status, created_at, updated_at, tenant_id"
 _SORTABLE = ("thread_id", "status", "created_at", "updated_at")
 
 
@@ -46,11 +47,14 @@ async def create_thread(
     thread_id: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     if_exists: str = "raise",
+    tenant: str = DEFAULT_TENANT,
 ) -> dict[str, Any]:
-    """Create a thread (a new uuid when ``thread_id`` is None).
+    """Create a thread of ``tenant`` (a new uuid when ``thread_id`` is None).
 
     ``if_exists``: ``raise`` (:class:`ThreadExists`) or ``do_nothing``
-    (return the existing thread unchanged), as the Agent Server does.
+    (return the existing thread unchanged), as the Agent Server does. An id
+    another tenant's thread has is refused with :class:`ThreadExists` either
+    way (thread ids are global).
     """
     if if_exists not in ("raise", "do_nothing"):
         raise ValueError(f"unknown if_exists {if_exists!r}; use 'raise' or 'do_nothing'")
@@ -58,28 +62,31 @@ async def create_thread(
     async with pool.connection() as conn:
         cursor = await conn.execute(
             f"""
-            INSERT INTO plait_threads (thread_id, metadata) VALUES (%s, %s)
+            INSERT INTO plait_threads (thread_id, metadata, tenant_id) VALUES (%s, %s, %s)
             ON CONFLICT (thread_id) DO NOTHING
             RETURNING {_COLUMNS}
             """,
-            (tid, Jsonb(dict(metadata or {}))),
+            (tid, Jsonb(dict(metadata or {})), tenant),
         )
         row = await cursor.fetchone()
     if row is not None:
         return _thread(row)
     if if_exists == "raise":
         raise ThreadExists(tid)
-    existing = await get_thread(pool, tid)
-    if existing is None:  # deleted in between
-        raise ThreadNotFound(tid)
+    existing = await get_thread(pool, tid, tenant)
+    if existing is None:  # deleted in between, or another tenant's
+        raise ThreadExists(tid)
     return existing
 
 
-async def get_thread(pool: Pool, thread_id: str) -> dict[str, Any] | None:
-    """The thread, or ``None``."""
+async def get_thread(
+    pool: Pool, thread_id: str, tenant: str = DEFAULT_TENANT
+) -> dict[str, Any] | None:
+    """The thread, or ``None`` (also when it is another tenant's)."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_threads WHERE thread_id = %s", (thread_id,)
+            f"SELECT {_COLUMNS} FROM plait_threads WHERE thread_id = %s AND tenant_id = %s",
+            (thread_id, tenant),
         )
         row = await cursor.fetchone()
     return None if row is None else _thread(row)
@@ -95,6 +102,7 @@ async def search_threads(
     offset: int = 0,
     sort_by: str = "created_at",
     sort_order: str = "desc",
+    tenant: str = DEFAULT_TENANT,
 ) -> list[dict[str, Any]]:
     """Threads whose metadata contains ``metadata`` (JSON containment), by status and ids."""
     if sort_by not in _SORTABLE:
@@ -104,20 +112,20 @@ async def search_threads(
         cursor = await conn.execute(
             f"""
             SELECT {_COLUMNS} FROM plait_threads
-            WHERE metadata @> %s
+            WHERE tenant_id = %s AND metadata @> %s
               AND (%s::text IS NULL OR status = %s)
               AND (%s::text[] IS NULL OR thread_id = ANY(%s))
             ORDER BY {sort_by} {order}, thread_id
             LIMIT %s OFFSET %s
             """.encode(),
-            (Jsonb(dict(metadata or {})), status, status, ids, ids, limit, offset),
+            (tenant, Jsonb(dict(metadata or {})), status, status, ids, ids, limit, offset),
         )
         rows = await cursor.fetchall()
     return [_thread(row) for row in rows]
 
 
 async def update_thread(
-    pool: Pool, thread_id: str, *, metadata: Mapping[str, Any]
+    pool: Pool, thread_id: str, *, metadata: Mapping[str, Any], tenant: str = DEFAULT_TENANT
 ) -> dict[str, Any]:
     """Merge ``metadata`` into the thread's (top-level keys replace).
 
@@ -127,10 +135,10 @@ async def update_thread(
         cursor = await conn.execute(
             f"""
             UPDATE plait_threads SET metadata = metadata || %s, updated_at = now()
-            WHERE thread_id = %s
+            WHERE thread_id = %s AND tenant_id = %s
             RETURNING {_COLUMNS}
             """,
-            (Jsonb(dict(metadata)), thread_id),
+            (Jsonb(dict(metadata)), thread_id, tenant),
         )
         row = await cursor.fetchone()
     if row is None:
@@ -138,7 +146,7 @@ async def update_thread(
     return _thread(row)
 
 
-async def delete_thread(pool: Pool, thread_id: str) -> None:
+async def delete_thread(pool: Pool, thread_id: str, tenant: str = DEFAULT_TENANT) -> None:
     """Delete the thread with its runs, journals, approvals and checkpoints.
 
     Raises :class:`ThreadNotFound`. Checkpoints go through the saver's own
@@ -146,7 +154,8 @@ async def delete_thread(pool: Pool, thread_id: str) -> None:
     """
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            "DELETE FROM plait_threads WHERE thread_id = %s RETURNING thread_id", (thread_id,)
+            "DELETE FROM plait_threads WHERE thread_id = %s AND tenant_id = %s RETURNING thread_id",
+            (thread_id, tenant),
         )
         deleted = await cursor.fetchone()
     if deleted is None:
@@ -179,4 +188,5 @@ def _thread(row: Mapping[str, Any]) -> dict[str, Any]:
         "graph": row["graph"],
         "version": row["version"],
         "digest": row["digest"],
+        "tenant_id": row["tenant_id"],
     }

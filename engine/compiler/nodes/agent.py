@@ -53,6 +53,8 @@ def agent_compute(
         "extend",
     )
     loaded_tools: dict[str, BaseTool] | None = None
+    limits = ctx.loaded.spec.spec.limits
+    parallel = limits.parallel_tool_calls if limits is not None else None
     bound: dict[str, Runnable[LanguageModelInput, BaseMessage]] = {}
 
     def agent_tools() -> dict[str, BaseTool]:
@@ -80,6 +82,15 @@ def agent_compute(
         history = list(scope.raw.get(messages_field) or []) if messages_field else []
         new: list[BaseMessage] = [HumanMessage(scope.render(prompt))]
         repair = ToolCallRepair(ctx, model_name, node_id)  # unparsable tool-call arguments
+        # `limits.parallel_tool_calls`: at most that many of one reply's calls run at once.
+        slots = asyncio.Semaphore(parallel) if parallel is not None else None
+
+        async def limited(call: ToolCall, position: tuple[int, int]) -> ToolMessage:
+            if slots is None:
+                return await _call(by_name, call, scope, node_id, position, as_data_)
+            async with slots:
+                return await _call(by_name, call, scope, node_id, position, as_data_)
+
         for iteration in range(limit):
             reply = await invoke_model(
                 ctx, model_name, [*head, *history, *new], model_for=with_tools
@@ -93,10 +104,7 @@ def agent_compute(
                 return reply.text
             new.extend(
                 await asyncio.gather(
-                    *(
-                        _call(by_name, call, scope, node_id, (iteration, index), as_data_)
-                        for index, call in enumerate(calls)
-                    )
+                    *(limited(call, (iteration, index)) for index, call in enumerate(calls))
                 )
             )
             new.extend(repairs)

@@ -155,7 +155,7 @@ async def test_tool_calls_refusals_and_decisions_are_audited(
         ("approval", "pay", "refund", "reviewer"),
         ("tool_call", "pay", "refund", "node:pay"),
     ]
-    assert all(r["run_id"] and r["step"] and r["tenant"] is None for r in rows)
+    assert all(r["run_id"] and r["step"] and r["tenant"] == "default" for r in rows)
     assert rows[3]["detail"]["decision"] == "edit"
     assert rows[4]["detail"]["args"] == {"order": "o-2"}
     assert rows[0]["run_id"] != rows[4]["run_id"]  # the resume is a run of its own

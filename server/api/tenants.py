@@ -1,0 +1,171 @@
+"""Tenants and their API keys (admin only), daily usage, and the process's breakers.
+
+``/tenants...`` needs an admin key (403 for member keys). ``GET /usage`` is
+the caller's own tenant's day; ``GET /tenants/{id}/usage`` any tenant's (admin).
+``GET /breakers`` shows the circuit breakers of the process that answers
+(each worker process has its own; docs/governance.md).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.runtime import breakers
+from server.api.deps import Svc
+from server.auth import store
+from server.auth.keys import Admin, Tenant
+from server.problems import Problem, not_found
+
+router = APIRouter(tags=["tenants"])
+
+TenantId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")]
+
+
+class TenantLimits(BaseModel):
+    """A tenant's limits; ``null`` (or absent) means none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_running_runs: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Runs of the tenant executing at once, across all workers."
+    )
+    daily_max_steps: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Node steps per UTC day."
+    )
+    daily_max_tokens: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Input plus output tokens per UTC day."
+    )
+    daily_max_cost: Annotated[float, Field(gt=0)] | None = Field(
+        None, description="Cost per UTC day, from the models' `price`."
+    )
+
+
+class TenantCreate(TenantLimits):
+    """Body of ``POST /tenants``."""
+
+    tenant_id: TenantId
+    name: str = ""
+
+
+class TenantPatch(TenantLimits):
+    """Body of ``PATCH /tenants/{id}``: only the fields sent change (``null`` removes a limit)."""
+
+    name: str | None = None
+
+
+class KeyCreate(BaseModel):
+    """Body of ``POST /tenants/{id}/keys``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["admin", "member"] = "member"
+    name: str = ""
+
+
+@router.post("/tenants", summary="Create a tenant", status_code=201)
+async def create_tenant(body: TenantCreate, services: Svc, _: Admin) -> dict[str, Any]:
+    """A new tenant with its limits (admin only)."""
+    limits = body.model_dump(include=set(store.LIMIT_FIELDS))
+    try:
+        return await store.create_tenant(
+            services.pool, body.tenant_id, name=body.name, limits=limits
+        )
+    except store.TenantExists as exc:
+        raise Problem(409, str(exc), kind="tenant-exists", title="Tenant exists") from None
+
+
+@router.get("/tenants", summary="List tenants")
+async def list_tenants(services: Svc, _: Admin) -> list[dict[str, Any]]:
+    """Every tenant with its limits (admin only)."""
+    return await store.list_tenants(services.pool)
+
+
+@router.get("/tenants/{tenant_id}", summary="Get a tenant")
+async def get_tenant(tenant_id: str, services: Svc, _: Admin) -> dict[str, Any]:
+    """One tenant with its limits (admin only)."""
+    found = await store.get_tenant(services.pool, tenant_id)
+    if found is None:
+        raise not_found(f"tenant {tenant_id}")
+    return found
+
+
+@router.patch("/tenants/{tenant_id}", summary="Change a tenant's name or limits")
+async def patch_tenant(
+    tenant_id: str, body: TenantPatch, services: Svc, _: Admin
+) -> dict[str, Any]:
+    """Set the fields sent; a limit sent as ``null`` is removed (admin only)."""
+    changes = body.model_dump(exclude_unset=True)
+    if changes.get("name", "") is None:
+        del changes["name"]
+    try:
+        return await store.update_tenant(services.pool, tenant_id, changes)
+    except store.TenantNotFound as exc:
+        raise not_found(f"tenant {tenant_id}", str(exc)) from None
+
+
+@router.post("/tenants/{tenant_id}/keys", summary="Create an API key", status_code=201)
+async def create_key(tenant_id: str, body: KeyCreate, services: Svc, _: Admin) -> JSONResponse:
+    """A new key of the tenant; the response holds the key itself, shown this once only."""
+    try:
+        record, key = await store.create_key(
+            services.pool, tenant_id, role=body.role, name=body.name
+        )
+    except store.TenantNotFound as exc:
+        raise not_found(f"tenant {tenant_id}", str(exc)) from None
+    services.auth.forget()  # the first key switches the server out of single-user mode
+    return JSONResponse({**record, "key": key}, status_code=201)
+
+
+@router.get("/tenants/{tenant_id}/keys", summary="List a tenant's API keys")
+async def list_keys(tenant_id: str, services: Svc, _: Admin) -> list[dict[str, Any]]:
+    """The tenant's keys with their ids and roles, never the keys themselves (admin only)."""
+    if await store.get_tenant(services.pool, tenant_id) is None:
+        raise not_found(f"tenant {tenant_id}")
+    return await store.list_keys(services.pool, tenant_id)
+
+
+@router.delete("/tenants/{tenant_id}/keys/{key_id}", summary="Revoke an API key")
+async def revoke_key(tenant_id: str, key_id: str, services: Svc, _: Admin) -> dict[str, Any]:
+    """Revoke a key: refused at once by this process, by others within the auth cache's TTL."""
+    try:
+        record = await store.revoke_key(services.pool, tenant_id, key_id)
+    except store.KeyNotFound as exc:
+        raise not_found(f"API key {key_id}", str(exc)) from None
+    services.auth.forget()
+    return record
+
+
+@router.get("/tenants/{tenant_id}/usage", summary="A tenant's usage of a day")
+async def tenant_usage(
+    tenant_id: str,
+    services: Svc,
+    _: Admin,
+    day: Annotated[date | None, Query(description="UTC day; default today")] = None,
+) -> dict[str, Any]:
+    """Steps, tokens and cost the tenant spent that day, with its daily limits (admin only)."""
+    try:
+        return await store.usage(services.pool, tenant_id, day)
+    except store.TenantNotFound as exc:
+        raise not_found(f"tenant {tenant_id}", str(exc)) from None
+
+
+@router.get("/usage", summary="Your tenant's usage of a day")
+async def own_usage(
+    services: Svc,
+    tenant: Tenant,
+    day: Annotated[date | None, Query(description="UTC day; default today")] = None,
+) -> dict[str, Any]:
+    """Steps, tokens and cost the caller's tenant spent that day, with its daily limits."""
+    return await store.usage(services.pool, tenant, day)
+
+
+@router.get("/breakers", summary="Circuit breakers of this server process")
+async def list_breakers(_: Admin) -> dict[str, dict[str, Any]]:
+    """Every breaker of the answering process by endpoint key (admin only): state, calls,
+    failures, failure rate, and seconds to the next probe when open."""
+    return breakers.snapshot()

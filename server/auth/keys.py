@@ -1,0 +1,133 @@
+"""Resolving ``x-api-key`` to a tenant: one FastAPI dependency, cached briefly.
+
+Modes:
+
+- **Single-user** (no key ever made and no ``PLAIT_ADMIN_KEY``): every
+  request acts for the tenant ``default`` as admin; no header is needed and
+  any header sent is ignored (SDKs send keys from the environment on their own).
+- **Keys**: once a key was made (revoked ones count, so revoking the last key
+  never opens the server) or ``PLAIT_ADMIN_KEY`` is set, every request to a
+  protected route needs a valid ``x-api-key``, else 401 problem JSON.
+
+Lookups are cached for ``ttl`` seconds (``PLAIT_AUTH_CACHE_SECONDS``, default
+5): a key revoked through another process stops working within that time; in
+the process that revoked it, at once. Health routes, ``/docs`` and the
+editor's static files are not protected.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyHeader
+
+from engine.store.pool import Pool
+from server.auth.store import DEFAULT_TENANT, Principal, hash_key, keys_exist, principal_of
+from server.problems import Problem
+
+API_KEY_HEADER = "x-api-key"
+#: The key id reported for the environment's admin key.
+ENV_ADMIN_KEY_ID = "env"
+_SINGLE_USER = Principal(tenant=DEFAULT_TENANT, role="admin", key_id=None)
+
+#: The header as an OpenAPI security scheme (Swagger UI's "Authorize" button).
+api_key_header = APIKeyHeader(
+    name=API_KEY_HEADER,
+    auto_error=False,
+    description="An API key of a tenant (`plait_...`); not needed in single-user mode.",
+)
+
+
+@dataclass
+class Authenticator:
+    """Resolves keys to principals for one server process, with a short cache."""
+
+    admin_key: str | None = None
+    ttl: float = 5.0
+    _principals: dict[str, tuple[float, Principal | None]] = field(default_factory=dict)
+    _enabled: tuple[float, bool] | None = None
+
+    def forget(self) -> None:
+        """Drop every cached answer (after this process changed keys)."""
+        self._principals.clear()
+        self._enabled = None
+
+    async def enabled(self, pool: Pool) -> bool:
+        """Whether requests need a key (an admin key is configured, or a key was ever made)."""
+        if self.admin_key:
+            return True
+        now = time.monotonic()
+        if self._enabled is not None and self._enabled[0] > now:
+            return self._enabled[1]
+        found = await keys_exist(pool)
+        self._enabled = (now + self.ttl, found)
+        return found
+
+    async def principal(self, pool: Pool, key: str | None) -> Principal:
+        """Who ``key`` acts for; raises a 401 :class:`Problem` for a missing or bad key."""
+        if not await self.enabled(pool):
+            return _SINGLE_USER
+        if not key:
+            raise Problem(
+                401,
+                f"this server needs an API key: send it in the {API_KEY_HEADER} header",
+                kind="unauthenticated",
+                title="Unauthenticated",
+            )
+        if self.admin_key and hmac.compare_digest(key.encode(), self.admin_key.encode()):
+            return Principal(tenant=DEFAULT_TENANT, role="admin", key_id=ENV_ADMIN_KEY_ID)
+        digest = hash_key(key)
+        now = time.monotonic()
+        cached = self._principals.get(digest)
+        if cached is not None and cached[0] > now:
+            found = cached[1]
+        else:
+            found = await principal_of(pool, key)
+            if len(self._principals) > 10_000:  # bounded: random keys must not grow it
+                self._principals.clear()
+            self._principals[digest] = (now + self.ttl, found)
+        if found is None:
+            raise Problem(
+                401,
+                "the API key is unknown or revoked; ask an admin for a new one",
+                kind="unauthenticated",
+                title="Unauthenticated",
+            )
+        return found
+
+
+async def authenticate(
+    request: Request, key: Annotated[str | None, Depends(api_key_header)] = None
+) -> Principal:
+    """The request's principal (FastAPI caches it per request, so routes may ask again)."""
+    services = request.app.state.services
+    principal: Principal = await services.auth.principal(services.pool, key)
+    request.state.principal = principal
+    return principal
+
+
+async def current_tenant(principal: Annotated[Principal, Depends(authenticate)]) -> str:
+    """The tenant the request acts for."""
+    return principal.tenant
+
+
+async def require_admin(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
+    """The principal, if it may manage tenants and keys; else a 403 problem."""
+    if not principal.is_admin:
+        raise Problem(
+            403,
+            f"managing tenants and keys needs an admin key; this key's role is {principal.role!r}",
+            kind="forbidden",
+            title="Forbidden",
+        )
+    return principal
+
+
+#: Route parameter: the tenant of the request.
+Tenant = Annotated[str, Depends(current_tenant)]
+#: Route parameter: an admin principal (403 for members).
+Admin = Annotated[Principal, Depends(require_admin)]

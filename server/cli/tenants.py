@@ -1,0 +1,160 @@
+"""``plait tenants`` and ``plait keys``: manage tenants and API keys on the database directly.
+
+For bootstrapping and operations on a machine that has the database URL (no
+server or admin key needed); the HTTP admin API (``/tenants``) does the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated, Any
+
+import typer
+
+from server.auth import store
+from server.cli.database import connected_pool
+from server.cli.exits import CliError, ExitCode
+
+tenants_app = typer.Typer(
+    help="Create, list and change tenants (their run caps and daily budgets).",
+    no_args_is_help=True,
+)
+keys_app = typer.Typer(help="Create, list and revoke API keys of a tenant.", no_args_is_help=True)
+
+MaxRunning = Annotated[
+    int | None, typer.Option("--max-running-runs", min=1, help="Runs at once, all workers.")
+]
+DailySteps = Annotated[int | None, typer.Option("--daily-max-steps", min=1, help="Steps a day.")]
+DailyTokens = Annotated[int | None, typer.Option("--daily-max-tokens", min=1, help="Tokens a day.")]
+DailyCost = Annotated[float | None, typer.Option("--daily-max-cost", help="Cost a day.")]
+
+
+def _print(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, default=str))
+
+
+def _limits(**given: Any) -> dict[str, Any]:
+    return {name: value for name, value in given.items() if value is not None}
+
+
+@tenants_app.command("create")
+def create_tenant(
+    tenant_id: Annotated[str, typer.Argument(help="Lower case letters, digits, - and _.")],
+    name: Annotated[str, typer.Option(help="A readable name.")] = "",
+    max_running_runs: MaxRunning = None,
+    daily_max_steps: DailySteps = None,
+    daily_max_tokens: DailyTokens = None,
+    daily_max_cost: DailyCost = None,
+) -> None:
+    """Create a tenant."""
+    limits = _limits(
+        max_running_runs=max_running_runs,
+        daily_max_steps=daily_max_steps,
+        daily_max_tokens=daily_max_tokens,
+        daily_max_cost=daily_max_cost,
+    )
+
+    async def work() -> dict[str, Any]:
+        async with connected_pool() as pool:
+            try:
+                return await store.create_tenant(pool, tenant_id, name=name, limits=limits)
+            except store.TenantExists as exc:
+                raise CliError(str(exc), ExitCode.USAGE) from None
+
+    _print(asyncio.run(work()))
+
+
+@tenants_app.command("list")
+def list_tenants() -> None:
+    """List tenants with their limits."""
+
+    async def work() -> list[dict[str, Any]]:
+        async with connected_pool() as pool:
+            return await store.list_tenants(pool)
+
+    _print(asyncio.run(work()))
+
+
+@tenants_app.command("set")
+def set_limits(
+    tenant_id: str,
+    max_running_runs: MaxRunning = None,
+    daily_max_steps: DailySteps = None,
+    daily_max_tokens: DailyTokens = None,
+    daily_max_cost: DailyCost = None,
+    clear: Annotated[
+        list[str] | None, typer.Option("--clear", help="Remove a limit (repeatable).")
+    ] = None,
+) -> None:
+    """Set (or ``--clear``) a tenant's limits."""
+    changes: dict[str, Any] = _limits(
+        max_running_runs=max_running_runs,
+        daily_max_steps=daily_max_steps,
+        daily_max_tokens=daily_max_tokens,
+        daily_max_cost=daily_max_cost,
+    )
+    for name in clear or []:
+        if name.replace("-", "_") not in store.LIMIT_FIELDS:
+            raise CliError(
+                f"unknown limit {name!r}; use one of {', '.join(store.LIMIT_FIELDS)}",
+                ExitCode.USAGE,
+            )
+        changes[name.replace("-", "_")] = None
+
+    async def work() -> dict[str, Any]:
+        async with connected_pool() as pool:
+            try:
+                return await store.update_tenant(pool, tenant_id, changes)
+            except store.TenantNotFound as exc:
+                raise CliError(str(exc), ExitCode.USAGE) from None
+
+    _print(asyncio.run(work()))
+
+
+@keys_app.command("create")
+def create_key(
+    tenant_id: str,
+    role: Annotated[str, typer.Option(help="admin or member.")] = "member",
+    name: Annotated[str, typer.Option(help="What the key is for.")] = "",
+) -> None:
+    """Create a key; it is printed this once (only its hash is stored)."""
+    if role not in store.ROLES:
+        raise CliError(f"unknown role {role!r}; use admin or member", ExitCode.USAGE)
+
+    async def work() -> dict[str, Any]:
+        async with connected_pool() as pool:
+            try:
+                record, key = await store.create_key(
+                    pool, tenant_id, role="admin" if role == "admin" else "member", name=name
+                )
+            except store.TenantNotFound as exc:
+                raise CliError(str(exc), ExitCode.USAGE) from None
+        return {**record, "key": key}
+
+    _print(asyncio.run(work()))
+
+
+@keys_app.command("list")
+def list_keys(tenant_id: str) -> None:
+    """List a tenant's keys (never the keys themselves)."""
+
+    async def work() -> list[dict[str, Any]]:
+        async with connected_pool() as pool:
+            return await store.list_keys(pool, tenant_id)
+
+    _print(asyncio.run(work()))
+
+
+@keys_app.command("revoke")
+def revoke_key(tenant_id: str, key_id: str) -> None:
+    """Revoke a key (servers refuse it within their auth cache's lifetime)."""
+
+    async def work() -> dict[str, Any]:
+        async with connected_pool() as pool:
+            try:
+                return await store.revoke_key(pool, tenant_id, key_id)
+            except store.KeyNotFound as exc:
+                raise CliError(str(exc), ExitCode.USAGE) from None
+
+    _print(asyncio.run(work()))
