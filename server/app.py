@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import swagger_ui
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -24,7 +24,9 @@ from fastapi.staticfiles import StaticFiles
 from engine.store.database import database_url, release_embedded
 from engine.store.migrate import migrate
 from engine.store.pool import open_pool
-from server import problems
+from server import metrics, problems
+from server.a2a import routes as a2a_routes
+from server.a2a.routes import a2a_hub
 from server.api import (
     approvals,
     assistants,
@@ -33,10 +35,13 @@ from server.api import (
     health,
     runs,
     state,
+    tenants,
     threads,
 )
+from server.api import metrics as metrics_api
 from server.api.deps import Services
 from server.api.health import plait_version
+from server.auth.keys import Authenticator, authenticate
 from server.executor import GraphCache
 from server.journal import JournalListener
 from server.registry import sync_folder
@@ -55,8 +60,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with _services(settings) as services:
+        async with _services(settings) as services, a2a_hub(services) as hub:
             app.state.services = services
+            app.state.a2a = hub  # graphs served over A2A (server/a2a)
             yield
 
     app = FastAPI(
@@ -74,8 +80,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     problems.install(app)
-    for module in (health, assistants, threads, state, runs, graphs, approvals, events):
-        app.include_router(module.router)
+    app.include_router(health.router)
+    # Scraped like /ok, with no key: see docs/observability.md.
+    metrics.install()  # the engine observer and the breaker collector, once per process
+    app.include_router(metrics_api.router)
+    # Every API route but health needs a key once keys exist (server/auth/keys.py).
+    protected = [Depends(authenticate)]
+    for module in (assistants, threads, state, runs, graphs, approvals, events, tenants):
+        app.include_router(module.router, dependencies=protected)
+    app.include_router(a2a_routes.router, dependencies=protected)
     _add_docs(app)
     _add_editor(app, settings.editor_dir)
     return app
@@ -101,6 +114,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
             pool=pool,
             listener=listener,
             graphs=GraphCache(pool, settings.specs_dir),
+            auth=Authenticator(settings.admin_key, settings.auth_cache_seconds),
         )
         # One worker executes up to `workers` runs at once (a Worker is
         # concurrent by itself; several in one process would only add LISTEN

@@ -21,6 +21,7 @@ _SHAPES: dict[str, tuple[str, str]] = {
     "subgraph": ("[[", "]]"),
     "approval": ("{{", "}}"),
     "python": ("[", "]"),
+    "a2a": (">", "]"),
 }
 
 

@@ -17,6 +17,15 @@ from engine.compiler.nodes import (
     tool,
 )
 
+
+def _build_a2a(node_id: str, node: Any, ctx: Any) -> Any:
+    # Imported on first use: a2a-sdk (protobuf, google-api-core) would add
+    # ~0.3 s to every `plait` command, and most specs have no a2a node.
+    from engine.compiler.nodes import a2a
+
+    return a2a.build(node_id, node, ctx)
+
+
 #: kind -> ``build(node_id, node, ctx) -> Compute``.
 KIND_BUILDERS: dict[str, Callable[..., Any]] = {
     "agent": agent.build,
@@ -28,4 +37,5 @@ KIND_BUILDERS: dict[str, Callable[..., Any]] = {
     "subgraph": subgraph.build,
     "approval": approval.build,
     "python": python.build,
+    "a2a": _build_a2a,
 }

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from engine.runtime.events import Custom, NodeFinished, NodeStarted, RunStarted
 from engine.store.pool import Pool
 from engine.store.threads import list_runs
+from tests.conftest import fresh_database
 from tests.integration.examples.conftest import SPECS, Runner
+from tests.integration.server.harness import cluster
 
 
 async def test_planner_team_revises_once_then_approves(run_example: Runner) -> None:
@@ -131,6 +135,60 @@ async def test_summarize_runs_on_its_own(run_example: Runner) -> None:
     assert started.graph == "summarize" and started.mode == "start"
 
 
+async def test_mcp_tools_calls_the_demo_server_and_waits_for_its_task(
+    run_example: Runner,
+) -> None:
+    outcome = await run_example("mcp-tools")
+    assert outcome.started == ["help", "report"]
+    calls = [
+        (e.data["tool"], e.data["status"])
+        for e in outcome.events
+        if isinstance(e, Custom) and e.data.get("plait") == "tool_call"
+    ]
+    assert calls == [
+        ("lookup_order", "started"),
+        ("lookup_order", "ok"),
+        ("open_ticket", "started"),
+        ("open_ticket", "ok"),
+        ("slow_report", "started"),
+        ("slow_report", "ok"),
+    ]
+    assert outcome.output["answer"].startswith("Order A-1002 (grace@example.com)")
+    assert outcome.output["report"]["report"] == "All quiet on order A-1002."
+
+
+async def test_a2a_expense_agent_asks_for_large_claims(run_example: Runner) -> None:
+    outcome = await run_example("a2a-expense-agent")
+    # The approval node runs again when the decision resumes it.
+    assert outcome.started == ["read", "approve", "approve", "settle"]
+    assert outcome.output["settlement"] == {
+        "verdict": "paid",
+        "amount": 750.0,
+        "comment": "offsite dinner",
+    }
+    small = await run_example("a2a-expense-agent", example="small_claim")
+    assert small.started == ["read", "settle"]
+
+
+async def test_a2a_expense_caller_talks_to_a_served_agent(
+    run_example: Runner, postgres_server_url: str, tmp_path: Path
+) -> None:
+    # The caller needs its agent served: a real `plait serve` on 127.0.0.1 serves
+    # a2a-expense-agent, and the example runs as `plait run` would run it.
+    sources = [SPECS / "a2a-expense-agent.yaml", SPECS / "plait_examples"]
+    with fresh_database(postgres_server_url) as url, cluster(url, tmp_path, sources) as server:
+        agent_url = f"{server.url}/a2a/a2a-expense-agent"
+        outcome = await run_example(
+            "a2a-expense-caller",
+            input={"agent_url": agent_url, "request": "Team dinner 750"},
+            decisions=[{"decision": "approve"}],
+        )
+    (asked,) = outcome.interrupts
+    assert asked.payload["action"] == f"reply to {agent_url}"
+    assert outcome.output["report"].startswith("claim paid (remote task ")
+    assert outcome.output["remote"]["data"]["settlement"]["amount"] == 750.0
+
+
 def test_every_example_spec_is_covered() -> None:
     names = {path.stem for path in SPECS.glob("*.yaml")}
     assert names == {
@@ -139,4 +197,7 @@ def test_every_example_spec_is_covered() -> None:
         "refund-approval",
         "support-subgraph",
         "summarize",
+        "mcp-tools",
+        "a2a-expense-agent",
+        "a2a-expense-caller",
     }

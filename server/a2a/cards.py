@@ -1,0 +1,59 @@
+"""The Agent Card of a served graph: name, version, skills, and where to reach it."""
+
+from __future__ import annotations
+
+from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from a2a.utils.constants import PROTOCOL_VERSION_1_0, TransportProtocol
+
+from engine.spec.models import GraphSpec
+
+#: Where every served graph lives: ``/a2a/<graph name>/``.
+PREFIX = "/a2a"
+
+
+def is_exposed(spec: GraphSpec) -> bool:
+    """Whether the spec asks to be served over A2A (``spec.a2a.expose``)."""
+    exposure = spec.spec.a2a
+    return exposure is not None and exposure.expose
+
+
+def agent_url(base_url: str, graph: str) -> str:
+    """The JSON-RPC endpoint of ``graph`` on the server at ``base_url``."""
+    return f"{base_url.rstrip('/')}{PREFIX}/{graph}/"
+
+
+def agent_card(spec: GraphSpec, url: str) -> AgentCard:
+    """The card of ``spec`` served at ``url`` (JSON-RPC binding, streaming)."""
+    meta = spec.metadata
+    exposure = spec.spec.a2a
+    description = (
+        (exposure.description if exposure is not None else None)
+        or meta.description
+        or f"The Plait graph {meta.name}."
+    )
+    skills = [
+        AgentSkill(
+            id=skill.id,
+            name=skill.name,
+            description=skill.description,
+            tags=skill.tags,
+            examples=skill.examples,
+        )
+        for skill in (exposure.skills if exposure is not None else [])
+    ] or [AgentSkill(id=meta.name, name=meta.name, description=description, tags=["plait"])]
+    return AgentCard(
+        name=meta.name,
+        description=description,
+        version=meta.version,
+        supported_interfaces=[
+            AgentInterface(
+                url=url,
+                protocol_binding=TransportProtocol.JSONRPC,
+                protocol_version=PROTOCOL_VERSION_1_0,
+            )
+        ],
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        default_input_modes=["text/plain", "application/json"],
+        default_output_modes=["application/json", "text/plain"],
+        skills=skills,
+    )

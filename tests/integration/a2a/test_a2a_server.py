@@ -1,0 +1,227 @@
+"""a2a-sdk's own client against Plait's A2A endpoint: card, send, stream, input-required,
+resume, GetTask, ListTasks, SubscribeToTask and cancel, over real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import pytest
+from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.client.client import Client
+from a2a.helpers import get_data_parts
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskState,
+)
+from google.protobuf.json_format import MessageToDict
+
+from tests.integration.a2a.conftest import EXPENSE_AGENT, agent_base
+from tests.integration.a2a.helpers import (
+    drain,
+    final_task,
+    immediately,
+    states,
+    task_id_of,
+    user_data,
+    user_text,
+)
+from tests.integration.server.harness import Cluster
+
+pytestmark = pytest.mark.postgres
+
+DEADLINE_SECONDS = 30.0
+
+
+def output_of(task: Task) -> dict[str, object]:
+    """The ``output`` artifact's data (the graph's output fields)."""
+    (artifact,) = [a for a in task.artifacts if a.name == "output"]
+    (data,) = get_data_parts(artifact.parts)
+    assert isinstance(data, dict)
+    return data
+
+
+async def wait_for_state(client: Client, task_id: str, state: int) -> Task:
+    """Poll GetTask until the task is in ``state`` (a condition with a deadline)."""
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while True:
+        task: Task = await client.get_task(GetTaskRequest(id=task_id))
+        if task.status.state == state or time.monotonic() > deadline:
+            return task
+        await asyncio.sleep(0.1)
+
+
+async def test_card_names_the_graph_and_its_endpoint(
+    a2a_server: Cluster, http: httpx.AsyncClient
+) -> None:
+    base = agent_base(a2a_server, EXPENSE_AGENT)
+    card = await A2ACardResolver(http, base).get_agent_card()
+
+    assert card.name == EXPENSE_AGENT
+    assert card.version == "1.0.0"
+    assert card.capabilities.streaming
+    (interface,) = card.supported_interfaces
+    assert interface.url == f"{base}/"
+    assert interface.protocol_binding == "JSONRPC"
+    assert [skill.id for skill in card.skills] == ["settle-expense"]
+
+    listed = (await http.get("/a2a")).json()
+    assert {agent["name"] for agent in listed} == {
+        EXPENSE_AGENT,
+        "slow-agent",
+        "two-questions-agent",
+    }
+
+
+async def test_a_graph_not_marked_for_a2a_is_not_served(http: httpx.AsyncClient) -> None:
+    card = await http.get("/a2a/private-graph/.well-known/agent-card.json")
+    assert card.status_code == 404
+    assert card.headers["content-type"].startswith("application/problem+json")
+    assert "spec.a2a" in card.json()["detail"]
+    call = await http.post("/a2a/private-graph/", json={"jsonrpc": "2.0", "id": 1})
+    assert call.status_code == 404
+
+
+async def test_send_without_streaming_returns_the_completed_task(
+    a2a_server: Cluster, http: httpx.AsyncClient
+) -> None:
+    config = ClientConfig(streaming=False, httpx_client=http)
+    client = await create_client(agent_base(a2a_server, EXPENSE_AGENT), client_config=config)
+    responses = await drain(client.send_message(user_text("Taxi 42.50")))
+
+    task = final_task(responses)
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert output_of(task) == {"settlement": {"verdict": "paid", "amount": 42.5, "comment": None}}
+    # The task is a Plait thread: the run is visible through the Agent Server API too.
+    runs = (await http.get(f"/threads/{task.id}/runs")).json()
+    assert [run["status"] for run in runs] == ["success"]
+
+
+async def test_stream_stops_on_input_required_and_a_follow_up_approves(
+    expense_client: Client, http: httpx.AsyncClient
+) -> None:
+    client = expense_client
+    responses = await drain(client.send_message(user_text("Team dinner 750")))
+
+    seen = states(responses)
+    assert seen[0] == "TASK_STATE_SUBMITTED"
+    assert "TASK_STATE_WORKING" in seen
+    assert seen[-1] == "TASK_STATE_INPUT_REQUIRED"
+    task_id = task_id_of(responses)
+    # The node updates streamed as WORKING status messages.
+    nodes = [
+        data.get("node")
+        for response in responses
+        if response.WhichOneof("payload") == "status_update"
+        for data in get_data_parts(response.status_update.status.message.parts)
+        if isinstance(data, dict)
+    ]
+    assert "read" in nodes
+
+    # The waiting task is an approval in Plait's inbox, on the task's thread.
+    inbox = (await http.get("/approvals", params={"thread_id": task_id})).json()
+    (approval,) = inbox
+    assert approval["action"] == "pay_expense"
+    assert approval["arguments"] == {"amount": 750.0, "claim": "Team dinner 750"}
+
+    waiting = await client.get_task(GetTaskRequest(id=task_id))
+    assert waiting.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert "pay_expense" in waiting.status.message.parts[0].text
+
+    resumed = await drain(client.send_message(user_text("approve: offsite dinner", waiting)))
+    assert states(resumed)[-1] == "TASK_STATE_COMPLETED"
+    done = await client.get_task(GetTaskRequest(id=task_id))
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert output_of(done) == {
+        "settlement": {"verdict": "paid", "amount": 750.0, "comment": "offsite dinner"}
+    }
+    decided = (await http.get(f"/approvals/{approval['approval_id']}")).json()
+    assert decided["status"] == "approved"
+    assert decided["decided_by"] == "a2a:anonymous"
+
+
+async def test_a_data_part_decision_rejects(expense_client: Client) -> None:
+    client = expense_client
+    first = await drain(client.send_message(user_text("Conference ticket 900")))
+    waiting = await client.get_task(GetTaskRequest(id=task_id_of(first)))
+    assert waiting.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+
+    # Something that is not a decision keeps the task waiting, and says how to answer.
+    unclear = await drain(client.send_message(user_text("maybe later?", waiting)))
+    assert states(unclear)[-1] == "TASK_STATE_INPUT_REQUIRED"
+
+    decision = {"decision": "reject", "comment": "not this year"}
+    answered = await drain(client.send_message(user_data(decision, waiting)))
+    assert states(answered)[-1] == "TASK_STATE_COMPLETED"
+    done = await client.get_task(GetTaskRequest(id=waiting.id))
+    assert output_of(done)["settlement"] == {
+        "verdict": "declined",
+        "amount": 900.0,
+        "comment": "not this year",
+    }
+
+
+async def test_list_tasks_finds_the_tasks_of_a_context(expense_client: Client) -> None:
+    client = expense_client
+    first = final_task(
+        [r for r in await drain(client.send_message(user_text("Taxi 10"))) if r.HasField("task")]
+    )
+    listed = await client.list_tasks(ListTasksRequest(context_id=first.context_id))
+    assert [task.id for task in listed.tasks] == [first.id]
+    assert listed.tasks[0].status.state == TaskState.TASK_STATE_COMPLETED
+
+
+async def _start_slow(server: Cluster, http: httpx.AsyncClient, seconds: float) -> str:
+    """Start a slow-agent task and return its id at once (a non-streaming send)."""
+    config = ClientConfig(streaming=False, httpx_client=http)
+    client = await create_client(agent_base(server, "slow-agent"), client_config=config)
+    request = immediately(user_data({"request": "hello", "seconds": seconds}))
+    return task_id_of(await drain(client.send_message(request)))
+
+
+async def test_subscribe_follows_a_running_task_to_its_end(
+    a2a_server: Cluster, http: httpx.AsyncClient
+) -> None:
+    client = await create_client(
+        agent_base(a2a_server, "slow-agent"),
+        client_config=ClientConfig(streaming=True, httpx_client=http),
+    )
+    task_id = await _start_slow(a2a_server, http, 3)
+    assert (await client.get_task(GetTaskRequest(id=task_id))).status.state not in (
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+    )
+
+    followed = await drain(client.subscribe(SubscribeToTaskRequest(id=task_id)))
+    assert states(followed)[-1] == "TASK_STATE_COMPLETED"
+    done = await client.get_task(GetTaskRequest(id=task_id))
+    assert output_of(done) == {"reply": {"echo": "hello"}}
+
+
+async def test_cancel_stops_the_plait_run(a2a_server: Cluster, http: httpx.AsyncClient) -> None:
+    client = await create_client(
+        agent_base(a2a_server, "slow-agent"),
+        client_config=ClientConfig(streaming=True, httpx_client=http),
+    )
+    task_id = await _start_slow(a2a_server, http, 120)
+    working = await wait_for_state(client, task_id, TaskState.TASK_STATE_WORKING)
+    assert working.status.state == TaskState.TASK_STATE_WORKING
+
+    cancelled = await client.cancel_task(CancelTaskRequest(id=task_id))
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    statuses: list[str] = []
+    while time.monotonic() < deadline:
+        statuses = [run["status"] for run in (await http.get(f"/threads/{task_id}/runs")).json()]
+        if statuses == ["interrupted"]:
+            break
+        await asyncio.sleep(0.1)
+    assert statuses == ["interrupted"]
+    stored = await client.get_task(GetTaskRequest(id=task_id))
+    assert MessageToDict(stored.status)["state"] == "TASK_STATE_CANCELED"
