@@ -32,10 +32,15 @@ from engine.store.audit import PostgresAuditStore
 from engine.store.checkpointer import new_checkpointer
 from engine.store.pool import Pool
 from engine.tools.idempotency import STORE_KEY, ToolResultStore
-from server import approvals, registry
+from engine.tools.mcp.parking import PARK_TASKS_KEY
+from server import approvals, metrics, registry, run_tracing
+from server.auth.quota import attach_quota
+from server.auth.store import DEFAULT_TENANT
+from server.journal import RunGone
 from server.journal_writer import JournalCommitter, JournalWriter
 from server.queue import runs
 from server.queue.runs import Run
+from server.run_tracing import RunTrace
 from server.stream_events import StreamPlan, interrupts_of, plan_stream
 
 #: Why a worker stops a run: a cancel request (``interrupt``, ``rollback``), its
@@ -95,18 +100,21 @@ class GraphCache:
 
     pool: Pool
     specs_dir: Path | None = None
-    _compiled: dict[tuple[str, str], CompiledSpec] = field(default_factory=dict)
+    _compiled: dict[tuple[str, str, str], CompiledSpec] = field(default_factory=dict)
 
-    async def get(self, name: str, version: str) -> CompiledSpec:
-        """The compiled ``name@version``; subgraph refs resolve through the stored versions."""
-        key = (name, version)
+    async def get(self, name: str, version: str, tenant: str = DEFAULT_TENANT) -> CompiledSpec:
+        """The compiled ``name@version`` as ``tenant`` sees it; subgraph refs resolve
+        through the versions the tenant sees."""
+        key = (tenant, name, version)
         cached = self._compiled.get(key)
         if cached is not None:
             return cached
-        stored = await registry.get_version(self.pool, name, version, specs_dir=self.specs_dir)
+        stored = await registry.get_version(
+            self.pool, name, version, specs_dir=self.specs_dir, tenant=tenant
+        )
         if stored is None:
             raise LookupError(f"graph {name}@{version} is not registered")
-        versions = await registry.list_graphs(self.pool, specs_dir=self.specs_dir)
+        versions = await registry.list_graphs(self.pool, specs_dir=self.specs_dir, tenant=tenant)
         compiled = compile_spec(stored.loaded, registry.registry_from(versions))
         self._compiled[key] = compiled
         return compiled
@@ -129,7 +137,47 @@ async def execute_run(
     Errors of the graph end the run ``error`` (journaled as an ``error``
     event), never escape. A stop from ``stopper`` ends it ``interrupted``,
     deletes it (``rollback``), or releases it to the queue (``release``).
+    The attempt is traced, logged and counted (:mod:`server.run_tracing`).
     """
+    async with run_tracing.observed_attempt(run, pool) as traced:
+        run_tracing.log_start(run)
+        outcome: Outcome | None = None
+        try:
+            outcome = await _execute(
+                run,
+                pool,
+                worker_id=worker_id,
+                graphs=graphs,
+                stopper=stopper,
+                journal=journal,
+                tool_results=tool_results,
+                traced=traced,
+            )
+            return outcome
+        except RunGone:
+            # The journal refused our events: another worker took the run over
+            # (our lease expired) and records its end, or the run was deleted.
+            outcome = "lost"
+            return outcome
+        finally:
+            ended = outcome or "failed"  # recording the end failed: the lease will expire
+            traced.ended(ended)
+            run_tracing.log_end(ended, None, traced.error_code)
+            metrics.run_finished(run.graph, ended)
+
+
+async def _execute(
+    run: Run,
+    pool: Pool,
+    *,
+    worker_id: str,
+    graphs: GraphCache,
+    stopper: RunStopper,
+    journal: JournalCommitter,
+    tool_results: ToolResultStore | None,
+    traced: RunTrace,
+) -> Outcome:
+    """:func:`execute_run` inside the attempt's trace and log context."""
     plan = plan_stream(run.kwargs.get("stream_mode"), bool(run.kwargs.get("stream_subgraphs")))
     writer = JournalWriter(run.run_id, journal)
     found: list[dict[str, Any]] = []
@@ -137,22 +185,23 @@ async def execute_run(
     error: str | None = None
     try:
         if _needs_metadata(run):
-            writer.emit("metadata", {"run_id": run.run_id, "attempt": run.attempt})
+            writer.emit("metadata", traced.metadata({"run_id": run.run_id, "attempt": run.attempt}))
+            traced.emitted()
         try:
             stopper.check()
-            compiled = await graphs.get(run.graph, run.version)
-            found = await _stream(run, pool, compiled, plan, writer, stopper, tool_results)
+            compiled = await graphs.get(run.graph, run.version, run.tenant)
+            found = await _stream(run, pool, compiled, plan, writer, stopper, tool_results, traced)
         except RunTimedOut as exc:
             status, error = "timeout", str(exc)
-            writer.emit("error", {"error": "TimeoutError", "message": error})
+            _journal_error(writer, traced, "TimeoutError", error)
         except GraphRecursionError as exc:
             status, error = "error", f"the run took more steps than its limit: {exc}"
-            writer.emit("error", {"error": "GraphRecursionError", "message": error})
+            _journal_error(writer, traced, "GraphRecursionError", error)
         except RunStopped:
             raise
         except Exception as exc:
             status, error = "error", str(exc) or type(exc).__name__
-            writer.emit("error", {"error": type(exc).__name__, "message": error})
+            _journal_error(writer, traced, type(exc).__name__, error)
     except RunStopped as stopped:
         await writer.close()
         return await _stopped(run, pool, worker_id, stopped.reason)
@@ -166,6 +215,13 @@ async def execute_run(
         await approvals.record_interrupts(pool, run, found, usage)
     await runs.finish_run(pool, run.run_id, worker_id, status, error, interrupted=bool(found))
     return status
+
+
+def _journal_error(writer: JournalWriter, traced: RunTrace, code: str, message: str) -> None:
+    """Journal the run's ``error`` event (``code`` is the error's type name)."""
+    writer.emit("error", {"error": code, "message": message})
+    traced.emitted()
+    traced.error_code = code
 
 
 def _needs_metadata(run: Run) -> bool:
@@ -185,6 +241,7 @@ async def _stream(
     writer: JournalWriter,
     stopper: RunStopper,
     tool_results: ToolResultStore | None,
+    traced: RunTrace,
 ) -> list[dict[str, Any]]:
     """Drive the graph, journaling its chunks; return the interrupts it stopped on."""
     kwargs = run.kwargs
@@ -193,6 +250,7 @@ async def _stream(
     graph: Any = compiled.bind(saver)
     config = run_config(run, compiled, tool_results)
     config["configurable"][AUDIT_KEY] = PostgresAuditStore(pool)
+    await attach_quota(config, pool, run.tenant)  # the tenant's daily budget, if metered
     payload = await _payload(run, graph, config)
     spec = compiled.loaded.spec.spec
     limit = duration_seconds(spec.timeout) if spec.timeout else None
@@ -214,8 +272,10 @@ async def _stream(
                     namespace, mode, chunk = item if plan.subgraphs else ((), *item)
                     if mode == "updates" and not namespace:
                         found.extend(interrupts_of(chunk))
-                    for event, data in plan.events(namespace, mode, chunk):
+                    events = plan.events(namespace, mode, chunk)
+                    for event, data in events:
                         writer.emit(event, data)
+                    traced.journaled(mode, namespace, chunk, len(events))
         except TimeoutError:
             # Only the run's own deadline is a timeout of the run; a node's is its error.
             if limit is not None and deadline.expired():
@@ -263,6 +323,8 @@ def run_config(
         configurable[STORE_KEY] = tool_results
     # A worker's loop serves many runs and must keep heartbeating: sync node code runs in threads.
     configurable[OFFLOAD_SYNC_KEY] = True
+    # Workers run the MCP task poller (server/mcp_tasks.py): task tools park the run.
+    configurable[PARK_TASKS_KEY] = True
     metadata = {
         **(requested.get("metadata") or {}),
         **run.metadata,
@@ -273,6 +335,7 @@ def run_config(
         "thread_id": run.thread_id,
         "graph_id": loaded.name,
         "assistant_id": run.assistant_id,
+        "plait_tenant": run.tenant,  # audit records name it
     }
     config: dict[str, Any] = {
         "configurable": configurable,

@@ -56,10 +56,11 @@ class JournalEvent:
 
 
 class RunGone(LookupError):
-    """Appending to a run that does not exist (deleted, e.g. rolled back)."""
+    """Appending to a run that does not exist (deleted, e.g. rolled back), or, for a
+    worker's appends, a run that worker no longer executes (its lease went to another)."""
 
     def __init__(self, run_id: str) -> None:
-        super().__init__(f"run {run_id} does not exist")
+        super().__init__(f"run {run_id} does not exist or is no longer executed here")
 
 
 async def append(
@@ -97,10 +98,21 @@ _APPEND = """
 WITH request AS (
     SELECT * FROM unnest(%(run_ids)s::text[], %(batches)s::jsonb[], %(payloads)s::text[])
         AS request(run_id, batch, payload)
+), locked AS (
+    -- Row locks in run_id order, as the heartbeat takes them: two statements
+    -- over the same runs in different orders would deadlock. A worker's events
+    -- are written only while it holds the run's lease, so a worker that lost a
+    -- run (its lease expired and another took it over) cannot add events to
+    -- the new attempt's stream or after its `end`.
+    SELECT r.run_id FROM plait_runs r
+    WHERE r.run_id = ANY(%(run_ids)s)
+      AND (%(owner)s::text IS NULL OR (r.lease_owner = %(owner)s AND r.status = 'running'))
+    ORDER BY r.run_id
+    FOR NO KEY UPDATE
 ), bumped AS (
     UPDATE plait_runs r SET event_seq = r.event_seq + jsonb_array_length(request.batch)
-    FROM request
-    WHERE r.run_id = request.run_id
+    FROM locked JOIN request USING (run_id)
+    WHERE r.run_id = locked.run_id
     RETURNING r.run_id, r.event_seq - jsonb_array_length(request.batch) AS base,
               request.batch, request.payload
 ), inserted AS (
@@ -126,15 +138,20 @@ def encode_batch(items: Sequence[tuple[str, Any]]) -> bytes:
 
 
 async def append_runs(
-    target: Pool | AsyncConnection[DictRow], batches: dict[str, list[tuple[str, Any]]]
+    target: Pool | AsyncConnection[DictRow],
+    batches: dict[str, list[tuple[str, Any]]],
+    *,
+    owner: str | None = None,
 ) -> dict[str, int]:
     """Append each run's events in one statement; return each existing run's first new seq.
 
-    Runs missing from the result do not exist (their events were not written).
+    Runs missing from the result do not exist (their events were not written);
+    with ``owner`` (a worker id), neither do runs that worker does not hold
+    under a lease while they run.
     """
     if isinstance(target, AsyncConnectionPool):
         async with target.connection() as conn:
-            return await append_runs(conn, batches)
+            return await append_runs(conn, batches, owner=owner)
     run_ids = [run_id for run_id, items in batches.items() if items]
     encoded = [encode_batch(batches[run_id]) for run_id in run_ids]
     cursor = await target.execute(
@@ -148,6 +165,7 @@ async def append_runs(
                 for run_id, text in zip(run_ids, encoded, strict=True)
             ],
             "channel": EVENTS_CHANNEL,
+            "owner": owner,
         },
     )
     return {row["run_id"]: row["first_seq"] for row in await cursor.fetchall()}

@@ -31,8 +31,10 @@ class JournalCommitter:
     Use as an async context manager, or call :meth:`start` and :meth:`close`.
     """
 
-    def __init__(self, pool: Pool) -> None:
+    def __init__(self, pool: Pool, *, owner: str | None = None) -> None:
         self.pool = pool
+        # A worker's id: its events are written only while it holds their run's lease.
+        self.owner = owner
         self._pending: dict[str, list[tuple[str, Any]]] = {}
         self._round: asyncio.Future[Failures] | None = None
         self._wake = asyncio.Event()
@@ -95,7 +97,7 @@ class JournalCommitter:
     async def _write(self, batches: dict[str, list[tuple[str, Any]]]) -> Failures:
         """Write one round; a run whose events fail (or is gone) does not fail the others."""
         try:
-            written = await journal.append_runs(self.pool, batches)
+            written = await journal.append_runs(self.pool, batches, owner=self.owner)
         except psycopg.Error:
             if len(batches) == 1:
                 raise
@@ -103,7 +105,9 @@ class JournalCommitter:
             written, failures = {}, {}
             for run_id, items in batches.items():
                 try:
-                    written |= await journal.append_runs(self.pool, {run_id: items})
+                    written |= await journal.append_runs(
+                        self.pool, {run_id: items}, owner=self.owner
+                    )
                 except psycopg.Error as exc:
                     failures[run_id] = exc
             return failures | {

@@ -36,10 +36,14 @@ from engine.tools.idempotency import ToolResultStore
 from server import approvals
 from server.executor import GraphCache, RunStopper, StopReason, execute_run
 from server.journal_writer import JournalCommitter
+from server.mcp_tasks import McpTaskPoller
 from server.queue import runs
 from server.queue.runs import Run
 
 log = logging.getLogger(__name__)
+
+#: How often parked MCP tasks are polled (engine/tools/mcp/tasks.py).
+MCP_TASK_POLL_SECONDS = 0.5
 
 #: Channel the queue notifies when a run becomes claimable.
 RUNS_PENDING_CHANNEL = "plait_runs_pending"
@@ -81,7 +85,9 @@ class Worker:
         self.graphs = GraphCache(pool, specs_dir)
         self.tool_results = tool_results or PostgresToolResultStore(pool)
         # One writer for the events of all its runs: one commit per round, not per run.
-        self.journal = JournalCommitter(pool)
+        self.journal = JournalCommitter(pool, owner=self.worker_id)
+        # Resumes threads parked on MCP tasks (server/mcp_tasks.py).
+        self.mcp_tasks = McpTaskPoller(pool)
         #: Set once the worker listens for runs (it may have claimed some already).
         self.started = asyncio.Event()
         self._active: dict[str, tuple[asyncio.Task[object], RunStopper]] = {}
@@ -113,6 +119,10 @@ class Worker:
             ),
             asyncio.create_task(
                 self._every(self.sweep_seconds, self.sweep_expired), name=f"{self.worker_id} sweep"
+            ),
+            asyncio.create_task(
+                self._every(MCP_TASK_POLL_SECONDS, self.mcp_tasks.poll_once),
+                name=f"{self.worker_id} mcp tasks",
             ),
         ]
         try:

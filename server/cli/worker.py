@@ -11,11 +11,14 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from server.cli.database import connected_pool
+
+if TYPE_CHECKING:
+    from server.cli.worker_health import WorkerHealth
 
 
 def worker_command(
@@ -43,17 +46,73 @@ def worker_command(
         str | None,
         typer.Option("--id", help="Worker id (default: host:pid:random).", metavar="ID"),
     ] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            "--metrics-port",
+            min=0,
+            max=65535,
+            help="Serve this process's Prometheus metrics at http://HOST:PORT/metrics.",
+            metavar="PORT",
+        ),
+    ] = None,
+    metrics_host: Annotated[
+        str, typer.Option("--metrics-host", help="Address for --metrics-port.")
+    ] = "127.0.0.1",
+    health_port: Annotated[
+        int | None,
+        typer.Option(
+            "--health-port",
+            min=0,
+            max=65535,
+            help="Serve a liveness probe at http://HOST:PORT/healthz (200 while the worker's "
+            "event loop turns).",
+            metavar="PORT",
+        ),
+    ] = None,
+    health_host: Annotated[
+        str, typer.Option("--health-host", help="Address for --health-port.")
+    ] = "127.0.0.1",
 ) -> None:
     """Execute queued runs until SIGTERM or Ctrl-C, then hand unfinished runs back."""
+    from engine.runtime.tracing import configure_tracing
+    from server import metrics
+    from server.logs import configure_logging
     from server.worker import default_worker_id
 
-    asyncio.run(_serve(concurrency, specs, lease_seconds, worker_id or default_worker_id()))
+    configure_logging()
+    configure_tracing()
+    metrics.install()  # also without --metrics-port: step and tool failures are logged through it
+    if metrics_port is not None:
+        _serve_metrics(metrics_host, metrics_port)
+    health = None
+    if health_port is not None:
+        from server.cli.worker_health import WorkerHealth
+
+        health = WorkerHealth()
+        health.serve(health_host, health_port)
+    asyncio.run(_serve(concurrency, specs, lease_seconds, worker_id or default_worker_id(), health))
 
 
-async def _serve(concurrency: int, specs: Path, lease_seconds: float, worker_id: str) -> None:
+def _serve_metrics(host: str, port: int) -> None:
+    """Serve the process's metrics (steps, calls, breakers) from a thread of prometheus-client."""
+    from prometheus_client import start_http_server
+
+    start_http_server(port, addr=host)
+
+
+async def _serve(
+    concurrency: int,
+    specs: Path,
+    lease_seconds: float,
+    worker_id: str,
+    health: WorkerHealth | None = None,
+) -> None:
     # Imported here: the other commands need not load the server and LangGraph.
     from server.worker import Worker
 
+    # From the start: connecting and migrating count as turning, not as stuck.
+    ticking = asyncio.create_task(health.tick_forever()) if health is not None else None
     async with connected_pool() as pool:
         # Each run needs a connection now and then (checkpoints, journal, tool results).
         await pool.resize(min_size=1, max_size=2 * concurrency + 2)
@@ -81,3 +140,5 @@ async def _serve(concurrency: int, specs: Path, lease_seconds: float, worker_id:
         )
         await running
         print(f"plait worker {worker_id} stopped", flush=True)
+    if ticking is not None:
+        ticking.cancel()

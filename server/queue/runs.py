@@ -28,6 +28,7 @@ from psycopg.types.json import Jsonb
 from engine.store.pool import Pool
 from engine.store.threads import ThreadRecord, ThreadSpecMismatch
 from server import journal
+from server.auth.store import DEFAULT_TENANT
 from server.queue.threads import ThreadNotFound, ThreadStatus
 from server.registry import GraphVersion
 
@@ -44,8 +45,12 @@ TERMINAL: frozenset[str] = frozenset({"error", "success", "timeout", "interrupte
 _COLUMNS = (
     "run_id, thread_id, assistant_id, graph, version, digest, status, kwargs, metadata, "
     "multitask_strategy, attempt, error, created_at, updated_at, cancel_action, "
-    "lease_owner, lease_expires_at, queue_id"
+    "lease_owner, lease_expires_at, queue_id, tenant_id"
 )
+# Runs of a tenant: ``%(tenant)s`` NULL means any tenant (the worker's own reads).
+_OF_TENANT = "(%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)"
+#: Advisory lock key serialising claims (the per-tenant cap is read, then filled).
+_CLAIM_LOCK = 0x706C6169  # "plai"
 # A run that holds its thread: waiting, or executing under a worker's lease.
 _ACTIVE = "(status = 'pending' OR (status = 'running' AND lease_owner IS NOT NULL))"
 
@@ -72,6 +77,7 @@ class Run:
     lease_owner: str | None = None
     lease_expires_at: datetime | None = None
     queue_id: int = 0
+    tenant: str = DEFAULT_TENANT
 
     def to_api(self) -> dict[str, Any]:
         """The Agent Server ``Run`` shape (JSON-ready)."""
@@ -144,6 +150,7 @@ async def create_run(
     request_hash: str | None = None,
     route: str = "",
     if_not_exists: str = "reject",
+    tenant: str = DEFAULT_TENANT,
 ) -> tuple[Run, bool]:
     """Accept a run on ``thread_id`` as ``pending``; return it and whether it is new.
 
@@ -158,6 +165,7 @@ async def create_run(
     request on ``route`` returns the first run with ``created=False``, also
     when the duplicates arrive concurrently; another body raises
     :class:`IdempotencyMismatch`. Workers are woken with NOTIFY on commit.
+    The run belongs to ``tenant``; another tenant's thread is :class:`ThreadNotFound`.
     """
     if multitask_strategy not in MULTITASK_STRATEGIES:
         raise ValueError(
@@ -186,6 +194,7 @@ async def create_run(
             request_hash=digest,
             route=route,
             if_not_exists=cast(IfNotExists, if_not_exists),
+            tenant=tenant,
         )
 
 
@@ -201,6 +210,7 @@ async def create_run_in(
     request_hash: str,
     route: str,
     if_not_exists: IfNotExists,
+    tenant: str = DEFAULT_TENANT,
 ) -> tuple[Run, bool]:
     """:func:`create_run` inside the caller's transaction (approvals use it)."""
     run_id = str(uuid.uuid4())
@@ -209,20 +219,20 @@ async def create_run_in(
         # unique key until the first transaction ends, then sees its run.
         cursor = await conn.execute(
             """
-            INSERT INTO plait_idempotency_keys (key, route, request_hash, run_id)
-            VALUES (%s, %s, %s, %s)
-            ON CONFLICT (key, route) DO NOTHING
+            INSERT INTO plait_idempotency_keys (key, route, request_hash, run_id, tenant_id)
+            VALUES (%s, %s, %s, %s, %s)
+            ON CONFLICT (tenant_id, key, route) DO NOTHING
             RETURNING run_id
             """,
-            (idempotency_key, route, request_hash, run_id),
+            (idempotency_key, route, request_hash, run_id, tenant),
         )
         if await cursor.fetchone() is None:
-            return await _replay(conn, idempotency_key, route, request_hash), False
+            return await _replay(conn, idempotency_key, route, request_hash, tenant), False
 
     # Both queries are sent before either result is read: with the caller's
     # connection in pipeline mode (create_run's) they cost one round trip.
     # The server still runs them in order: the runs are read under the lock.
-    locked = await _lock_thread(conn, thread_id, if_not_exists)
+    locked = await _lock_thread(conn, thread_id, if_not_exists, tenant)
     cursor = await conn.execute(
         f"SELECT run_id, status FROM plait_runs WHERE thread_id = %s AND {_ACTIVE} "
         "ORDER BY queue_id FOR UPDATE",
@@ -261,6 +271,7 @@ async def create_run_in(
             "hash": request_hash,
             "event": metadata_event.decode(),
             "first_run": first_run,
+            "tenant": tenant,
             "events": journal.EVENTS_CHANNEL,
             "runs": RUNS_CHANNEL,
         },
@@ -278,13 +289,16 @@ def first_event(run_id: str) -> journal.JournalEvent:
     return journal.JournalEvent(run_id, 1, "metadata", {"run_id": run_id, "attempt": 1})
 
 
-async def get_run(pool: Pool, run_id: str, thread_id: str | None = None) -> Run | None:
-    """The run, or ``None`` (also when it is on another thread than ``thread_id``)."""
+async def get_run(
+    pool: Pool, run_id: str, thread_id: str | None = None, *, tenant: str | None = None
+) -> Run | None:
+    """The run, or ``None`` (also when it is on another thread than ``thread_id``, or
+    another tenant's than ``tenant``; ``None`` there means any tenant)."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %s "
-            "AND (%s::text IS NULL OR thread_id = %s)",
-            (run_id, thread_id, thread_id),
+            f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %(run_id)s "
+            f"AND (%(thread_id)s::text IS NULL OR thread_id = %(thread_id)s) AND {_OF_TENANT}",
+            {"run_id": run_id, "thread_id": thread_id, "tenant": tenant},
         )
         row = await cursor.fetchone()
     return None if row is None else _run(row)
@@ -297,20 +311,34 @@ async def list_runs(
     limit: int = 10,
     offset: int = 0,
     status: str | None = None,
+    tenant: str | None = None,
 ) -> list[Run]:
     """The thread's runs, newest first (as the Agent Server lists them)."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_runs WHERE thread_id = %s "
-            "AND (%s::text IS NULL OR status = %s) "
-            "ORDER BY queue_id DESC LIMIT %s OFFSET %s",
-            (thread_id, status, status, limit, offset),
+            f"SELECT {_COLUMNS} FROM plait_runs WHERE thread_id = %(thread_id)s "
+            f"AND (%(status)s::text IS NULL OR status = %(status)s) AND {_OF_TENANT} "
+            "ORDER BY queue_id DESC LIMIT %(limit)s OFFSET %(offset)s",
+            {
+                "thread_id": thread_id,
+                "status": status,
+                "tenant": tenant,
+                "limit": limit,
+                "offset": offset,
+            },
         )
         rows = await cursor.fetchall()
     return [_run(row) for row in rows]
 
 
-async def cancel_run(pool: Pool, thread_id: str, run_id: str, action: str = "interrupt") -> Run:
+async def cancel_run(
+    pool: Pool,
+    thread_id: str,
+    run_id: str,
+    action: str = "interrupt",
+    *,
+    tenant: str | None = None,
+) -> Run:
     """Cancel a run: a pending one stops at once, a running one when its worker sees it.
 
     ``interrupt`` keeps what the run did; ``rollback`` also deletes the run
@@ -326,8 +354,9 @@ async def cancel_run(pool: Pool, thread_id: str, run_id: str, action: str = "int
             "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE", (thread_id,)
         )
         cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %s AND thread_id = %s FOR UPDATE",
-            (run_id, thread_id),
+            f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %(run_id)s "
+            f"AND thread_id = %(thread_id)s AND {_OF_TENANT} FOR UPDATE",
+            {"run_id": run_id, "thread_id": thread_id, "tenant": tenant},
         )
         row = await cursor.fetchone()
         if row is None:
@@ -340,13 +369,13 @@ async def cancel_run(pool: Pool, thread_id: str, run_id: str, action: str = "int
         return updated or run
 
 
-async def delete_run(pool: Pool, thread_id: str, run_id: str) -> None:
+async def delete_run(pool: Pool, thread_id: str, run_id: str, *, tenant: str | None = None) -> None:
     """Delete a finished run and its journal; raises :class:`RunNotFound` / :class:`RunActive`."""
     async with pool.connection() as conn, conn.transaction():
         cursor = await conn.execute(
-            "SELECT status, lease_owner FROM plait_runs WHERE run_id = %s AND thread_id = %s "
-            "FOR UPDATE",
-            (run_id, thread_id),
+            "SELECT status, lease_owner FROM plait_runs WHERE run_id = %(run_id)s "
+            f"AND thread_id = %(thread_id)s AND {_OF_TENANT} FOR UPDATE",
+            {"run_id": run_id, "thread_id": thread_id, "tenant": tenant},
         )
         row = await cursor.fetchone()
         if row is None:
@@ -366,15 +395,24 @@ async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: floa
     running run whose lease expired (its worker died; claimed with
     ``attempt + 1`` like any claim). Concurrent claimers skip each other's
     rows (``SKIP LOCKED``), so no run is handed to two workers.
+
+    Tenants take turns: each tenant's claimable runs are ranked by queue
+    order, and a run's place is its rank plus the runs its tenant already
+    runs; places are claimed in order (ties by queue order). So the tenant
+    running fewest runs gets the next free slot, and a tenant with a long
+    backlog does not starve one that queued later. A tenant's ``max_running_runs`` caps its runs
+    running across all workers; claims are serialised by an advisory lock so
+    two workers cannot both fill the same free room.
     """
     if limit <= 0:
         return []
-    # One statement on an autocommit connection: atomic, without BEGIN/COMMIT round trips.
-    async with pool.connection() as conn:
+    # Pipelined: the lock, the claim and the commit cost one round trip.
+    async with pool.connection() as conn, conn.pipeline(), conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
         cursor = await conn.execute(
             f"""
-            WITH picked AS (
-                SELECT r.run_id FROM plait_runs r
+            WITH claimable AS (
+                SELECT r.run_id, r.tenant_id, r.queue_id FROM plait_runs r
                 WHERE (
                     r.status = 'pending'
                     AND NOT EXISTS (
@@ -387,7 +425,25 @@ async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: floa
                     r.status = 'running' AND r.lease_owner IS NOT NULL
                     AND r.lease_expires_at < now()
                 )
-                ORDER BY r.queue_id
+            ), running AS (
+                -- Live leases only: an expired one is claimable again, in its tenant's turn.
+                SELECT tenant_id, count(*) AS n FROM plait_runs
+                WHERE status = 'running' AND lease_owner IS NOT NULL
+                  AND lease_expires_at >= now()
+                GROUP BY tenant_id
+            ), ranked AS (
+                SELECT c.run_id, c.queue_id,
+                       row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.queue_id) AS turn,
+                       COALESCE(running.n, 0) AS busy,
+                       t.max_running_runs - COALESCE(running.n, 0) AS room
+                FROM claimable c
+                LEFT JOIN plait_tenants t ON t.tenant_id = c.tenant_id
+                LEFT JOIN running ON running.tenant_id = c.tenant_id
+            ), picked AS (
+                SELECT r.run_id FROM plait_runs r JOIN ranked ON ranked.run_id = r.run_id
+                WHERE ranked.room IS NULL OR ranked.turn <= ranked.room
+                -- The tenant running fewest runs first; then queue order.
+                ORDER BY ranked.busy + ranked.turn, ranked.queue_id
                 LIMIT %(limit)s
                 FOR UPDATE OF r SKIP LOCKED
             )
@@ -420,14 +476,24 @@ async def heartbeat(
     if not run_ids:
         return set()
     async with pool.connection() as conn:
+        # Rows locked in run_id order, as the journal's appends lock them: the
+        # same rows locked in two orders deadlock, and a failed heartbeat can
+        # cost the leases of every run of the worker.
         cursor = await conn.execute(
             """
-            UPDATE plait_runs
-            SET lease_expires_at = now() + make_interval(secs => %s)
-            WHERE run_id = ANY(%s) AND lease_owner = %s AND status = 'running'
-            RETURNING run_id, cancel_action
+            WITH locked AS (
+                SELECT run_id FROM plait_runs
+                WHERE run_id = ANY(%(ids)s) AND lease_owner = %(worker)s AND status = 'running'
+                ORDER BY run_id
+                FOR NO KEY UPDATE
+            )
+            UPDATE plait_runs r
+            SET lease_expires_at = now() + make_interval(secs => %(lease)s)
+            FROM locked
+            WHERE r.run_id = locked.run_id
+            RETURNING r.run_id, r.cancel_action
             """,
-            (lease_seconds, run_ids, worker_id),
+            {"lease": lease_seconds, "ids": run_ids, "worker": worker_id},
         )
         rows = await cursor.fetchall()
     owned = {row["run_id"] for row in rows}
@@ -519,11 +585,11 @@ WITH inserted AS (
     INSERT INTO plait_runs (
         run_id, thread_id, assistant_id, graph, version, digest, status, kwargs,
         metadata, multitask_strategy, idempotency_key, request_hash,
-        created_at, updated_at, event_seq
+        created_at, updated_at, event_seq, tenant_id
     )
     VALUES (%(run_id)s, %(thread_id)s, %(assistant_id)s, %(graph)s, %(version)s, %(digest)s,
             'pending', %(kwargs)s, %(metadata)s, %(strategy)s, %(key)s, %(hash)s,
-            clock_timestamp(), clock_timestamp(), 1)
+            clock_timestamp(), clock_timestamp(), 1, %(tenant)s)
     RETURNING {_COLUMNS}
 ), journaled AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
@@ -575,15 +641,17 @@ async def release_run(pool: Pool, run_id: str, worker_id: str) -> bool:
 # --------------------------------------------------------------------------- helpers
 
 
-async def _replay(conn: AsyncConnection[DictRow], key: str, route: str, request_hash: str) -> Run:
-    """The run of an Idempotency-Key used before, if the request is the same."""
+async def _replay(
+    conn: AsyncConnection[DictRow], key: str, route: str, request_hash: str, tenant: str
+) -> Run:
+    """The run of an Idempotency-Key the tenant used before, if the request is the same."""
     cursor = await conn.execute(
         f"""
         SELECT k.request_hash, {", ".join("r." + c.strip() for c in _COLUMNS.split(","))}
         FROM plait_idempotency_keys k JOIN plait_runs r USING (run_id)
-        WHERE k.key = %s AND k.route = %s
+        WHERE k.key = %s AND k.route = %s AND k.tenant_id = %s
         """,
-        (key, route),
+        (key, route, tenant),
     )
     row = await cursor.fetchone()
     if row is None:
@@ -595,21 +663,23 @@ async def _replay(conn: AsyncConnection[DictRow], key: str, route: str, request_
 
 
 async def _lock_thread(
-    conn: AsyncConnection[DictRow], thread_id: str, if_not_exists: IfNotExists
+    conn: AsyncConnection[DictRow], thread_id: str, if_not_exists: IfNotExists, tenant: str
 ) -> AsyncCursor[DictRow]:
-    """Lock the thread's row (created first when allowed); every run change takes it.
+    """Lock the tenant's thread row (created first when allowed); every run change takes it.
 
-    Returns the cursor of the locked row (none: no such thread), not yet read.
+    Returns the cursor of the locked row (none: no such thread of ``tenant``), not yet read.
     """
     if if_not_exists == "create":
         await conn.execute(
-            "INSERT INTO plait_threads (thread_id) VALUES (%s) ON CONFLICT DO NOTHING",
-            (thread_id,),
+            "INSERT INTO plait_threads (thread_id, tenant_id) VALUES (%s, %s) "
+            "ON CONFLICT DO NOTHING",
+            (thread_id, tenant),
         )
     # NO KEY UPDATE: serialises run changes on the thread, yet lets foreign-key
     # checks (inserting events, approvals) proceed.
     return await conn.execute(
-        "SELECT * FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE", (thread_id,)
+        "SELECT * FROM plait_threads WHERE thread_id = %s AND tenant_id = %s FOR NO KEY UPDATE",
+        (thread_id, tenant),
     )
 
 
@@ -764,4 +834,5 @@ def _run(row: Mapping[str, Any] | None) -> Run:
         lease_owner=row["lease_owner"],
         lease_expires_at=row["lease_expires_at"],
         queue_id=row["queue_id"],
+        tenant=row["tenant_id"],
     )
