@@ -161,12 +161,14 @@ def _build(
                 action = SagaStep(node_id, node, ctx, action)
         except (ValueError, KeyError, ExpressionError, jsonschema.SchemaError) as exc:
             raise CompileError(f"{loaded.ref}: node {node_id!r}: {exc}") from exc
+        step_timeout = duration_seconds(node.timeout) if node.timeout is not None else None
         builder.add_node(
             node_id,
             action,
             input_schema=state,
             retry_policy=retry_policy(node.retry) if node.retry is not None else None,
-            timeout=duration_seconds(node.timeout) if node.timeout is not None else None,
+            # With compensations the saga wrapper enforces it, so a timeout compensates.
+            timeout=step_timeout if not saga else None,
             metadata={"plait_kind": node.kind},
         )
     try:

@@ -14,14 +14,18 @@ still run.
 Why in the node's error path and not around the whole run: the node wrapper
 is the one place every execution passes through (CLI and server alike, the
 engine never imports the server), and it sees the tool calls the failing node
-completed before it failed, which never reach the state. Gaps: a failure the
-node does not raise itself (a step ``timeout`` cancels it from outside, a
-route edge's error, ``max_steps``) compensates nothing, and steps completed
-inside a ``subgraph`` are compensated only by a failure inside that subgraph.
+completed before it failed, which never reach the state. For the same reason a
+node's step ``timeout`` is enforced here in a spec with compensations (not by
+LangGraph, which would cancel the node from outside): a timed-out step is a
+failure like any other. Gaps: a failure outside any node (a route edge's
+error, ``max_steps``, the run's own ``timeout``) compensates nothing, and
+steps completed inside a ``subgraph`` are compensated only by a failure inside
+that subgraph.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -39,7 +43,7 @@ from engine.runtime.errors import NodeError
 from engine.runtime.events_out import emit
 from engine.runtime.policies import is_transient
 from engine.spec.expressions import evaluate, to_plain
-from engine.spec.models import Compensation, GraphSpec
+from engine.spec.models import Compensation, GraphSpec, duration_seconds
 from engine.spec.models import _NodeBase as NodeBase
 
 #: The private channel of completed compensable steps, in order of completion.
@@ -117,6 +121,8 @@ class SagaStep:
         self.max_attempts = node.retry.max_attempts if node.retry is not None else 1
         self.ctx = ctx
         self.inner = inner
+        #: The node's step ``timeout``: the compiler leaves it to this wrapper (module doc).
+        self.timeout = duration_seconds(node.timeout) if node.timeout is not None else None
         tools = ctx.loaded.spec.spec.tools
         self.tools = frozenset(name for name, t in tools.items() if t.compensate is not None)
 
@@ -124,7 +130,10 @@ class SagaStep:
         ledger = _Ledger(self.tools)
         token = _LEDGER.set(ledger)
         try:
-            update = await self.inner(state, config)
+            if self.timeout is not None:
+                update = await self._timed(state, config, self.timeout)
+            else:
+                update = await self.inner(state, config)
         except GraphBubbleUp:
             raise
         except Exception as exc:
@@ -155,6 +164,20 @@ class SagaStep:
         if steps:
             update[SAGA] = steps
         return update
+
+    async def _timed(
+        self, state: dict[str, Any], config: RunnableConfig, seconds: float
+    ) -> dict[str, Any]:
+        """The step under its ``timeout``: cancelled when it runs out, then a (retryable) error."""
+        try:
+            async with asyncio.timeout(seconds) as limit:
+                return await self.inner(state, config)
+        except TimeoutError:
+            if not limit.expired():
+                raise  # the node's own timeout (a tool's), not the step's
+            raise NodeError(
+                self.node_id, f"the step timed out after {seconds:g}s (timeout)", transient=True
+            ) from None
 
     def _final(self, exc: Exception, config: RunnableConfig) -> bool:
         """Whether LangGraph will not retry this failure (the run fails with it)."""

@@ -69,6 +69,20 @@ async def test_a_failure_undoes_completed_steps_in_reverse_order(
     assert [r.detail["step"] for r in run.audited("compensation")] == ["pay", "book.reserve"]
 
 
+async def test_a_step_timeout_undoes_completed_steps_too(
+    calls: list[tuple[str, dict[str, Any]]],
+) -> None:
+    run = Run(_spec(ship="ship_slow", timeout="100ms"))
+    with pytest.raises(NodeError, match=r"node 'send': the step timed out after 0.1s"):
+        await run.start({"item": "lamp"})
+
+    assert calls[-2:] == [
+        ("undo_charge", {"charge": "ch-1"}),
+        ("release", {"reservation": "res-lamp"}),
+    ]
+    assert _compensations(run) == [("pay", "ok"), ("book.reserve", "ok")]
+
+
 async def test_a_failed_compensation_is_reported_for_manual_action_and_the_rest_still_run(
     calls: list[tuple[str, dict[str, Any]]],
 ) -> None:

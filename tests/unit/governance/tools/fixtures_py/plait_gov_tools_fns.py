@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 CALLS: list[tuple[str, dict[str, Any]]] = []
@@ -60,6 +61,13 @@ def ship(state: dict[str, Any]) -> None:
     """Shipping fails."""
     CALLS.append(("ship", {}))
     raise ValueError("no courier")
+
+
+async def ship_slow(state: dict[str, Any]) -> str:
+    """Takes far longer than its step's timeout."""
+    CALLS.append(("ship_slow", {}))
+    await asyncio.sleep(30)
+    return "shipped"
 
 
 FLAKY: list[int] = []
