@@ -159,11 +159,17 @@ async def card(graph: str, request: Request, services: Svc, tenant: Tenant) -> J
     return JSONResponse(agent_card_to_dict(found))
 
 
-@router.api_route(
+@router.post(
     "/{graph}/{path:path}",
-    methods=["GET", "POST"],
     summary="A2A JSON-RPC endpoint of a served graph",
     response_class=Response,
+    operation_id="a2a_endpoint_post",
+)
+@router.get(
+    "/{graph}/{path:path}",
+    summary="A2A endpoint of a served graph (GET)",
+    response_class=Response,
+    operation_id="a2a_endpoint_get",
 )
 async def endpoint(
     graph: str, path: str, request: Request, services: Svc, hub: Hub, tenant: Tenant
