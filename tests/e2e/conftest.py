@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -102,6 +103,17 @@ def editor(page: Page, plait_server: Cluster) -> Iterator[Page]:
     The test fails at teardown if anything tried to leave 127.0.0.1 (CDN fonts,
     remote images, telemetry), and on uncaught page errors.
     """
+    with guarded(page):
+        page.goto(plait_server.url + "/")
+        yield page
+
+
+@contextmanager
+def guarded(page: Page) -> Iterator[Page]:
+    """Block requests to hosts other than 127.0.0.1; fail on exit if one was tried or a page threw.
+
+    (The ``editor`` fixture and tests with a server of their own share it.)
+    """
     outside: list[str] = []
     errors: list[str] = []
 
@@ -116,7 +128,6 @@ def editor(page: Page, plait_server: Cluster) -> Iterator[Page]:
     page.context.route("**/*", guard)
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.set_default_timeout(15_000)
-    page.goto(plait_server.url + "/")
     yield page
     assert outside == [], f"the page requested hosts other than 127.0.0.1: {outside}"
     assert errors == [], f"uncaught errors in the page: {errors}"

@@ -3,10 +3,13 @@
  * routes the editor uses, and Plait's own `/graphs`, `/approvals` and
  * `/runs/{rid}/events`. Every path is relative: the page only talks to the
  * origin that served it. Errors are RFC 9457 problem+json; their `detail`
- * (and Plait's `errors`, the spec issues) are kept on `ApiError`.
+ * (and Plait's `errors`, the spec issues) are kept on `ApiError`. Every
+ * request goes through `fetchWithKey` (apiKey.ts): the stored API key as
+ * `x-api-key`, and the key prompt on a 401.
  */
 
 import type { XY } from "../spec/layout";
+import { fetchWithKey } from "./apiKey";
 import { problemFromResponse, type SpecIssue } from "./errors";
 import { streamRun, type SseMessage } from "./sse";
 
@@ -22,7 +25,7 @@ async function request<T>(method: string, path: string, body?: unknown, headers:
       (init.headers as Record<string, string>)["Content-Type"] = "application/json";
     }
   }
-  const response = await fetch(path, init);
+  const response = await fetchWithKey(path, init);
   if (!response.ok) throw await problemFromResponse(response);
   if (response.status === 204) return undefined as T;
   const type = response.headers.get("Content-Type") ?? "";

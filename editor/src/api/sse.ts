@@ -5,9 +5,11 @@
  * stream is read from `fetch` and parsed here. The parser follows the WHATWG
  * "event stream interpretation" rules (fields `event`, `data`, `id`; comment
  * lines start with `:`; an empty line dispatches). A dropped stream can be
- * rejoined with `Last-Event-ID` (the server replays what followed).
+ * rejoined with `Last-Event-ID` (the server replays what followed). The
+ * request carries the API key like every other (`fetchWithKey`).
  */
 
+import { fetchWithKey } from "./apiKey";
 import { ApiError, problemFromResponse } from "./errors";
 
 export interface SseMessage {
@@ -95,7 +97,7 @@ export async function* streamSse(url: string, options: StreamOptions = {}): Asyn
   const headers: Record<string, string> = { Accept: "text/event-stream", ...options.headers };
   if (options.body !== undefined) headers["Content-Type"] = "application/json";
   if (options.lastEventId) headers["Last-Event-ID"] = options.lastEventId;
-  const response = await fetch(url, {
+  const response = await fetchWithKey(url, {
     method: options.method ?? (options.body === undefined ? "GET" : "POST"),
     headers,
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
