@@ -153,7 +153,9 @@ def over_http(
 
 
 @contextmanager
-def serve_bench(url: str, workers: int | None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def serve_bench(
+    url: str, workers: int | None, worker_processes: int = 0
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``plait serve`` with the benchmark's specs on database ``url``; yields (URL, process)."""
     with tempfile.TemporaryDirectory(prefix="plait-bench-") as tmp:
         specs = Path(tmp) / "specs"
@@ -162,6 +164,7 @@ def serve_bench(url: str, workers: int | None) -> Iterator[tuple[str, subprocess
         (specs / "park.yaml").write_text(PARK_SPEC, encoding="utf-8")
         shutil.copy2(BENCH / "bench_steps.py", specs / "bench_steps.py")
         args = ["--workers", str(workers)] if workers is not None else []
+        args += ["--worker-processes", str(worker_processes)]
         env = dict(os.environ, PLAIT_DATABASE_URL=url)
         with plait_serve(specs, *args, env=env) as served:
             yield served
@@ -171,6 +174,21 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used (Linux ``/proc``), threads included."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """:func:`cpu_seconds` of ``pid`` plus its live children (``--worker-processes``)."""
+    total = cpu_seconds(pid)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                total += cpu_seconds(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue  # exited meanwhile
+    return total
 
 
 def rss_kib(pid: int) -> int:
@@ -212,6 +230,37 @@ async def held_runs(pool: Pool) -> int:
     return int(row["n"]) if row else -1
 
 
+#: Tables either contender writes: vacuumed before each measured batch.
+VACUUMED = (
+    "checkpoints",
+    "checkpoint_blobs",
+    "checkpoint_writes",
+    "plait_threads",
+    "plait_runs",
+    "plait_run_events",
+)
+
+
+async def vacuum(pool: Pool) -> None:
+    """``VACUUM ANALYZE`` what the contenders write, as autovacuum would between batches.
+
+    Without it, the dead rows of earlier runs pile up where autovacuum is off (as on
+    this machine's server): the claim query's partial index then holds one dead
+    entry per run ever claimed, and later batches measure that, not the server.
+    """
+    async with pool.connection() as conn:
+        await conn.set_autocommit(True)
+        for table in VACUUMED:
+            await conn.execute(f"VACUUM ANALYZE {table}".encode())
+
+
+async def autovacuum(pool: Pool) -> str:
+    """The server's ``autovacuum`` setting (``on``/``off``)."""
+    async with pool.connection() as conn:
+        row = await (await conn.execute("SHOW autovacuum")).fetchone()
+    return str(row["autovacuum"]) if row else "?"
+
+
 def ms(seconds: float) -> str:
     """Seconds as milliseconds with one decimal."""
     return f"{seconds * 1000:.1f}"
@@ -226,6 +275,12 @@ async def main() -> None:
     parser.add_argument("--parked", type=int, default=1000, help="runs parked on approvals")
     parser.add_argument("--workers", type=int, default=None, help="plait serve --workers")
     parser.add_argument(
+        "--worker-processes",
+        type=int,
+        default=0,
+        help="plait serve --worker-processes (0: workers in the server process)",
+    )
+    parser.add_argument(
         "--durability",
         choices=("sync", "async", "exit"),
         default="sync",
@@ -239,22 +294,25 @@ async def main() -> None:
     async with await open_pool(url) as pool:
         await migrate(pool)
         server = await describe_server(pool)
+        vacuum_setting = await autovacuum(pool)
         local = in_process(pool, args.durability)
         await in_batches(args.warmup, args.concurrency, local)
+        await vacuum(pool)
         cpu_before = time.process_time()
         inproc = await in_batches(args.runs, args.concurrency, local)
         inproc_cpu = (time.process_time() - cpu_before) / args.runs
 
-        with serve_bench(url, args.workers) as (base, process):
+        with serve_bench(url, args.workers, args.worker_processes) as (base, process):
             limits = httpx.Limits(max_connections=args.concurrency * 2)
             async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
                 firsts: list[float] = []
                 remote = over_http(http, firsts, args.durability)
                 await in_batches(args.warmup, args.concurrency, remote)
                 firsts.clear()
-                cpu_before = cpu_seconds(process.pid)
+                await vacuum(pool)
+                cpu_before = tree_cpu_seconds(process.pid)
                 served = await in_batches(args.runs, args.concurrency, remote)
-                served_cpu = (cpu_seconds(process.pid) - cpu_before) / args.runs
+                served_cpu = (tree_cpu_seconds(process.pid) - cpu_before) / args.runs
                 served.first_events = firsts
                 # One at a time: time to first event without queueing behind other runs.
                 alone: list[float] = []
@@ -283,20 +341,31 @@ async def main() -> None:
         f"bench/server.py --runs {args.runs} --concurrency {args.concurrency} "
         f"--parked {args.parked} --durability {args.durability}"
     )
+    if args.worker_processes:
+        command += f" --worker-processes {args.worker_processes}"
+        workers_text = f"workers in child processes, `--worker-processes {args.worker_processes}`"
+        cpu_text = "the `plait serve` process and its worker children"
+    else:
+        workers_text = "workers in the server process, the default"
+        cpu_text = "the `plait serve` process"
     body = f"""
 Measured {machine()}; {server}; load average {load[0]:.1f} when it started
-(2 cores shared with other work: figures under load are noisy).
+(2 cores shared with other work: figures under load are noisy). The server's
+`autovacuum` is {vacuum_setting}: the tables both contenders write are vacuumed
+before each measured batch (`VACUUM ANALYZE`), as autovacuum would.
 
 Method: `{command}`:
 the {NODES}-node linear graph of `overhead.py`, {args.runs} runs per contender after
 {args.warmup} warm-up runs, {args.concurrency} at a time, each on a new thread with a new
 `AsyncPostgresSaver`, both with `durability="{args.durability}"`. In-process:
 `compile_spec(...).bind(saver).ainvoke` in this process. HTTP: a real `plait serve` on
-127.0.0.1 (in-process workers), each run `POST /threads` then
+127.0.0.1 ({workers_text}), each run `POST /threads` then
 `POST /threads/{{id}}/runs/stream` (`values`, the same `durability` in the body) read to
-`end`, with httpx.
+`end`, with httpx. The node function `bench_steps.step` is marked
+`@inline` (an addition: a server worker calls it on its loop, as the in-process
+contender does, instead of in a thread).
 Time to first event: from sending the stream POST to the first SSE event (`metadata`).
-CPU per run is the CPU time the running process (in-process) or the server process (HTTP)
+CPU per run is the CPU time the running process (in-process) or {cpu_text} (HTTP)
 used during the batch, divided by the runs: unlike throughput, it barely depends on what
 else the machine runs.
 
@@ -306,7 +375,7 @@ else the machine runs.
 | latency p50 (ms) | {ms(median(inproc.latencies))} | {ms(median(served.latencies))} |
 | latency p95 (ms) | {ms(percentile(inproc.latencies, 0.95))} | \
 {ms(percentile(served.latencies, 0.95))} |
-| CPU per run (ms): this process / the `plait serve` process | {ms(inproc_cpu)} | \
+| CPU per run (ms): this process / the server | {ms(inproc_cpu)} | \
 {ms(served_cpu)} |
 | time to first SSE event p50 / p95 (ms) | - | {ms(first_p50)} / \
 {ms(percentile(served.first_events, 0.95))} |

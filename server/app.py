@@ -4,7 +4,8 @@ The lifespan opens the Postgres pool (``PLAIT_DATABASE_URL`` or the embedded
 server), applies migrations, stores the specs folder's graphs in the
 registry (invalid specs are logged with their issues; the server still
 starts), starts the journal listener that fans run events out to SSE clients,
-and starts ``settings.workers`` in-process workers (none with ``--no-workers``).
+and starts ``settings.workers`` in-process workers (none with ``--no-workers``;
+in ``settings.worker_processes`` child processes with ``--worker-processes``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from server.journal import JournalListener
 from server.registry import sync_folder
 from server.settings import Settings
 from server.worker import Worker
+from server.worker_processes import WorkerProcesses
 
 logger = logging.getLogger("plait.server")
 
@@ -118,16 +120,28 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
         )
         # One worker executes up to `workers` runs at once (a Worker is
         # concurrent by itself; several in one process would only add LISTEN
-        # connections and claim queries).
+        # connections and claim queries). With worker processes it runs in
+        # children instead (server/worker_processes.py).
+        in_process = settings.workers > 0 and settings.worker_processes == 0
         worker = (
             Worker(pool, concurrency=settings.workers, specs_dir=settings.specs_dir)
-            if settings.workers > 0
+            if in_process
             else None
         )
         worker_task = asyncio.create_task(worker.run()) if worker is not None else None
+        children = contextlib.AsyncExitStack()
+        if settings.workers > 0 and settings.worker_processes > 0:
+            processes = WorkerProcesses(
+                settings.worker_processes,
+                concurrency=settings.workers,
+                specs_dir=settings.specs_dir,
+                url=url,
+            )
+            await children.enter_async_context(processes.running())
         try:
             yield services
         finally:
+            await children.aclose()  # the children hand their runs back first
             if worker is not None and worker_task is not None:
                 worker.stop()  # hands unfinished runs back to the queue
                 await worker_task

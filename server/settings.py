@@ -10,6 +10,7 @@ from engine.store.database import DATABASE_URL_ENV
 
 SPECS_ENV = "PLAIT_SPECS_DIR"
 WORKERS_ENV = "PLAIT_WORKERS"
+WORKER_PROCESSES_ENV = "PLAIT_WORKER_PROCESSES"
 HOST_ENV = "PLAIT_HOST"
 PORT_ENV = "PLAIT_PORT"
 EDITOR_ENV = "PLAIT_EDITOR_DIR"
@@ -29,11 +30,14 @@ class Settings:
     (``PLAIT_DATABASE_URL`` or the embedded server); ``workers`` is how many runs
     the in-process worker executes at once; 0 means the process only serves
     the API and separate ``plait worker`` processes run the runs.
+    ``worker_processes`` > 0 runs that many child worker processes (each
+    executing ``workers`` runs at once) instead of the in-process worker.
     """
 
     database_url: str | None = None
     specs_dir: Path = Path("specs")
     workers: int = 10
+    worker_processes: int = 0
     host: str = "127.0.0.1"
     port: int = 8000
     pool_max_size: int = 20
@@ -51,6 +55,7 @@ class Settings:
             database_url=env.get(DATABASE_URL_ENV) or None,
             specs_dir=Path(env.get(SPECS_ENV) or default.specs_dir),
             workers=int(env.get(WORKERS_ENV) or default.workers),
+            worker_processes=int(env.get(WORKER_PROCESSES_ENV) or default.worker_processes),
             host=env.get(HOST_ENV) or default.host,
             port=int(env.get(PORT_ENV) or default.port),
             editor_dir=Path(env.get(EDITOR_ENV) or default.editor_dir),

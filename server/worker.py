@@ -92,6 +92,11 @@ class Worker:
         self.started = asyncio.Event()
         self._active: dict[str, tuple[asyncio.Task[object], RunStopper]] = {}
         self._wake = asyncio.Event()
+        # Whether a claim may find runs: a notification came, the last claim filled
+        # every free slot, or the poll interval passed. A run that ends frees a slot
+        # but claims only then, not after every run (the query takes an advisory lock).
+        self._maybe_more = True
+        self._notifications = 0
         self._beat_now = asyncio.Event()
         self._stopping = False
 
@@ -139,7 +144,8 @@ class Worker:
             # Cleared before claiming: a notification during the claim wakes the next round.
             self._wake.clear()
             free = self.concurrency - len(self._active)
-            if free > 0:
+            if free > 0 and self._maybe_more:
+                seen = self._notifications
                 try:
                     claimed = await runs.claim_runs(
                         self.pool, self.worker_id, free, self.lease_seconds
@@ -149,12 +155,17 @@ class Worker:
                     claimed = []
                 for run in claimed:
                     self._start(run)
+                # A notification during the claim may name a run it did not see.
+                self._maybe_more = len(claimed) == free or self._notifications != seen
                 if len(claimed) == free:
                     continue  # maybe more are waiting; a full worker waits for a free slot
             if not self._stopping:
-                with contextlib.suppress(TimeoutError):
+                try:
                     async with asyncio.timeout(self.poll_seconds):
                         await self._wake.wait()
+                except TimeoutError:
+                    # The fallback poll: lost notifications, leases of dead workers.
+                    self._maybe_more = True
 
     def _start(self, run: Run) -> None:
         stopper = RunStopper()
@@ -268,8 +279,11 @@ class Worker:
                     await conn.execute(f"LISTEN {RUNS_PENDING_CHANNEL}")
                     self.started.set()
                     # Runs created before LISTEN took effect are found by this claim.
+                    self._maybe_more = True
                     self._wake.set()
                     async for notification in conn.notifies():
+                        self._notifications += 1
+                        self._maybe_more = True
                         self._wake.set()
                         if notification.payload in self._active:
                             # Our run changed (e.g. a cancel was asked): look now, not

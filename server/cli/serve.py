@@ -8,7 +8,14 @@ from typing import Annotated
 
 import typer
 
-from server.settings import HOST_ENV, PORT_ENV, SPECS_ENV, WORKERS_ENV, Settings
+from server.settings import (
+    HOST_ENV,
+    PORT_ENV,
+    SPECS_ENV,
+    WORKER_PROCESSES_ENV,
+    WORKERS_ENV,
+    Settings,
+)
 
 
 def serve_command(
@@ -30,9 +37,23 @@ def serve_command(
     workers: Annotated[
         int,
         typer.Option(
-            "--workers", "-w", envvar=WORKERS_ENV, min=1, help="Runs this process executes at once."
+            "--workers",
+            "-w",
+            envvar=WORKERS_ENV,
+            min=1,
+            help="Runs executed at once (by each worker process with --worker-processes).",
         ),
     ] = 10,
+    worker_processes: Annotated[
+        int,
+        typer.Option(
+            "--worker-processes",
+            envvar=WORKER_PROCESSES_ENV,
+            min=0,
+            help="Run the workers in this many child processes, so graphs and the API use "
+            "different cores; 0 runs them in this process.",
+        ),
+    ] = 0,
     no_workers: Annotated[
         bool,
         typer.Option(
@@ -59,6 +80,7 @@ def serve_command(
         Settings.from_env(),
         specs_dir=specs,
         workers=0 if no_workers else workers,
+        worker_processes=worker_processes,
         host=host,
         port=port,
     )

@@ -558,7 +558,7 @@ WITH finished AS (
     SET status = %(status)s, error = %(error)s, ended_at = now(), updated_at = now(),
         lease_expires_at = NULL, event_seq = event_seq + 1
     WHERE run_id = %(run_id)s AND lease_owner = %(worker)s AND status = 'running'
-    RETURNING thread_id, event_seq
+    RETURNING thread_id, tenant_id, event_seq
 ), ended AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
     SELECT %(run_id)s, event_seq, 'end', 'null'::jsonb FROM finished
@@ -566,6 +566,14 @@ WITH finished AS (
     SELECT o.run_id FROM plait_runs o JOIN finished USING (thread_id)
     WHERE o.run_id <> %(run_id)s
       AND (o.status = 'pending' OR (o.status = 'running' AND o.lease_owner IS NOT NULL))
+    LIMIT 1
+), capped AS (
+    -- A capped tenant's pending runs may have been passed over for its cap: this end
+    -- frees room, so workers are woken (they claim when notified, not on every end).
+    SELECT p.run_id FROM plait_runs p
+    JOIN finished USING (tenant_id)
+    JOIN plait_tenants t ON t.tenant_id = p.tenant_id AND t.max_running_runs IS NOT NULL
+    WHERE p.status = 'pending'
     LIMIT 1
 ), thread AS (
     UPDATE plait_threads t
@@ -575,7 +583,8 @@ WITH finished AS (
     WHERE t.thread_id = finished.thread_id
 )
 SELECT pg_notify(%(events)s, %(run_id)s || ' ' || finished.event_seq || ' [["end",null]]'),
-       (SELECT pg_notify(%(runs)s, waiting.run_id) FROM waiting)
+       (SELECT pg_notify(%(runs)s, waiting.run_id) FROM waiting),
+       (SELECT pg_notify(%(runs)s, capped.run_id) FROM capped)
 FROM finished
 """
 

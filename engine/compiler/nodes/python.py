@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.nodes.base import Compute
@@ -12,6 +13,31 @@ from engine.spec.models import PythonNode
 
 #: ``configurable`` flag: run sync functions in a thread (set by the server's workers).
 OFFLOAD_SYNC_KEY = "plait_offload_sync"
+#: Attribute a sync function carries (set by :func:`inline`) to stay on the event loop.
+INLINE_ATTRIBUTE = "__plait_inline__"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def inline(function: F) -> F:
+    """Mark a sync ``python`` node function as quick and non-blocking: workers call it on
+    their event loop instead of in a thread.
+
+    Only for functions that return in well under a millisecond and never wait
+    (no I/O, no locks, no sleeps): while one runs, every other run of the
+    worker and its heartbeats wait. Anything else keeps the thread (the default).
+    """
+    setattr(function, INLINE_ATTRIBUTE, True)
+    return function
+
+
+def _offloaded(target: Callable[..., Any], config: Mapping[str, Any]) -> bool:
+    """Whether ``target`` runs in a thread: a sync function, in a worker, not marked inline."""
+    if not config.get("configurable", {}).get(OFFLOAD_SYNC_KEY, False):
+        return False
+    if inspect.iscoroutinefunction(target):
+        return False
+    return not getattr(target, INLINE_ATTRIBUTE, False)
 
 
 def python_compute(ctx: CompileContext, *, function: str, args: dict[str, str]) -> Compute:
@@ -21,7 +47,7 @@ def python_compute(ctx: CompileContext, *, function: str, args: dict[str, str]) 
     hop per step would cost more than most such functions take. A server worker
     shares its loop among many runs and must keep heartbeating and honour
     cancels, so it sets ``configurable["plait_offload_sync"]`` and sync
-    functions run in a thread there.
+    functions run in a thread there, unless marked with :func:`inline`.
     """
     exprs = [(name, Expr(source)) for name, source in args.items()]
 
@@ -33,8 +59,7 @@ def python_compute(ctx: CompileContext, *, function: str, args: dict[str, str]) 
             call_kwargs = {name: scope.eval(expr) for name, expr in exprs}
         else:
             call_args = (dict(scope.state),)
-        offload = scope.config.get("configurable", {}).get(OFFLOAD_SYNC_KEY, False)
-        if offload and not inspect.iscoroutinefunction(target):
+        if _offloaded(target, scope.config):
             value = await asyncio.to_thread(target, *call_args, **call_kwargs)
         else:
             value = target(*call_args, **call_kwargs)

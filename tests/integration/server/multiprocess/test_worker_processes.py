@@ -1,0 +1,123 @@
+"""``plait serve --worker-processes 1``: runs execute in a child the server supervises.
+
+A real server process with one child worker on the test database: a run
+streamed over HTTP ends with its values, executed by the child (its log line
+names the child's pid); SIGTERM to the server stops the child too, and so does
+SIGKILL (the child asked the kernel for SIGTERM when its parent dies).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import create_database, drop_database
+from tests.integration.server.harness import Cluster, cluster
+
+pytestmark = pytest.mark.postgres
+
+SDK_SPECS = Path(__file__).resolve().parents[1] / "sdk" / "specs"
+SOURCES = [SDK_SPECS / "echo.yaml", SDK_SPECS / "sdk_steps.py"]
+WAIT_SECONDS = 30.0
+
+
+def _children(pid: int) -> list[int]:
+    """Live child processes of ``pid`` (Linux ``/proc``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # exited meanwhile
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait_for(condition: str, check: object) -> None:
+    """Poll ``check()`` until true, failing after WAIT_SECONDS."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {condition}")
+
+
+@pytest.fixture
+def served(postgres_server_url: str, tmp_path: Path) -> Iterator[Cluster]:
+    url = create_database(postgres_server_url)
+    try:
+        with cluster(url, tmp_path, SOURCES, serve_args=["--worker-processes", "1"]) as running:
+            yield running
+    finally:
+        drop_database(postgres_server_url, url)
+
+
+def _stream_run(base: str) -> tuple[list[str], dict[str, object]]:
+    """Stream an ``sdk-echo`` run to its end: the event names and the last values."""
+    events: list[str] = []
+    values: dict[str, object] = {}
+    with httpx.Client(base_url=base, timeout=WAIT_SECONDS) as http:
+        thread = http.post("/threads", json={}).raise_for_status().json()
+        body = {"assistant_id": "sdk-echo", "input": {"text": "hi"}, "stream_mode": ["values"]}
+        with http.stream("POST", f"/threads/{thread['thread_id']}/runs/stream", json=body) as r:
+            r.raise_for_status()
+            event = ""
+            for line in r.iter_lines():
+                if line.startswith("event:"):
+                    event = line.partition(":")[2].strip()
+                    events.append(event)
+                elif line.startswith("data:") and event == "values":
+                    values = json.loads(line.partition(":")[2])
+    return events, values
+
+
+def test_a_child_worker_executes_runs_and_stops_with_the_server(served: Cluster) -> None:
+    serve = served.processes[0]
+    _wait_for("the worker process", lambda: len(_children(serve.pid)) == 1)
+    child = _children(serve.pid)[0]
+
+    events, values = _stream_run(served.url)
+
+    assert events[0] == "metadata" and events[-1] == "end", events
+    assert values.get("reply") == "Heard you loud and clear.", values
+    _wait_for("the child's start line", lambda: f":{child}:" in serve.log())
+    serve.stop()  # SIGTERM: the server stops its child, which hands its runs back
+    log = serve.log()
+    # The child stopped cleanly before the server finished shutting down.
+    assert log.index(f":{child}:") < log.index("stopped") < log.index("shutdown complete"), log
+    assert not _alive(child), "the worker process outlived the server"
+
+
+def test_the_child_stops_when_the_server_is_killed(served: Cluster) -> None:
+    serve = served.processes[0]
+    _wait_for("the worker process", lambda: len(_children(serve.pid)) == 1)
+    child = _children(serve.pid)[0]
+
+    serve.kill()  # SIGKILL: no shutdown code runs in the server
+
+    try:
+        _wait_for("the orphaned worker to stop", lambda: not _alive(child))
+    finally:
+        if _alive(child):  # the test failed: leave no orphan behind
+            os.kill(child, signal.SIGKILL)
