@@ -29,6 +29,7 @@ from engine.spec.loader import decode_file, parse_spec, read_spec
 from engine.spec.registry import SpecRegistry
 from engine.spec.validate import SPEC_SUFFIXES, validate_text
 from engine.store.pool import Pool
+from server.auth.code_policy import folder_modules, refused_code
 from server.auth.store import DEFAULT_TENANT
 
 #: Namespace of assistant ids: uuid5(ASSISTANT_NAMESPACE, "name@version").
@@ -138,6 +139,7 @@ async def save_version(
     file: str = "<upload>",
     specs_dir: Path | None = None,
     tenant: str = DEFAULT_TENANT,
+    tenant_modules: frozenset[str] = frozenset(),
 ) -> GraphVersion:
     """Validate and store a spec given as YAML text; write it into ``specs_dir`` when newest.
 
@@ -147,11 +149,15 @@ async def save_version(
     again returns the stored version unchanged. The file is written only for
     a version newer than every stored version of the graph (see module doc),
     and only for the ``default`` tenant: the folder is its catalogue; other
-    tenants' versions live in the table only.
+    tenants' versions live in the table only. Other tenants' specs may name only
+    the code the operator allows: the specs folder's modules and
+    ``tenant_modules`` (:mod:`server.auth.code_policy`).
     """
     spec = parse_spec(text, file)
     stored = await list_graphs(pool, specs_dir=specs_dir, tenant=tenant)
     issues = validate_text(text, file, registry_from(v for v in stored if v.ref != spec.ref))
+    if tenant != DEFAULT_TENANT and not has_errors(issues):
+        issues += refused_code(spec, folder_modules(specs_dir) | tenant_modules)
     if has_errors(issues):
         raise SpecError(issues)
     existing = next((v for v in stored if v.ref == spec.ref), None)

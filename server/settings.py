@@ -18,6 +18,8 @@ EDITOR_ENV = "PLAIT_EDITOR_DIR"
 ADMIN_KEY_ENV = "PLAIT_ADMIN_KEY"
 #: How long a key lookup is cached: a revoked key works at most this long elsewhere.
 AUTH_CACHE_ENV = "PLAIT_AUTH_CACHE_SECONDS"
+#: Extra top-level modules tenants' specs may call (server/auth/code_policy.py).
+TENANT_MODULES_ENV = "PLAIT_TENANT_MODULES"
 #: The editor's build output in a source checkout (`npm run build`).
 DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
 
@@ -45,6 +47,8 @@ class Settings:
     #: With it (or any stored key) every API request needs ``x-api-key`` (docs/api.md).
     admin_key: str | None = None
     auth_cache_seconds: float = 5.0
+    #: Modules tenants' uploaded specs may call besides the specs folder's (code_policy.py).
+    tenant_modules: frozenset[str] = frozenset()
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -61,4 +65,7 @@ class Settings:
             editor_dir=Path(env.get(EDITOR_ENV) or default.editor_dir),
             admin_key=env.get(ADMIN_KEY_ENV) or None,
             auth_cache_seconds=float(env.get(AUTH_CACHE_ENV) or default.auth_cache_seconds),
+            tenant_modules=frozenset(
+                name.strip() for name in env.get(TENANT_MODULES_ENV, "").split(",") if name.strip()
+            ),
         )

@@ -50,9 +50,14 @@ def model_call_limit() -> int | None:
     global _limit
     if _limit == _UNSET:
         raw = os.environ.get(MAX_MODEL_CALLS_ENV, "").strip()
-        _limit = int(raw) if raw else None
-        if _limit is not None and _limit < 1:
+        # Checked before it is kept: a cached 0 would make every later call wait forever.
+        try:
+            limit = int(raw) if raw else None
+        except ValueError:
+            raise ValueError(f"{MAX_MODEL_CALLS_ENV} must be a whole number, not {raw!r}") from None
+        if limit is not None and limit < 1:
             raise ValueError(f"{MAX_MODEL_CALLS_ENV} must be at least 1, not {raw}")
+        _limit = limit
     return _limit
 
 

@@ -79,7 +79,10 @@ async def list_all(services: Svc, tenant: Tenant) -> list[dict[str, Any]]:
     openapi_extra=_SPEC_BODY,
 )
 async def upload(request: Request, services: Svc, tenant: Tenant) -> JSONResponse:
-    """Validate and publish a spec version; its YAML is also written into the specs folder.
+    """Validate and publish a spec version of the caller's tenant.
+
+    The ``default`` tenant's newest version is also written into the specs
+    folder; other tenants' versions live in the registry table only.
 
     Send the YAML as the body (``Content-Type: application/yaml``) or as JSON
     ``{"yaml": "..."}``. Invalid specs get a 422 whose ``errors`` are the
@@ -91,7 +94,12 @@ async def upload(request: Request, services: Svc, tenant: Tenant) -> JSONRespons
     specs_dir = services.settings.specs_dir
     known = {version.ref for version in await list_graphs(services.pool, tenant=tenant)}
     version = await save_version(
-        services.pool, text, file=_UPLOAD_FILE, specs_dir=specs_dir, tenant=tenant
+        services.pool,
+        text,
+        file=_UPLOAD_FILE,
+        specs_dir=specs_dir,
+        tenant=tenant,
+        tenant_modules=services.settings.tenant_modules,
     )
     fresh = version.ref not in known
     return JSONResponse(

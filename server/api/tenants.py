@@ -23,7 +23,7 @@ from server.problems import Problem, not_found
 
 router = APIRouter(tags=["tenants"])
 
-TenantId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")]
+TenantId = Annotated[str, Field(pattern=store.TENANT_ID_PATTERN)]
 
 
 class TenantLimits(BaseModel):
@@ -117,6 +117,8 @@ async def create_key(tenant_id: str, body: KeyCreate, services: Svc, _: Admin) -
         )
     except store.TenantNotFound as exc:
         raise not_found(f"tenant {tenant_id}", str(exc)) from None
+    except store.AdminKeyRefused as exc:
+        raise Problem(422, str(exc), kind="admin-key-refused", title="Admin key refused") from None
     services.auth.forget()  # the first key switches the server out of single-user mode
     return JSONResponse({**record, "key": key}, status_code=201)
 

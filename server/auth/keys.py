@@ -11,8 +11,10 @@ Modes:
 
 Lookups are cached for ``ttl`` seconds (``PLAIT_AUTH_CACHE_SECONDS``, default
 5): a key revoked through another process stops working within that time; in
-the process that revoked it, at once. Health routes, ``/docs`` and the
-editor's static files are not protected.
+the process that revoked it, at once. Health routes (``/ok``, ``/healthz``,
+``/readyz``, ``/info``), ``/metrics``, ``/docs``, ``/openapi.json`` and the
+editor's static files are not protected (``server/app.py`` adds this
+dependency to every other router).
 """
 
 from __future__ import annotations
@@ -106,7 +108,6 @@ async def authenticate(
     """The request's principal (FastAPI caches it per request, so routes may ask again)."""
     services = request.app.state.services
     principal: Principal = await services.auth.principal(services.pool, key)
-    request.state.principal = principal
     return principal
 
 

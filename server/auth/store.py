@@ -21,6 +21,8 @@ from engine.store.pool import Pool
 
 #: The tenant of the single-user mode and of every row written before tenants existed.
 DEFAULT_TENANT = "default"
+#: What a tenant id may be (the CHECK of ``plait_tenants.tenant_id`` in migration 0006).
+TENANT_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 KEY_PREFIX = "plait_"
 Role = Literal["admin", "member"]
 ROLES: tuple[str, ...] = ("admin", "member")
@@ -44,6 +46,16 @@ class TenantNotFound(LookupError):
 
     def __init__(self, tenant_id: str) -> None:
         super().__init__(f"tenant {tenant_id} not found")
+
+
+class AdminKeyRefused(ValueError):
+    """Admin keys manage every tenant, so only the operator's tenant has them (HTTP 422)."""
+
+    def __init__(self, tenant_id: str) -> None:
+        super().__init__(
+            f"admin keys manage every tenant, so only tenant {DEFAULT_TENANT!r} may have them; "
+            f"give tenant {tenant_id!r} member keys"
+        )
 
 
 class TenantExists(Exception):
@@ -154,9 +166,14 @@ async def update_tenant(pool: Pool, tenant_id: str, changes: Mapping[str, Any]) 
 async def create_key(
     pool: Pool, tenant_id: str, *, role: Role = "member", name: str = ""
 ) -> tuple[dict[str, Any], str]:
-    """A new key of the tenant: its record and the key itself (returned this once only)."""
+    """A new key of the tenant: its record and the key itself (returned this once only).
+
+    Raises :class:`AdminKeyRefused` for an admin key of a tenant other than ``default``.
+    """
     if await get_tenant(pool, tenant_id) is None:
         raise TenantNotFound(tenant_id)
+    if role == "admin" and tenant_id != DEFAULT_TENANT:
+        raise AdminKeyRefused(tenant_id)
     key_id, key = new_key()
     async with pool.connection() as conn:
         cursor = await conn.execute(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Annotated, Any
 
 import typer
@@ -27,7 +28,7 @@ MaxRunning = Annotated[
 ]
 DailySteps = Annotated[int | None, typer.Option("--daily-max-steps", min=1, help="Steps a day.")]
 DailyTokens = Annotated[int | None, typer.Option("--daily-max-tokens", min=1, help="Tokens a day.")]
-DailyCost = Annotated[float | None, typer.Option("--daily-max-cost", help="Cost a day.")]
+DailyCost = Annotated[float | None, typer.Option("--daily-max-cost", help="Cost a day (above 0).")]
 
 
 def _print(data: Any) -> None:
@@ -35,6 +36,10 @@ def _print(data: Any) -> None:
 
 
 def _limits(**given: Any) -> dict[str, Any]:
+    """The limits given on the command line; the database refuses a cost of 0 or less."""
+    cost = given.get("daily_max_cost")
+    if cost is not None and cost <= 0:
+        raise CliError(f"--daily-max-cost must be above 0, not {cost:g}", ExitCode.USAGE)
     return {name: value for name, value in given.items() if value is not None}
 
 
@@ -48,6 +53,12 @@ def create_tenant(
     daily_max_cost: DailyCost = None,
 ) -> None:
     """Create a tenant."""
+    if not re.fullmatch(store.TENANT_ID_PATTERN, tenant_id):
+        raise CliError(
+            f"invalid tenant id {tenant_id!r}: use 1 to 63 lower case letters, digits, "
+            "- and _, starting with a letter or digit",
+            ExitCode.USAGE,
+        )
     limits = _limits(
         max_running_runs=max_running_runs,
         daily_max_steps=daily_max_steps,
@@ -128,7 +139,7 @@ def create_key(
                 record, key = await store.create_key(
                     pool, tenant_id, role="admin" if role == "admin" else "member", name=name
                 )
-            except store.TenantNotFound as exc:
+            except (store.TenantNotFound, store.AdminKeyRefused) as exc:
                 raise CliError(str(exc), ExitCode.USAGE) from None
         return {**record, "key": key}
 
@@ -141,6 +152,9 @@ def list_keys(tenant_id: str) -> None:
 
     async def work() -> list[dict[str, Any]]:
         async with connected_pool() as pool:
+            # An unknown tenant is a mistake to say, not an empty list (as over HTTP).
+            if await store.get_tenant(pool, tenant_id) is None:
+                raise CliError(str(store.TenantNotFound(tenant_id)), ExitCode.USAGE)
             return await store.list_keys(pool, tenant_id)
 
     _print(asyncio.run(work()))

@@ -8,11 +8,11 @@ editor has no folder of its own, so it is not checked here.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from importlib.machinery import PathFinder
 
-from engine.spec.lint.context import LintContext, pointer
-from engine.spec.models import MapNode, PythonNode
+from engine.spec.code_refs import code_refs
+from engine.spec.lint.context import LintContext
 
 
 def check_function_refs(ctx: LintContext) -> None:
@@ -20,7 +20,10 @@ def check_function_refs(ctx: LintContext) -> None:
     if ctx.loaded.path is None:
         return
     folder = str(ctx.loaded.base_dir.resolve())
-    for where, ref in _function_refs(ctx):
+    for found in code_refs(ctx.body):
+        if found.kind != "function":
+            continue
+        where, ref = found.pointer, found.value
         module = ref.partition(":")[0]
         if not module_exists(module, [folder, *sys.path]):
             ctx.report(
@@ -48,15 +51,3 @@ def module_exists(name: str, search_path: Sequence[str]) -> bool:
             list(spec.submodule_search_locations) if spec.submodule_search_locations else None
         )
     return True
-
-
-def _function_refs(ctx: LintContext) -> Iterator[tuple[str, str]]:
-    body = ctx.body
-    for name, tool in body.tools.items():
-        if tool.function is not None:  # python tools (mcp tools have a server instead)
-            yield pointer("spec", "tools", name, "function"), tool.function
-    for node_id, node in body.nodes.items():
-        if isinstance(node, PythonNode):
-            yield pointer("spec", "nodes", node_id, "function"), node.function
-        elif isinstance(node, MapNode) and node.do.function:
-            yield pointer("spec", "nodes", node_id, "do", "function"), node.do.function

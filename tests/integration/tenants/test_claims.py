@@ -107,6 +107,14 @@ async def test_a_flooding_tenant_does_not_starve_another(tpool: Pool) -> None:
     flood, late = unique("a"), unique("b")
     for tenant in (flood, late):
         await store.create_tenant(tpool, tenant)
+    try:
+        await _flood_then_late(tpool, flood, late)
+    finally:
+        # Even after a failure: the other tests claim any tenant's runs.
+        await _discard(tpool, flood, late)
+
+
+async def _flood_then_late(tpool: Pool, flood: str, late: str) -> None:
     flood_runs = await _enqueue(tpool, flood, 50)
     late_runs = await _enqueue(tpool, late, 2)
     assert max(r.queue_id for r in flood_runs) < min(r.queue_id for r in late_runs)
@@ -140,4 +148,3 @@ async def test_a_flooding_tenant_does_not_starve_another(tpool: Pool) -> None:
     assert late in started[:2] and started[:4].count(late) == 2, started[:6]
     # ... while most of A's backlog had not even started.
     assert never_started >= 40
-    await _discard(tpool, flood, late)

@@ -43,10 +43,13 @@ async def test_an_operator_bootstraps_a_tenant_and_its_keys(
         plait(tenants_database_url, "tenants", "create", tenant, "--max-running-runs", "3")
     )
     assert made["limits"]["max_running_runs"] == 3
-    key = output(plait(tenants_database_url, "keys", "create", tenant, "--role", "admin"))
-    assert key["key"].startswith(key["prefix"]) and key["role"] == "admin"
+    key = output(plait(tenants_database_url, "keys", "create", tenant, "--name", "ci"))
+    assert key["key"].startswith(key["prefix"]) and key["role"] == "member"
     principal = await store.principal_of(tpool, key["key"])
-    assert principal == store.Principal(tenant=tenant, role="admin", key_id=key["key_id"])
+    assert principal == store.Principal(tenant=tenant, role="member", key_id=key["key_id"])
+    # Admin keys manage every tenant: only the operator's tenant has them.
+    admin = plait(tenants_database_url, "keys", "create", tenant, "--role", "admin")
+    assert admin.returncode == 2 and "member keys" in admin.stderr
 
     listed = output(plait(tenants_database_url, "keys", "list", tenant))
     assert [item["key_id"] for item in listed] == [key["key_id"]]
@@ -77,3 +80,9 @@ def test_mistakes_get_one_clear_message(tenants_database_url: str) -> None:
     assert "not found" in missing.stderr and "Traceback" not in missing.stderr
     bad_role = plait(tenants_database_url, "keys", "create", "default", "--role", "root")
     assert bad_role.returncode == 2 and "unknown role" in bad_role.stderr
+    bad_id = plait(tenants_database_url, "tenants", "create", "Not Valid")
+    assert bad_id.returncode == 2 and "invalid tenant id" in bad_id.stderr
+    no_cost = plait(tenants_database_url, "tenants", "set", "default", "--daily-max-cost", "0")
+    assert no_cost.returncode == 2 and "above 0" in no_cost.stderr
+    nobody = plait(tenants_database_url, "keys", "list", unique("nobody"))
+    assert nobody.returncode == 2 and "not found" in nobody.stderr

@@ -333,3 +333,52 @@ async def test_admin_requests_are_validated(admin: httpx.AsyncClient) -> None:
     assert patched.json()["limits"]["max_running_runs"] == 3
     cleared = await admin.patch(f"/tenants/{tenant}", json={"max_running_runs": None})
     assert cleared.json()["limits"]["max_running_runs"] is None
+
+
+CODE_SPEC = """\
+apiVersion: plait/v1
+kind: Graph
+metadata:
+  name: {name}
+  version: "1.0.0"
+spec:
+  state:
+    text: {{type: string}}
+  mcp_servers:
+    shell: {{transport: stdio, command: sh}}
+  nodes:
+    first: {{kind: python, function: "{function}", output: text}}
+  edges:
+    - {{from: START, to: first}}
+    - {{from: first, to: END}}
+"""
+
+
+async def test_a_tenant_spec_may_call_only_the_operators_code(
+    server: Cluster, admin: httpx.AsyncClient
+) -> None:
+    _, key = await new_tenant(admin, "coder")
+    async with httpx.AsyncClient(base_url=server.url, headers={"x-api-key": key}) as http:
+        name = unique("code")
+        text = CODE_SPEC.format(name=name, function="os:system")
+        body = problem(await http.post("/graphs", json={"yaml": text}), 422)
+        refused = {(e["pointer"], e["line"]) for e in body["errors"]}
+        assert refused == {
+            ("/spec/nodes/first/function", 12),
+            ("/spec/mcp_servers/shell/command", 10),
+        }
+        assert {e["code"] for e in body["errors"]} == {"tenant-code-refused"}
+        assert "PLAIT_TENANT_MODULES" in body["errors"][0]["fix"] + body["errors"][1]["fix"]
+        assert (await http.get(f"/graphs/{name}/versions")).status_code == 404
+
+        # The specs folder's modules are the operator's reviewed code: allowed.
+        allowed = (
+            text.replace('"os:system"', '"tenant_fns:down"')
+            .replace("    shell: {transport: stdio, command: sh}\n", "")
+            .replace("  mcp_servers:\n", "")
+        )
+        assert (await http.post("/graphs", json={"yaml": allowed})).status_code == 201
+
+    # The operator's own tenant is trusted with code.
+    own = CODE_SPEC.format(name=unique("own"), function="os:getcwd")
+    assert (await admin.post("/graphs", json={"yaml": own})).status_code == 201

@@ -133,6 +133,12 @@ def test_the_cap_comes_from_the_environment(
     monkeypatch.setattr(model_calls, "_limit", model_calls._UNSET)
     with pytest.raises(ValueError, match="at least 1"):
         model_calls.model_call_limit()
+    # A bad value is refused on every call, never kept (a kept 0 would block every call).
+    with pytest.raises(ValueError, match="at least 1"):
+        model_calls.model_call_limit()
+    monkeypatch.setenv(model_calls.MAX_MODEL_CALLS_ENV, "eight")
+    with pytest.raises(ValueError, match="whole number"):
+        model_calls.model_call_limit()
 
 
 async def test_a_slot_is_given_back_when_a_call_fails(model_cap: None) -> None:
