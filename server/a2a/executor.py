@@ -9,7 +9,9 @@
   (the approvals are listed in the status message, and in ``GET /approvals``).
   A follow-up message on the task is the decision: it is recorded through the
   approvals inbox (:func:`server.approvals.decide`), which resumes the thread
-  with ``command.resume``; the executor follows that run the same way.
+  with ``command.resume``; the executor follows that run the same way. When
+  nothing is pending any more (answered in the inbox), a follow-up follows the
+  thread's newest run instead.
 - A finished run completes the task with one artifact, ``output``: the graph's
   output fields as a data part. An error or timeout fails it.
 - Cancelling the task cancels the thread's active runs (:func:`cancel_run`).
@@ -17,6 +19,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,7 +36,15 @@ from server import approvals, registry
 from server.a2a.messages import NotADecision, decision_of, run_input
 from server.a2a.task_store import tenant_of
 from server.queue import threads
-from server.queue.runs import TERMINAL, Run, cancel_run, create_run, get_run, list_runs
+from server.queue.runs import (
+    TERMINAL,
+    Run,
+    RunNotFound,
+    cancel_run,
+    create_run,
+    get_run,
+    list_runs,
+)
 from server.stream_events import to_json
 
 if TYPE_CHECKING:
@@ -99,21 +110,29 @@ class PlaitAgentExecutor(AgentExecutor):
             )
         pool = self.services.pool
         thread = await threads.get_thread(pool, task_id, tenant)
-        if thread is None:
+        if thread is None and context.current_task is None:
             run = await self._start(task_id, context_id, message, tenant, updater)
             if run is None:
                 return
+        elif thread is None:
+            # A follow-up must never start a new run: its text is an answer, not an input.
+            text = (
+                f"task {task_id} has no thread (deleted, or never started); "
+                "send a new message to start again"
+            )
+            await updater.failed(updater.new_agent_message([Part(text=text)]))
+            return
         else:
             pending = await approvals.list_approvals(
                 pool, "pending", thread_id=task_id, tenant=tenant
             )
             if not pending:
-                # Nothing waits for an answer: keep following what the thread runs.
-                active = await list_runs(pool, task_id, limit=1, tenant=tenant)
-                if not active:
-                    await updater.failed(updater.new_agent_message([Part(text="no run")]))
+                # Nothing waits for an answer (it may have been given in the inbox):
+                # keep following what the thread runs.
+                found = await self._newest_run(task_id, tenant, updater)
+                if found is None:
                     return
-                run = active[0]
+                run = found
             else:
                 try:
                     decision = decision_of(message)
@@ -122,17 +141,33 @@ class PlaitAgentExecutor(AgentExecutor):
                     await updater.requires_input(updater.new_agent_message(parts))
                     return
                 user = call.user.user_name or "anonymous"
-                _, run = await approvals.decide(
-                    pool,
-                    pending[0]["approval_id"],
-                    decision.model_dump(exclude_none=True),
-                    f"{ACTOR_PREFIX}:{user}",
-                    tenant=tenant,
-                )
+                try:
+                    _, run = await approvals.decide(
+                        pool,
+                        pending[0]["approval_id"],
+                        decision.model_dump(exclude_none=True),
+                        f"{ACTOR_PREFIX}:{user}",
+                        tenant=tenant,
+                    )
+                except (approvals.ApprovalClosed, approvals.ApprovalNotFound):
+                    # Decided meanwhile in the inbox (first decision wins): follow its run.
+                    found = await self._newest_run(task_id, tenant, updater)
+                    if found is None:
+                        return
+                    run = found
         await updater.start_work(
             updater.new_agent_message([data_part({"run_id": run.run_id, "thread_id": task_id})])
         )
         await self._follow(run, updater, tenant)
+
+    async def _newest_run(self, task_id: str, tenant: str, updater: TaskUpdater) -> Run | None:
+        """The newest run of the task's thread; ``None`` (the task failed) when it has none."""
+        newest = await list_runs(self.services.pool, task_id, limit=1, tenant=tenant)
+        if not newest:
+            text = f"task {task_id} has no run on its thread to follow"
+            await updater.failed(updater.new_agent_message([Part(text=text)]))
+            return None
+        return newest[0]
 
     async def _start(
         self,
@@ -191,24 +226,33 @@ class PlaitAgentExecutor(AgentExecutor):
         services = self.services
         values: Any = None
         error: Any = None
-        async for event in services.listener.subscribe(run.run_id, 0):
-            if event.event == "updates" and isinstance(event.data, Mapping):
-                for node, update in event.data.items():
-                    if node == "__interrupt__":
-                        continue
+        events = services.listener.subscribe(run.run_id, 0)
+        try:
+            async for event in events:
+                if event.event == "updates" and isinstance(event.data, Mapping):
+                    for node, update in event.data.items():
+                        if node == "__interrupt__":
+                            continue
+                        await updater.update_status(
+                            TaskState.TASK_STATE_WORKING,
+                            updater.new_agent_message(
+                                [data_part({"node": node, "update": update})]
+                            ),
+                        )
+                elif event.event == "custom":
                     await updater.update_status(
                         TaskState.TASK_STATE_WORKING,
-                        updater.new_agent_message([data_part({"node": node, "update": update})]),
+                        updater.new_agent_message([data_part({"custom": event.data})]),
                     )
-            elif event.event == "custom":
-                await updater.update_status(
-                    TaskState.TASK_STATE_WORKING,
-                    updater.new_agent_message([data_part({"custom": event.data})]),
-                )
-            elif event.event == "values":
-                values = event.data
-            elif event.event == "error":
-                error = event.data
+                elif event.event == "values":
+                    values = event.data
+                elif event.event == "error":
+                    error = event.data
+        finally:
+            # A cancelled task (CancelTask) must not leave its journal subscription behind.
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
         await self._finish(run, updater, tenant, values, error)
 
     async def _finish(
@@ -251,6 +295,7 @@ class PlaitAgentExecutor(AgentExecutor):
         pool = self.services.pool
         for run in await list_runs(pool, task_id, limit=100, tenant=tenant):
             if run.status in ("pending", "running"):
-                await cancel_run(pool, task_id, run.run_id, "interrupt", tenant=tenant)
+                with contextlib.suppress(RunNotFound):  # deleted meanwhile: nothing to stop
+                    await cancel_run(pool, task_id, run.run_id, "interrupt", tenant=tenant)
         updater = TaskUpdater(event_queue, task_id, str(context.context_id))
         await updater.cancel()

@@ -6,16 +6,16 @@ Pure functions over protobuf messages, so they are tested without a server.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
 from a2a.types.a2a_pb2 import Message
 from google.protobuf.json_format import MessageToDict
 
-from engine.spec.models import Decision, GraphSpec
+from engine.spec.models import Decision, GraphSpec, StateField
 
 #: Words a text follow-up may start with, and the decision each means.
-_WORDS = {
+_WORDS: dict[str, Literal["approve", "reject"]] = {
     "approve": "approve",
     "approved": "approve",
     "yes": "approve",
@@ -64,14 +64,14 @@ def run_input(spec: GraphSpec, message: Message) -> dict[str, Any]:
     return _integral(values, body.state)
 
 
-def _integral(values: dict[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
+def _integral(values: dict[str, Any], state: Mapping[str, StateField]) -> dict[str, Any]:
     """Whole floats back to ints for ``integer`` fields (protobuf numbers are doubles)."""
     fixed = dict(values)
     for name, value in values.items():
         declared = state.get(name)
         if (
             declared is not None
-            and getattr(declared, "type", None) == "integer"
+            and declared.type == "integer"
             and isinstance(value, float)
             and value.is_integer()
         ):
@@ -97,8 +97,9 @@ def decision_of(message: Message) -> Decision:
                     for e in exc.errors()
                 )
                 raise NotADecision(f"invalid decision: {problems}") from None
-    text = text_of(message).strip()
-    word, _, rest = text.partition(" ")
+    # Split on any whitespace: "approve\nlooks fine" is as clear as "approve looks fine".
+    word, *rest_of_text = text_of(message).split(None, 1) or [""]
+    rest = rest_of_text[0] if rest_of_text else ""
     decision = _WORDS.get(word.strip(".,:;!").lower())
     if decision is None:
         raise NotADecision(
@@ -106,4 +107,4 @@ def decision_of(message: Message) -> Decision:
             "data part {decision: approve|reject|edit, arguments?, comment?}"
         )
     comment = rest.strip(" :-\n") or None
-    return Decision(decision=decision, comment=comment)  # type: ignore[arg-type]
+    return Decision(decision=decision, comment=comment)

@@ -45,6 +45,11 @@ from server.registry import GraphVersion
 #: Where the route leaves the tenant for the call-context builder (ASGI scope key).
 _SCOPE_TENANT = "plait.a2a.tenant"
 CARD_PATH = "/.well-known/agent-card.json"
+#: How long the SDK keeps a task parked on input-required in memory. A parked
+#: run holds nothing (its approval is in Postgres); the follow-up that answers
+#: it rebuilds the SDK's task from the store. Without it every unanswered task
+#: would keep two asyncio tasks and their queues for the life of the process.
+PARKED_TASK_SECONDS = 60.0
 
 
 class _ContextBuilder(DefaultServerCallContextBuilder):
@@ -78,6 +83,7 @@ class A2AHub:
                 task_store=PostgresTaskStore(self.services.pool, graph.name),
                 # Only its capabilities are read (streaming); cards are served per request.
                 agent_card=agent_card(graph.loaded.spec, f"{PREFIX}/{graph.name}/"),
+                interrupted_task_timeout=PARKED_TASK_SECONDS,
             )
             routes = create_jsonrpc_routes(handler, rpc_url="/", context_builder=_ContextBuilder())
             found = _Agent(handler, Starlette(routes=routes))
@@ -131,13 +137,8 @@ async def list_agents(request: Request, services: Svc, tenant: Tenant) -> list[d
     graphs = await registry.list_graphs(
         services.pool, specs_dir=services.settings.specs_dir, tenant=tenant
     )
-    newest: dict[str, GraphVersion] = {}
-    for graph in graphs:
-        known = newest.get(graph.name)
-        if known is None or registry.version_key(graph.version) > registry.version_key(
-            known.version
-        ):
-            newest[graph.name] = graph
+    # list_graphs sorts by name, then oldest version first: the last of a name is its newest.
+    newest = {graph.name: graph for graph in graphs}
     base = str(request.base_url)
     return [
         {
@@ -146,7 +147,7 @@ async def list_agents(request: Request, services: Svc, tenant: Tenant) -> list[d
             "url": agent_url(base, graph.name),
             "card": agent_url(base, graph.name).rstrip("/") + CARD_PATH,
         }
-        for graph in sorted(newest.values(), key=lambda g: g.name)
+        for graph in newest.values()
         if is_exposed(graph.loaded.spec)
     ]
 
@@ -159,21 +160,14 @@ async def card(graph: str, request: Request, services: Svc, tenant: Tenant) -> J
     return JSONResponse(agent_card_to_dict(found))
 
 
+# Only the SDK's one route, POST at the card's URL: anything else is FastAPI's 404/405.
 @router.post(
-    "/{graph}/{path:path}",
+    "/{graph}/",
     summary="A2A JSON-RPC endpoint of a served graph",
     response_class=Response,
     operation_id="a2a_endpoint_post",
 )
-@router.get(
-    "/{graph}/{path:path}",
-    summary="A2A endpoint of a served graph (GET)",
-    response_class=Response,
-    operation_id="a2a_endpoint_get",
-)
-async def endpoint(
-    graph: str, path: str, request: Request, services: Svc, hub: Hub, tenant: Tenant
-) -> Response:
+async def endpoint(graph: str, services: Svc, hub: Hub, tenant: Tenant) -> Response:
     """Hand the request to the graph's A2A JSON-RPC handler (the body is read there)."""
     served = await _served(services, graph, tenant)
     return _Forward(hub.agent(served).app, f"{PREFIX}/{graph}", tenant)

@@ -8,6 +8,7 @@ protobuf (``MessageToDict``), so they are readable with plain SQL too.
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 from a2a.server.context import ServerCallContext
@@ -20,10 +21,10 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from psycopg.types.json import Jsonb
 
 from engine.store.pool import Pool
+from server.auth.store import DEFAULT_TENANT
 
 #: Where the request's Plait tenant travels in ``ServerCallContext.state``.
 TENANT_STATE_KEY = "plait_tenant"
-DEFAULT_TENANT = "default"
 
 
 def tenant_of(context: ServerCallContext) -> str:
@@ -106,7 +107,9 @@ class PostgresTaskStore(TaskStore):
         try:
             offset = int(params.page_token) if params.page_token else 0
         except ValueError:
-            raise InvalidParamsError(message=f"invalid page token {params.page_token!r}") from None
+            offset = -1
+        if offset < 0:
+            raise InvalidParamsError(message=f"invalid page token {params.page_token!r}")
         where = "graph = %s AND tenant_id = %s AND owner = %s"
         args: list[Any] = [graph, tenant, owner]
         if params.context_id:
@@ -117,7 +120,8 @@ class PostgresTaskStore(TaskStore):
             args.append(TaskState.Name(params.status))
         if params.HasField("status_timestamp_after"):
             where += " AND updated_at >= %s"
-            args.append(params.status_timestamp_after.ToDatetime().astimezone())
+            # ToDatetime() alone is naive UTC; astimezone() would read it as local time.
+            args.append(params.status_timestamp_after.ToDatetime(tzinfo=UTC))
         async with self.pool.connection() as conn:
             cursor = await conn.execute(
                 f"SELECT count(*) AS n FROM plait_a2a_tasks WHERE {where}", args

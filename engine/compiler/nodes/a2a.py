@@ -31,7 +31,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +40,6 @@ import pydantic
 from a2a.client import ClientConfig, create_client
 from a2a.client.card_resolver import parse_agent_card
 from a2a.client.client import Client
-from a2a.client.errors import A2AClientError
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -53,6 +52,7 @@ from a2a.types.a2a_pb2 import (
     Task,
     TaskState,
 )
+from a2a.utils.errors import A2AError
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Value
 from langgraph.types import interrupt
@@ -188,11 +188,11 @@ def event_of(node_id: str, response: StreamResponse) -> tuple[dict[str, Any], Ta
             if data:
                 event["data"] = data
     elif kind == "artifact_update":
-        update_a = response.artifact_update
+        chunk = response.artifact_update
         event.update(
-            task_id=update_a.task_id,
-            artifact=update_a.artifact.name or update_a.artifact.artifact_id,
-            text=parts_text(update_a.artifact.parts),
+            task_id=chunk.task_id,
+            artifact=chunk.artifact.name or chunk.artifact.artifact_id,
+            text=parts_text(chunk.artifact.parts),
         )
     elif kind == "message":
         event.update(text=parts_text(response.message.parts))
@@ -201,6 +201,10 @@ def event_of(node_id: str, response: StreamResponse) -> tuple[dict[str, Any], Ta
 
 
 # --------------------------------------------------------------------------- the step
+
+
+#: Records what one turn of the conversation did, under the step's key for that turn.
+_Record = Callable[[int, dict[str, Any]], Awaitable[None]]
 
 
 @dataclass
@@ -231,24 +235,19 @@ def build(node_id: str, node: A2aNode, ctx: CompileContext) -> Compute:
         headers = {header: secrets[name] for header, name in node.headers.items()}
         try:
             with tracing.agent_call(node_id, node=node_id, url=target or card_url):
-                async with _http(headers, request_timeout) as http:
+                async with httpx.AsyncClient(headers=headers, timeout=request_timeout) as http:
                     return await _follow(
                         node_id, scope, http, target, card_url, text, data, secrets
                     )
         except NodeError:
             raise
         except (httpx.HTTPError, OSError) as exc:
+            # From the card fetch (a2a-sdk's client wraps its own as A2AClientError).
             # Network trouble is transient: the node's retry policy may try again,
             # and the recorded task id makes the retry continue the same task.
             raise ConnectionError(redact(f"{type(exc).__name__}: {exc}", secrets)) from None
 
     return compute
-
-
-@contextlib.asynccontextmanager
-async def _http(headers: Mapping[str, str], seconds: float) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(headers=dict(headers), timeout=seconds) as http:
-        yield http
 
 
 async def _connect(http: httpx.AsyncClient, target: str | None, card_url: str | None) -> Client:
@@ -283,12 +282,12 @@ async def _follow(
     run_id = (config.get("configurable") or {}).get("run_id")
     thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
 
-    async def record(turn: int, value: dict[str, Any]) -> bool:
-        """Record ``value`` for ``turn``; False when an earlier execution recorded it first."""
+    async def record(turn: int, value: dict[str, Any]) -> None:
+        """Record ``value`` for ``turn`` (the store keeps the first record of a key)."""
         key = key_of(turn)
         if store is None or key is None:
-            return True
-        stored = await store.put(
+            return
+        await store.put(
             key,
             RecordedResult.now(value),
             thread_id=thread_id,
@@ -297,7 +296,6 @@ async def _follow(
             tool="a2a",
             args={**args, "turn": turn},
         )
-        return stored.value == value
 
     async def recorded(turn: int) -> dict[str, Any] | None:
         key = key_of(turn)
@@ -381,7 +379,7 @@ async def _stream(
     node_id: str,
     remote: _Remote,
     responses: AsyncIterator[StreamResponse],
-    record: Any,
+    record: _Record,
 ) -> None:
     """Relay ``responses`` as custom events, keep the latest task, record its id once known."""
     known = remote.task.id if remote.task is not None else None
@@ -423,7 +421,7 @@ def _context_of(response: StreamResponse) -> str:
     return ""
 
 
-async def _settled(node_id: str, remote: _Remote, record: Any) -> Task:
+async def _settled(node_id: str, remote: _Remote, record: _Record) -> Task:
     """The task once it is finished or waits for input (following it while it works)."""
     if remote.task is None:
         raise NodeError(node_id, "the remote agent named no task")
@@ -436,9 +434,10 @@ async def _settled(node_id: str, remote: _Remote, record: Any) -> Task:
                 remote.client.subscribe(SubscribeToTaskRequest(id=task_id)),
                 record,
             )
-        except A2AClientError as exc:
-            # No live stream to join (the remote restarted, or finished meanwhile):
-            # wait a moment and read the task (a bounded poll of another system).
+        except A2AError as exc:
+            # No live stream to join (the remote restarted, finished meanwhile so it
+            # refuses a subscription, or does not offer one): wait a moment and read
+            # the task (a bounded poll of another system).
             log.info("cannot subscribe to remote task %s (%s); polling it", task_id, exc)
             await asyncio.sleep(POLL_SECONDS)
         # The stream may end without the final state: read it.

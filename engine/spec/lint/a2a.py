@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from engine.spec.lint.context import LintContext, node_pointer, pointer
+from engine.spec.lint.context import LintContext, known, node_pointer, pointer
 from engine.spec.models import A2aNode
 
 
 def check_a2a(ctx: LintContext) -> None:
-    """``url`` xor ``card``; header secrets are in ``spec.secrets``; ``text_input`` is state."""
+    """``url`` xor ``card``; header secrets are in ``spec.secrets``; ``text_input`` is an input."""
     declared = set(ctx.body.secrets)
     for node_id, node in ctx.body.nodes.items():
         if not isinstance(node, A2aNode):
@@ -29,10 +29,21 @@ def check_a2a(ctx: LintContext) -> None:
                 )
     exposure = ctx.body.a2a
     text_input = exposure.text_input if exposure is not None else None
-    if text_input is not None and text_input not in ctx.body.state:
+    if text_input is None:
+        return
+    inputs = ctx.body.input_fields
+    if text_input not in ctx.body.state:
         ctx.report(
             pointer("spec", "a2a", "text_input"),
             "unknown-state-field",
             f"`{text_input}` is not a field of spec.state",
             "name the state field a message's text fills",
+        )
+    elif text_input not in inputs:
+        # A run refuses fields that are not inputs: every text message would be rejected.
+        ctx.report(
+            pointer("spec", "a2a", "text_input"),
+            "unknown-input-field",
+            f"`{text_input}` is not an input of this graph, so a message's text cannot fill it",
+            f"add it to spec.input, or name an input field ({known(inputs)})",
         )

@@ -4,6 +4,7 @@ resume, GetTask, ListTasks, SubscribeToTask and cancel, over real HTTP on 127.0.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import time
 
 import httpx
@@ -19,6 +20,7 @@ from a2a.types.a2a_pb2 import (
     Task,
     TaskState,
 )
+from a2a.utils.errors import InvalidParamsError
 from google.protobuf.json_format import MessageToDict
 
 from tests.integration.a2a.conftest import EXPENSE_AGENT, agent_base
@@ -54,6 +56,14 @@ async def wait_for_state(client: Client, task_id: str, state: int) -> Task:
         if task.status.state == state or time.monotonic() > deadline:
             return task
         await asyncio.sleep(0.1)
+
+
+async def waiting_for_input(client: Client, claim: str) -> Task:
+    """A new task for ``claim`` (500 or more), stopped on its approval."""
+    responses = await drain(client.send_message(user_text(claim)))
+    task: Task = await client.get_task(GetTaskRequest(id=task_id_of(responses)))
+    assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    return task
 
 
 async def test_card_names_the_graph_and_its_endpoint(
@@ -147,9 +157,7 @@ async def test_stream_stops_on_input_required_and_a_follow_up_approves(
 
 async def test_a_data_part_decision_rejects(expense_client: Client) -> None:
     client = expense_client
-    first = await drain(client.send_message(user_text("Conference ticket 900")))
-    waiting = await client.get_task(GetTaskRequest(id=task_id_of(first)))
-    assert waiting.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    waiting = await waiting_for_input(client, "Conference ticket 900")
 
     # Something that is not a decision keeps the task waiting, and says how to answer.
     unclear = await drain(client.send_message(user_text("maybe later?", waiting)))
@@ -166,6 +174,44 @@ async def test_a_data_part_decision_rejects(expense_client: Client) -> None:
     }
 
 
+async def test_an_answer_given_in_the_inbox_reaches_the_task_at_the_next_message(
+    expense_client: Client, http: httpx.AsyncClient
+) -> None:
+    client = expense_client
+    waiting = await waiting_for_input(client, "Hotel 640")
+    (approval,) = (await http.get("/approvals", params={"thread_id": waiting.id})).json()
+    decided = await http.post(
+        f"/approvals/{approval['approval_id']}/decision",
+        json={"decision": "approve", "comment": "in the inbox"},
+    )
+    assert decided.status_code == 200, decided.text
+
+    # Any message now follows the thread's newest run (the inbox's resume) to its end.
+    followed = await drain(client.send_message(user_text("how is it going?", waiting)))
+    assert states(followed)[-1] == "TASK_STATE_COMPLETED"
+    done = await client.get_task(GetTaskRequest(id=waiting.id))
+    assert output_of(done)["settlement"] == {
+        "verdict": "paid",
+        "amount": 640.0,
+        "comment": "in the inbox",
+    }
+
+
+async def test_a_follow_up_on_a_deleted_thread_fails_instead_of_starting_over(
+    expense_client: Client, http: httpx.AsyncClient
+) -> None:
+    client = expense_client
+    waiting = await waiting_for_input(client, "Flight 980")
+    assert (await http.delete(f"/threads/{waiting.id}")).status_code == 204
+
+    answered = await drain(client.send_message(user_text("approve", waiting)))
+    assert states(answered)[-1] == "TASK_STATE_FAILED"
+    failed = await client.get_task(GetTaskRequest(id=waiting.id))
+    assert "has no thread" in failed.status.message.parts[0].text
+    # No run was started with "approve" as a claim.
+    assert (await http.get(f"/threads/{waiting.id}")).status_code == 404
+
+
 async def test_list_tasks_finds_the_tasks_of_a_context(expense_client: Client) -> None:
     client = expense_client
     first = final_task(
@@ -174,6 +220,15 @@ async def test_list_tasks_finds_the_tasks_of_a_context(expense_client: Client) -
     listed = await client.list_tasks(ListTasksRequest(context_id=first.context_id))
     assert [task.id for task in listed.tasks] == [first.id]
     assert listed.tasks[0].status.state == TaskState.TASK_STATE_COMPLETED
+
+    hour = datetime.timedelta(hours=1)
+    now = datetime.datetime.now(datetime.UTC)
+    for since, expected in ((now - hour, [first.id]), (now + hour, [])):
+        request = ListTasksRequest(context_id=first.context_id)
+        request.status_timestamp_after.FromDatetime(since)
+        assert [task.id for task in (await client.list_tasks(request)).tasks] == expected
+    with pytest.raises(InvalidParamsError, match="page token"):
+        await client.list_tasks(ListTasksRequest(page_token="-10"))
 
 
 async def _start_slow(server: Cluster, http: httpx.AsyncClient, seconds: float) -> str:

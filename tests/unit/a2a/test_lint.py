@@ -15,6 +15,7 @@ spec:
   state:
     question: {type: string}
     answer: {type: object}
+  input: %(inputs)s
   nodes:
     ask:
       kind: a2a
@@ -29,7 +30,12 @@ spec:
 
 
 def codes(**values: str) -> list[tuple[str, str]]:
-    defaults = {"text_input": "question", "target": "url: http://x", "secret": "AGENT_TOKEN"}
+    defaults = {
+        "text_input": "question",
+        "inputs": "[question]",
+        "target": "url: http://x",
+        "secret": "AGENT_TOKEN",
+    }
     loaded = parse_spec(SPEC % {**defaults, **values}, "caller.yaml")
     return [(issue.code, issue.pointer) for issue in lint(loaded)]
 
@@ -50,3 +56,8 @@ def test_header_secrets_must_be_declared() -> None:
 
 def test_text_input_must_be_a_state_field() -> None:
     assert ("unknown-state-field", "/spec/a2a/text_input") in codes(text_input="missing")
+
+
+def test_text_input_must_be_an_input_field() -> None:
+    # A run refuses non-input fields, so every text message would be rejected.
+    assert ("unknown-input-field", "/spec/a2a/text_input") in codes(inputs="[answer]")

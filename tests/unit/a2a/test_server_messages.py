@@ -47,6 +47,7 @@ def test_data_parts_give_input_fields_and_unknown_keys_are_dropped(agent: GraphS
         ("yes: offsite dinner", "approve", "offsite dinner"),
         ("reject too expensive", "reject", "too expensive"),
         ("No", "reject", None),
+        ("approve\nlooks fine", "approve", "looks fine"),
     ],
 )
 def test_a_text_follow_up_is_a_decision(text: str, decision: str, comment: str | None) -> None:
