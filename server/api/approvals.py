@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
 
 from server import approvals
 from server.api.deps import Svc
-from server.auth.keys import Tenant
+from server.auth.keys import Tenant, authenticate
+from server.auth.store import Principal
 from server.problems import not_found
 
 router = APIRouter(prefix="/approvals", tags=["approvals"])
@@ -70,11 +71,22 @@ async def get_approval(approval_id: str, services: Svc, tenant: Tenant) -> dict[
 
 @router.post("/{approval_id}/decision", summary="Decide an approval")
 async def decide(
-    approval_id: str, body: DecisionBody, services: Svc, tenant: Tenant
+    approval_id: str,
+    body: DecisionBody,
+    services: Svc,
+    principal: Annotated[Principal, Depends(authenticate)],
 ) -> dict[str, Any]:
-    """Approve, reject or edit; the thread resumes in a new run, returned with the approval."""
+    """Approve, reject or edit; the thread resumes in a new run, returned with the approval.
+
+    ``decided_by`` is the body's ``actor``; with API keys on, the key that decided
+    is recorded too (``alice (key:k1)``), so the audit trail does not rest on a
+    name the client chose.
+    """
     decision = body.model_dump(exclude_none=True, exclude={"actor"})
+    actor = body.actor
+    if principal.key_id is not None:
+        actor = f"{actor} (key:{principal.key_id})" if actor else f"key:{principal.key_id}"
     approval, run = await approvals.decide(
-        services.pool, approval_id, decision, body.actor, tenant=tenant
+        services.pool, approval_id, decision, actor, tenant=principal.tenant
     )
     return {"approval": approval_to_api(approval), "run": run.to_api()}

@@ -227,9 +227,13 @@ async def test_another_tenants_thread_run_graph_and_approval_answer_404(
         assert (await acme.threads.get(thread["thread_id"]))["thread_id"] == thread["thread_id"]
         async with httpx.AsyncClient(base_url=server.url, headers={"x-api-key": key_a}) as http_a:
             decided = await http_a.post(
-                f"/approvals/{approval_id}/decision", json={"decision": "reject"}
+                f"/approvals/{approval_id}/decision",
+                json={"decision": "reject", "actor": "alice"},
             )
             assert decided.status_code == 200, decided.text
+            # The name is the client's word; the key that decided is recorded beside it.
+            key_id = key_a.split("_")[1]
+            assert decided.json()["approval"]["decided_by"] == f"alice (key:{key_id})"
 
 
 async def test_tool_calls_are_audited_with_their_tenant(
