@@ -22,7 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from engine.store.mcp_tasks import TaskRecord
+from engine.store.mcp_tasks import TaskRecord, set_status
 from engine.store.pool import Pool
 from server.queue.runs import create_run_in, get_run, hash_request
 from server.registry import get_version
@@ -80,6 +80,7 @@ class McpTaskPoller:
         return resumed
 
     async def _look(self, row: Mapping[str, Any]) -> int:
+        # Imported here: the MCP SDK loads only in a process that has parked tasks.
         from engine.tools.mcp.hub import ServerConnection, on_hub
         from engine.tools.mcp.task_protocol import TERMINAL
         from engine.tools.mcp.tasks import cancel_task, get_task
@@ -92,20 +93,22 @@ class McpTaskPoller:
             )
             thread_exists = await cursor.fetchone() is not None
         if not thread_exists:
-            await on_hub(server, lambda client, _: cancel_task(client.session, record.task_id))
-            await self._set_status(record.key, "cancelled")
+            try:
+                await on_hub(server, lambda client, _: cancel_task(client.session, record.task_id))
+            except Exception as exc:
+                # Nothing waits for the task any more: stop polling it either way.
+                log.warning(
+                    "MCP task %s of deleted thread %s: cancel failed: %s",
+                    record.task_id,
+                    record.thread_id,
+                    exc,
+                )
+            await set_status(self.pool, record.key, "cancelled")
             return 0
         task = await on_hub(server, lambda client, _: get_task(client.session, record.task_id))
         if task.status not in TERMINAL:
             return 0
         return await self._resume(row, task.status)
-
-    async def _set_status(self, key: str, status: str) -> None:
-        async with self.pool.connection() as conn:
-            await conn.execute(
-                "UPDATE plait_mcp_tasks SET status = %s, updated_at = now() WHERE key = %s",
-                (status, key),
-            )
 
     async def _resume(self, row: Mapping[str, Any], status: str) -> int:
         parked = await get_run(self.pool, row["parked_run_id"])
@@ -114,7 +117,8 @@ class McpTaskPoller:
                 "MCP task %s: its parked run %s is gone", row["task_id"], row["parked_run_id"]
             )
             return 0
-        graph = await get_version(self.pool, parked.graph, parked.version)
+        # The parked run's tenant sees its graph (a tenant's own graphs are not the default's).
+        graph = await get_version(self.pool, parked.graph, parked.version, tenant=parked.tenant)
         if graph is None:
             log.warning(
                 "MCP task %s: graph %s@%s is not registered",

@@ -64,8 +64,10 @@ def load_python_tool(
     if tool_def.kind == "mcp":
         from engine.tools.mcp.tool import load_mcp_tool  # only specs with MCP tools load the SDK
 
-        tool = load_mcp_tool(name, tool_def, mcp_servers or {}, base_dir)
-        return _with_policies(tool, tool_def)
+        servers = mcp_servers or {}
+        tool = load_mcp_tool(name, tool_def, servers, base_dir)
+        assert tool_def.server is not None  # load_mcp_tool found it in ``servers``
+        return _with_policies(tool, tool_def, mcp_endpoint_key(servers[tool_def.server]))
     assert tool_def.function is not None  # the model's validator: python tools have one
     function = import_function(tool_def.function, base_dir)
     if tool_def.secrets:  # injected, hidden from the schema, redacted from the output
@@ -92,16 +94,30 @@ def load_python_tool(
         description=description,
         args_schema=tool_def.parameters,
         infer_schema=tool_def.parameters is None,
-        # Only a non-default risk is marked, so low-risk tools stay as they were.
-        metadata={RISK_KEY: tool_def.risk} if tool_def.risk != "low" else None,
     )
     return _with_policies(tool, tool_def)
 
 
-def _with_policies(tool: BaseTool, tool_def: ToolDef) -> BaseTool:
-    """Risk, idempotency, retries by error class and the breaker (engine/runtime/retries.py)."""
+def mcp_endpoint_key(server: McpServerDef) -> str:
+    """The endpoint an MCP tool's breaker protects: its server's URL, or its command line.
+
+    Keyed like a model's endpoint, not by the spec's name for the server, so
+    two specs (or tenants) that both call their server ``demo`` do not share
+    one breaker unless it is the same server.
+    """
+    if server.transport == "http":
+        return f"mcp:{server.url}"
+    return "mcp:" + " ".join([str(server.command), *server.args])
+
+
+def _with_policies(tool: BaseTool, tool_def: ToolDef, breaker_key: str | None = None) -> BaseTool:
+    """Risk, idempotency, retries by error class and the breaker (engine/runtime/retries.py).
+
+    ``breaker_key`` replaces the default endpoint key (the python ``function``).
+    """
     metadata = dict(tool.metadata or {})
     if tool_def.risk != "low":
+        # Only a non-default risk is marked, so low-risk tools stay as they were.
         metadata[RISK_KEY] = tool_def.risk
     if not tool_def.idempotent:
         # Never retried automatically: no call retries, and the gateway stops node retries.
@@ -110,8 +126,7 @@ def _with_policies(tool: BaseTool, tool_def: ToolDef) -> BaseTool:
     tool.metadata = metadata or None
     tool = with_call_policy(tool, tool_def)
     policy = (tool.metadata or {}).get(CALL_POLICY_KEY)
-    if tool_def.kind == "mcp" and isinstance(policy, CallPolicy):
-        # The endpoint an MCP tool's breaker protects is its server.
-        policy = dataclasses.replace(policy, breaker_key=f"mcp:{tool_def.server}")
+    if breaker_key is not None and isinstance(policy, CallPolicy):
+        policy = dataclasses.replace(policy, breaker_key=breaker_key)
         tool.metadata = {**(tool.metadata or {}), CALL_POLICY_KEY: policy}
     return tool

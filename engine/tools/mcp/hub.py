@@ -31,7 +31,8 @@ from typing import Any, TypeVar
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_types import Implementation, Tool
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation, Tool
 
 from engine.runtime.secrets import read_secrets
 from engine.spec.models import McpServerDef, duration_seconds
@@ -121,6 +122,7 @@ class _Session:
         self.server = server
         self.fingerprint = fingerprint
         self.ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        self.client: Client | None = None
         self.tools: dict[str, Tool] = {}
         self._stop = asyncio.Event()
         self._on_close = on_close
@@ -132,6 +134,7 @@ class _Session:
             async with new_client(self.server) as client:
                 listing = await client.list_tools()
                 self.tools = {tool.name: tool for tool in listing.tools}
+                self.client = client
                 self.ready.set_result(client)
                 await self._stop.wait()
         except BaseException as exc:
@@ -146,8 +149,12 @@ class _Session:
             self._on_close(self)
 
     def close(self) -> None:
-        """Ask the owner task to exit its client."""
+        """Ask the owner task to exit its client (cancel it while it still connects)."""
         self._stop.set()
+        if not self.ready.done():
+            # A hung connect never reaches ``_stop.wait()``: without this it would
+            # keep its half-started process or HTTP connection open for good.
+            self.owner.cancel()
 
 
 class McpHub:
@@ -177,7 +184,12 @@ class McpHub:
 
     def call_sync(self, work: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run ``work`` on the hub loop and wait for it (from sync code, never on the hub loop)."""
-        return self.submit(work).result(timeout)
+        future = self.submit(work)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()  # the caller gave up: the hub-side work must not run on
+            raise
 
     # ------------------------------------------------------------ on the hub loop
 
@@ -207,32 +219,57 @@ class McpHub:
         if self._sessions.get(session.server.key) is session:
             del self._sessions[session.server.key]
 
-    async def drop(self, server: ServerConnection) -> None:
-        """Close ``server``'s session (the next call reconnects)."""
-        found = self._sessions.pop(server.key, None)
-        if found is not None:
+    async def drop(self, server: ServerConnection, client: Client) -> None:
+        """Close ``server``'s session if ``client`` is still its client (the next call reconnects).
+
+        Naming the client keeps a caller that saw an old session fail from
+        closing the new session another caller has opened since.
+        """
+        found = self._sessions.get(server.key)
+        if found is not None and found.client is client:
+            self._forget(found)
             found.close()
             with contextlib.suppress(BaseException):
                 await found.owner
-
-    async def close_all(self) -> None:
-        """Close every session."""
-        for session in list(self._sessions.values()):
-            session.close()
-        await asyncio.gather(*(s.owner for s in self._sessions.values()), return_exceptions=True)
 
 
 #: The process's hub.
 HUB = McpHub()
 
 
+#: What a streamable HTTP server (or the SDK, for a bare 404) says of a session
+#: id it no longer knows, e.g. after a restart. Servers differ in the code.
+_UNKNOWN_SESSION = frozenset({"session not found", "session terminated"})
+
+
+def is_lost_session(exc: MCPError) -> bool:
+    """Whether ``exc`` says the session is gone, not that the server refused the request."""
+    # The SDK's code for a closed transport (a dead stdio process, a broken
+    # stream), or a 404 on the session id; a mere "closed" in a server's own
+    # message (say, "ticket closed") is not a lost session.
+    return exc.code == CONNECTION_CLOSED or exc.message.strip().lower() in _UNKNOWN_SESSION
+
+
 async def on_hub(
     server: ServerConnection, work: Callable[[Client, dict[str, Tool]], Awaitable[T]]
 ) -> T:
-    """Run ``work(client, tools)`` on ``server``'s session, from any loop."""
+    """Run ``work(client, tools)`` on ``server``'s session, from any loop.
+
+    A lost session is dropped (the next call connects again) and raised as
+    ``ConnectionError``, a read timeout as ``TimeoutError``, so the retry rules
+    see a network error and a timeout, not a JSON-RPC error.
+    """
 
     async def run() -> T:
         client, tools = await HUB.session(server)
-        return await work(client, tools)
+        try:
+            return await work(client, tools)
+        except MCPError as exc:
+            if is_lost_session(exc):
+                await HUB.drop(server, client)
+                raise ConnectionError(f"MCP server {server.name!r}: {exc.message}") from exc
+            if exc.code == REQUEST_TIMEOUT:
+                raise TimeoutError(f"MCP server {server.name!r}: {exc.message}") from exc
+            raise
 
     return await HUB.call(run())

@@ -3,8 +3,9 @@
 A tool listed in ``task_tools`` runs as a task when the client asks for one:
 the call returns a task handle at once and the tool runs in the background;
 ``tasks/get``, ``tasks/result`` and ``tasks/cancel`` serve the rest. Tasks live
-in this process's memory for their ``ttl``: enough for the examples and tests,
-and the shape a durable implementation would keep.
+in this process's memory; an ended task is forgotten once its ``ttl`` (counted
+from its creation) has passed. Enough for the examples and tests, and the
+shape a durable implementation would keep.
 
 Usage::
 
@@ -15,6 +16,7 @@ Usage::
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +41,8 @@ from engine.tools.mcp.task_protocol import TASKS_EXTENSION, TERMINAL, TaskCreate
 DEFAULT_TTL_MS = 60 * 60 * 1000
 #: Polling interval suggested to clients, in milliseconds.
 POLL_INTERVAL_MS = 200
+#: The result of a cancelled task.
+_CANCELLED = CallToolResult(content=[TextContent(text="cancelled")], is_error=True)
 
 
 def _now() -> str:
@@ -51,6 +55,20 @@ class _Entry:
     runner: asyncio.Task[Any] | None = None
     result: CallToolResult | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    created: float = field(default_factory=time.monotonic)
+
+    def finish(self, status: str, result: CallToolResult) -> None:
+        """Settle the task once: its final status and result (later settles are ignored)."""
+        if self.done.is_set():
+            return
+        self.task = self.task.model_copy(update={"status": status, "last_updated_at": _now()})
+        self.result = result
+        self.done.set()
+
+    def expired(self, now: float) -> bool:
+        """Whether the task has ended and its ``ttl`` has passed."""
+        ttl = self.task.ttl
+        return self.done.is_set() and ttl is not None and now - self.created > ttl / 1000
 
 
 class TasksServerExtension(Extension):
@@ -84,6 +102,7 @@ class TasksServerExtension(Extension):
         requested = (params.meta or {}).get(TASKS_EXTENSION)
         if params.name not in self.task_tools or not isinstance(requested, dict):
             return await call_next(ctx)
+        self._forget_expired()
         ttl = requested.get("ttl")
         now = _now()
         task = Task(
@@ -112,15 +131,16 @@ class TasksServerExtension(Extension):
             )
             status = "failed" if result.is_error else "completed"
         except asyncio.CancelledError:
-            result = CallToolResult(content=[TextContent(text="cancelled")], is_error=True)
-            status = "cancelled"
+            result, status = _CANCELLED, "cancelled"
         except Exception as exc:  # the tool's failure is the task's outcome
             result = CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
             status = "failed"
-        if entry.task.status != "cancelled":
-            entry.task = entry.task.model_copy(update={"status": status, "last_updated_at": _now()})
-        entry.result = result
-        entry.done.set()
+        entry.finish(status, result)  # a no-op after tasks/cancel settled it
+
+    def _forget_expired(self) -> None:
+        now = time.monotonic()
+        for task_id in [key for key, entry in self._tasks.items() if entry.expired(now)]:
+            del self._tasks[task_id]
 
     def _entry(self, task_id: str) -> _Entry:
         entry = self._tasks.get(task_id)
@@ -146,9 +166,9 @@ class TasksServerExtension(Extension):
     ) -> dict[str, Any]:
         entry = self._entry(params.task_id)
         if entry.task.status not in TERMINAL:
-            entry.task = entry.task.model_copy(
-                update={"status": "cancelled", "last_updated_at": _now()}
-            )
+            # Settled here, not only in _run: a runner cancelled before its first
+            # step never enters _run's body, and tasks/result would wait forever.
+            entry.finish("cancelled", _CANCELLED)
             if entry.runner is not None:
                 entry.runner.cancel()
         return entry.task.model_dump(by_alias=True, exclude_none=True)

@@ -10,11 +10,12 @@ lower level functions below instead, to record the task and park the run:
    handle that comes back is recorded in Postgres under the call's idempotency
    key (``plait_mcp_tasks``) before anything else happens;
 2. in a process whose worker polls tasks (the server, see
-   :mod:`engine.tools.mcp.parking` and ``server/mcp_tasks.py``), the node raises a
-   LangGraph ``interrupt({"plait": "mcp_task", ...})``: the run ends with its
-   thread interrupted and holds no worker; the poller resumes the thread with
-   ``command.resume`` once the task has ended;
-3. elsewhere (``plait run``, tests) the node polls ``tasks/get`` in place;
+   :mod:`engine.tools.mcp.parking` and ``server/mcp_tasks.py``), a call to an
+   ``http`` server raises a LangGraph ``interrupt({"plait": "mcp_task", ...})``:
+   the run ends with its thread interrupted and holds no worker; the poller
+   resumes the thread with ``command.resume`` once the task has ended;
+3. elsewhere (``plait run``, tests, ``stdio`` servers, whose tasks only the
+   process that started them can reach) the node polls ``tasks/get`` in place;
 4. the re-run of the node finds the recorded task, fetches ``tasks/result``
    and returns the tool's result; a cancelled node cancels the task.
 """

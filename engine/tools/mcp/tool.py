@@ -29,7 +29,7 @@ from typing import Any, cast
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import interrupt
 from mcp import Client
-from mcp.shared.exceptions import MCPError
+from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import CallToolResult, RequestParamsMeta, Tool
 
 from engine.runtime.audit import run_id_of
@@ -51,6 +51,7 @@ from engine.tools.mcp.tasks import (
     get_task,
     task_meta,
     task_result,
+    wait_for_task,
 )
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ def pool_of(call: ToolCall | None) -> Pool | None:
     return pool
 
 
-def _progress_forwarder(call: McpCall, node: str | None) -> Any:
+def _progress_forwarder(call: McpCall, node: str | None) -> ProgressFnT:
     """A progress callback for the hub loop that emits on the caller's loop and context."""
     loop = asyncio.get_running_loop()
     context = contextvars.copy_context()
@@ -107,39 +108,31 @@ def _progress_forwarder(call: McpCall, node: str | None) -> Any:
     return on_progress
 
 
-def _connection_error(call: McpCall, exc: MCPError) -> Exception:
-    # A closed connection is network trouble (retried); other JSON-RPC errors are the server's.
-    if "closed" in str(exc).lower():
-        return ConnectionError(f"MCP server {call.server.name!r}: {exc}")
-    return exc
+async def _send(
+    call: McpCall, args: dict[str, Any], meta: dict[str, Any], progress: ProgressFnT
+) -> CallToolResult | TaskCreated:
+    """``tools/call`` on the hub (a lost session is dropped there, see :func:`on_hub`)."""
 
-
-async def _send(call: McpCall, args: dict[str, Any], meta: dict[str, Any], progress: Any) -> Any:
     async def work(client: Client, tools: dict[str, Tool]) -> CallToolResult | TaskCreated:
-        try:
-            if call.task:
-                answer = await client.session.call_tool(
-                    call.remote,
-                    args,
-                    read_timeout_seconds=call.timeout,
-                    progress_callback=progress,
-                    meta=cast(RequestParamsMeta, meta),
-                    allow_claimed=True,
-                )
-                if not isinstance(answer, CallToolResult | TaskCreated):
-                    raise TypeError(f"unexpected result {type(answer).__name__} of a task call")
-                return answer
-            return await client.call_tool(
+        if call.task:
+            answer = await client.session.call_tool(
                 call.remote,
                 args,
                 read_timeout_seconds=call.timeout,
                 progress_callback=progress,
                 meta=cast(RequestParamsMeta, meta),
+                allow_claimed=True,
             )
-        except MCPError as exc:
-            if "closed" in str(exc).lower():
-                await HUB.drop(call.server)
-            raise _connection_error(call, exc) from exc
+            if not isinstance(answer, CallToolResult | TaskCreated):
+                raise TypeError(f"unexpected result {type(answer).__name__} of a task call")
+            return answer
+        return await client.call_tool(
+            call.remote,
+            args,
+            read_timeout_seconds=call.timeout,
+            progress_callback=progress,
+            meta=cast(RequestParamsMeta, meta),
+        )
 
     return await on_hub(call.server, work)
 
@@ -153,16 +146,20 @@ async def call_mcp(call: McpCall, args: dict[str, Any]) -> Any:
         meta[IDEMPOTENCY_META] = gateway_call.key
     node = gateway_call.node if gateway_call is not None else None
     progress = _progress_forwarder(call, node)
+    result: CallToolResult | TaskCreated
     if call.task:
         result = await _run_task(call, args, meta, progress, gateway_call)
+    elif call.timeout is None:
+        result = await _send(call, args, meta, progress)
     else:
-        work = _send(call, args, meta, progress)
         try:
-            result = await (asyncio.wait_for(work, call.timeout) if call.timeout else work)
+            result = await asyncio.wait_for(_send(call, args, meta, progress), call.timeout)
         except TimeoutError:
             raise TimeoutError(
                 f"MCP tool {call.name!r} timed out after {call.timeout:g}s"
             ) from None
+    # Without task _meta the Tasks client resolves a task answer itself (tasks.py).
+    assert isinstance(result, CallToolResult)
     raise_for_error(call.name, result)
     return await by_reference(pool_of(gateway_call), result_value(result), call.inline_limit)
 
@@ -171,7 +168,7 @@ async def _run_task(
     call: McpCall,
     args: dict[str, Any],
     meta: dict[str, Any],
-    progress: Any,
+    progress: ProgressFnT,
     gateway_call: ToolCall | None,
 ) -> CallToolResult:
     """Start (or find) the call's task, wait for it (parked or in place), return its result."""
@@ -189,8 +186,13 @@ async def _run_task(
             record = await asyncio.shield(mcp_tasks.record_task(pool, record))
     emit({"plait": "mcp_task", "node": record.node, "tool": call.name, "task_id": record.task_id})
     try:
+        # A stdio server is a child of this process: its tasks are unknown to the
+        # server process another worker (the poller, the resumed run) would talk to.
         can_park = (
-            key is not None and gateway_call is not None and parking_enabled(gateway_call.config)
+            key is not None
+            and gateway_call is not None
+            and parking_enabled(gateway_call.config)
+            and call.server.definition.transport == "http"
         )
         status = await _wait(call, record, can_park=can_park)
         result: CallToolResult = await on_hub(
@@ -228,26 +230,27 @@ def _record_of(
 
 async def _wait(call: McpCall, record: mcp_tasks.TaskRecord, *, can_park: bool) -> str:
     """Wait until the task ends; return its status. Parks the run where a poller resumes it."""
+    if not can_park:
+        return await on_hub(
+            call.server,
+            lambda client, _: wait_for_task(client.session, record.task_id, DEFAULT_POLL_SECONDS),
+        )
     while True:
         task = await on_hub(call.server, lambda client, _: get_task(client.session, record.task_id))
         if task.status in TERMINAL:
             return task.status
-        if can_park:
-            # The first time, this ends the run (thread interrupted, no worker held);
-            # the poller resumes it when the task has ended, and the look above repeats.
-            interrupt(
-                {
-                    "plait": INTERRUPT_MARK,
-                    "key": record.key,
-                    "node": record.node,
-                    "server": record.server_name,
-                    "tool": record.tool,
-                    "task_id": record.task_id,
-                }
-            )
-            continue
-        interval = task.poll_interval / 1000 if task.poll_interval else DEFAULT_POLL_SECONDS
-        await asyncio.sleep(interval)
+        # The first time, this ends the run (thread interrupted, no worker held);
+        # the poller resumes it when the task has ended, and the look above repeats.
+        interrupt(
+            {
+                "plait": INTERRUPT_MARK,
+                "key": record.key,
+                "node": record.node,
+                "server": record.server_name,
+                "tool": record.tool,
+                "task_id": record.task_id,
+            }
+        )
 
 
 async def _cancel(call: McpCall, record: mcp_tasks.TaskRecord, pool: Pool | None) -> None:

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -69,14 +70,12 @@ class DemoServer:
         return [call for call in map(json.loads, lines) if call["tool"] == tool]
 
 
-@pytest.fixture(scope="module")
-def demo_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
-    """``python -m plait_examples.mcp_demo --http PORT`` (a real uvicorn server)."""
-    folder = tmp_path_factory.mktemp("mcp-demo")
+@contextlib.contextmanager
+def serve_demo_http(folder: Path, port: int) -> Iterator[DemoServer]:
+    """``python -m plait_examples.mcp_demo --http PORT`` (a real uvicorn server), until exit."""
     calls = folder / "calls.jsonl"
-    port = free_port()
     env = {**os.environ, "PLAIT_MCP_DEMO_CALLS": str(calls), "PYTHONPATH": str(REPO)}
-    log = (folder / "server.log").open("wb")
+    log = (folder / "server.log").open("ab")
     process = subprocess.Popen(
         [sys.executable, "-m", "plait_examples.mcp_demo", "--http", str(port)],
         cwd=SPECS,
@@ -99,5 +98,16 @@ def demo_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
         yield DemoServer(f"http://127.0.0.1:{port}/mcp", calls, process)
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()  # never leave a server behind
+            process.wait()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def demo_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
+    """The demo server over streamable HTTP, shared by a module's tests."""
+    with serve_demo_http(tmp_path_factory.mktemp("mcp-demo"), free_port()) as server:
+        yield server

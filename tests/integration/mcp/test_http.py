@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from engine.runtime.errors import ToolReportedError
 from engine.runtime.retries import classify, invoke_tool
 from engine.tools.mcp.schema_check import ToolArgumentsInvalid
-from tests.integration.mcp.conftest import DemoServer, load_tool
+from tests.integration.mcp.conftest import DemoServer, free_port, load_tool, serve_demo_http
 
 
 def http(demo: DemoServer, **extra: Any) -> dict[str, dict[str, Any]]:
@@ -70,3 +71,18 @@ async def test_a_non_idempotent_tool_is_never_retried(demo_http: DemoServer) -> 
     with pytest.raises(ToolReportedError):
         await invoke_tool(tool, {"status": 503})
     assert len(demo_http.calls_of("fail")) - before == 1
+
+
+async def test_a_restarted_server_gets_a_new_session(tmp_path: Path) -> None:
+    port = free_port()
+    servers = {"demo": {"transport": "http", "url": f"http://127.0.0.1:{port}/mcp"}}
+    with serve_demo_http(tmp_path, port):
+        tool = load_tool("lookup", {"server": "demo", "tool": "lookup_order"}, servers)
+        assert (await tool.ainvoke({"order_id": "A-1001"}))["status"] == "shipped"
+    # The same address, a new process: it answers the old session id with 404.
+    with serve_demo_http(tmp_path, port):
+        try:
+            found = await tool.ainvoke({"order_id": "A-1002"})
+        except ConnectionError:  # the call that found the session gone (class `network`)
+            found = await tool.ainvoke({"order_id": "A-1002"})
+        assert found["status"] == "processing"

@@ -98,11 +98,14 @@ def _child_with_env(marker: str) -> int:
     listed = subprocess.run(
         ["pgrep", "-P", str(os.getpid())], capture_output=True, text=True, check=False
     )
-    ours = [
-        int(pid)
-        for pid in listed.stdout.split()
-        if marker.encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    ]
+    ours = []
+    for pid in listed.stdout.split():
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except FileNotFoundError:
+            continue  # a child that exited since pgrep listed it
+        if marker.encode() in environ.split(b"\0"):
+            ours.append(int(pid))
     assert len(ours) == 1, listed.stdout
     return ours[0]
 

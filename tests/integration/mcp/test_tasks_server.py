@@ -105,7 +105,8 @@ async def test_a_task_parks_the_run_and_the_poller_resumes_it(
 ) -> None:
     running, database_url = server
     async with asyncio.timeout(TEST_SECONDS):
-        thread_id = await park(running, "billing", 2.0)
+        # Long enough that the checks below run while the task still works.
+        thread_id = await park(running, "billing", 4.0)
 
         # Parked: no run of the thread holds a worker, the task is recorded, not an approval.
         active = await rows(
@@ -134,7 +135,7 @@ async def test_a_task_parks_the_run_and_the_poller_resumes_it(
         assert thread["values"]["report"] == {
             "topic": "billing",
             "report": "All quiet on billing.",
-            "seconds": 2.0,
+            "seconds": 4.0,
         }
         runs = await rows(
             database_url,
@@ -167,8 +168,12 @@ async def test_deleting_a_parked_thread_cancels_its_task(
             found = await on_hub(demo, lambda c, _: get_task(c.session, task["task_id"]))
             return found.status == "cancelled"
 
+        async def cancelled_in_the_record() -> bool:
+            # Written after the server's cancel: polled too, not read once.
+            (after,) = await rows(
+                database_url, "SELECT status FROM plait_mcp_tasks WHERE key = %s", task["key"]
+            )
+            return after["status"] == "cancelled"
+
         await until(cancelled_on_the_server, "the task to be cancelled on the MCP server")
-        (after,) = await rows(
-            database_url, "SELECT status FROM plait_mcp_tasks WHERE key = %s", task["key"]
-        )
-        assert after["status"] == "cancelled"
+        await until(cancelled_in_the_record, "the task's record to say cancelled")

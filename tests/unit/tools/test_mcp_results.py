@@ -1,12 +1,23 @@
-"""MCP results as values, error results as typed errors the retry rules classify."""
+"""MCP results as values, error results as typed errors the retry rules classify, lost sessions."""
 
 from __future__ import annotations
 
 import pytest
-from mcp_types import CallToolResult, ContentBlock, ImageContent, TextContent
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    CONNECTION_CLOSED,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    CallToolResult,
+    ContentBlock,
+    ImageContent,
+    TextContent,
+)
 
 from engine.runtime.errors import ToolReportedError
 from engine.runtime.retries import classify
+from engine.tools.mcp.hub import is_lost_session
 from engine.tools.mcp.results import raise_for_error, result_value
 from engine.tools.mcp.schema_check import ToolArgumentsInvalid, check_arguments
 
@@ -61,3 +72,16 @@ def test_schema_check_names_every_problem() -> None:
     message = str(raised.value)
     assert "n: 'one' is not of type 'integer'" in message
     assert "'s' is a required property" in message
+
+
+@pytest.mark.parametrize(
+    ("error", "lost"),
+    [
+        (MCPError(CONNECTION_CLOSED, "Connection closed"), True),
+        (MCPError(INVALID_REQUEST, "Session not found"), True),  # a restarted HTTP server
+        (MCPError(INVALID_PARAMS, "ticket T-1 is closed"), False),  # the server's own refusal
+        (MCPError(METHOD_NOT_FOUND, "Method not found"), False),
+    ],
+)
+def test_only_a_lost_session_counts_as_one(error: MCPError, lost: bool) -> None:
+    assert is_lost_session(error) is lost
