@@ -265,7 +265,11 @@ async def map_part(base: str, pid: int, sizes: Sizes) -> MapResult:
     ):
         for _ in range(sizes.map_repeats):
             started = time.perf_counter()
-            response = await http.post("/runs/wait", json=body)
+            try:
+                response = await http.post("/runs/wait", json=body)
+            except httpx.HTTPError as exc:  # counted like the other parts' errors
+                result.errors.append(f"{type(exc).__name__}: {exc}")
+                continue
             wall = time.perf_counter() - started
             results = response.json().get("results") if response.status_code == 200 else None
             if not isinstance(results, list) or len(results) != sizes.items:

@@ -4,8 +4,8 @@ Every record gets the fields of the :func:`log_context` it is logged in (the
 executor sets ``run_id``, ``thread_id``, ``graph``, ``tenant`` and
 ``trace_id`` for the whole run, and node tasks inherit them), the current
 OpenTelemetry ``trace_id`` / ``span_id`` when a span is recording, and the
-``plait_<field>`` extras the engine passes (``node``, ``tool``, ``agent``,
-``status``, ``error_code``), under their short names.
+``plait_<field>`` extras the engine passes (``node``, ``tool``, ``status``,
+``error_code``), under their short names.
 
 ``PLAIT_LOG_FORMAT`` picks ``json`` or ``text``; unset, it is ``json`` unless
 stderr is a terminal. ``PLAIT_LOG_LEVEL`` sets the level (default ``INFO``).
@@ -36,7 +36,6 @@ FIELDS = (
     "tenant",
     "graph",
     "node",
-    "agent",
     "tool",
     "status",
     "error_code",
@@ -130,14 +129,22 @@ def configure_logging(
     """Send every logger (Plait's, uvicorn's, libraries') to stderr as ``fmt``; return it.
 
     Replaces the root logger's handlers, so calling it twice does not double lines.
+    ``level`` (else ``PLAIT_LOG_LEVEL``, else ``INFO``) must be a level name:
+    :class:`ValueError` says which names are.
     """
     env = os.environ if env is None else env
     chosen = fmt or log_format(env)
+    level_name = (level or env.get(LEVEL_ENV) or "INFO").strip().upper()
+    if not isinstance(logging.getLevelName(level_name), int):
+        raise ValueError(
+            f"unknown log level {level_name!r} (--log-level or {LEVEL_ENV}); "
+            "use DEBUG, INFO, WARNING, ERROR or CRITICAL"
+        )
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(make_handler(chosen))
-    root.setLevel((level or env.get(LEVEL_ENV) or "INFO").upper())
+    root.setLevel(level_name)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         # uvicorn's own handlers would print a second, unstructured copy.
         logging.getLogger(name).handlers.clear()

@@ -17,7 +17,7 @@ process metrics only, so summing over processes never counts a run twice.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, get_args
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import (
@@ -29,6 +29,8 @@ from prometheus_client.registry import Collector
 
 from engine.runtime import breakers, observe
 from engine.store.pool import Pool
+from engine.store.threads import RunStatus
+from server.approvals import APPROVAL_STATUSES
 
 STEP_SECONDS = Histogram(
     "plait_step_duration_seconds",
@@ -170,8 +172,8 @@ def run_finished(graph: str, outcome: str) -> None:
 
 # --- from Postgres, at scrape time ------------------------------------------------
 
-_RUN_STATUSES = ("pending", "running", "success", "error", "timeout", "interrupted")
-_APPROVAL_STATUSES = ("pending", "approved", "rejected", "edited", "expired")
+# Every status is exposed, 0 when no row has it, so a dashboard's series never vanish.
+_RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 
 _QUEUE_SQL = """
 SELECT
@@ -224,7 +226,7 @@ async def database_metrics(pool: Pool) -> list[Metric]:
         "plait_approvals", "Approvals by status, in Postgres.", labels=["status"]
     )
     approval_counts: dict[str, Any] = row["approvals"] or {}
-    for status in sorted({*_APPROVAL_STATUSES, *approval_counts}):
+    for status in sorted({*APPROVAL_STATUSES, *approval_counts}):
         approvals.add_metric([status], float(approval_counts.get(status, 0)))
     wait = HistogramMetricFamily(
         "plait_approval_wait_seconds",

@@ -73,24 +73,15 @@ class RunTrace:
             self.span.set_status(Status(StatusCode.ERROR, code))
 
 
-def tenant_of(run: Run) -> str | None:
-    """The run's tenant: its own (runs belong to a tenant), else what its metadata names."""
-    tenant = getattr(run, "tenant", None)
-    if isinstance(tenant, str) and tenant:
-        return tenant
-    config: Mapping[str, Any] = run.kwargs.get("config") or {}
-    return tracing.tenant_of({"metadata": run.metadata, **config})
-
-
 @contextlib.asynccontextmanager
 async def observed_attempt(run: Run, pool: Pool) -> AsyncIterator[RunTrace]:
     """Trace and log-annotate one attempt of ``run`` (see the module docstring)."""
-    tenant = tenant_of(run)
+    # The run's owner, never what a client wrote in its metadata.
     fields = {
         "run_id": run.run_id,
         "thread_id": run.thread_id,
         "graph": run.graph,
-        "tenant": tenant,
+        "tenant": run.tenant,
     }
     if not tracing.enabled():
         with log_context(**fields):
@@ -103,7 +94,7 @@ async def observed_attempt(run: Run, pool: Pool) -> AsyncIterator[RunTrace]:
         graph=run.graph,
         version=run.version,
         attempt=run.attempt,
-        tenant=tenant,
+        tenant=run.tenant,
         links=links,
     ) as span:
         ids = tracing.span_ids(span)
@@ -136,7 +127,11 @@ async def _record(pool: Pool, run: Run, ids: tuple[str, str] | None) -> int | No
 
 
 async def _resumed_traceparent(pool: Pool, run: Run) -> str | None:
-    """The traceparent of the run that parked on the approval ``run`` answers, if any."""
+    """The traceparent of the run that parked on the approval ``run`` answers, if any.
+
+    Only an approval of the run's own thread counts: run metadata can come from
+    a client, and a link must not lead into another thread's (or tenant's) trace.
+    """
     approval = run.metadata.get("plait_approval")
     if not isinstance(approval, Mapping) or not approval.get("approval_id"):
         return None
@@ -145,9 +140,9 @@ async def _resumed_traceparent(pool: Pool, run: Run) -> str | None:
             """
             SELECT r.metadata->>'plait_traceparent' AS traceparent
             FROM plait_approvals a JOIN plait_runs r ON r.run_id = a.run_id
-            WHERE a.approval_id = %s
+            WHERE a.approval_id = %s AND a.thread_id = %s AND a.tenant_id = %s
             """,
-            (str(approval["approval_id"]),),
+            (str(approval["approval_id"]), run.thread_id, run.tenant),
         )
         row = await cursor.fetchone()
     return None if row is None else row["traceparent"]

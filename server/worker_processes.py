@@ -53,8 +53,8 @@ def die_with_supervisor() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def worker_command(concurrency: int, specs_dir: Path) -> list[str]:
-    """The command line of one child worker."""
+def child_command_line(concurrency: int, specs_dir: Path) -> list[str]:
+    """The command line of one child worker (``plait worker``, by this interpreter)."""
     return [
         sys.executable,
         "-m",
@@ -72,7 +72,7 @@ class WorkerProcesses:
 
     def __init__(self, count: int, *, concurrency: int, specs_dir: Path, url: str) -> None:
         self.count = count
-        self.command = worker_command(concurrency, specs_dir)
+        self.command = child_command_line(concurrency, specs_dir)
         # The server's resolved URL: a child never starts an embedded server of its own.
         self.env = dict(os.environ, **{DATABASE_URL_ENV: url, SUPERVISOR_ENV: str(os.getpid())})
         self._children: list[asyncio.subprocess.Process | None] = [None] * count
@@ -88,7 +88,12 @@ class WorkerProcesses:
         while not self._stopping:
             # Spawned from the event loop's thread: PR_SET_PDEATHSIG follows the
             # thread that forked, and the loop's lives as long as the server.
-            child = await asyncio.create_subprocess_exec(*self.command, env=self.env)
+            try:
+                child = await asyncio.create_subprocess_exec(*self.command, env=self.env)
+            except OSError as exc:  # e.g. out of processes or memory: try again, not never
+                log.error("cannot start a worker process: %s; trying again", exc)
+                await asyncio.sleep(RESTART_SECONDS)
+                continue
             self._children[slot] = child
             if self._stopping:  # the server began stopping while this child started
                 child.send_signal(signal.SIGTERM)

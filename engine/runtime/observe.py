@@ -204,7 +204,7 @@ async def observed_step(
                     "plait_node": node,
                     "plait_graph": graph,
                     "plait_status": "error",
-                    "plait_error_code": error_code(exc),
+                    "plait_error_code": tracing.error_type(exc),
                     **_run_fields(config),
                 },
             )
@@ -220,12 +220,6 @@ async def observed_step(
                 parked.park(node, span, time.time_ns())
             else:
                 span.end()
-
-
-def error_code(exc: BaseException) -> str:
-    """The type name that says what failed: the cause's, for an error wrapped by the node."""
-    cause = exc.__cause__
-    return type(cause if cause is not None else exc).__name__
 
 
 def _run_fields(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -332,7 +326,7 @@ def tool_outcome(exc: BaseException | None) -> ToolOutcome:
         return "success"
     if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
         return "timeout"
-    if isinstance(exc, BaseException) and not isinstance(exc, Exception):
+    if not isinstance(exc, Exception):
         return "cancelled"  # CancelledError: an item timeout or a cancelled run
     return "error"
 
@@ -355,6 +349,7 @@ def tool_call(
         span.set_attribute("plait.tool.reused", True)
     started = time.perf_counter()
     failure: BaseException | None = None
+    interrupted = False
     try:
         if span is None:
             yield None
@@ -364,7 +359,12 @@ def tool_call(
             ):
                 yield span
     except GraphBubbleUp:
-        raise  # an approval of a high-risk call: not an outcome yet
+        # An approval of a high-risk call, or a parked task: not an outcome yet.
+        # The call is made (and counted) when the run resumes.
+        interrupted = True
+        if span is not None:
+            span.set_attribute("plait.interrupted", True)
+        raise
     except BaseException as exc:
         failure = exc
         if span is not None:
@@ -378,7 +378,7 @@ def tool_call(
                     "plait_node": node,
                     "plait_tool": tool,
                     "plait_status": "error",
-                    "plait_error_code": type(exc).__name__,
+                    "plait_error_code": tracing.error_type(exc),
                     **_run_fields(config),
                 },
             )
@@ -386,10 +386,11 @@ def tool_call(
     finally:
         if span is not None:
             span.end()
-        outcome = tool_outcome(failure)
-        seconds = time.perf_counter() - started
-        for observer in _OBSERVERS:
-            observer.tool_called(tool, outcome, seconds, reused)
+        if not interrupted:
+            outcome = tool_outcome(failure)
+            seconds = time.perf_counter() - started
+            for observer in _OBSERVERS:
+                observer.tool_called(tool, outcome, seconds, reused)
 
 
 def policy_refused(config: Mapping[str, Any], *, node: str, tool: str, reason: str) -> None:

@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
+from urllib.parse import urlsplit
 
 from langgraph.errors import GraphBubbleUp
 from opentelemetry import context as otel_context
@@ -172,12 +173,6 @@ def enabled() -> bool:
     return tracer() is not None
 
 
-def shutdown() -> None:
-    """Export what is buffered and stop (at process exit; the SDK also does it atexit)."""
-    if _STATE.provider is not None:
-        _STATE.provider.shutdown()
-
-
 def run_trace_id(run_id: str) -> str | None:
     """The trace id (32 hex digits) of run ``run_id`` when it is derived from it, else ``None``."""
     if not enabled() or not _STATE.derived_ids:
@@ -271,9 +266,14 @@ def fail(span: Span, exc: BaseException) -> None:
     not ``NodeError``): what failed, as the logs' ``error_code`` does.
     """
     span.record_exception(exc)
-    cause = exc.__cause__ if exc.__cause__ is not None else exc
-    span.set_attribute("error.type", type(cause).__name__)
+    span.set_attribute("error.type", error_type(exc))
     span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"[:500]))
+
+
+def error_type(exc: BaseException) -> str:
+    """The type name that says what failed: the cause's, for an error wrapped by a node."""
+    cause = exc.__cause__
+    return type(cause if cause is not None else exc).__name__
 
 
 def step_attributes(node: str, graph: str, config: Mapping[str, Any]) -> dict[str, Any]:
@@ -292,9 +292,14 @@ def step_attributes(node: str, graph: str, config: Mapping[str, Any]) -> dict[st
 
 
 def tenant_of(config: Mapping[str, Any]) -> str | None:
-    """The run's tenant from its config or metadata (``tenant_id`` or ``tenant``), if any."""
+    """The run's tenant from its config or metadata, if any.
+
+    ``plait_tenant`` (set by the server from the run's owner) comes first: a
+    client's own ``metadata.tenant_id`` must not relabel another tenant's run.
+    ``tenant_id`` and ``tenant`` serve programs that embed the engine.
+    """
     for section in (config.get("metadata") or {}, config.get("configurable") or {}, config):
-        for key in ("tenant_id", "tenant", "plait_tenant"):
+        for key in ("plait_tenant", "tenant_id", "tenant"):
             value = section.get(key) if isinstance(section, Mapping) else None
             if isinstance(value, str) and value:
                 return value
@@ -339,8 +344,10 @@ def agent_call(
     }
     if node:
         attributes["plait.node"] = node
-    if url:
-        attributes["server.address"] = url
+    host = urlsplit(url).hostname if url else None
+    if host:
+        # The host only, as the conventions define it (a URL may carry a token).
+        attributes["server.address"] = host
     attributes.update({key: value for key, value in extra.items() if value is not None})
     span = start_span(f"invoke_agent {agent}", attributes)
     if span is None:

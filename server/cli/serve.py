@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from server.cli.exits import CliError
 from server.settings import (
     HOST_ENV,
     PORT_ENV,
@@ -61,8 +63,13 @@ def serve_command(
         ),
     ] = False,
     log_level: Annotated[
-        str, typer.Option("--log-level", help="uvicorn log level (debug, info, warning...).")
-    ] = "info",
+        str | None,
+        typer.Option(
+            "--log-level",
+            help="Level of every logger, uvicorn's too (debug, info, warning...); "
+            "default PLAIT_LOG_LEVEL, else info.",
+        ),
+    ] = None,
 ) -> None:
     """Serve graphs over HTTP: assistants, threads, runs with SSE streams, approvals.
 
@@ -85,6 +92,11 @@ def serve_command(
         port=port,
     )
     # JSON lines (or text on a terminal) for every logger, uvicorn's too: docs/observability.md.
-    configure_logging(level=log_level)
+    try:
+        configure_logging(level=log_level)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     configure_tracing()
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, log_config=None)
+    # uvicorn's loggers at the level just resolved (option, PLAIT_LOG_LEVEL or INFO).
+    level = logging.getLogger().level
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=level, log_config=None)

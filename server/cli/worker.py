@@ -9,14 +9,16 @@ checkpoint, and then exits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from server.cli.database import connected_pool
+from server.cli.exits import CliError
 
 if TYPE_CHECKING:
     from server.cli.worker_health import WorkerHealth
@@ -83,18 +85,33 @@ def worker_command(
     from server.worker_processes import die_with_supervisor
 
     die_with_supervisor()  # a child of `plait serve --worker-processes` stops with it
-    configure_logging()
+    try:
+        configure_logging()
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     configure_tracing()
     metrics.install()  # also without --metrics-port: step and tool failures are logged through it
     if metrics_port is not None:
-        _serve_metrics(metrics_host, metrics_port)
+        with _listening("--metrics-port", metrics_host, metrics_port):
+            _serve_metrics(metrics_host, metrics_port)
     health = None
     if health_port is not None:
         from server.cli.worker_health import WorkerHealth
 
         health = WorkerHealth()
-        health.serve(health_host, health_port)
+        with _listening("--health-port", health_host, health_port):
+            health.serve(health_host, health_port)
     _run_loop(_serve(concurrency, specs, lease_seconds, worker_id or default_worker_id(), health))
+
+
+@contextlib.contextmanager
+def _listening(option: str, host: str, port: int) -> Iterator[None]:
+    """Turn a port that cannot be bound (in use, bad address) into a clear CLI error."""
+    try:
+        yield
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise CliError(f"cannot listen on {host}:{port} ({option}): {reason}") from None
 
 
 def _run_loop(main: Coroutine[Any, Any, None]) -> None:
@@ -122,11 +139,21 @@ async def _serve(
     worker_id: str,
     health: WorkerHealth | None = None,
 ) -> None:
+    """Work until stopped, with the liveness ticks of ``health`` (if any) running throughout."""
+    # From the start: connecting and migrating count as turning, not as stuck.
+    ticking = asyncio.create_task(health.tick_forever()) if health is not None else None
+    try:
+        await _work(concurrency, specs, lease_seconds, worker_id)
+    finally:
+        if ticking is not None:
+            ticking.cancel()
+
+
+async def _work(concurrency: int, specs: Path, lease_seconds: float, worker_id: str) -> None:
+    """Connect, run a :class:`server.worker.Worker` until it stops, and say so."""
     # Imported here: the other commands need not load the server and LangGraph.
     from server.worker import Worker
 
-    # From the start: connecting and migrating count as turning, not as stuck.
-    ticking = asyncio.create_task(health.tick_forever()) if health is not None else None
     async with connected_pool() as pool:
         # Each run needs a connection now and then (checkpoints, journal, tool results).
         await pool.resize(min_size=1, max_size=2 * concurrency + 2)
@@ -154,5 +181,3 @@ async def _serve(
         )
         await running
         print(f"plait worker {worker_id} stopped", flush=True)
-    if ticking is not None:
-        ticking.cancel()

@@ -174,6 +174,14 @@ def test_tracing_is_off_unless_configured() -> None:
     )
 
 
+def test_the_tenant_is_the_servers_not_what_the_client_wrote() -> None:
+    # The server sets plait_tenant from the run's owner; a client's metadata may say anything.
+    config = {"metadata": {"tenant_id": "victim", "plait_tenant": "acme"}}
+    assert tracing.tenant_of(config) == "acme"
+    assert tracing.tenant_of({"metadata": {"tenant_id": "acme"}}) == "acme"  # embedded engine
+    assert tracing.tenant_of({}) is None
+
+
 def test_agent_calls_are_invoke_agent_spans(spans: InMemorySpanExporter) -> None:
     with (
         tracing.run_span(run_id=RUN_ID, thread_id="t", graph="g", version="1"),
@@ -187,6 +195,7 @@ def test_agent_calls_are_invoke_agent_spans(spans: InMemorySpanExporter) -> None
     assert attributes["gen_ai.operation.name"] == "invoke_agent"
     assert attributes["gen_ai.agent.name"] == "billing"
     assert attributes["plait.node"] == "ask"
+    assert attributes["server.address"] == "127.0.0.1"  # the host, not the URL
     assert call.status.status_code == StatusCode.ERROR
 
 

@@ -11,7 +11,7 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from engine.runtime import observe, tracing
-from server.logs import log_context, log_format, make_handler
+from server.logs import configure_logging, log_context, log_format, make_handler
 
 
 @pytest.fixture
@@ -69,6 +69,11 @@ def test_the_format_is_json_unless_stderr_is_a_terminal() -> None:
     assert log_format({}, Tty()) == "text"
     assert log_format({"PLAIT_LOG_FORMAT": "json"}, Tty()) == "json"
     assert log_format({"PLAIT_LOG_FORMAT": "text"}, io.StringIO()) == "text"
+
+
+def test_an_unknown_log_level_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"unknown log level 'VERBOSE'.*PLAIT_LOG_LEVEL"):
+        configure_logging(env={"PLAIT_LOG_LEVEL": "verbose"})
 
 
 def test_step_spans_take_the_seq_of_the_event_carrying_their_update() -> None:

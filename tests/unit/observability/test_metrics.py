@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from langgraph.errors import GraphInterrupt
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client import CollectorRegistry, generate_latest
 
@@ -42,6 +43,31 @@ def test_tool_outcomes() -> None:
     assert observe.tool_outcome(httpx.ReadTimeout("slow")) == "timeout"
     assert observe.tool_outcome(asyncio.CancelledError()) == "cancelled"
     assert observe.tool_outcome(ValueError("bad")) == "error"
+
+
+class Tools(observe.Observer):
+    """Keeps the tool calls the engine reports."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def tool_called(self, tool: str, outcome: str, seconds: float, reused: bool) -> None:
+        self.calls.append((tool, outcome))
+
+
+def test_a_tool_call_that_parks_the_run_is_not_counted_until_it_ends() -> None:
+    tools = Tools()
+    observe.add_observer(tools)
+    try:
+        # A high-risk call waiting for approval, or an MCP task parking the run.
+        with pytest.raises(GraphInterrupt), observe.tool_call("refund", "pay", {}):
+            raise GraphInterrupt(())
+        assert tools.calls == []
+        with observe.tool_call("refund", "pay", {}):
+            pass  # the resumed run makes the call
+        assert tools.calls == [("refund", "success")]
+    finally:
+        observe.remove_observer(tools)
 
 
 def test_every_attempt_of_a_run_is_in_the_run_trace() -> None:

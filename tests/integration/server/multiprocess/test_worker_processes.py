@@ -12,7 +12,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -53,12 +53,13 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _wait_for(condition: str, check: object) -> None:
+def _wait_for(condition: str, check: Callable[[], bool]) -> None:
     """Poll ``check()`` until true, failing after WAIT_SECONDS."""
     deadline = time.monotonic() + WAIT_SECONDS
     while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
+        if check():
             return
+        # The state is in other processes (/proc, their logs): poll it.
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {condition}")
 
