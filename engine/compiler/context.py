@@ -9,7 +9,8 @@ that reads only ``state`` never builds ``run`` or ``input``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +89,18 @@ class CompileContext:
             found = load_python_tool(name, body.tools[name], self.base_dir, body.mcp_servers)
             self._tools[name] = found
         return found
+
+    async def load_tools(self, names: Iterable[str]) -> None:
+        """Load the tools ``names`` not loaded yet, off the event loop.
+
+        The first use of an MCP tool connects to its server (about a second
+        over stdio) and a python tool imports its module: in a thread, so a
+        worker's other runs and heartbeats go on meanwhile. Later uses find
+        them loaded (:meth:`tool`).
+        """
+        missing = [name for name in names if name not in self._tools]
+        if missing:
+            await asyncio.to_thread(lambda: [self.tool(name) for name in missing])
 
     def function(self, ref: str) -> Callable[..., Any]:
         """The python function ``module:function``, imported on first use."""

@@ -229,6 +229,7 @@ async def _undo(ctx: CompileContext, definition: Compensation, step: Step) -> No
     roots = {"args": step["args"], "result": step["result"]}
     args = {name: evaluate(source, roots) for name, source in definition.args.items()}
     if definition.tool is not None:
+        await ctx.load_tools((definition.tool,))
         await ctx.tool(definition.tool).ainvoke(args)
         return
     assert definition.function is not None  # lint: exactly one of function and tool

@@ -74,6 +74,7 @@ def agent_compute(
         return bound[name]
 
     async def compute(scope: Scope) -> Any:
+        await ctx.load_tools(tool_names)
         by_name = agent_tools()
         rendered = scope.render(system) if system else None
         if as_data_:  # tool results are marked as data: the system prompt says so

@@ -17,6 +17,7 @@ def tool_compute(ctx: CompileContext, node_id: str, *, tool: str, args: dict[str
 
     async def compute(scope: Scope) -> Any:
         values = {name: scope.eval(expr) for name, expr in exprs}
+        await ctx.load_tools((tool,))
         return await call_tool(
             ctx.tool(tool),
             values,
