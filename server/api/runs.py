@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sse_starlette import EventSourceResponse
 
 from engine.runtime.budgets import read_usage
@@ -73,6 +73,10 @@ class RunCommand(BaseModel):
     goto: Any = None
 
 
+#: Prefix of the metadata and configurable keys only the server sets.
+RESERVED_PREFIX = "plait_"
+
+
 class RunCreate(BaseModel):
     """Body of every run-creating POST (fields of the Agent Server protocol).
 
@@ -98,6 +102,32 @@ class RunCreate(BaseModel):
     multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] = "enqueue"
     if_not_exists: Literal["create", "reject"] = "reject"
     on_disconnect: Literal["cancel", "continue"] = "continue"
+
+    @field_validator("metadata")
+    @classmethod
+    def _no_server_metadata(cls, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+        # plait_* keys carry what the server knows (tenant, trace, graph digest,
+        # approval): a client must not be able to set them.
+        reserved = sorted(key for key in metadata or {} if key.startswith(RESERVED_PREFIX))
+        if reserved:
+            raise ValueError(
+                f"metadata keys starting with {RESERVED_PREFIX!r} are set by the server: "
+                f"remove {', '.join(reserved)}"
+            )
+        return metadata
+
+    @field_validator("config")
+    @classmethod
+    def _no_server_config(cls, config: dict[str, Any] | None) -> dict[str, Any] | None:
+        configurable = (config or {}).get("configurable") or {}
+        reserved = sorted(key for key in configurable if str(key).startswith(RESERVED_PREFIX))
+        if reserved:
+            raise ValueError(
+                f"config.configurable keys starting with {RESERVED_PREFIX!r} are set by the "
+                f"server: remove {', '.join(reserved)}"
+            )
+        return config
+
     on_completion: Literal["delete", "keep"] = "delete"
     durability: Literal["sync", "async", "exit"] | None = None
     after_seconds: float | None = Field(None, ge=0)

@@ -199,3 +199,19 @@ async def test_values_postgres_cannot_store_are_422_problems(client: httpx.Async
     created = await client.post("/threads", json={"metadata": {"note": "a\u0000b"}})
     assert_problem(created, 422)
     assert_problem(await client.get("/threads/a%00b"), 422)
+
+
+async def test_clients_cannot_set_the_servers_plait_keys(client: httpx.AsyncClient) -> None:
+    body = {"assistant_id": "summarize", "input": SUMMARY_INPUT}
+    spoofed = await client.post(
+        "/runs/wait", json={**body, "metadata": {"plait_tenant": "other", "team": "a"}}
+    )
+    problem = assert_problem(spoofed, 422)
+    assert "plait_tenant" in problem["detail"] and "set by the server" in problem["detail"]
+    configured = await client.post(
+        "/runs/wait", json={**body, "config": {"configurable": {"plait_actor": "ceo"}}}
+    )
+    assert "plait_actor" in assert_problem(configured, 422)["detail"]
+    # Keys of the client's own are kept.
+    kept = await client.post("/runs/wait", json={**body, "metadata": {"team": "a"}})
+    assert kept.status_code == 200, kept.text
