@@ -233,19 +233,20 @@ def build(node_id: str, node: A2aNode, ctx: CompileContext) -> Compute:
         card_url = scope.render(node.card) if node.card is not None else None
         secrets = read_secrets(secret_names) if secret_names else {}
         headers = {header: secrets[name] for header, name in node.headers.items()}
-        try:
-            with tracing.agent_call(node_id, node=node_id, url=target or card_url):
+        # The span sees the error as raised below, with the secrets redacted.
+        with tracing.agent_call(node_id, node=node_id, url=target or card_url):
+            try:
                 async with httpx.AsyncClient(headers=headers, timeout=request_timeout) as http:
                     return await _follow(
                         node_id, scope, http, target, card_url, text, data, secrets
                     )
-        except NodeError:
-            raise
-        except (httpx.HTTPError, OSError) as exc:
-            # From the card fetch (a2a-sdk's client wraps its own as A2AClientError).
-            # Network trouble is transient: the node's retry policy may try again,
-            # and the recorded task id makes the retry continue the same task.
-            raise ConnectionError(redact(f"{type(exc).__name__}: {exc}", secrets)) from None
+            except NodeError:
+                raise
+            except (httpx.HTTPError, OSError) as exc:
+                # From the card fetch (a2a-sdk's client wraps its own as A2AClientError).
+                # Network trouble is transient: the node's retry policy may try again,
+                # and the recorded task id makes the retry continue the same task.
+                raise ConnectionError(redact(f"{type(exc).__name__}: {exc}", secrets)) from None
 
     return compute
 
