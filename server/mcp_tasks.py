@@ -13,7 +13,9 @@ then fetches the result. Claiming the row and creating the resume run happen in
 one transaction, so one resume is created however many workers poll.
 
 Deleting the thread cancels its open tasks (``tasks/cancel``); a run cancelled
-while it waits in place cancels its task itself.
+while it waits in place cancels its task itself. A poll that fails (the server
+unreachable, the parked run or its graph gone) is logged and its row waits 2,
+4, 8 ... seconds (at most five minutes) before the next one.
 """
 
 from __future__ import annotations
@@ -31,10 +33,23 @@ log = logging.getLogger(__name__)
 
 _PARKED = (
     "SELECT key, thread_id, run_id, node, server_name, server, tool, task_id, status, "
-    "resume_run_id, interrupt_id, parked_run_id FROM plait_mcp_tasks "
+    "resume_run_id, interrupt_id, parked_run_id, poll_errors FROM plait_mcp_tasks "
     "WHERE interrupt_id IS NOT NULL AND resume_run_id IS NULL AND status <> 'cancelled' "
+    "AND (next_poll_at IS NULL OR next_poll_at <= now()) "
     "ORDER BY created_at LIMIT %s"
 )
+#: A failing poll waits 2, 4, 8 ... seconds before the next, at most this long.
+MAX_BACKOFF_SECONDS = 300
+_BACK_OFF = (
+    "UPDATE plait_mcp_tasks SET poll_errors = poll_errors + 1, "
+    "next_poll_at = now() + make_interval(secs => least(power(2, poll_errors + 1), %s)) "
+    "WHERE key = %s"
+)
+_POLLED = "UPDATE plait_mcp_tasks SET poll_errors = 0, next_poll_at = NULL WHERE key = %s"
+
+
+class PollFailed(Exception):
+    """A parked task cannot be resumed now (its run or graph is gone); retried later."""
 
 
 async def record_parked(pool: Pool, run_id: str, interrupts: list[dict[str, Any]]) -> int:
@@ -72,12 +87,30 @@ class McpTaskPoller:
         for row in rows:
             try:
                 resumed += await self._look(row)
-            except Exception:
-                # One unreachable server must not stop the others' tasks.
-                log.exception(
-                    "MCP task %s of thread %s: poll failed", row["task_id"], row["thread_id"]
+            except Exception as exc:
+                # One unreachable server must not stop the others' tasks, nor be
+                # asked again every interval: its row waits longer after each failure.
+                await self._back_off(row["key"])
+                log.warning(
+                    "MCP task %s of thread %s: poll failed (%d in a row): %s: %s",
+                    row["task_id"],
+                    row["thread_id"],
+                    row["poll_errors"] + 1,
+                    type(exc).__name__,
+                    exc,
                 )
+            else:
+                if row["poll_errors"]:
+                    await self._polled(row["key"])
         return resumed
+
+    async def _back_off(self, key: str) -> None:
+        async with self.pool.connection() as conn:
+            await conn.execute(_BACK_OFF, (MAX_BACKOFF_SECONDS, key))
+
+    async def _polled(self, key: str) -> None:
+        async with self.pool.connection() as conn:
+            await conn.execute(_POLLED, (key,))
 
     async def _look(self, row: Mapping[str, Any]) -> int:
         # Imported here: the MCP SDK loads only in a process that has parked tasks.
@@ -113,20 +146,11 @@ class McpTaskPoller:
     async def _resume(self, row: Mapping[str, Any], status: str) -> int:
         parked = await get_run(self.pool, row["parked_run_id"])
         if parked is None:
-            log.warning(
-                "MCP task %s: its parked run %s is gone", row["task_id"], row["parked_run_id"]
-            )
-            return 0
+            raise PollFailed(f"its parked run {row['parked_run_id']} is gone")
         # The parked run's tenant sees its graph (a tenant's own graphs are not the default's).
         graph = await get_version(self.pool, parked.graph, parked.version, tenant=parked.tenant)
         if graph is None:
-            log.warning(
-                "MCP task %s: graph %s@%s is not registered",
-                row["task_id"],
-                parked.graph,
-                parked.version,
-            )
-            return 0
+            raise PollFailed(f"graph {parked.graph}@{parked.version} is not registered")
         answer = {"status": status, "task_id": row["task_id"]}
         async with self.pool.connection() as conn, conn.transaction():
             # The thread's lock first, as every transaction that creates runs takes it.
