@@ -16,9 +16,12 @@ process metrics only, so summing over processes never counts a run twice.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Iterable
 from typing import Any, get_args
 
+import psycopg
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import (
     GaugeMetricFamily,
@@ -31,6 +34,10 @@ from engine.runtime import breakers, observe
 from engine.store.pool import Pool
 from engine.store.threads import RunStatus
 from server.approvals import APPROVAL_STATUSES
+
+log = logging.getLogger(__name__)
+#: How long a scrape waits for Postgres before it reports ``plait_database_up 0``.
+SCRAPE_TIMEOUT_SECONDS = 5.0
 
 STEP_SECONDS = Histogram(
     "plait_step_duration_seconds",
@@ -241,6 +248,22 @@ async def database_metrics(pool: Pool) -> list[Metric]:
     buckets.append(("+Inf", float(totals["n"])))
     wait.add_metric([], buckets, sum_value=float(totals["total"]))
     return [runs, depth, oldest, approvals, wait]
+
+
+async def scrape_database(pool: Pool, seconds: float = SCRAPE_TIMEOUT_SECONDS) -> list[Metric]:
+    """:func:`database_metrics` and ``plait_database_up`` (1); only ``up`` 0 when Postgres
+    does not answer within ``seconds``, so the process's own metrics still go out.
+    """
+    up = GaugeMetricFamily("plait_database_up", "1 when this scrape could read Postgres, else 0.")
+    try:
+        async with asyncio.timeout(seconds):
+            found = await database_metrics(pool)
+    except (psycopg.Error, TimeoutError) as exc:
+        log.warning("metrics: Postgres did not answer the scrape: %s: %s", type(exc).__name__, exc)
+        up.add_metric([], 0.0)
+        return [up]
+    up.add_metric([], 1.0)
+    return [*found, up]
 
 
 def _le(bound: float) -> str:

@@ -17,9 +17,11 @@ router = APIRouter(tags=["health"])
 async def prometheus_metrics(services: Svc) -> Response:
     """Runs, queue, approvals (from Postgres) and this process's steps, calls, streams, breakers.
 
+    With Postgres down the process's own metrics still go out, with ``plait_database_up 0``.
+
     Metric names and labels: docs/observability.md.
     """
-    queue = await metrics.database_metrics(services.pool)
+    queue = await metrics.scrape_database(services.pool)
     # Two expositions back to back: no metric name appears in both.
     body = generate_latest(REGISTRY) + generate_latest(metrics.snapshot_registry(queue))
     return Response(body, media_type=CONTENT_TYPE_LATEST)
