@@ -249,8 +249,7 @@ class StepMeter:
         delta["output_tokens"] = delta.get("output_tokens", 0) + tokens_out
         price = self.budget.prices.get(model)
         if price is not None:
-            cost = tokens_in * price.input_per_million + tokens_out * price.output_per_million
-            delta["cost"] = delta.get("cost", 0) + cost / 1e6
+            delta["cost"] = delta.get("cost", 0) + price.cost(tokens_in, tokens_out)
 
     def finish(self, *, ran: bool = True) -> dict[str, Any]:
         """The step's delta for ``__usage``; announces the totals as a ``budget`` event.
@@ -406,7 +405,5 @@ async def charge_reply(quota: TenantQuota, reply: BaseMessage, price: ModelPrice
     if not usage:
         return
     tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
-    cost = 0.0
-    if price is not None:
-        cost = (tokens_in * price.input_per_million + tokens_out * price.output_per_million) / 1e6
+    cost = price.cost(tokens_in, tokens_out) if price is not None else 0.0
     await quota.charge({"input_tokens": tokens_in, "output_tokens": tokens_out, "cost": cost})

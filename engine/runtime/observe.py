@@ -30,6 +30,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from engine.runtime import tracing
+from engine.spec.models import ModelPrice
 
 log = logging.getLogger("plait.engine")
 T = TypeVar("T")
@@ -242,7 +243,7 @@ class ModelCall:
     """One chat call being observed: call :meth:`reply` with the model's answer."""
 
     def __init__(
-        self, name: str, provider: str, request_model: str | None, price: Any | None
+        self, name: str, provider: str, request_model: str | None, price: ModelPrice | None
     ) -> None:
         self.name = name
         self.provider = provider
@@ -271,15 +272,12 @@ class ModelCall:
         """The call's cost from the model's ``price`` (per million tokens), if it has one."""
         if self.price is None:
             return None
-        return (
-            self.input_tokens * self.price.input_per_million
-            + self.output_tokens * self.price.output_per_million
-        ) / 1e6
+        return self.price.cost(self.input_tokens, self.output_tokens)
 
 
 @contextlib.contextmanager
 def model_call(
-    name: str, provider: str, request_model: str | None = None, price: Any | None = None
+    name: str, provider: str, request_model: str | None = None, price: ModelPrice | None = None
 ) -> Iterator[ModelCall | None]:
     """Observe one chat call to the spec's model ``name`` (``None`` when nobody watches)."""
     if not watching():

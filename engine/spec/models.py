@@ -190,6 +190,12 @@ class ModelPrice(_Model):
     input_per_million: Annotated[float, Field(ge=0)]
     output_per_million: Annotated[float, Field(ge=0)]
 
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """What a call with these token counts costs."""
+        return (
+            input_tokens * self.input_per_million + output_tokens * self.output_per_million
+        ) / 1e6
+
 
 class ModelDef(_Model):
     """A chat model. ``provider: scripted`` replays replies offline."""
