@@ -7,8 +7,6 @@ through the server's own ``/a2a/<graph>/`` endpoint with a2a-sdk's client.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Any
 
 import httpx
@@ -18,22 +16,9 @@ from a2a.types.a2a_pb2 import GetTaskRequest, TaskState
 
 from tests.integration.a2a.conftest import EXPENSE_AGENT, agent_base
 from tests.integration.server.harness import Cluster
+from tests.polling import until
 
 pytestmark = pytest.mark.postgres
-
-DEADLINE_SECONDS = 60.0
-
-
-async def until(check: Any, what: str) -> Any:
-    """Poll ``await check()`` until it returns something truthy (a condition with a deadline)."""
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while True:
-        found = await check()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
 
 
 async def start_run(

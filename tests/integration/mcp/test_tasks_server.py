@@ -8,7 +8,6 @@ the task completes. Deleting a parked thread cancels its task on the server.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,9 +23,9 @@ from engine.tools.mcp.tasks import get_task
 from tests.conftest import create_database, drop_database
 from tests.integration.mcp.conftest import DemoServer
 from tests.integration.server.harness import Cluster, cluster
+from tests.polling import until
 
 TEST_SECONDS = 90.0
-_POLL_SECONDS = 0.1
 
 SPEC = """\
 apiVersion: plait/v1
@@ -77,17 +76,6 @@ async def rows(database_url: str, query: str, *params: Any) -> list[dict[str, An
         return await cursor.fetchall()
 
 
-async def until(condition: Any, what: str) -> Any:
-    """Poll ``condition()`` (async) until it returns something truthy; fail at the deadline."""
-    deadline = time.monotonic() + TEST_SECONDS
-    while time.monotonic() < deadline:
-        found = await condition()
-        if found:
-            return found
-        await asyncio.sleep(_POLL_SECONDS)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 async def park(running: Cluster, topic: str, seconds: float) -> str:
     """Start a run of the task tool; return its thread once the run has parked."""
     async with get_client(url=running.url, api_key=None) as client:
@@ -131,7 +119,7 @@ async def test_a_task_parks_the_run_and_the_poller_resumes_it(
                 found = dict(await client.threads.get(thread_id))
             return found if found["status"] == "idle" else None
 
-        thread = await until(resumed, "the thread to be resumed and finish")
+        thread = await until(resumed, "the thread to be resumed and finish", TEST_SECONDS)
         assert thread["values"]["report"] == {
             "topic": "billing",
             "report": "All quiet on billing.",
@@ -175,5 +163,7 @@ async def test_deleting_a_parked_thread_cancels_its_task(
             )
             return after["status"] == "cancelled"
 
-        await until(cancelled_on_the_server, "the task to be cancelled on the MCP server")
-        await until(cancelled_in_the_record, "the task's record to say cancelled")
+        await until(
+            cancelled_on_the_server, "the task to be cancelled on the MCP server", TEST_SECONDS
+        )
+        await until(cancelled_in_the_record, "the task's record to say cancelled", TEST_SECONDS)

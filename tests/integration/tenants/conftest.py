@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,9 +14,6 @@ from server import registry
 from tests.conftest import fresh_database
 
 SPECS_DIR = Path(__file__).parent / "specs"
-WAIT_SECONDS = 60.0
-#: How often a wait re-checks its condition (bounded polls, never a fixed delay).
-POLL_SECONDS = 0.02
 
 
 def unique(prefix: str) -> str:
@@ -42,15 +36,3 @@ async def tpool(tenants_database_url: str) -> AsyncIterator[Pool]:
         issues = await registry.sync_folder(opened, SPECS_DIR)
         assert [issue for issue in issues if issue.severity == "error"] == []
         yield opened
-
-
-async def until(check: Callable[[], Awaitable[Any]], what: str, limit: float = WAIT_SECONDS) -> Any:
-    """Poll ``check`` until it returns something truthy; fail after ``limit`` seconds."""
-    deadline = time.monotonic() + limit
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {limit:g}s waiting for {what}")
-        await asyncio.sleep(POLL_SECONDS)

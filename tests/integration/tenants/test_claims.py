@@ -12,7 +12,8 @@ from server.auth import store
 from server.queue import runs, threads
 from server.queue.runs import Run
 from server.worker import Worker
-from tests.integration.tenants.conftest import unique, until
+from tests.integration.tenants.conftest import unique
+from tests.polling import until
 
 pytestmark = pytest.mark.postgres
 

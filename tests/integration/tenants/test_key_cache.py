@@ -12,7 +12,8 @@ from server.auth import store
 from server.auth.keys import Authenticator
 from server.problems import Problem
 from tests.conftest import fresh_database
-from tests.integration.tenants.conftest import unique, until
+from tests.integration.tenants.conftest import unique
+from tests.polling import until
 
 pytestmark = pytest.mark.postgres
 

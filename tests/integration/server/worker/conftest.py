@@ -7,8 +7,7 @@ test module writes runs to.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,10 @@ from server.queue import runs, threads
 from server.queue.runs import Run
 from server.worker import Worker
 from tests.conftest import fresh_database
+from tests.polling import until
 
 SPECS_DIR = Path(__file__).parent / "specs"
 WAIT_SECONDS = 30.0
-#: How often a wait re-checks its condition (bounded polls, never a fixed delay).
-POLL_SECONDS = 0.02
 
 
 @pytest.fixture(scope="package")
@@ -44,18 +42,6 @@ async def wpool(worker_database_url: str) -> AsyncIterator[Pool]:
         issues = await registry.sync_folder(opened, SPECS_DIR)
         assert [issue for issue in issues if issue.severity == "error"] == []
         yield opened
-
-
-async def until(check: Callable[[], Awaitable[Any]], what: str, limit: float = WAIT_SECONDS) -> Any:
-    """Poll ``check`` until it returns something truthy; fail after ``limit`` seconds."""
-    deadline = time.monotonic() + limit
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {limit:g}s waiting for {what}")
-        await asyncio.sleep(POLL_SECONDS)
 
 
 async def file_appears(path: Path) -> None:

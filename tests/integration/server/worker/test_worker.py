@@ -21,8 +21,8 @@ from tests.integration.server.worker.conftest import (
     new_run,
     run_reaches,
     running_worker,
-    until,
 )
+from tests.polling import until
 
 pytestmark = pytest.mark.postgres
 
