@@ -58,28 +58,6 @@ def encode(data: Any) -> str:
         return json.dumps(data, default=str, ensure_ascii=False, separators=(",", ":"))
 
 
-async def journal_frames(
-    listener: JournalListener,
-    run_id: str,
-    *,
-    after: int = 0,
-    names: frozenset[str] | None = None,
-    on_abandon: Callable[[], None] | None = None,
-) -> AsyncIterator[ServerSentEvent]:
-    """The frames of ``run_id``'s events after seq ``after``, ending after ``end``.
-
-    ``on_abandon`` runs when the client goes away before the end (for
-    ``on_disconnect=cancel``); it must not await, the request is being torn down.
-    """
-    batches = journal_frame_batches(
-        listener, run_id, after=after, names=names, on_abandon=on_abandon
-    )
-    async with contextlib.aclosing(batches):
-        async for batch in batches:
-            for frame in batch:
-                yield frame
-
-
 async def journal_frame_batches(
     listener: JournalListener,
     run_id: str,
@@ -89,7 +67,11 @@ async def journal_frame_batches(
     on_abandon: Callable[[], None] | None = None,
     known: Sequence[JournalEvent] = (),
 ) -> AsyncGenerator[list[ServerSentEvent], None]:
-    """:func:`journal_frames`, a list of the frames available without waiting at a time.
+    """The frames of ``run_id``'s events after seq ``after``, ending after ``end``: a list
+    of the frames available without waiting at a time.
+
+    ``on_abandon`` runs when the client goes away before the end (for
+    ``on_disconnect=cancel``); it must not await, the request is being torn down.
 
     ``known`` are the events right after ``after`` that the caller already has
     (a run's first event when it just created the run): sent at once, and the

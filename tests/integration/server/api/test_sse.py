@@ -6,7 +6,7 @@ import json
 
 from engine.store.pool import open_pool
 from server.journal import JournalListener
-from server.sse import event_names, journal_frames, wanted
+from server.sse import event_names, journal_frame_batches, wanted
 
 
 async def test_a_broken_journal_ends_the_stream_with_error_then_end(database_url: str) -> None:
@@ -16,11 +16,12 @@ async def test_a_broken_journal_ends_the_stream_with_error_then_end(database_url
     abandoned: list[bool] = []
     frames = [
         frame
-        async for frame in journal_frames(
+        async for batch in journal_frame_batches(
             listener,
             "00000000-0000-0000-0000-000000000000",
             on_abandon=lambda: abandoned.append(True),
         )
+        for frame in batch
     ]
     assert [frame.event for frame in frames] == ["error", "end"]
     error = json.loads(str(frames[0].data))
