@@ -102,8 +102,10 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
     url = settings.database_url
     if url is None:
         url = await asyncio.to_thread(database_url)
-    # Each run the worker executes needs a connection now and then.
-    max_size = settings.pool_max_size + 2 * settings.workers
+    # Each run an in-process worker executes needs a connection now and then
+    # (child worker processes have pools of their own).
+    in_process = settings.workers > 0 and settings.worker_processes == 0
+    max_size = settings.pool_max_size + (2 * settings.workers if in_process else 0)
     async with await open_pool(url, max_size=max_size) as pool:
         await migrate(pool)
         for issue in await sync_folder(pool, settings.specs_dir):
@@ -122,7 +124,6 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
         # concurrent by itself; several in one process would only add LISTEN
         # connections and claim queries). With worker processes it runs in
         # children instead (server/worker_processes.py).
-        in_process = settings.workers > 0 and settings.worker_processes == 0
         worker = (
             Worker(pool, concurrency=settings.workers, specs_dir=settings.specs_dir)
             if in_process
