@@ -250,7 +250,8 @@ async def _stream(
     graph: Any = compiled.bind(saver)
     config = run_config(run, compiled, tool_results)
     config["configurable"][AUDIT_KEY] = PostgresAuditStore(pool)
-    await attach_quota(config, pool, run.tenant)  # the tenant's daily budget, if metered
+    # The tenant's daily budget, if metered (its limits came with the claim).
+    await attach_quota(config, pool, run.tenant, run.tenant_limits)
     payload = await _payload(run, graph, config)
     spec = compiled.loaded.spec.spec
     limit = duration_seconds(spec.timeout) if spec.timeout else None

@@ -47,10 +47,17 @@ class PostgresQuota:
         await add_usage(self.pool, self.tenant, delta)
 
 
-async def attach_quota(config: dict[str, Any], pool: Pool, tenant: str) -> None:
-    """Meter the run of ``config`` against ``tenant``'s daily budget (see module doc)."""
-    row = await get_tenant(pool, tenant)
-    limits: Mapping[str, Any] = row["limits"] if row is not None else {}
+async def attach_quota(
+    config: dict[str, Any], pool: Pool, tenant: str, limits: Mapping[str, Any] | None = None
+) -> None:
+    """Meter the run of ``config`` against ``tenant``'s daily budget (see module doc).
+
+    ``limits`` are the tenant's limits when the caller has read them (a worker's
+    claim does); otherwise they are read here.
+    """
+    if limits is None:
+        row = await get_tenant(pool, tenant)
+        limits = row["limits"] if row is not None else {}
     if tenant == DEFAULT_TENANT and not any(limits.get(name) for name in _MEASURES):
         return
     with_quota(config, PostgresQuota(pool, tenant, limits))

@@ -33,6 +33,8 @@ LIMIT_FIELDS: tuple[str, ...] = (
     "daily_max_tokens",
     "daily_max_cost",
 )
+#: The limits a tenant's daily budget checks (server/auth/quota.py).
+DAILY_LIMIT_FIELDS: tuple[str, ...] = LIMIT_FIELDS[1:]
 
 _TENANT_COLUMNS = (
     "tenant_id, name, max_running_runs, daily_max_steps, daily_max_tokens, daily_max_cost, "

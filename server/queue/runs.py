@@ -28,7 +28,7 @@ from psycopg.types.json import Jsonb
 from engine.store.pool import Pool
 from engine.store.threads import ThreadRecord, ThreadSpecMismatch
 from server import journal
-from server.auth.store import DEFAULT_TENANT
+from server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT
 from server.queue.threads import ThreadNotFound, ThreadStatus
 from server.registry import GraphVersion
 
@@ -51,6 +51,8 @@ _COLUMNS = (
 _OF_TENANT = "(%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)"
 #: Advisory lock key serialising claims (the per-tenant cap is read, then filled).
 _CLAIM_LOCK = 0x706C6169  # "plai"
+# The tenant's daily limits as a JSON object (keys: server.auth.store.LIMIT_FIELDS).
+_LIMITS_JSON = ", ".join(f"'{name}', t.{name}" for name in DAILY_LIMIT_FIELDS)
 # A run that holds its thread: waiting, or executing under a worker's lease.
 _ACTIVE = "(status = 'pending' OR (status = 'running' AND lease_owner IS NOT NULL))"
 
@@ -78,6 +80,9 @@ class Run:
     lease_expires_at: datetime | None = None
     queue_id: int = 0
     tenant: str = DEFAULT_TENANT
+    #: The tenant's daily limits as read by the claim that handed the run to a
+    #: worker (``None``: not read, e.g. a run read by the API).
+    tenant_limits: dict[str, Any] | None = None
 
     def to_api(self) -> dict[str, Any]:
         """The Agent Server ``Run`` shape (JSON-ready)."""
@@ -456,7 +461,12 @@ async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: floa
                 updated_at = now()
             FROM picked
             WHERE r.run_id = picked.run_id
-            RETURNING {", ".join("r." + c.strip() for c in _COLUMNS.split(","))}
+            RETURNING {", ".join("r." + c.strip() for c in _COLUMNS.split(","))},
+                -- Read here so the worker needs no query for its quota (server/auth/quota.py).
+                COALESCE((
+                    SELECT jsonb_build_object({_LIMITS_JSON})
+                    FROM plait_tenants t WHERE t.tenant_id = r.tenant_id
+                ), '{{}}'::jsonb) AS tenant_limits
             """,
             {"limit": limit, "worker": worker_id, "lease": lease_seconds},
         )
@@ -844,4 +854,5 @@ def _run(row: Mapping[str, Any] | None) -> Run:
         lease_expires_at=row["lease_expires_at"],
         queue_id=row["queue_id"],
         tenant=row["tenant_id"],
+        tenant_limits=row.get("tenant_limits"),
     )
