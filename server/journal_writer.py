@@ -17,6 +17,7 @@ import asyncio
 from typing import Any
 
 import psycopg
+from psycopg.rows import dict_row
 
 from engine.store.pool import Pool
 from server import journal
@@ -33,6 +34,8 @@ class JournalCommitter:
 
     def __init__(self, pool: Pool, *, owner: str | None = None) -> None:
         self.pool = pool
+        # Its own connection (one round at a time needs one), planned once: see _connect.
+        self._conn: psycopg.AsyncConnection[Any] | None = None
         # A worker's id: its events are written only while it holds their run's lease.
         self.owner = owner
         self._pending: dict[str, list[tuple[str, Any]]] = {}
@@ -93,11 +96,35 @@ class JournalCommitter:
             for pending in (done, self._round):
                 if pending is not None and not pending.done():
                     _fail(pending, RuntimeError("the journal committer stopped"))
+            if self._conn is not None:
+                await self._conn.close()
+                self._conn = None
+
+    async def _connection(self) -> psycopg.AsyncConnection[Any]:
+        """The writer's connection, (re)opened on the pool's database when needed.
+
+        The append statement always has the same shape, yet Postgres would plan it
+        again on every round (its estimate prefers a custom plan for each array of
+        runs): on this connection it is planned once (``force_generic_plan``).
+        """
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self._conn = await psycopg.AsyncConnection.connect(
+                str(self.pool.conninfo),
+                autocommit=True,
+                prepare_threshold=0,
+                row_factory=dict_row,
+                options="-c plan_cache_mode=force_generic_plan",
+            )
+        return self._conn
+
+    async def _append(self, batches: dict[str, list[tuple[str, Any]]]) -> dict[str, int]:
+        # A broken connection fails this round; the next round opens a new one.
+        return await journal.append_runs(await self._connection(), batches, owner=self.owner)
 
     async def _write(self, batches: dict[str, list[tuple[str, Any]]]) -> Failures:
         """Write one round; a run whose events fail (or is gone) does not fail the others."""
         try:
-            written = await journal.append_runs(self.pool, batches, owner=self.owner)
+            written = await self._append(batches)
         except psycopg.Error:
             if len(batches) == 1:
                 raise
@@ -105,9 +132,7 @@ class JournalCommitter:
             written, failures = {}, {}
             for run_id, items in batches.items():
                 try:
-                    written |= await journal.append_runs(
-                        self.pool, {run_id: items}, owner=self.owner
-                    )
+                    written |= await self._append({run_id: items})
                 except psycopg.Error as exc:
                     failures[run_id] = exc
             return failures | {
