@@ -17,7 +17,7 @@ import asyncio
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 
 from engine.store.pool import Pool
 from server import journal
@@ -34,8 +34,8 @@ class JournalCommitter:
 
     def __init__(self, pool: Pool, *, owner: str | None = None) -> None:
         self.pool = pool
-        # Its own connection (one round at a time needs one), planned once: see _connect.
-        self._conn: psycopg.AsyncConnection[Any] | None = None
+        # Its own connection (one round at a time needs one): see _connection.
+        self._conn: psycopg.AsyncConnection[DictRow] | None = None
         # A worker's id: its events are written only while it holds their run's lease.
         self.owner = owner
         self._pending: dict[str, list[tuple[str, Any]]] = {}
@@ -100,7 +100,7 @@ class JournalCommitter:
                 await self._conn.close()
                 self._conn = None
 
-    async def _connection(self) -> psycopg.AsyncConnection[Any]:
+    async def _connection(self) -> psycopg.AsyncConnection[DictRow]:
         """The writer's connection, (re)opened on the pool's database when needed.
 
         The append statement always has the same shape, yet Postgres would plan it

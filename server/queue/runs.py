@@ -51,7 +51,7 @@ _COLUMNS = (
 _OF_TENANT = "(%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)"
 #: Advisory lock key serialising claims (the per-tenant cap is read, then filled).
 _CLAIM_LOCK = 0x706C6169  # "plai"
-# The tenant's daily limits as a JSON object (keys: server.auth.store.LIMIT_FIELDS).
+# The tenant's daily limits as a JSON object (keys: DAILY_LIMIT_FIELDS).
 _LIMITS_JSON = ", ".join(f"'{name}', t.{name}" for name in DAILY_LIMIT_FIELDS)
 # A run that holds its thread: waiting, or executing under a worker's lease.
 _ACTIVE = "(status = 'pending' OR (status = 'running' AND lease_owner IS NOT NULL))"

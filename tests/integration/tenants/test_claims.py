@@ -83,6 +83,25 @@ async def test_a_cap_raised_later_lets_more_runs_start(tpool: Pool) -> None:
         await _discard(tpool, tenant)
 
 
+async def test_a_claimed_run_brings_its_tenants_daily_limits_as_they_are_now(
+    tpool: Pool,
+) -> None:
+    tenant = unique("budget")
+    await store.create_tenant(tpool, tenant, limits={"daily_max_steps": 5})
+    try:
+        await _enqueue(tpool, tenant, 1)
+        # Changed while the run waited: the worker meters it with the new limit.
+        await store.update_tenant(tpool, tenant, {"daily_max_steps": 7, "daily_max_cost": 1.5})
+        (claimed,) = await runs.claim_runs(tpool, "w1", 10, LEASE)
+        assert claimed.tenant_limits == {
+            "daily_max_steps": 7,
+            "daily_max_tokens": None,
+            "daily_max_cost": 1.5,
+        }
+    finally:
+        await _discard(tpool, tenant)
+
+
 async def test_claims_take_turns_between_tenants(tpool: Pool) -> None:
     flood, late = unique("flood"), unique("late")
     for tenant in (flood, late):
