@@ -216,7 +216,6 @@ class CpuMeter:
     """CPU per run of this process, a server process tree and Postgres over one batch."""
 
     server_pid: int | None = None
-    runs: int = 0
     own: float = 0.0
     server: float = 0.0
     postgres: float | None = None
@@ -227,7 +226,6 @@ class CpuMeter:
         own, pg = time.process_time(), postgres_cpu_seconds()
         server = tree_cpu_seconds(self.server_pid) if self.server_pid else 0.0
         yield
-        self.runs = runs
         self.own = (time.process_time() - own) / runs
         if self.server_pid:
             self.server = (tree_cpu_seconds(self.server_pid) - server) / runs
@@ -348,16 +346,24 @@ def ceiling(inproc: Timings, inproc_cpu: CpuMeter, served: Timings, served_cpu: 
         f"{ms(inproc_cpu.own)} ms for two HTTP requests, the SSE response, the queue "
         "(create, claim, finish) and the journal."
     )
-    if served_cpu.total is not None and inproc_cpu.total is not None:
-        most = cores / served_cpu.total
-        text += (
+    if served_cpu.total is None:
+        return text
+    most = cores / served_cpu.total
+    reach = most / inproc.throughput
+    if reach < 0.8:
+        return text + (
             f" Spreading the server over processes (`--worker-processes`) does not lift "
             f"that here: the client, the server and Postgres together need "
             f"{ms(served_cpu.total)} ms of CPU per run, so this machine's {cores} cores "
             f"could not serve more than {most:.0f} runs/s however the work were split "
-            f"({most / inproc.throughput:.2f}x in-process)."
+            f"({reach:.2f}x in-process)."
         )
-    return text
+    return text + (
+        f" The client, the server and Postgres together need {ms(served_cpu.total)} ms of "
+        f"CPU per run: this machine's {cores} cores could serve up to {most:.0f} runs/s "
+        f"({reach:.2f}x in-process) with the work split over processes "
+        "(`--worker-processes`)."
+    )
 
 
 async def main() -> None:
@@ -417,14 +423,12 @@ async def main() -> None:
                 # A steady load below saturation: time to first event of a busy server.
                 steady: list[float] = []
                 steady_rate = served.throughput / 2
-                steady_cpu = CpuMeter(process.pid)
-                with steady_cpu.batch(args.steady):
-                    await at_rate(
-                        args.steady,
-                        steady_rate,
-                        args.concurrency,
-                        over_http(http, steady, args.durability),
-                    )
+                await at_rate(
+                    args.steady,
+                    steady_rate,
+                    args.concurrency,
+                    over_http(http, steady, args.durability),
+                )
 
                 # Warm the parking path (imports, caches, pools) before the baseline.
                 await park(http, 50, args.concurrency)
