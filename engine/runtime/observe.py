@@ -30,6 +30,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from engine.runtime import tracing
+from engine.runtime.budgets import top_level_step
 from engine.spec.models import ModelPrice
 
 log = logging.getLogger("plait.engine")
@@ -160,12 +161,6 @@ def collect_step_spans(spans: StepSpans) -> Iterator[StepSpans]:
         spans.close()
 
 
-def _root_step(config: Mapping[str, Any]) -> bool:
-    """Whether the step belongs to the run's root graph (not to a subgraph inside a node)."""
-    namespace = str((config.get("configurable") or {}).get("checkpoint_ns") or "")
-    return "|" not in namespace
-
-
 async def observed_step(
     node: str,
     graph: str,
@@ -194,21 +189,7 @@ async def observed_step(
     except BaseException as exc:
         # CancelledError: the run was cancelled or timed out around the step.
         status = "error" if isinstance(exc, Exception) else "cancelled"
-        if span is not None:
-            tracing.fail(span, exc)
-        if isinstance(exc, Exception):
-            log.warning(
-                "step %s failed: %s",
-                node,
-                exc,
-                extra={
-                    "plait_node": node,
-                    "plait_graph": graph,
-                    "plait_status": "error",
-                    "plait_error_code": tracing.error_type(exc),
-                    **_run_fields(config),
-                },
-            )
+        _failed(span, exc, config, "step", node, {"plait_node": node, "plait_graph": graph})
         raise
     finally:
         seconds = time.perf_counter() - started
@@ -217,10 +198,36 @@ async def observed_step(
         if span is not None:
             span.set_attribute("plait.step.status", status)
             parked = _STEP_SPANS.get()
-            if status == "ok" and parked is not None and _root_step(config):
+            if status == "ok" and parked is not None and top_level_step(config):
                 parked.park(node, span, time.time_ns())
             else:
                 span.end()
+
+
+def _failed(
+    span: Span | None,
+    exc: BaseException,
+    config: Mapping[str, Any],
+    what: str,
+    name: str,
+    fields: dict[str, Any],
+) -> None:
+    """Mark ``span`` failed; log an error (not a cancellation) with the run's fields."""
+    if span is not None:
+        tracing.fail(span, exc)
+    if isinstance(exc, Exception):
+        log.warning(
+            "%s %s failed: %s",
+            what,
+            name,
+            exc,
+            extra={
+                **fields,
+                "plait_status": "error",
+                "plait_error_code": tracing.error_type(exc),
+                **_run_fields(config),
+            },
+        )
 
 
 def _run_fields(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -365,21 +372,7 @@ def tool_call(
         raise
     except BaseException as exc:
         failure = exc
-        if span is not None:
-            tracing.fail(span, exc)
-        if isinstance(exc, Exception):
-            log.warning(
-                "tool %s failed: %s",
-                tool,
-                exc,
-                extra={
-                    "plait_node": node,
-                    "plait_tool": tool,
-                    "plait_status": "error",
-                    "plait_error_code": tracing.error_type(exc),
-                    **_run_fields(config),
-                },
-            )
+        _failed(span, exc, config, "tool", tool, {"plait_node": node, "plait_tool": tool})
         raise
     finally:
         if span is not None:
