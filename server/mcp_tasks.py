@@ -54,16 +54,20 @@ class PollFailed(Exception):
 
 async def record_parked(pool: Pool, run_id: str, interrupts: list[dict[str, Any]]) -> int:
     """Note which interrupt of run ``run_id`` waits for which task; return how many."""
+    parked = [
+        (item["id"], item["value"].get("key"))
+        for item in interrupts
+        if isinstance(item.get("value"), Mapping) and item["value"].get("plait") == "mcp_task"
+    ]
+    if not parked:
+        return 0  # approvals only: no connection needed
     noted = 0
     async with pool.connection() as conn:
-        for item in interrupts:
-            value = item.get("value")
-            if not isinstance(value, Mapping) or value.get("plait") != "mcp_task":
-                continue
+        for interrupt_id, key in parked:
             cursor = await conn.execute(
                 "UPDATE plait_mcp_tasks SET interrupt_id = %s, parked_run_id = %s, "
                 "updated_at = now() WHERE key = %s AND resume_run_id IS NULL",
-                (item["id"], run_id, value.get("key")),
+                (interrupt_id, run_id, key),
             )
             noted += cursor.rowcount
     return noted
