@@ -380,7 +380,7 @@ def current_quota() -> TenantQuota | None:
         return None
 
 
-def top_level_step(config: RunnableConfig) -> bool:
+def top_level_step(config: Mapping[str, Any]) -> bool:
     """Whether ``config`` is a step of the run's own graph, not of a subgraph inside a node.
 
     A subgraph's steps are the enclosing node's one step (as in spec budgets).
