@@ -200,11 +200,17 @@ class CallPolicy:
     breaker_key: str
 
 
-def with_call_policy(tool: BaseTool, definition: ToolDef) -> BaseTool:
-    """Attach ``definition``'s retry and breaker to ``tool`` (nothing when it declares neither)."""
+def with_call_policy(
+    tool: BaseTool, definition: ToolDef, breaker_key: str | None = None
+) -> BaseTool:
+    """Attach ``definition``'s retry and breaker to ``tool`` (nothing when it declares neither).
+
+    ``breaker_key`` is the endpoint the breaker protects (default: the python ``function``).
+    """
     if definition.retry is None and definition.breaker is None:
         return tool
-    policy = CallPolicy(definition.retry, definition.breaker, f"tool:{definition.function}")
+    key = breaker_key if breaker_key is not None else f"tool:{definition.function}"
+    policy = CallPolicy(definition.retry, definition.breaker, key)
     tool.metadata = {**(tool.metadata or {}), CALL_POLICY_KEY: policy}
     return tool
 

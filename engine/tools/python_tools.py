@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import importlib
 import inspect
@@ -15,7 +14,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from engine.runtime.retries import CALL_POLICY_KEY, CallPolicy, with_call_policy
+from engine.runtime.retries import with_call_policy
 from engine.runtime.secrets import with_secrets
 from engine.spec.models import McpServerDef, ToolDef, duration_seconds
 from engine.tools.risk import RISK_KEY
@@ -124,9 +123,4 @@ def _with_policies(tool: BaseTool, tool_def: ToolDef, breaker_key: str | None = 
         metadata[NON_IDEMPOTENT_KEY] = True
         tool_def = tool_def.model_copy(update={"retry": None})
     tool.metadata = metadata or None
-    tool = with_call_policy(tool, tool_def)
-    policy = (tool.metadata or {}).get(CALL_POLICY_KEY)
-    if breaker_key is not None and isinstance(policy, CallPolicy):
-        policy = dataclasses.replace(policy, breaker_key=breaker_key)
-        tool.metadata = {**(tool.metadata or {}), CALL_POLICY_KEY: policy}
-    return tool
+    return with_call_policy(tool, tool_def, breaker_key)
