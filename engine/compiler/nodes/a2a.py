@@ -60,6 +60,7 @@ from langgraph.types import interrupt
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.nodes.base import Compute
 from engine.runtime import tracing
+from engine.runtime.audit import run_id_of
 from engine.runtime.errors import NodeError
 from engine.runtime.events_out import emit
 from engine.runtime.secrets import read_secrets, redact
@@ -280,7 +281,7 @@ async def _follow(
     def key_of(turn: int) -> str | None:
         return None if base_key is None else f"{base_key}:{turn}"
 
-    run_id = (config.get("configurable") or {}).get("run_id")
+    run_id = run_id_of(config)
     thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
 
     async def record(turn: int, value: dict[str, Any]) -> None:
@@ -292,7 +293,7 @@ async def _follow(
             key,
             RecordedResult.now(value),
             thread_id=thread_id,
-            run_id=str(run_id) if run_id else None,
+            run_id=run_id,
             node=node_id,
             tool="a2a",
             args={**args, "turn": turn},

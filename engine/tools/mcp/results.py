@@ -77,10 +77,11 @@ async def by_reference(pool: Pool | None, value: Any, inline_limit: int) -> Any:
     if pool is None:
         return value
     encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    size = len(encoded.encode())
+    content = encoded.encode()
+    size = len(content)
     if size <= inline_limit:
         return value
-    digest = await put_blob(pool, encoded.encode(), "application/json")
+    digest = await put_blob(pool, content, "application/json")
     return {
         "$ref": BLOB_SCHEME + digest,
         "media_type": "application/json",

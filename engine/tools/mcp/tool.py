@@ -218,7 +218,7 @@ def _record_of(
     return mcp_tasks.TaskRecord(
         key=key or answer.task.task_id,
         thread_id=str((config.get("configurable") or {}).get("thread_id")),
-        run_id=run_id_of(config) if gateway_call is not None else None,
+        run_id=run_id_of(config),
         node=gateway_call.node if gateway_call is not None else call.name,
         server_name=call.server.name,
         server=call.server.to_json(),
