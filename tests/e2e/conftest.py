@@ -21,8 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page, Route
 
-from tests.conftest import fresh_database
-from tests.integration.server.harness import SPECS, Cluster, cluster
+from tests.integration.server.harness import SPECS, Cluster, fresh_cluster
 
 REPO = Path(__file__).resolve().parents[2]
 EDITOR = REPO / "editor"
@@ -76,10 +75,8 @@ def plait_server(
     editor_dist: Path, postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Cluster]:
     """``plait serve`` (in-process workers) serving the built editor at ``/``."""
-    with (
-        fresh_database(postgres_server_url) as url,
-        cluster(url, tmp_path_factory.mktemp("e2e-server"), SPEC_SOURCES) as running,
-    ):
+    work_dir = tmp_path_factory.mktemp("e2e-server")
+    with fresh_cluster(postgres_server_url, work_dir, SPEC_SOURCES) as running:
         yield running
 
 

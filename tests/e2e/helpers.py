@@ -99,14 +99,18 @@ def expect_status(page: Page, node_id: str, status: str, timeout: float = 20_000
     )
 
 
-def api(base_url: str) -> httpx.Client:
-    """A plain HTTP client on the server (for setup and checks beside the browser)."""
-    return httpx.Client(base_url=base_url, timeout=30.0)
+def api(base_url: str, key: str | None = None) -> httpx.Client:
+    """A plain HTTP client on the server (for setup and checks beside the browser).
+
+    With ``key``, every request carries it as ``x-api-key``.
+    """
+    headers = {"x-api-key": key} if key is not None else None
+    return httpx.Client(base_url=base_url, headers=headers, timeout=30.0)
 
 
-def newest_thread(base_url: str, graph: str) -> dict[str, Any]:
-    """The most recently created thread tagged with ``graph``."""
-    with api(base_url) as http:
+def newest_thread(base_url: str, graph: str, key: str | None = None) -> dict[str, Any]:
+    """The most recently created thread tagged with ``graph`` (of ``key``'s tenant, if given)."""
+    with api(base_url, key) as http:
         found = http.post(
             "/threads/search",
             json={
@@ -116,7 +120,7 @@ def newest_thread(base_url: str, graph: str) -> dict[str, Any]:
                 "sort_order": "desc",
             },
         )
-        found.raise_for_status()
+        assert found.status_code == 200, found.text
         threads: list[dict[str, Any]] = found.json()
-    assert threads, f"no thread of {graph}"
+    assert threads, f"no thread of {graph} for this client"
     return threads[0]

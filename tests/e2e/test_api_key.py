@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
-from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.conftest import fresh_database
 from tests.e2e.conftest import SPEC_SOURCES, guarded, screenshot
-from tests.e2e.helpers import expect_status
-from tests.integration.server.harness import Cluster, cluster
+from tests.e2e.helpers import api, expect_status, newest_thread
+from tests.integration.server.harness import Cluster, fresh_cluster
 
 ADMIN_KEY = secrets.token_hex(32)
 TENANT = "acme-e2e"
@@ -30,22 +27,19 @@ def keyed_server(
     editor_dist: object, postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Cluster]:
     """``plait serve`` with an admin key in its environment: every API call needs a key."""
-    with (
-        fresh_database(postgres_server_url) as url,
-        cluster(
-            url,
-            tmp_path_factory.mktemp("e2e-keys"),
-            SPEC_SOURCES,
-            extra_env={"PLAIT_ADMIN_KEY": ADMIN_KEY},
-        ) as running,
-    ):
+    with fresh_cluster(
+        postgres_server_url,
+        tmp_path_factory.mktemp("e2e-keys"),
+        SPEC_SOURCES,
+        extra_env={"PLAIT_ADMIN_KEY": ADMIN_KEY},
+    ) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
 def member_key(keyed_server: Cluster) -> str:
     """A member key of a new tenant, made by the admin through the API."""
-    with httpx.Client(base_url=keyed_server.url, headers={"x-api-key": ADMIN_KEY}) as admin:
+    with api(keyed_server.url, ADMIN_KEY) as admin:
         created = admin.post("/tenants", json={"tenant_id": TENANT})
         assert created.status_code == 201, created.text
         made = admin.post(f"/tenants/{TENANT}/keys", json={"role": "member", "name": "browser"})
@@ -61,34 +55,13 @@ def keyed_editor(page: Page, keyed_server: Cluster) -> Iterator[Page]:
         yield page
 
 
-def _api(base: str, key: str) -> httpx.Client:
-    return httpx.Client(base_url=base, headers={"x-api-key": key}, timeout=30.0)
-
-
-def _newest_thread(base: str, key: str, graph: str) -> dict[str, Any]:
-    with _api(base, key) as http:
-        found = http.post(
-            "/threads/search",
-            json={
-                "metadata": {"graph_id": graph},
-                "limit": 1,
-                "sort_by": "created_at",
-                "sort_order": "desc",
-            },
-        )
-        assert found.status_code == 200, found.text
-        threads: list[dict[str, Any]] = found.json()
-    assert threads, f"no thread of {graph} for this key's tenant"
-    return threads[0]
-
-
 def test_key_prompt_then_list_and_run(
     keyed_editor: Page, keyed_server: Cluster, member_key: str
 ) -> None:
     """No key yet: the editor asks, refuses a wrong key, takes a member key, lists, runs a graph."""
     page = keyed_editor
     base = keyed_server.url
-    with httpx.Client(base_url=base) as anonymous:
+    with api(base) as anonymous:
         assert anonymous.get("/graphs").status_code == 401  # the server really wants a key
 
     page.goto(base + "/")
@@ -127,11 +100,11 @@ def test_key_prompt_then_list_and_run(
     expect(dialog).to_be_hidden()
 
     # The run belongs to the key's tenant, and finished with the scripted summary.
-    thread = _newest_thread(base, member_key, "summarize")
-    with _api(base, member_key) as http:
+    thread = newest_thread(base, "summarize", member_key)
+    with api(base, member_key) as http:
         state = http.get(f"/threads/{thread['thread_id']}/state").json()
     assert state["values"]["summary"].startswith("The customer was charged twice")
-    with _api(base, ADMIN_KEY) as admin:
+    with api(base, ADMIN_KEY) as admin:
         other = admin.get(f"/threads/{thread['thread_id']}")
     assert other.status_code == 404  # the admin key acts for `default`, not this tenant
 

@@ -10,8 +10,7 @@ import pytest
 from a2a.client import ClientConfig, create_client
 from a2a.client.client import Client
 
-from tests.conftest import fresh_database
-from tests.integration.server.harness import SPECS, Cluster, cluster
+from tests.integration.server.harness import SPECS, Cluster, fresh_cluster
 
 TEST_SPECS = Path(__file__).resolve().parent / "specs"
 SPEC_SOURCES = [
@@ -29,10 +28,8 @@ def a2a_server(
     postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Cluster]:
     """``plait serve`` (in-process workers) on a fresh database of its own."""
-    with (
-        fresh_database(postgres_server_url) as url,
-        cluster(url, tmp_path_factory.mktemp("a2a-server"), SPEC_SOURCES) as running,
-    ):
+    work_dir = tmp_path_factory.mktemp("a2a-server")
+    with fresh_cluster(postgres_server_url, work_dir, SPEC_SOURCES) as running:
         yield running
 
 

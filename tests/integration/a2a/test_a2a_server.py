@@ -16,6 +16,7 @@ from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
     GetTaskRequest,
     ListTasksRequest,
+    SendMessageRequest,
     SubscribeToTaskRequest,
     Task,
     TaskState,
@@ -64,6 +65,14 @@ async def waiting_for_input(client: Client, claim: str) -> Task:
     task: Task = await client.get_task(GetTaskRequest(id=task_id_of(responses)))
     assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
     return task
+
+
+async def settlement_after(client: Client, answer: SendMessageRequest) -> object:
+    """Send the follow-up ``answer`` (its stream must end COMPLETED); the task's settlement."""
+    answered = await drain(client.send_message(answer))
+    assert states(answered)[-1] == "TASK_STATE_COMPLETED"
+    done = await client.get_task(GetTaskRequest(id=answer.message.task_id))
+    return output_of(done)["settlement"]
 
 
 async def test_card_names_the_graph_and_its_endpoint(
@@ -164,10 +173,7 @@ async def test_a_data_part_decision_rejects(expense_client: Client) -> None:
     assert states(unclear)[-1] == "TASK_STATE_INPUT_REQUIRED"
 
     decision = {"decision": "reject", "comment": "not this year"}
-    answered = await drain(client.send_message(user_data(decision, waiting)))
-    assert states(answered)[-1] == "TASK_STATE_COMPLETED"
-    done = await client.get_task(GetTaskRequest(id=waiting.id))
-    assert output_of(done)["settlement"] == {
+    assert await settlement_after(client, user_data(decision, waiting)) == {
         "verdict": "declined",
         "amount": 900.0,
         "comment": "not this year",
@@ -187,10 +193,7 @@ async def test_an_answer_given_in_the_inbox_reaches_the_task_at_the_next_message
     assert decided.status_code == 200, decided.text
 
     # Any message now follows the thread's newest run (the inbox's resume) to its end.
-    followed = await drain(client.send_message(user_text("how is it going?", waiting)))
-    assert states(followed)[-1] == "TASK_STATE_COMPLETED"
-    done = await client.get_task(GetTaskRequest(id=waiting.id))
-    assert output_of(done)["settlement"] == {
+    assert await settlement_after(client, user_text("how is it going?", waiting)) == {
         "verdict": "paid",
         "amount": 640.0,
         "comment": "in the inbox",

@@ -17,10 +17,9 @@ from engine.runtime.events import Completed, Failed, RunEvent
 from engine.runtime.runner import new_thread_id, run_graph
 from engine.spec.loader import load_spec
 from engine.store.pool import Pool
-from tests.conftest import fresh_database
 from tests.integration.a2a.conftest import EXPENSE_AGENT, SPEC_SOURCES, TEST_SPECS, agent_base
 from tests.integration.a2a.helpers import drain, task_id_of, user_text
-from tests.integration.server.harness import Cluster, cluster
+from tests.integration.server.harness import Cluster, fresh_cluster
 
 pytestmark = pytest.mark.postgres
 
@@ -32,15 +31,12 @@ def keyed_server(
     postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Cluster]:
     """``plait serve`` with an admin key, so every request needs ``x-api-key``."""
-    with (
-        fresh_database(postgres_server_url) as url,
-        cluster(
-            url,
-            tmp_path_factory.mktemp("a2a-keyed"),
-            SPEC_SOURCES,
-            extra_env={"PLAIT_ADMIN_KEY": ADMIN_KEY},
-        ) as running,
-    ):
+    with fresh_cluster(
+        postgres_server_url,
+        tmp_path_factory.mktemp("a2a-keyed"),
+        SPEC_SOURCES,
+        extra_env={"PLAIT_ADMIN_KEY": ADMIN_KEY},
+    ) as running:
         yield running
 
 

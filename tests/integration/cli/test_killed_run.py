@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import uuid
 from pathlib import Path
 
-from tests.integration.cli.conftest import (
-    PLAIT,
-    REPO,
-    TEST_SPECS,
-    TIMEOUT_SECONDS,
-    PlaitRunner,
-    plait_env,
-)
+from tests.integration.cli.conftest import PLAIT, TEST_SPECS, PlaitRunner, plait_env
+from tests.integration.killed_runs import run_until_killed
 
 BLOCKING = TEST_SPECS / "blocking.yaml"
 
@@ -27,33 +19,13 @@ def test_killed_run_continues_without_repeating_finished_nodes(
     release = tmp_path / "release"
     thread = f"killed-{uuid.uuid4()}"
     payload = json.dumps({"log": str(log), "release": str(release)})
-    process = subprocess.Popen(
+    seen = run_until_killed(
         [*PLAIT, "run", str(BLOCKING), "--input", payload, "--thread", thread, "--json"],
-        cwd=REPO,
-        env=plait_env(database_url),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        plait_env(database_url),
+        stop_at=lambda event: event["event"] == "node_started" and event["node"] == "wait",
+        what="`wait` started",
     )
-    try:
-        assert process.stdout is not None
-        seen = []
-        # Read events until the blocking node has started: no sleeping, no guessing.
-        for line in process.stdout:
-            event = json.loads(line)
-            seen.append(event)
-            if event["event"] == "node_started" and event["node"] == "wait":
-                break
-        else:
-            raise AssertionError(f"the run ended before `wait` started: {seen}")
-        assert [e["node"] for e in seen if e["event"] == "node_finished"] == ["first"]
-        process.send_signal(signal.SIGKILL)
-        assert process.wait(timeout=TIMEOUT_SECONDS) == -signal.SIGKILL
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.communicate()
+    assert [e["node"] for e in seen if e["event"] == "node_finished"] == ["first"]
 
     release.touch()
     continued = plait("run", BLOCKING, "--thread", thread, "--json")

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
-REPO = Path(__file__).resolve().parents[3]
+from tests.integration.killed_runs import run_until_killed
+from tests.integration.server.harness import PLAIT, REPO
+
 SPEC = Path(__file__).resolve().parent / "specs" / "mcp-killed.yaml"
-PLAIT = [sys.executable, "-m", "server.cli.app"]
 TIMEOUT_SECONDS = 120
+
+
+def _block_started(event: dict[str, Any]) -> bool:
+    data = event.get("data") or {}
+    return bool(data.get("tool") == "block" and data.get("status") == "started")
 
 
 def test_killed_run_reuses_the_recorded_mcp_call(database_url: str, tmp_path: Path) -> None:
@@ -28,28 +33,13 @@ def test_killed_run_reuses_the_recorded_mcp_call(database_url: str, tmp_path: Pa
         "NO_COLOR": "1",
         "PYTHONUNBUFFERED": "1",
     }
-    args = [*PLAIT, "run", str(SPEC), "--input", "{}", "--thread", thread, "--json"]
-    process = subprocess.Popen(
-        args, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
+    # Killed once the blocking tool has started: the ticket call is recorded by then.
+    run_until_killed(
+        [*PLAIT, "run", str(SPEC), "--input", "{}", "--thread", thread, "--json"],
+        env,
+        stop_at=_block_started,
+        what="`block` started",
     )
-    try:
-        assert process.stdout is not None
-        seen = []
-        # Read events until the blocking tool has started: the ticket call is recorded by then.
-        for line in process.stdout:
-            event = json.loads(line)
-            seen.append(event)
-            data = event.get("data") or {}
-            if data.get("tool") == "block" and data.get("status") == "started":
-                break
-        else:
-            raise AssertionError(f"the run ended before `block` started: {seen}")
-        process.send_signal(signal.SIGKILL)
-        assert process.wait(timeout=TIMEOUT_SECONDS) == -signal.SIGKILL
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.communicate()
     assert len(calls.read_text().splitlines()) == 1
 
     release.touch()

@@ -20,7 +20,7 @@ from psycopg.rows import dict_row
 
 from engine.tools.mcp.hub import ServerConnection, on_hub
 from engine.tools.mcp.tasks import get_task
-from tests.conftest import create_database, drop_database
+from tests.conftest import fresh_database
 from tests.integration.mcp.conftest import DemoServer
 from tests.integration.server.harness import Cluster, cluster
 from tests.polling import until
@@ -60,14 +60,13 @@ def server(
     postgres_server_url: str, tmp_path: Path, demo_http: DemoServer
 ) -> Iterator[tuple[Cluster, str]]:
     """``plait serve`` (with its workers) on a fresh database, serving the spec above."""
-    url = create_database(postgres_server_url)
     spec = tmp_path / "mcp-task.yaml"
     spec.write_text(SPEC.replace("URL", demo_http.url))
-    try:
-        with cluster(url, tmp_path / "cluster", [spec]) as running:
-            yield running, url
-    finally:
-        drop_database(postgres_server_url, url)
+    with (
+        fresh_database(postgres_server_url) as url,
+        cluster(url, tmp_path / "cluster", [spec]) as running,
+    ):
+        yield running, url
 
 
 async def rows(database_url: str, query: str, *params: Any) -> list[dict[str, Any]]:

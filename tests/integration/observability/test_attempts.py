@@ -6,7 +6,6 @@ SDK's in-memory exporter.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -15,22 +14,18 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from engine.runtime import tracing
-from engine.store.migrate import migrate
-from engine.store.pool import Pool, open_pool
-from server import registry
-from server.executor import GraphCache, RunStopper, execute_run
-from server.journal_writer import JournalCommitter
-from server.queue import runs
+from engine.store.pool import Pool
 from tests.conftest import fresh_database
+from tests.integration.killed_runs import worker_dies_mid_node
+from tests.integration.server.harness import registered_pool
 from tests.integration.server.worker.conftest import (
     SPECS_DIR,
     events_of,
-    file_appears,
     new_run,
     run_reaches,
     running_worker,
 )
+from tests.unit.observability.capture import captured_spans
 
 pytestmark = pytest.mark.postgres
 
@@ -39,20 +34,14 @@ pytestmark = pytest.mark.postgres
 async def tpool(postgres_server_url: str) -> AsyncIterator[Pool]:
     """A database of its own (a worker claims any pending run), with the worker specs."""
     with fresh_database(postgres_server_url) as url:
-        async with await open_pool(url, max_size=20) as opened:
-            await migrate(opened)
-            await registry.sync_folder(opened, SPECS_DIR)
+        async with registered_pool(url, SPECS_DIR) as opened:
             yield opened
 
 
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    tracing.configure_tracing(exporter)
-    try:
+    with captured_spans() as exporter:
         yield exporter
-    finally:
-        tracing.configure_tracing(env={"PLAIT_TRACING": "0"})
 
 
 def _attr(span: ReadableSpan, name: str) -> object:
@@ -66,28 +55,7 @@ async def test_a_taken_over_run_is_one_trace(
         tpool, "worker-steps", input={"folder": str(tmp_path)}, stream_mode=["updates"]
     )
     trace_id = uuid.UUID(run.run_id).int
-    [claimed] = await runs.claim_runs(tpool, "worker-a", 1, 60.0)
-    async with JournalCommitter(tpool) as journal:
-        crashed = asyncio.create_task(
-            execute_run(
-                claimed,
-                tpool,
-                worker_id="worker-a",
-                graphs=GraphCache(tpool, SPECS_DIR),
-                stopper=RunStopper(),
-                journal=journal,
-            )
-        )
-        await file_appears(tmp_path / "two.started")
-        crashed.cancel()  # worker A dies mid-node
-        with pytest.raises(asyncio.CancelledError):
-            await crashed
-    async with tpool.connection() as conn:
-        await conn.execute(
-            "UPDATE plait_runs SET lease_expires_at = now() - interval '1 second' "
-            "WHERE run_id = %s",
-            (run.run_id,),
-        )
+    await worker_dies_mid_node(tpool, run.run_id, tmp_path / "two.started")
     (tmp_path / "two.go").touch()
     async with running_worker(tpool, worker_id="worker-b"):
         finished = await run_reaches(tpool, run.run_id, "success", "error")

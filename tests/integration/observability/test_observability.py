@@ -19,7 +19,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import create_database, drop_database
+from tests.conftest import fresh_database
 from tests.integration.observability.otlp_receiver import ReceivedSpan, Receiver, otlp_receiver
 from tests.integration.server.api.conftest import parse_sse
 from tests.integration.server.harness import REPO, Cluster, cluster, free_port
@@ -49,24 +49,23 @@ def receiver() -> Iterator[Receiver]:
 def server(
     postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory, receiver: Receiver
 ) -> Iterator[Cluster]:
-    url = create_database(postgres_server_url)
     env = {
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
         "OTEL_SERVICE_NAME": "plait-under-test",
         "OTEL_BSP_SCHEDULE_DELAY": "50",  # export within 50 ms, not the default 5 s
         "PLAIT_LOG_FORMAT": "json",
     }
-    try:
-        with cluster(
+    with (
+        fresh_database(postgres_server_url) as url,
+        cluster(
             url,
             tmp_path_factory.mktemp("obs"),
             SOURCES,
             serve_args=["--workers", "4"],
             extra_env=env,
-        ) as running:
-            yield running
-    finally:
-        drop_database(postgres_server_url, url)
+        ) as running,
+    ):
+        yield running
 
 
 @pytest.fixture
@@ -351,55 +350,50 @@ def test_json_logs_carry_run_thread_and_trace_ids(
 def test_a_worker_process_serves_its_own_metrics_and_traces(
     postgres_server_url: str, tmp_path: Path, receiver: Receiver
 ) -> None:
-    url = create_database(postgres_server_url)
     metrics_port = free_port()
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "50"}
-    try:
-        with (
-            cluster(
-                url,
-                tmp_path,
-                SOURCES,
-                serve_args=["--no-workers"],
-                workers=1,
-                worker_args=["--metrics-port", str(metrics_port)],
-                extra_env=env,
-            ) as running,
-            httpx.Client(base_url=running.url, timeout=WAIT_SECONDS) as http,
-        ):
-            thread_id = new_thread(http)
-            frames = stream_run(http, thread_id, "planner-team", PLANNER_INPUT)
-            assert frames[-1].event == "end"
-            run_id = frames[0].data["run_id"]
+    with (
+        fresh_database(postgres_server_url) as url,
+        cluster(
+            url,
+            tmp_path,
+            SOURCES,
+            serve_args=["--no-workers"],
+            workers=1,
+            worker_args=["--metrics-port", str(metrics_port)],
+            extra_env=env,
+        ) as running,
+        httpx.Client(base_url=running.url, timeout=WAIT_SECONDS) as http,
+    ):
+        thread_id = new_thread(http)
+        frames = stream_run(http, thread_id, "planner-team", PLANNER_INPUT)
+        assert frames[-1].event == "end"
+        run_id = frames[0].data["run_id"]
 
-            def worker_metrics() -> str:
-                try:
-                    response = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5)
-                except httpx.TransportError:
-                    return ""
-                return response.text if response.status_code == 200 else ""
+        def worker_metrics() -> str:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5)
+            except httpx.TransportError:
+                return ""
+            return response.text if response.status_code == 200 else ""
 
-            text = wait_until(worker_metrics, "the worker's metrics endpoint")
-            samples = {
-                (s.name, frozenset(s.labels.items())): s.value
-                for family in text_string_to_metric_families(text)
-                for s in family.samples
-            }
-            step = {"graph": "planner-team", "node": "reviewer", "status": "ok"}
-            assert value(samples, "plait_step_duration_seconds_count", **step) == 2
-            # Queue metrics are the API's to serve: summing processes never counts twice.
-            assert not any(name == "plait_runs" for name, _ in samples)
-            # The API process ran nothing: its step histogram has no sample.
-            api = scrape(http)
-            assert value(api, "plait_step_duration_seconds_count", **step) == 0
-            assert value(api, "plait_runs", status="success") == 1
+        text = wait_until(worker_metrics, "the worker's metrics endpoint")
+        samples = {
+            (s.name, frozenset(s.labels.items())): s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        }
+        step = {"graph": "planner-team", "node": "reviewer", "status": "ok"}
+        assert value(samples, "plait_step_duration_seconds_count", **step) == 2
+        # Queue metrics are the API's to serve: summing processes never counts twice.
+        assert not any(name == "plait_runs" for name, _ in samples)
+        # The API process ran nothing: its step histogram has no sample.
+        api = scrape(http)
+        assert value(api, "plait_step_duration_seconds_count", **step) == 0
+        assert value(api, "plait_runs", status="success") == 1
 
-            spans = receiver.wait_for(
-                lambda s: len(by_name(s, "step ")) == 5, uuid.UUID(run_id).hex
-            )
-            [root] = by_name(spans, "run ")
-            assert root.attributes["plait.run_id"] == run_id
-            worker_log = running.workers[0].log()
-            assert f'"run_id": "{run_id}"' in worker_log
-    finally:
-        drop_database(postgres_server_url, url)
+        spans = receiver.wait_for(lambda s: len(by_name(s, "step ")) == 5, uuid.UUID(run_id).hex)
+        [root] = by_name(spans, "run ")
+        assert root.attributes["plait.run_id"] == run_id
+        worker_log = running.workers[0].log()
+        assert f'"run_id": "{run_id}"' in worker_log

@@ -15,12 +15,17 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+
+from engine.store.migrate import migrate
+from engine.store.pool import Pool, open_pool
+from server import registry
+from tests.conftest import fresh_database
 
 REPO = Path(__file__).resolve().parents[3]
 SPECS = REPO / "specs"
@@ -226,3 +231,37 @@ def cluster(
     finally:
         running.stop()
         running.print_logs()
+
+
+@contextmanager
+def fresh_cluster(
+    postgres_server_url: str,
+    work_dir: Path,
+    spec_sources: Iterable[Path],
+    *,
+    extra_env: Mapping[str, str] | None = None,
+) -> Iterator[Cluster]:
+    """:func:`cluster` on a fresh database of its own, dropped once the processes stop.
+
+    For a server no other test's workers share: nothing else can claim its runs.
+    """
+    with (
+        fresh_database(postgres_server_url) as url,
+        cluster(url, work_dir, spec_sources, extra_env=extra_env) as running,
+    ):
+        yield running
+
+
+@asynccontextmanager
+async def registered_pool(database_url: str, specs_dir: Path) -> AsyncIterator[Pool]:
+    """A migrated pool on ``database_url`` with ``specs_dir``'s specs registered (none in error).
+
+    For in-process workers and claims on a database of their own.
+    """
+    async with await open_pool(database_url, max_size=20) as opened:
+        await migrate(opened)
+        issues = await registry.sync_folder(opened, specs_dir)
+        # This module is not assert-rewritten: the message shows the issues.
+        errors = [issue for issue in issues if issue.severity == "error"]
+        assert errors == [], errors
+        yield opened

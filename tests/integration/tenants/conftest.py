@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.store.migrate import migrate
-from engine.store.pool import Pool, open_pool
-from server import registry
+from engine.store.pool import Pool
 from tests.conftest import fresh_database
+from tests.integration.server.harness import registered_pool
 
 SPECS_DIR = Path(__file__).parent / "specs"
 
@@ -31,8 +30,5 @@ def tenants_database_url(postgres_server_url: str) -> Iterator[str]:
 @pytest.fixture(scope="package")
 async def tpool(tenants_database_url: str) -> AsyncIterator[Pool]:
     """A migrated pool on the package's database, with the test specs registered."""
-    async with await open_pool(tenants_database_url, max_size=20) as opened:
-        await migrate(opened)
-        issues = await registry.sync_folder(opened, SPECS_DIR)
-        assert [issue for issue in issues if issue.severity == "error"] == []
+    async with registered_pool(tenants_database_url, SPECS_DIR) as opened:
         yield opened

@@ -20,6 +20,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from tests.conftest import fresh_database
 from tests.integration.server.harness import SPECS, Cluster, cluster
+from tests.integration.server.queue.conftest import spec_text
 from tests.integration.tenants.conftest import SPECS_DIR, unique
 
 pytestmark = pytest.mark.postgres
@@ -33,27 +34,6 @@ SPEC_SOURCES = [
     SPECS / "plait_examples",
 ]
 REFUND_HIGH = {"order_id": "A-1002", "amount": 180.0, "reason": "Item arrived broken"}
-PRIVATE_SPEC = """\
-apiVersion: plait/v1
-kind: Graph
-metadata:
-  name: {name}
-  version: "1.0.0"
-spec:
-  state:
-    text: {{type: string}}
-    reply: {{type: string}}
-  models:
-    echo:
-      provider: scripted
-      script:
-        - content: "private"
-  nodes:
-    answer: {{kind: llm, model: echo, prompt: "{{{{ state.text }}}}", output: reply}}
-  edges:
-    - {{from: START, to: answer}}
-    - {{from: answer, to: END}}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +161,7 @@ async def test_another_tenants_thread_run_graph_and_approval_answer_404(
         private = unique("private")
         async with httpx.AsyncClient(base_url=server.url, headers={"x-api-key": key_a}) as http_a:
             uploaded = await http_a.post(
-                "/graphs", json={"yaml": PRIVATE_SPEC.format(name=private)}
+                "/graphs", json={"yaml": spec_text(private, reply="private")}
             )
             assert uploaded.status_code == 201, uploaded.text
             assert (await http_a.get(f"/graphs/{private}/versions")).status_code == 200

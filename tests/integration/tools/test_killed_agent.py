@@ -8,10 +8,7 @@ from its record, not from a second call.
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -24,11 +21,10 @@ from engine.runtime.events import Completed, Custom, RunEvent
 from engine.runtime.runner import run_graph
 from engine.spec.loader import load_spec
 from engine.store.pool import Pool
+from tests.integration.killed_runs import run_until_killed
 
-REPO = Path(__file__).resolve().parents[3]
 SPEC = Path(__file__).resolve().parent / "specs" / "charging_agent.yaml"
 CHILD = "tests.integration.tools.run_in_child"
-TIMEOUT_SECONDS = 60
 
 
 def _tool_events(events: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
@@ -39,35 +35,22 @@ def _tool_events(events: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
     ]
 
 
+def _custom_data(event: dict[str, Any]) -> Any:
+    """A custom event's payload; any other event as it is."""
+    return event.get("data") if event["event"] == "custom" else event
+
+
 def _run_until_waiting(env: dict[str, str], thread: str) -> list[dict[str, Any]]:
     """The run in a child process, SIGKILLed once its second tool call started."""
-    process = subprocess.Popen(
+    seen = run_until_killed(
         [sys.executable, "-m", CHILD, str(SPEC), thread, '{"order": "o-1"}'],
-        cwd=REPO,
-        env={**env, "PYTHONUNBUFFERED": "1"},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        {**env, "PYTHONUNBUFFERED": "1"},
+        stop_at=lambda event: (
+            _tool_events([_custom_data(event)]) == [("wait_for_release", "started", False)]
+        ),
+        what="wait_for_release started",
     )
-    try:
-        assert process.stdout is not None
-        seen: list[dict[str, Any]] = []
-        # Read events until the agent is inside wait_for_release: no sleeping, no guessing.
-        for line in process.stdout:
-            event = json.loads(line)
-            seen.append(event.get("data") if event["event"] == "custom" else event)
-            if _tool_events(seen[-1:]) == [("wait_for_release", "started", False)]:
-                break
-        else:
-            raise AssertionError(f"the run ended before wait_for_release started: {seen}")
-        process.send_signal(signal.SIGKILL)
-        assert process.wait(timeout=TIMEOUT_SECONDS) == -signal.SIGKILL
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.communicate()
-    return seen
+    return [_custom_data(event) for event in seen]
 
 
 async def test_killed_agent_resumes_without_charging_twice(

@@ -12,6 +12,7 @@ from opentelemetry.trace import StatusCode
 
 from engine.runtime import observe, tracing
 from tests.unit.compiler.helpers import Runner, chain, make_spec, scripted
+from tests.unit.observability.capture import captured_spans, observing
 
 FNS = "plait_compiler_fns"
 RUN_ID = "6f1c3a52-96c4-4c77-9d2b-1f0f5d0c2a11"
@@ -38,22 +39,14 @@ class Recorder(observe.Observer):
 
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    tracing.configure_tracing(exporter)
-    try:
+    with captured_spans() as exporter:
         yield exporter
-    finally:
-        tracing.configure_tracing(env={"PLAIT_TRACING": "0"})
 
 
 @pytest.fixture
 def recorder() -> Iterator[Recorder]:
-    found = Recorder()
-    observe.add_observer(found)
-    try:
+    with observing(Recorder()) as found:
         yield found
-    finally:
-        observe.remove_observer(found)
 
 
 def _agent_spec(*replies: dict[str, Any]) -> Any:

@@ -8,10 +8,10 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from engine.runtime import observe, tracing
 from server.logs import configure_logging, log_context, log_format, make_handler
+from tests.unit.observability.capture import captured_spans
 
 
 @pytest.fixture
@@ -77,9 +77,7 @@ def test_an_unknown_log_level_is_a_clear_error() -> None:
 
 
 def test_step_spans_take_the_seq_of_the_event_carrying_their_update() -> None:
-    exporter = InMemorySpanExporter()
-    tracing.configure_tracing(exporter)
-    try:
+    with captured_spans() as exporter:
         spans = observe.StepSpans(first_seq=2)
         found = tracing.tracer()
         assert found is not None
@@ -97,5 +95,3 @@ def test_step_spans_take_the_seq_of_the_event_carrying_their_update() -> None:
             for s in exporter.get_finished_spans()
         }
         assert seqs == {"step a": 2, "step b": 4, "step c": None}
-    finally:
-        tracing.configure_tracing(env={"PLAIT_TRACING": "0"})

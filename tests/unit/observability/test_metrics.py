@@ -8,12 +8,12 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from langgraph.errors import GraphInterrupt
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client import CollectorRegistry, generate_latest
 
 from engine.runtime import breakers, observe, tracing
 from engine.spec.models import BreakerSpec
 from server.metrics import BreakerCollector
+from tests.unit.observability.capture import captured_spans, observing
 
 
 @pytest.fixture
@@ -56,9 +56,7 @@ class Tools(observe.Observer):
 
 
 def test_a_tool_call_that_parks_the_run_is_not_counted_until_it_ends() -> None:
-    tools = Tools()
-    observe.add_observer(tools)
-    try:
+    with observing(Tools()) as tools:
         # A high-risk call waiting for approval, or an MCP task parking the run.
         with pytest.raises(GraphInterrupt), observe.tool_call("refund", "pay", {}):
             raise GraphInterrupt(())
@@ -66,15 +64,11 @@ def test_a_tool_call_that_parks_the_run_is_not_counted_until_it_ends() -> None:
         with observe.tool_call("refund", "pay", {}):
             pass  # the resumed run makes the call
         assert tools.calls == [("refund", "success")]
-    finally:
-        observe.remove_observer(tools)
 
 
 def test_every_attempt_of_a_run_is_in_the_run_trace() -> None:
-    exporter = InMemorySpanExporter()
-    tracing.configure_tracing(exporter)
     run_id = "0b5e2a4e-7d7c-4d0c-8a1e-3f2b9c1d5e6f"
-    try:
+    with captured_spans() as exporter:
         for attempt in (1, 2):
             with tracing.run_span(
                 run_id=run_id, thread_id="t", graph="g", version="1", attempt=attempt
@@ -88,6 +82,4 @@ def test_every_attempt_of_a_run_is_in_the_run_trace() -> None:
         assert [(s.attributes or {})["plait.attempt"] for s in (first, second)] == [1, 2]
         assert other.context.trace_id != first.context.trace_id  # random, still valid
         assert tracing.run_trace_id("not-a-uuid") is None
-    finally:
-        tracing.configure_tracing(env={"PLAIT_TRACING": "0"})
     assert tracing.run_trace_id(run_id) is None  # tracing off: no trace to point at

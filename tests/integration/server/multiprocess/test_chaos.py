@@ -37,7 +37,7 @@ import psycopg
 import pytest
 from langgraph_sdk.sse import SSEDecoder, aiter_lines_raw
 
-from tests.conftest import create_database, drop_database
+from tests.conftest import fresh_database
 from tests.integration.server.harness import Cluster, PlaitProcess, cluster
 
 RUNS = 200
@@ -135,19 +135,18 @@ def chaos_cluster(postgres_server_url: str, tmp_path: Path) -> Iterator[tuple[Cl
     sources.mkdir()
     (sources / "chaos.yaml").write_text(SPEC, encoding="utf-8")
     (sources / "chaos_steps.py").write_text(STEPS, encoding="utf-8")
-    url = create_database(postgres_server_url)
-    try:
-        with cluster(
+    with (
+        fresh_database(postgres_server_url) as url,
+        cluster(
             url,
             tmp_path / "cluster",
             [sources / "chaos.yaml", sources / "chaos_steps.py"],
             serve_args=["--no-workers"],
             workers=WORKERS,
             worker_args=WORKER_ARGS,
-        ) as running:
-            yield running, url
-    finally:
-        drop_database(postgres_server_url, url)
+        ) as running,
+    ):
+        yield running, url
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 import yaml
 
-from tests.conftest import create_database, drop_database
+from tests.conftest import fresh_database
 from tests.integration.server.harness import Cluster, cluster, free_port
 
 BASE = Path(__file__).resolve().parents[4] / "deploy" / "base"
@@ -54,17 +54,16 @@ def probe_paths(spec: dict[str, Any]) -> set[str]:
 @pytest.fixture
 def api_only(postgres_server_url: str, tmp_path: Path) -> Iterator[tuple[Cluster, str]]:
     """``plait serve --no-workers`` on a fresh database, no worker yet; (cluster, URL)."""
-    url = create_database(postgres_server_url)
-    try:
-        with cluster(
+    with (
+        fresh_database(postgres_server_url) as url,
+        cluster(
             url,
             tmp_path / "cluster",
             [SDK_SPECS / "echo.yaml", SDK_SPECS / "sdk_steps.py"],
             serve_args=["--no-workers"],
-        ) as running:
-            yield running, url
-    finally:
-        drop_database(postgres_server_url, url)
+        ) as running,
+    ):
+        yield running, url
 
 
 def queue_depth(database_url: str) -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import create_database, drop_database
+from tests.conftest import fresh_database
 from tests.integration.server.harness import Cluster, cluster
 
 pytestmark = pytest.mark.postgres
@@ -66,12 +66,11 @@ def _wait_for(condition: str, check: Callable[[], bool]) -> None:
 
 @pytest.fixture
 def served(postgres_server_url: str, tmp_path: Path) -> Iterator[Cluster]:
-    url = create_database(postgres_server_url)
-    try:
-        with cluster(url, tmp_path, SOURCES, serve_args=["--worker-processes", "1"]) as running:
-            yield running
-    finally:
-        drop_database(postgres_server_url, url)
+    with (
+        fresh_database(postgres_server_url) as url,
+        cluster(url, tmp_path, SOURCES, serve_args=["--worker-processes", "1"]) as running,
+    ):
+        yield running
 
 
 def _stream_run(base: str) -> tuple[list[str], dict[str, object]]:

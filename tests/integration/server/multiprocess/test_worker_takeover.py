@@ -21,7 +21,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.schema import StreamPart
 
-from tests.conftest import create_database, drop_database
+from tests.conftest import fresh_database
 from tests.integration.server.harness import Cluster, cluster
 from tests.integration.server.sdk.helpers import (
     assert_contiguous,
@@ -45,25 +45,22 @@ ClusterFactory = Callable[..., Any]
 @pytest.fixture
 def two_workers(postgres_server_url: str, tmp_path: Path) -> Iterator[ClusterFactory]:
     """``start(worker_args)``: ``plait serve --no-workers`` + two ``plait worker`` processes."""
-    url = create_database(postgres_server_url)
+    with fresh_database(postgres_server_url) as url:
 
-    @contextmanager
-    def start(*worker_args: str) -> Iterator[Cluster]:
-        with cluster(
-            url,
-            tmp_path / "cluster",
-            SOURCES,
-            serve_args=["--no-workers"],
-            workers=2,
-            worker_args=worker_args,
-            extra_env={SIDE_EFFECTS_ENV: str(tmp_path / "agent.log")},
-        ) as running:
-            yield running
+        @contextmanager
+        def start(*worker_args: str) -> Iterator[Cluster]:
+            with cluster(
+                url,
+                tmp_path / "cluster",
+                SOURCES,
+                serve_args=["--no-workers"],
+                workers=2,
+                worker_args=worker_args,
+                extra_env={SIDE_EFFECTS_ENV: str(tmp_path / "agent.log")},
+            ) as running:
+                yield running
 
-    try:
         yield start
-    finally:
-        drop_database(postgres_server_url, url)
 
 
 @dataclass

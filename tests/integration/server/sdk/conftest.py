@@ -9,8 +9,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from tests.conftest import fresh_database
-from tests.integration.server.harness import SPECS, Cluster, cluster
+from tests.integration.server.harness import SPECS, Cluster, fresh_cluster
 
 TEST_SPECS = Path(__file__).resolve().parent / "specs"
 #: The specs this server serves: the test graphs, the approval and subgraph examples.
@@ -29,10 +28,8 @@ def sdk_server(
     postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Cluster]:
     """``plait serve`` on its own fresh database (no other test's workers can claim its runs)."""
-    with (
-        fresh_database(postgres_server_url) as url,
-        cluster(url, tmp_path_factory.mktemp("sdk-server"), SPEC_SOURCES) as running,
-    ):
+    work_dir = tmp_path_factory.mktemp("sdk-server")
+    with fresh_cluster(postgres_server_url, work_dir, SPEC_SOURCES) as running:
         yield running
 
 

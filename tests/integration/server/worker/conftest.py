@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from engine.store.migrate import migrate
-from engine.store.pool import Pool, open_pool
+from engine.store.pool import Pool
 from server import journal, registry
 from server.queue import runs, threads
 from server.queue.runs import Run
 from server.worker import Worker
 from tests.conftest import fresh_database
+from tests.integration.server.harness import registered_pool
 from tests.polling import until
 
 SPECS_DIR = Path(__file__).parent / "specs"
@@ -36,11 +36,8 @@ def worker_database_url(postgres_server_url: str) -> Iterator[str]:
 
 @pytest.fixture(scope="package")
 async def wpool(worker_database_url: str) -> AsyncIterator[Pool]:
-    """A migrated pool on the module's database, with the test specs registered."""
-    async with await open_pool(worker_database_url, max_size=20) as opened:
-        await migrate(opened)
-        issues = await registry.sync_folder(opened, SPECS_DIR)
-        assert [issue for issue in issues if issue.severity == "error"] == []
+    """A migrated pool on the package's database, with the test specs registered."""
+    async with registered_pool(worker_database_url, SPECS_DIR) as opened:
         yield opened
 
 

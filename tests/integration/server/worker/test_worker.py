@@ -10,11 +10,9 @@ import pytest
 
 from engine.store.pool import Pool
 from server import approvals
-from server.executor import GraphCache, RunStopper, execute_run
-from server.journal_writer import JournalCommitter
 from server.queue import runs, threads
+from tests.integration.killed_runs import worker_dies_mid_node
 from tests.integration.server.worker.conftest import (
-    SPECS_DIR,
     calls,
     events_of,
     file_appears,
@@ -221,30 +219,7 @@ async def test_rollback_deletes_the_run_and_its_checkpoints(wpool: Pool, tmp_pat
 
 async def test_an_expired_lease_is_continued_by_another_worker(wpool: Pool, tmp_path: Path) -> None:
     run = await new_run(wpool, "worker-steps", input={"folder": str(tmp_path)})
-    [claimed] = await runs.claim_runs(wpool, "worker-a", 1, 60.0)
-    assert claimed.run_id == run.run_id
-    async with JournalCommitter(wpool) as journal:
-        crashed = asyncio.create_task(
-            execute_run(
-                claimed,
-                wpool,
-                worker_id="worker-a",
-                graphs=GraphCache(wpool, SPECS_DIR),
-                stopper=RunStopper(),
-                journal=journal,
-            )
-        )
-        await file_appears(tmp_path / "two.started")
-        # Worker A dies mid-node: nothing of it runs any more, its lease stays until it expires.
-        crashed.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await crashed
-    async with wpool.connection() as conn:
-        await conn.execute(
-            "UPDATE plait_runs SET lease_expires_at = now() - interval '1 second' "
-            "WHERE run_id = %s",
-            (run.run_id,),
-        )
+    await worker_dies_mid_node(wpool, run.run_id, tmp_path / "two.started")
     (tmp_path / "two.go").touch()
 
     async with running_worker(wpool, worker_id="worker-b"):
