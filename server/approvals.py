@@ -22,7 +22,7 @@ from psycopg.types.json import Jsonb
 from engine.spec.models import Decision
 from engine.store.pool import Pool
 from server.mcp_tasks import record_parked
-from server.queue.runs import Run, create_run_in, hash_request
+from server.queue.runs import Run, create_run_in, hash_request, resume_kwargs
 from server.registry import get_version
 
 APPROVAL_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected", "edited", "expired")
@@ -274,16 +274,13 @@ async def _resolve(
             """,
             (status, Jsonb(answer), actor, approval_id),
         )
-        kwargs: dict[str, Any] = {"command": {"resume": {row["interrupt_id"]: answer}}}
-        # The resume streams what the parked run streamed, so a client joining it
-        # (the editor) keeps getting the same events.
         cursor = await conn.execute(
             "SELECT kwargs FROM plait_runs WHERE run_id = %s", (row["run_id"],)
         )
         parked = await cursor.fetchone()
-        for key in ("stream_mode", "stream_subgraphs", "durability"):
-            if parked is not None and key in parked["kwargs"]:
-                kwargs[key] = parked["kwargs"][key]
+        kwargs = resume_kwargs(
+            row["interrupt_id"], answer, parked["kwargs"] if parked is not None else None
+        )
         metadata = {
             "plait_approval": {
                 "approval_id": approval_id,

@@ -162,7 +162,7 @@ async def execute_run(
         finally:
             ended = outcome or "failed"  # recording the end failed: the lease will expire
             traced.ended(ended)
-            run_tracing.log_end(ended, None, traced.error_code)
+            run_tracing.log_end(ended, traced.error_code)
             metrics.run_finished(run.graph, ended)
 
 

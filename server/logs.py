@@ -55,11 +55,6 @@ def log_context(**fields: Any) -> Iterator[None]:
         _CONTEXT.reset(token)
 
 
-def context_fields() -> dict[str, Any]:
-    """The fields the current :func:`log_context` adds."""
-    return dict(_CONTEXT.get() or {})
-
-
 class ContextFilter(logging.Filter):
     """Puts the context's fields, the current span and ``plait_*`` extras on each record."""
 

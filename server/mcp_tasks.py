@@ -26,7 +26,7 @@ from typing import Any
 
 from engine.store.mcp_tasks import TaskRecord, set_status
 from engine.store.pool import Pool
-from server.queue.runs import create_run_in, get_run, hash_request
+from server.queue.runs import create_run_in, get_run, hash_request, resume_kwargs
 from server.registry import get_version
 
 log = logging.getLogger(__name__)
@@ -168,16 +168,11 @@ class McpTaskPoller:
             current = await cursor.fetchone()
             if current is None or current["resume_run_id"] is not None:
                 return 0  # another worker resumed it first
-            kwargs: dict[str, Any] = {"command": {"resume": {row["interrupt_id"]: answer}}}
-            # The resume streams what the parked run streamed (as approvals do).
-            for key in ("stream_mode", "stream_subgraphs", "durability"):
-                if key in parked.kwargs:
-                    kwargs[key] = parked.kwargs[key]
             run, _ = await create_run_in(
                 conn,
                 thread_id=row["thread_id"],
                 graph=graph,
-                kwargs=kwargs,
+                kwargs=resume_kwargs(row["interrupt_id"], answer, parked.kwargs),
                 metadata={"plait_mcp_task": {**answer, "node": row["node"], "tool": row["tool"]}},
                 multitask_strategy="enqueue",
                 idempotency_key=None,

@@ -217,15 +217,20 @@ async def latest(
     return _version(max(rows, key=lambda row: version_key(row["version"])), specs_dir)
 
 
+def is_assistant_uuid(text: str) -> bool:
+    """Whether ``text`` is an assistant id (a UUID) rather than a graph name or ref."""
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
 async def by_assistant_id(
     pool: Pool, assistant: str, *, specs_dir: Path | None = None, tenant: str = DEFAULT_TENANT
 ) -> GraphVersion | None:
     """The version an assistant id names: a uuid, ``name@version``, or a graph name (newest)."""
-    try:
-        uuid.UUID(assistant)
-    except ValueError:
-        pass
-    else:
+    if is_assistant_uuid(assistant):
         rows = await _select(pool, "assistant_id = %s", (assistant.lower(),), tenant)
         return _version(rows[0], specs_dir) if rows else None
     name, at, version = assistant.partition("@")

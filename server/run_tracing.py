@@ -57,10 +57,10 @@ class RunTrace:
         if self.steps is not None:
             self.steps.journaled(mode, namespace, chunk, events)
 
-    def emitted(self, events: int = 1) -> None:
-        """The executor journaled ``events`` events of its own (``metadata``, ``error``)."""
+    def emitted(self) -> None:
+        """The executor journaled an event of its own (``metadata``, ``error``)."""
         if self.steps is not None:
-            self.steps.journaled("", (), None, events)
+            self.steps.journaled("", (), None, 1)
 
     def ended(self, outcome: str) -> None:
         """Note how the attempt ended on its span (a failed run's span is an error)."""
@@ -168,10 +168,10 @@ def log_start(run: Run) -> None:
     )
 
 
-def log_end(outcome: str, error: str | None, error_code: str | None) -> None:
-    """The line that says how an attempt ended."""
+def log_end(outcome: str, error_code: str | None) -> None:
+    """The line that says how an attempt ended (``error_code``: its error's type name)."""
     extra: dict[str, Any] = {"plait_status": outcome}
     if error_code:
         extra["plait_error_code"] = error_code
     level = logging.WARNING if outcome in ("error", "timeout") else logging.INFO
-    log.log(level, "run ended: %s%s", outcome, f" ({error})" if error else "", extra=extra)
+    log.log(level, "run ended: %s", outcome, extra=extra)

@@ -96,7 +96,6 @@ class Worker:
         # every free slot, or the poll interval passed. A run that ends frees a slot
         # but claims only then, not after every run (the query takes an advisory lock).
         self._maybe_more = True
-        self._notifications = 0
         self._beat_now = asyncio.Event()
         self._stopping = False
 
@@ -145,7 +144,9 @@ class Worker:
             self._wake.clear()
             free = self.concurrency - len(self._active)
             if free > 0 and self._maybe_more:
-                seen = self._notifications
+                # Cleared before claiming: a notification during the claim may name a
+                # run the claim did not see, and sets it again.
+                self._maybe_more = False
                 try:
                     claimed = await runs.claim_runs(
                         self.pool, self.worker_id, free, self.lease_seconds
@@ -155,9 +156,8 @@ class Worker:
                     claimed = []
                 for run in claimed:
                     self._start(run)
-                # A notification during the claim may name a run it did not see.
-                self._maybe_more = len(claimed) == free or self._notifications != seen
                 if len(claimed) == free:
+                    self._maybe_more = True
                     continue  # maybe more are waiting; a full worker waits for a free slot
             if not self._stopping:
                 try:
@@ -282,7 +282,6 @@ class Worker:
                     self._maybe_more = True
                     self._wake.set()
                     async for notification in conn.notifies():
-                        self._notifications += 1
                         self._maybe_more = True
                         self._wake.set()
                         if notification.payload in self._active:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request, Response
@@ -44,7 +44,7 @@ from server.queue.runs import (
     hash_request,
     list_runs,
 )
-from server.registry import GraphVersion, get_version
+from server.registry import GraphVersion, get_version, is_assistant_uuid
 from server.sse import coalesced, event_names, journal_frame_batches, sse_response
 
 router = APIRouter(tags=["runs"])
@@ -102,35 +102,33 @@ class RunCreate(BaseModel):
     multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] = "enqueue"
     if_not_exists: Literal["create", "reject"] = "reject"
     on_disconnect: Literal["cancel", "continue"] = "continue"
+    on_completion: Literal["delete", "keep"] = "delete"
+    durability: Literal["sync", "async", "exit"] | None = None
+    after_seconds: float | None = Field(None, ge=0)
 
+    # plait_* keys carry what the server knows (tenant, trace, graph digest,
+    # approval): a client must not be able to set them.
     @field_validator("metadata")
     @classmethod
     def _no_server_metadata(cls, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
-        # plait_* keys carry what the server knows (tenant, trace, graph digest,
-        # approval): a client must not be able to set them.
-        reserved = sorted(key for key in metadata or {} if key.startswith(RESERVED_PREFIX))
-        if reserved:
-            raise ValueError(
-                f"metadata keys starting with {RESERVED_PREFIX!r} are set by the server: "
-                f"remove {', '.join(reserved)}"
-            )
+        _refuse_reserved(metadata or {}, "metadata")
         return metadata
 
     @field_validator("config")
     @classmethod
     def _no_server_config(cls, config: dict[str, Any] | None) -> dict[str, Any] | None:
-        configurable = (config or {}).get("configurable") or {}
-        reserved = sorted(key for key in configurable if str(key).startswith(RESERVED_PREFIX))
-        if reserved:
-            raise ValueError(
-                f"config.configurable keys starting with {RESERVED_PREFIX!r} are set by the "
-                f"server: remove {', '.join(reserved)}"
-            )
+        _refuse_reserved((config or {}).get("configurable") or {}, "config.configurable")
         return config
 
-    on_completion: Literal["delete", "keep"] = "delete"
-    durability: Literal["sync", "async", "exit"] | None = None
-    after_seconds: float | None = Field(None, ge=0)
+
+def _refuse_reserved(keys: Iterable[Any], where: str) -> None:
+    """Raise :class:`ValueError` naming the keys of ``where`` only the server may set."""
+    reserved = sorted(str(key) for key in keys if str(key).startswith(RESERVED_PREFIX))
+    if reserved:
+        raise ValueError(
+            f"{where} keys starting with {RESERVED_PREFIX!r} are set by the server: "
+            f"remove {', '.join(reserved)}"
+        )
 
 
 IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=255)]
@@ -390,7 +388,7 @@ async def _graph_for(
     A thread only continues on the spec it started with, so "the newest
     version" would refuse every thread started before an upgrade.
     """
-    if "@" in assistant_id or _is_uuid(assistant_id):
+    if "@" in assistant_id or is_assistant_uuid(assistant_id):
         return await resolve_assistant(services, assistant_id, tenant)
     # A bare name: both reads at once (two pooled connections, one round trip of
     # latency before the stream's first event instead of two).
@@ -409,15 +407,6 @@ async def _graph_for(
         if pinned is not None:
             return pinned
     return graph
-
-
-def _is_uuid(text: str) -> bool:
-    """Whether ``text`` is an assistant id (a UUID) rather than a graph name."""
-    try:
-        uuid.UUID(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _kwargs(body: RunCreate) -> dict[str, Any]:

@@ -271,11 +271,7 @@ async def usage(pool: Pool, tenant_id: str, day: date | None = None) -> dict[str
         "output_tokens": row["output_tokens"],
         "tokens": row["input_tokens"] + row["output_tokens"],
         "cost": round(row["cost"], 6),
-        "limits": {
-            name: row[name]
-            for name in ("daily_max_steps", "daily_max_tokens", "daily_max_cost")
-            if row[name] is not None
-        },
+        "limits": {name: row[name] for name in DAILY_LIMIT_FIELDS if row[name] is not None},
     }
 
 

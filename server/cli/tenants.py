@@ -106,12 +106,13 @@ def set_limits(
         daily_max_cost=daily_max_cost,
     )
     for name in clear or []:
-        if name.replace("-", "_") not in store.LIMIT_FIELDS:
+        field = name.replace("-", "_")
+        if field not in store.LIMIT_FIELDS:
             raise CliError(
                 f"unknown limit {name!r}; use one of {', '.join(store.LIMIT_FIELDS)}",
                 ExitCode.USAGE,
             )
-        changes[name.replace("-", "_")] = None
+        changes[field] = None
 
     async def work() -> dict[str, Any]:
         async with connected_pool() as pool:

@@ -47,6 +47,8 @@ _COLUMNS = (
     "multitask_strategy, attempt, error, created_at, updated_at, cancel_action, "
     "lease_owner, lease_expires_at, queue_id, tenant_id"
 )
+# The same columns qualified by the alias ``r`` (statements joining plait_runs).
+_R_COLUMNS = ", ".join("r." + c.strip() for c in _COLUMNS.split(","))
 # Runs of a tenant: ``%(tenant)s`` NULL means any tenant (the worker's own reads).
 _OF_TENANT = "(%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)"
 #: Advisory lock key serialising claims (the per-tenant cap is read, then filled).
@@ -141,6 +143,21 @@ def hash_request(payload: Any) -> str:
     """A stable hash of a request body (key order does not matter)."""
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def resume_kwargs(
+    interrupt_id: str, answer: Any, parked: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The kwargs of a run that resumes ``interrupt_id`` with ``answer``.
+
+    It streams what the parked run (``parked``: its kwargs) streamed, so a
+    client following the thread (the editor) keeps getting the same events.
+    """
+    kwargs: dict[str, Any] = {"command": {"resume": {interrupt_id: answer}}}
+    for key in ("stream_mode", "stream_subgraphs", "durability"):
+        if parked is not None and key in parked:
+            kwargs[key] = parked[key]
+    return kwargs
 
 
 async def create_run(
@@ -461,7 +478,7 @@ async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: floa
                 updated_at = now()
             FROM picked
             WHERE r.run_id = picked.run_id
-            RETURNING {", ".join("r." + c.strip() for c in _COLUMNS.split(","))},
+            RETURNING {_R_COLUMNS},
                 -- Read here so the worker needs no query for its quota (server/auth/quota.py).
                 COALESCE((
                     SELECT jsonb_build_object({_LIMITS_JSON})
@@ -666,7 +683,7 @@ async def _replay(
     """The run of an Idempotency-Key the tenant used before, if the request is the same."""
     cursor = await conn.execute(
         f"""
-        SELECT k.request_hash, {", ".join("r." + c.strip() for c in _COLUMNS.split(","))}
+        SELECT k.request_hash, {_R_COLUMNS}
         FROM plait_idempotency_keys k JOIN plait_runs r USING (run_id)
         WHERE k.key = %s AND k.route = %s AND k.tenant_id = %s
         """,
