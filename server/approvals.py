@@ -19,6 +19,7 @@ from typing import Any
 import pydantic
 from psycopg.types.json import Jsonb
 
+from engine.spec.errors import validation_problems
 from engine.spec.models import Decision
 from engine.store.pool import Pool
 from server.mcp_tasks import record_parked
@@ -180,12 +181,9 @@ async def decide(
     try:
         validated = Decision.model_validate(decision)
     except pydantic.ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
-        )
         raise InvalidDecision(
             f"invalid decision: expected {{decision: approve|reject|edit, arguments?, "
-            f"comment?}}; {problems}"
+            f"comment?}}; {validation_problems(exc)}"
         ) from None
     answer = validated.model_dump(exclude_none=True)
     return await _resolve(

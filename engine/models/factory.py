@@ -13,6 +13,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from engine.models.scripted import ScriptedChatModel
+from engine.spec.errors import validation_problems
 from engine.spec.models import ModelDef, ScriptedResponse
 
 # Providers Plait ships an extra for: `pip install 'plait[<extra>]'`.
@@ -64,10 +65,7 @@ def load_fixture(path: Path) -> list[ScriptedResponse]:
         try:
             replies.append(ScriptedResponse.model_validate(entry))
         except ValidationError as error:
-            problems = "; ".join(
-                f"{'.'.join(str(part) for part in issue['loc']) or 'reply'}: {issue['msg']}"
-                for issue in error.errors()
-            )
+            problems = validation_problems(error, "reply")
             raise ModelConfigError(f"{path}: reply {index}: {problems}") from None
     return replies
 

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
+from pydantic import ValidationError
+
 Severity = Literal["error", "warning"]
 
 
@@ -52,3 +54,11 @@ class SpecError(Exception):
 def has_errors(issues: Sequence[SpecIssue]) -> bool:
     """True when any issue is an error (warnings alone do not fail validation)."""
     return any(issue.severity == "error" for issue in issues)
+
+
+def validation_problems(error: ValidationError, whole: str = "value") -> str:
+    """A pydantic error as one line: ``field.path: message; ...`` (``whole``: the value itself)."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in issue['loc']) or whole}: {issue['msg']}"
+        for issue in error.errors()
+    )

@@ -12,6 +12,7 @@ import pydantic
 from a2a.types.a2a_pb2 import Message
 from google.protobuf.json_format import MessageToDict
 
+from engine.spec.errors import validation_problems
 from engine.spec.models import Decision, GraphSpec, StateField
 
 #: Words a text follow-up may start with, and the decision each means.
@@ -92,11 +93,7 @@ def decision_of(message: Message) -> Decision:
             try:
                 return Decision.model_validate(item)
             except pydantic.ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
-                    for e in exc.errors()
-                )
-                raise NotADecision(f"invalid decision: {problems}") from None
+                raise NotADecision(f"invalid decision: {validation_problems(exc)}") from None
     # Split on any whitespace: "approve\nlooks fine" is as clear as "approve looks fine".
     word, *rest_of_text = text_of(message).split(None, 1) or [""]
     rest = rest_of_text[0] if rest_of_text else ""

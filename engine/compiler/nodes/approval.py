@@ -13,6 +13,7 @@ from langgraph.types import interrupt
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.nodes.base import Compute
 from engine.runtime.errors import NodeError
+from engine.spec.errors import validation_problems
 from engine.spec.models import ApprovalNode, Decision, duration_seconds
 
 #: uuid6 timestamps count 100 ns ticks from the Gregorian epoch (1582-10-15).
@@ -63,13 +64,10 @@ def build(node_id: str, node: ApprovalNode, ctx: CompileContext) -> Compute:
         try:
             decision = Decision.model_validate(answer)
         except pydantic.ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
-            )
             raise NodeError(
                 node_id,
                 "invalid approval decision: expected {decision: approve|reject|edit, "
-                f"arguments?, comment?}}; {problems}",
+                f"arguments?, comment?}}; {validation_problems(exc)}",
             ) from None
         effective = (
             decision.arguments
