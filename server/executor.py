@@ -23,6 +23,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, Send
 
 from engine.compiler import CompiledSpec, compile_spec
+from engine.compiler.cache import CompileCache
 from engine.compiler.nodes.python import OFFLOAD_SYNC_KEY
 from engine.runtime.audit import AUDIT_KEY
 from engine.runtime.budgets import read_usage
@@ -96,11 +97,22 @@ class RunStopper:
 
 @dataclass
 class GraphCache:
-    """Compiled graph versions by ``(name, version)``: a stored version never changes."""
+    """Compiled graph versions by ``(tenant, name, version)``: a stored version never changes.
+
+    The ``size`` most recently used are kept: tenants may upload versions without end.
+    """
 
     pool: Pool
     specs_dir: Path | None = None
-    _compiled: dict[tuple[str, str, str], CompiledSpec] = field(default_factory=dict)
+    size: int = 256
+    _compiled: CompileCache[tuple[str, str, str], CompiledSpec] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._compiled = CompileCache(self.size)
+
+    def __len__(self) -> int:
+        """How many compiled versions are kept."""
+        return len(self._compiled)
 
     async def get(self, name: str, version: str, tenant: str = DEFAULT_TENANT) -> CompiledSpec:
         """The compiled ``name@version`` as ``tenant`` sees it; subgraph refs resolve
@@ -116,7 +128,7 @@ class GraphCache:
             raise LookupError(f"graph {name}@{version} is not registered")
         versions = await registry.list_graphs(self.pool, specs_dir=self.specs_dir, tenant=tenant)
         compiled = compile_spec(stored.loaded, registry.registry_from(versions))
-        self._compiled[key] = compiled
+        self._compiled.put(key, compiled)
         return compiled
 
 

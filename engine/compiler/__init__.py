@@ -71,7 +71,7 @@ class CompiledSpec:
         return self.graph.copy({"checkpointer": checkpointer, "auto_validate": False})
 
 
-_CACHE: CompileCache[CompiledSpec] = CompileCache()
+_CACHE: CompileCache[Key, CompiledSpec] = CompileCache()
 
 
 def compile_spec(loaded: LoadedSpec, registry: SpecRegistry | None = None) -> CompiledSpec:

@@ -10,9 +10,11 @@ import pytest
 
 from engine.store.pool import Pool
 from server import approvals
+from server.executor import GraphCache
 from server.queue import runs, threads
 from tests.integration.killed_runs import worker_dies_mid_node
 from tests.integration.server.worker.conftest import (
+    SPECS_DIR,
     calls,
     events_of,
     file_appears,
@@ -342,3 +344,14 @@ async def test_a_run_claimed_with_a_cancel_asked_stops_before_running(
     if action == "interrupt":
         events = await events_of(wpool, run.run_id)
         assert [e.event for e in events] == ["metadata", "metadata", "end"]
+
+
+async def test_the_graph_cache_keeps_at_most_its_size(wpool: Pool) -> None:
+    cache = GraphCache(wpool, SPECS_DIR, size=2)
+    names = ("worker-steps", "worker-chat", "worker-fails")
+    compiled = [await cache.get(name, "1.0.0") for name in names]
+    assert [spec.loaded.name for spec in compiled] == list(names)
+    assert len(cache) == 2
+    # An evicted version is read and compiled again when a run needs it.
+    assert (await cache.get("worker-steps", "1.0.0")).loaded.name == "worker-steps"
+    assert len(cache) == 2
