@@ -17,7 +17,7 @@ import asyncio
 from typing import Any
 
 import psycopg
-from psycopg.rows import DictRow, dict_row
+from psycopg.rows import DictRow
 
 from engine.store.pool import Pool
 from server import journal
@@ -34,7 +34,7 @@ class JournalCommitter:
 
     def __init__(self, pool: Pool, *, owner: str | None = None) -> None:
         self.pool = pool
-        # Its own connection (one round at a time needs one): see _connection.
+        # A pool connection held for its rounds (one at a time needs one): see _connection.
         self._conn: psycopg.AsyncConnection[DictRow] | None = None
         # A worker's id: its events are written only while it holds their run's lease.
         self.owner = owner
@@ -96,29 +96,38 @@ class JournalCommitter:
             for pending in (done, self._round):
                 if pending is not None and not pending.done():
                     _fail(pending, RuntimeError("the journal committer stopped"))
-            if self._conn is not None:
-                await self._conn.close()
-                self._conn = None
+            await self._release()
 
     async def _connection(self) -> psycopg.AsyncConnection[DictRow]:
-        """The writer's connection, (re)opened on the pool's database when needed.
+        """The writer's connection: taken from the pool once, and again when it breaks.
 
         The append statement always has the same shape, yet Postgres would plan it
         again on every round (its estimate prefers a custom plan for each array of
-        runs): on this connection it is planned once (``force_generic_plan``).
+        runs): on this connection it is planned once (``force_generic_plan``). Taken
+        from the pool, not opened beside it: at the server's connection limit the
+        pool waits for a connection where a new one would be refused.
         """
-        if self._conn is None or self._conn.closed or self._conn.broken:
-            self._conn = await psycopg.AsyncConnection.connect(
-                str(self.pool.conninfo),
-                autocommit=True,
-                prepare_threshold=0,
-                row_factory=dict_row,
-                options="-c plan_cache_mode=force_generic_plan",
-            )
+        if self._conn is not None and (self._conn.closed or self._conn.broken):
+            await self._release()
+        if self._conn is None:
+            conn = await self.pool.getconn()
+            try:
+                await conn.execute("SET plan_cache_mode = force_generic_plan")
+            except BaseException:
+                await self.pool.putconn(conn)
+                raise
+            self._conn = conn
         return self._conn
 
+    async def _release(self) -> None:
+        """Give the connection back closed: the setting must not reach other pool users."""
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            await conn.close()
+            await self.pool.putconn(conn)  # the pool replaces a closed connection
+
     async def _append(self, batches: dict[str, list[tuple[str, Any]]]) -> dict[str, int]:
-        # A broken connection fails this round; the next round opens a new one.
+        # A broken connection fails this round; the next round takes a new one.
         return await journal.append_runs(await self._connection(), batches, owner=self.owner)
 
     async def _write(self, batches: dict[str, list[tuple[str, Any]]]) -> Failures:
