@@ -1,15 +1,20 @@
-"""Plait over HTTP against the same graph in-process, plus the cost of parked runs.
+"""Plait over HTTP against the same graph in-process and behind a bare server, plus the
+cost of parked runs.
 
 1. Throughput and latency: the 10-node linear graph of ``overhead.py`` run
-   ``--runs`` times at concurrency ``--concurrency``, (a) in this process with
-   the Postgres checkpointer (``engine.compiler`` + ``engine.store``, a new
-   saver per run, as a worker does) and (b) through a real ``plait serve`` over
-   HTTP (a new thread, then ``POST /threads/{id}/runs/stream`` read to ``end``).
-   Goal: HTTP throughput >= 0.8x in-process; time to first SSE event p50 <= 10 ms.
-   Where the CPU goes is measured per run for both: this process (the client,
-   for HTTP), the server, and Postgres (its processes on this machine). Time to
-   first event is also measured with runs started at a steady rate of half the
-   HTTP throughput (``--steady``), so the server is busy but not saturated.
+   ``--runs`` times at concurrency ``--concurrency`` by three contenders, one
+   after the other: (a) in this process with the Postgres checkpointer
+   (``engine.compiler`` + ``engine.store``, a new saver per run, as a worker
+   does); (b) behind the bare baseline server of ``bare_server.py`` (FastAPI,
+   sse-starlette and uvicorn as ``plait serve`` uses them, the graph run in the
+   request: what any Python server spends to stream it, with nothing durable);
+   (c) through a real ``plait serve``. Both servers get the same requests: a new
+   thread, then ``POST /threads/{id}/runs/stream`` read to ``end``, with aiohttp.
+   Goal: Plait's throughput >= 0.8x in-process; time to first SSE event p50 <= 10 ms.
+   Where the CPU goes is measured per run for each: this process (the client,
+   for HTTP), the server, and Postgres (its processes on this machine). Plait's
+   time to first event is also measured with runs started at a steady rate of
+   half its throughput (``--steady``), so the server is busy but not saturated.
 2. Parked runs: ``--parked`` runs of a one-approval graph are started in the
    background and all stop on their approval; the server's RSS growth is
    divided by their number, and no run may still hold a worker.
@@ -18,9 +23,13 @@
     .venv/bin/python bench/server.py [--runs 300] [--concurrency 10] [--parked 1000]
         [--durability sync]
 
-Both contenders use the same LangGraph ``durability`` (``sync`` by default, the
-server's default; the in-process run passes it to ``ainvoke``, the HTTP run
-sends it in the request body).
+All contenders use the same LangGraph ``durability`` (``sync`` by default, the
+server's default; the in-process run passes it to ``ainvoke``, the HTTP runs
+send it in the request body).
+
+The client is aiohttp: on these 2-core machines the client's CPU is taken from
+the server and Postgres, and aiohttp spends less than half of what httpx does
+per run (measured: ~5 ms against ~12 ms).
 
 Uses ``PLAIT_DATABASE_URL``, else the embedded server under ``.plait/``.
 Writes its figures into bench/README.md (``--no-readme`` prints only).
@@ -41,10 +50,11 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import httpx
+import aiohttp
 from _report import machine, median, percentile, write_section
-from _serve import plait_serve
+from _serve import bare_serve, plait_serve
 from overhead import NODES, describe_server, spec_text
 
 from engine.compiler import compile_spec
@@ -118,7 +128,7 @@ def in_process(pool: Pool, durability: str) -> Callable[[], Awaitable[float]]:
 
 
 def over_http(
-    http: httpx.AsyncClient, first_events: list[float], durability: str
+    http: aiohttp.ClientSession, first_events: list[float], durability: str
 ) -> Callable[[], Awaitable[float]]:
     """One run per call: create a thread, stream the run to ``end``; its seconds.
 
@@ -127,7 +137,9 @@ def over_http(
 
     async def one() -> float:
         start = time.perf_counter()
-        thread = (await http.post("/threads", json={})).raise_for_status().json()
+        async with http.post("/threads", json={}) as response:
+            response.raise_for_status()
+            thread = await response.json()
         body = {
             "assistant_id": "overhead",
             "input": {"count": 0},
@@ -137,11 +149,11 @@ def over_http(
         sent = time.perf_counter()
         last: dict[str, object] = {}
         event = ""
-        async with http.stream(
-            "POST", f"/threads/{thread['thread_id']}/runs/stream", json=body
-        ) as response:
+        path = f"/threads/{thread['thread_id']}/runs/stream"
+        async with http.post(path, json=body) as response:
             response.raise_for_status()
-            async for line in response.aiter_lines():
+            async for raw in response.content:  # one line at a time
+                line = raw.decode().rstrip("\r\n")
                 if line.startswith("event:"):
                     if not event:
                         first_events.append(time.perf_counter() - sent)
@@ -154,6 +166,15 @@ def over_http(
         return time.perf_counter() - start
 
     return one
+
+
+def client(base: str, concurrency: int) -> aiohttp.ClientSession:
+    """The benchmark's HTTP client for a server at ``base``."""
+    return aiohttp.ClientSession(
+        base_url=base,
+        timeout=aiohttp.ClientTimeout(total=120),
+        connector=aiohttp.TCPConnector(limit=concurrency * 2),
+    )
 
 
 @contextmanager
@@ -263,16 +284,20 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
-async def park(http: httpx.AsyncClient, count: int, concurrency: int) -> None:
+async def park(http: aiohttp.ClientSession, count: int, concurrency: int) -> None:
     """Start ``count`` background runs of ``park`` and wait until each stopped on its approval."""
 
+    async def call(method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        async with http.request(method, path, json=body) as response:
+            response.raise_for_status()
+            return await response.json()
+
     async def one() -> float:
-        thread = (await http.post("/threads", json={})).raise_for_status().json()
-        tid = thread["thread_id"]
+        tid = (await call("POST", "/threads", {}))["thread_id"]
         body = {"assistant_id": "park", "input": {"n": 1}}
-        run = (await http.post(f"/threads/{tid}/runs", json=body)).raise_for_status().json()
-        (await http.get(f"/threads/{tid}/runs/{run['run_id']}/join")).raise_for_status()
-        status = (await http.get(f"/threads/{tid}")).raise_for_status().json()["status"]
+        run = await call("POST", f"/threads/{tid}/runs", body)
+        await call("GET", f"/threads/{tid}/runs/{run['run_id']}/join")
+        status = (await call("GET", f"/threads/{tid}"))["status"]
         assert status == "interrupted", status
         return 0.0
 
@@ -330,40 +355,79 @@ def ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:.1f}"
 
 
-def ceiling(inproc: Timings, inproc_cpu: CpuMeter, served: Timings, served_cpu: CpuMeter) -> str:
+@dataclass
+class Contender:
+    """One contender's figures: the measured batch, its CPU, and runs one at a time."""
+
+    timings: Timings
+    cpu: CpuMeter
+    alone: list[float]
+
+
+async def measure_http(
+    http: aiohttp.ClientSession, pid: int, pool: Pool, args: argparse.Namespace
+) -> Contender:
+    """Warm a server up, then its measured batch at ``--concurrency`` and ``--sequential``
+    runs one at a time (time to first event without queueing behind other runs)."""
+    firsts: list[float] = []
+    remote = over_http(http, firsts, args.durability)
+    await in_batches(args.warmup, args.concurrency, remote)
+    firsts.clear()
+    await vacuum(pool)
+    cpu = CpuMeter(pid)
+    with cpu.batch(args.runs):
+        timings = await in_batches(args.runs, args.concurrency, remote)
+    timings.first_events = firsts
+    alone: list[float] = []
+    await in_batches(args.sequential, 1, over_http(http, alone, args.durability))
+    return Contender(timings, cpu, alone)
+
+
+def ceiling(inproc: Contender, bare: Contender, plait: Contender) -> str:
     """What the CPU figures say about the throughput ratio this machine allows."""
     cores = os.cpu_count() or 1
-    graph_core = inproc_cpu.own * inproc.throughput
-    server_core = served_cpu.server * served.throughput
+    graph_core = inproc.cpu.own * inproc.timings.throughput
+    server_core = plait.cpu.server * plait.timings.throughput
     # One process at ratio 0.8 may spend 1 / 0.8 of the in-process CPU per run.
-    budget = inproc_cpu.own / 0.8
+    budget = inproc.cpu.own / 0.8
     text = (
         f"Where the time goes: in-process, the graph's process is busy {graph_core:.0%} of "
-        f"a core, so the in-process figure is what one core does. Over HTTP the server "
-        f"process is busy {server_core:.0%} of a core at {ms(served_cpu.server)} ms per run; "
-        f"one process reaches 0.8x in-process only at <= {ms(budget)} ms per run, that is "
-        f"<= {ms(budget - inproc_cpu.own)} ms on top of the graph's own "
-        f"{ms(inproc_cpu.own)} ms for two HTTP requests, the SSE response, the queue "
-        "(create, claim, finish) and the journal."
+        f"a core, so the in-process figure is what one core does. The bare server, which "
+        f"keeps nothing but checkpoints, already spends {ms(bare.cpu.server)} ms of CPU per "
+        f"run and reaches {bare.timings.throughput / inproc.timings.throughput:.2f}x "
+        f"in-process: that much is uvicorn, FastAPI, SSE and the client on this machine. "
+        f"Plait's server process is busy {server_core:.0%} of a core at "
+        f"{ms(plait.cpu.server)} ms per run; the {ms(plait.cpu.server - bare.cpu.server)} ms "
+        f"more than the bare server, and Postgres's "
+        f"{ms(_minus(plait.cpu.postgres, bare.cpu.postgres))} ms more, are what makes a run "
+        "durable and shared: the thread and run rows, the queue (create, claim, finish), "
+        f"the journal and its notifications. One process reaches 0.8x in-process only at "
+        f"<= {ms(budget)} ms per run, <= {ms(budget - inproc.cpu.own)} ms on top of the "
+        f"graph's own {ms(inproc.cpu.own)} ms."
     )
-    if served_cpu.total is None:
+    total = plait.cpu.total
+    if total is None:
         return text
-    most = cores / served_cpu.total
-    reach = most / inproc.throughput
+    most = cores / total
+    reach = most / inproc.timings.throughput
     if reach < 0.8:
         return text + (
             f" Spreading the server over processes (`--worker-processes`) does not lift "
             f"that here: the client, the server and Postgres together need "
-            f"{ms(served_cpu.total)} ms of CPU per run, so this machine's {cores} cores "
+            f"{ms(total)} ms of CPU per run, so this machine's {cores} cores "
             f"could not serve more than {most:.0f} runs/s however the work were split "
             f"({reach:.2f}x in-process)."
         )
     return text + (
-        f" The client, the server and Postgres together need {ms(served_cpu.total)} ms of "
+        f" The client, the server and Postgres together need {ms(total)} ms of "
         f"CPU per run: this machine's {cores} cores could serve up to {most:.0f} runs/s "
         f"({reach:.2f}x in-process) with the work split over processes "
         "(`--worker-processes`)."
     )
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
 
 
 async def main() -> None:
@@ -403,26 +467,23 @@ async def main() -> None:
         await vacuum(pool)
         inproc_cpu = CpuMeter()
         with inproc_cpu.batch(args.runs):
-            inproc = await in_batches(args.runs, args.concurrency, local)
+            inproc_timings = await in_batches(args.runs, args.concurrency, local)
+        inproc = Contender(inproc_timings, inproc_cpu, [])
+
+        env = dict(os.environ, PLAIT_DATABASE_URL=url)
+        with (
+            tempfile.TemporaryDirectory(prefix="plait-bench-") as logs,
+            bare_serve(Path(logs), env) as (base, process),
+        ):
+            async with client(base, args.concurrency) as http:
+                bare = await measure_http(http, process.pid, pool, args)
 
         with serve_bench(url, args.workers, args.worker_processes) as (base, process):
-            limits = httpx.Limits(max_connections=args.concurrency * 2)
-            async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
-                firsts: list[float] = []
-                remote = over_http(http, firsts, args.durability)
-                await in_batches(args.warmup, args.concurrency, remote)
-                firsts.clear()
-                await vacuum(pool)
-                served_cpu = CpuMeter(process.pid)
-                with served_cpu.batch(args.runs):
-                    served = await in_batches(args.runs, args.concurrency, remote)
-                served.first_events = firsts
-                # One at a time: time to first event without queueing behind other runs.
-                alone: list[float] = []
-                await in_batches(args.sequential, 1, over_http(http, alone, args.durability))
+            async with client(base, args.concurrency) as http:
+                plait = await measure_http(http, process.pid, pool, args)
                 # A steady load below saturation: time to first event of a busy server.
                 steady: list[float] = []
-                steady_rate = served.throughput / 2
+                steady_rate = plait.timings.throughput / 2
                 await at_rate(
                     args.steady,
                     steady_rate,
@@ -439,10 +500,12 @@ async def main() -> None:
                 after = rss_kib(process.pid)
                 held = await held_runs(pool)
 
-    ratio = served.throughput / inproc.throughput
+    served = plait.timings
+    ratio = served.throughput / inproc.timings.throughput
+    bare_ratio = bare.timings.throughput / inproc.timings.throughput
     per_run_kib = (after - before) / args.parked
     first_p50 = median(served.first_events)
-    alone_p50 = median(alone)
+    alone_p50 = median(plait.alone)
     steady_p50 = median(steady)
     verdicts = {
         "throughput": "meets" if ratio >= 0.8 else "misses",
@@ -458,57 +521,100 @@ async def main() -> None:
     if args.worker_processes:
         command += f" --worker-processes {args.worker_processes}"
         workers_text = f"workers in child processes, `--worker-processes {args.worker_processes}`"
-        cpu_text = "the `plait serve` process and its worker children"
+        cpu_text = "the server process (with `plait serve`'s worker children)"
     else:
         workers_text = "workers in the server process, the default"
-        cpu_text = "the `plait serve` process"
+        cpu_text = "the server process"
+
+    def row(label: str, *cells: str) -> str:
+        return f"| {label} | {' | '.join(cells)} |"
+
+    def firsts(values: list[float]) -> str:
+        return f"{ms(median(values))} / {ms(percentile(values, 0.95))}"
+
+    contenders = (inproc, bare, plait)
+    table = "\n".join(
+        [
+            f"| 10-node graph, concurrency {args.concurrency} | in-process | bare server "
+            "| Plait over HTTP |",
+            "|---|---:|---:|---:|",
+            row("throughput (runs/s)", *(f"{c.timings.throughput:.1f}" for c in contenders)),
+            row("throughput / in-process", "1", f"{bare_ratio:.2f}", f"**{ratio:.2f}**"),
+            row("latency p50 (ms)", *(ms(median(c.timings.latencies)) for c in contenders)),
+            row(
+                "latency p95 (ms)",
+                *(ms(percentile(c.timings.latencies, 0.95)) for c in contenders),
+            ),
+            row(
+                "CPU per run (ms): the graph's process / the server",
+                ms(inproc.cpu.own),
+                ms(bare.cpu.server),
+                ms(plait.cpu.server),
+            ),
+            row(
+                "CPU per run (ms): the client (this process)",
+                "-",
+                ms(bare.cpu.own),
+                ms(plait.cpu.own),
+            ),
+            row("CPU per run (ms): Postgres", *(ms(c.cpu.postgres) for c in contenders)),
+            row("CPU per run (ms): all of it", *(ms(c.cpu.total) for c in contenders)),
+            row(
+                "time to first SSE event p50 / p95 (ms)",
+                "-",
+                firsts(bare.timings.first_events),
+                firsts(served.first_events),
+            ),
+            row(
+                f"the same, one run at a time ({args.sequential} runs)",
+                "-",
+                firsts(bare.alone),
+                firsts(plait.alone),
+            ),
+            row(
+                f"the same, {args.steady} runs started at {steady_rate:.1f} runs/s "
+                "(half Plait's throughput)",
+                "-",
+                "-",
+                firsts(steady),
+            ),
+        ]
+    )
     body = f"""
 Measured {machine()}; {server}; load average {load[0]:.1f} when it started
 (2 cores shared with other work: figures under load are noisy). The server's
-`autovacuum` is {vacuum_setting}: the tables both contenders write are vacuumed
+`autovacuum` is {vacuum_setting}: the tables the contenders write are vacuumed
 before each measured batch (`VACUUM ANALYZE`), as autovacuum would.
 
 Method: `{command}`:
 the {NODES}-node linear graph of `overhead.py`, {args.runs} runs per contender after
 {args.warmup} warm-up runs, {args.concurrency} at a time, each on a new thread with a new
-`AsyncPostgresSaver`, both with `durability="{args.durability}"`. In-process:
-`compile_spec(...).bind(saver).ainvoke` in this process. HTTP: a real `plait serve` on
-127.0.0.1 ({workers_text}), each run `POST /threads` then
+`AsyncPostgresSaver`, all with `durability="{args.durability}"`. In-process:
+`compile_spec(...).bind(saver).ainvoke` in this process. Bare server: `bench/bare_server.py`,
+the least a Python server can do to stream this graph (uvicorn, FastAPI and sse-starlette as
+`plait serve` uses them, the graph run inside the request; no queue, journal, thread rows,
+tenants or logs, so nothing survives a crash). Plait: a real `plait serve` on 127.0.0.1
+({workers_text}). Both servers get `POST /threads` then
 `POST /threads/{{id}}/runs/stream` (`values`, the same `durability` in the body) read to
-`end`, with httpx. The node function `bench_steps.step` is marked
+`end`, from an aiohttp client. The node function `bench_steps.step` is marked
 `@inline` (an addition: a server worker calls it on its loop, as the in-process
 contender does, instead of in a thread).
 Time to first event: from sending the stream POST to the first SSE event (`metadata`).
 CPU per run: the CPU time used during the batch, divided by its runs, by this process (the
-graph in-process; the httpx client over HTTP), by {cpu_text}, and by every `postgres`
+graph in-process; the client over HTTP), by {cpu_text}, and by every `postgres`
 process of this machine. Unlike throughput, it barely depends on what else the machine runs.
 
-| 10-node graph, concurrency {args.concurrency} | in-process | over HTTP |
-|---|---:|---:|
-| throughput (runs/s) | {inproc.throughput:.1f} | {served.throughput:.1f} |
-| latency p50 (ms) | {ms(median(inproc.latencies))} | {ms(median(served.latencies))} |
-| latency p95 (ms) | {ms(percentile(inproc.latencies, 0.95))} | \
-{ms(percentile(served.latencies, 0.95))} |
-| CPU per run (ms): the graph's process / `plait serve` | {ms(inproc_cpu.own)} | \
-{ms(served_cpu.server)} |
-| CPU per run (ms): the client (this process) | - | {ms(served_cpu.own)} |
-| CPU per run (ms): Postgres | {ms(inproc_cpu.postgres)} | {ms(served_cpu.postgres)} |
-| CPU per run (ms): all of it | {ms(inproc_cpu.total)} | {ms(served_cpu.total)} |
-| time to first SSE event p50 / p95 (ms) | - | {ms(first_p50)} / \
-{ms(percentile(served.first_events, 0.95))} |
-| time to first SSE event p50 / p95, one run at a time ({args.sequential} runs) | - | \
-{ms(alone_p50)} / {ms(percentile(alone, 0.95))} |
-| time to first SSE event p50 / p95, {args.steady} runs started at \
-{steady_rate:.1f} runs/s (half the throughput) | - | {ms(steady_p50)} / \
-{ms(percentile(steady, 0.95))} |
+{table}
 
-Throughput ratio HTTP / in-process **{ratio:.2f}**: {verdicts["throughput"]} the goal (>= 0.8).
+Throughput ratio Plait / in-process **{ratio:.2f}**: {verdicts["throughput"]} the goal (>= 0.8).
+The bare server reaches {bare_ratio:.2f}x in-process, and Plait
+{served.throughput / bare.timings.throughput:.2f}x the bare server.
 Time to first SSE event p50 **{ms(first_p50)} ms** at concurrency {args.concurrency}
 ({verdicts["first"]} the goal, <= 10 ms), **{ms(steady_p50)} ms** at half the throughput
 ({verdicts["steady"]} it) and **{ms(alone_p50)} ms** one run at a time
 ({verdicts["alone"]} it).
 
-{ceiling(inproc, inproc_cpu, served, served_cpu)}
+{ceiling(inproc, bare, plait)}
 
 Parked runs: {args.parked} background runs of a one-approval graph (`park`), each on its
 own thread, joined until the thread is `interrupted` ({park_seconds:.1f} s), after 50
