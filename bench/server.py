@@ -25,7 +25,8 @@ cost of parked runs.
 
 All contenders use the same LangGraph ``durability`` (``sync`` by default, the
 server's default; the in-process run passes it to ``ainvoke``, the HTTP runs
-send it in the request body).
+send it in the request body) and the same event loop, uvloop (uvicorn runs the
+servers on it; this script runs the in-process contender and the client on it).
 
 The client is aiohttp: on these 2-core machines the client's CPU is taken from
 the server and Postgres, and aiohttp spends less than half of what httpx does
@@ -53,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import uvloop
 from _report import machine, median, percentile, write_section
 from _serve import bare_serve, plait_serve
 from overhead import NODES, describe_server, spec_text
@@ -590,11 +592,11 @@ Method: `{command}`:
 the {NODES}-node linear graph of `overhead.py`, {args.runs} runs per contender after
 {args.warmup} warm-up runs, {args.concurrency} at a time, each on a new thread with a new
 `AsyncPostgresSaver`, all with `durability="{args.durability}"`. In-process:
-`compile_spec(...).bind(saver).ainvoke` in this process. Bare server: `bench/bare_server.py`,
-the least a Python server can do to stream this graph (uvicorn, FastAPI and sse-starlette as
-`plait serve` uses them, the graph run inside the request; no queue, journal, thread rows,
-tenants or logs, so nothing survives a crash). Plait: a real `plait serve` on 127.0.0.1
-({workers_text}). Both servers get `POST /threads` then
+`compile_spec(...).bind(saver).ainvoke` in this process, on uvloop as the servers are.
+Bare server: `bench/bare_server.py`, the least a Python server can do to stream this graph
+(uvicorn, FastAPI and sse-starlette as `plait serve` uses them, the graph run inside the
+request; no queue, journal, thread rows, tenants or logs, so nothing survives a crash).
+Plait: a real `plait serve` on 127.0.0.1 ({workers_text}). Both servers get `POST /threads` then
 `POST /threads/{{id}}/runs/stream` (`values`, the same `durability` in the body) read to
 `end`, from an aiohttp client. The node function `bench_steps.step` is marked
 `@inline` (an addition: a server worker calls it on its loop, as the in-process
@@ -628,4 +630,5 @@ warm-up ones. Server RSS {before / 1024:.1f} MiB -> {after / 1024:.1f} MiB:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    # uvloop, as uvicorn runs both servers: the in-process contender gets the same loop.
+    uvloop.run(main())
