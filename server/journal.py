@@ -93,10 +93,12 @@ async def append_many(
 # its row lock, insert its events under the seqs it reserved, and NOTIFY each
 # run once (delivered when the statement commits). Runs that do not exist get
 # no row. Each run's events arrive as one JSON array of [event, data] pairs,
-# encoded once in Python and reused for the notification's payload.
+# encoded once in Python and reused for the notification's payload. The arrays
+# go in binary (%()b): in text, psycopg escapes every quote of every JSON
+# string with a regex, which cost more CPU than the rest of an append.
 _APPEND = """
 WITH request AS (
-    SELECT * FROM unnest(%(run_ids)s::text[], %(batches)s::jsonb[], %(payloads)s::text[])
+    SELECT * FROM unnest(%(run_ids)b::text[], %(batches)b::jsonb[], %(payloads)b::text[])
         AS request(run_id, batch, payload)
 ), locked AS (
     -- Row locks in run_id order, as the heartbeat takes them: two statements
@@ -105,7 +107,7 @@ WITH request AS (
     -- run (its lease expired and another took it over) cannot add events to
     -- the new attempt's stream or after its `end`.
     SELECT r.run_id FROM plait_runs r
-    WHERE r.run_id = ANY(%(run_ids)s)
+    WHERE r.run_id = ANY(%(run_ids)b)
       AND (%(owner)s::text IS NULL OR (r.lease_owner = %(owner)s AND r.status = 'running'))
     ORDER BY r.run_id
     FOR NO KEY UPDATE

@@ -100,6 +100,27 @@ async def test_a_batch_too_big_to_notify_is_read(
     assert events[2].data == big
 
 
+async def test_text_with_quotes_and_backslashes_arrives_as_sent(
+    qpool: Pool, qgraph: GraphVersion, listener: CountingListener
+) -> None:
+    # What an array literal would have to escape, in the notification and in the table.
+    tricky = {"text": 'say "hi" \\ {a,b} NULL\n\té 🧵', "list": ['"', "\\", "", "NULL", "}"]}
+    run_id = await _run_id(qpool, qgraph)
+    task = asyncio.create_task(_collect(listener, run_id))
+    await journal.append_many(
+        qpool, run_id, [("values", tricky), ("messages", [tricky, {"k": "v"}])]
+    )
+    await journal.append(qpool, run_id, "end", None)
+
+    events = await task
+
+    assert [(e.event, e.data) for e in events[1:3]] == [
+        ("values", tricky),
+        ("messages", [tricky, {"k": "v"}]),
+    ]
+    assert events == await journal.read_after(qpool, run_id)
+
+
 async def test_a_committer_writes_many_runs_and_a_gone_one_fails_alone(
     qpool: Pool, qgraph: GraphVersion
 ) -> None:
