@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from engine.compiler.cache import CompileCache
 from engine.spec.document import LoadedSpec
 from engine.spec.errors import SpecError, SpecIssue, has_errors
 from engine.spec.lint import lint
@@ -36,6 +37,12 @@ from server.auth.store import DEFAULT_TENANT
 ASSISTANT_NAMESPACE = uuid.UUID("6f1c1a52-3b8e-5d0e-9a57-706c61697400")
 
 _COLUMNS = "name, version, digest, yaml, assistant_id, file, created_at, tenant_id"
+#: A version's row without its YAML: what choosing versions needs.
+_KEYS = "name, version, digest, assistant_id, file, created_at, tenant_id"
+#: YAML of versions read before, by the row's identity. A stored version never
+#: changes (a new version is a new row), so a lookup need not bring every
+#: version's text over the wire to pick one (``latest`` reads all of a graph's).
+_TEXTS: CompileCache[tuple[str, str, str, datetime], str] = CompileCache(1024)
 
 
 @dataclass(frozen=True)
@@ -204,7 +211,7 @@ async def get_version(
     ``module:function`` refs import from it as they do for the CLI.
     """
     rows = await _select(pool, "name = %s AND version = %s", (name, version), tenant)
-    return _version(rows[0], specs_dir) if rows else None
+    return await _one(pool, rows, specs_dir)
 
 
 async def latest(
@@ -214,7 +221,8 @@ async def latest(
     rows = await _select(pool, "name = %s", (name,), tenant)
     if not rows:
         return None
-    return _version(max(rows, key=lambda row: version_key(row["version"])), specs_dir)
+    newest = max(rows, key=lambda row: version_key(row["version"]))
+    return await _one(pool, [newest], specs_dir)
 
 
 def is_assistant_uuid(text: str) -> bool:
@@ -232,7 +240,7 @@ async def by_assistant_id(
     """The version an assistant id names: a uuid, ``name@version``, or a graph name (newest)."""
     if is_assistant_uuid(assistant):
         rows = await _select(pool, "assistant_id = %s", (assistant.lower(),), tenant)
-        return _version(rows[0], specs_dir) if rows else None
+        return await _one(pool, rows, specs_dir)
     name, at, version = assistant.partition("@")
     if at:
         return await get_version(pool, name, version, specs_dir=specs_dir, tenant=tenant)
@@ -245,7 +253,7 @@ async def list_graphs(
     """Every version ``tenant`` sees (its own and ``default``'s), by name then SemVer precedence."""
     rows = await _select(pool, "true", (), tenant)
     rows.sort(key=lambda row: (row["name"], version_key(row["version"])))
-    return [_version(row, specs_dir) for row in rows]
+    return await _versions(pool, rows, specs_dir)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -254,14 +262,13 @@ async def list_graphs(
 async def _select(
     pool: Pool, where: str, params: tuple[Any, ...], tenant: str
 ) -> list[dict[str, Any]]:
-    """Rows matching ``where`` that ``tenant`` sees: its own, then ``default``'s.
-
-    A tenant's own ``name@version`` hides ``default``'s of the same ref.
+    """Rows (without their YAML) matching ``where`` that ``tenant`` sees: its own, then
+    ``default``'s. A tenant's own ``name@version`` hides ``default``'s of the same ref.
     """
     async with pool.connection() as conn:
         cursor = await conn.execute(
             f"""
-            SELECT DISTINCT ON (name, version) {_COLUMNS} FROM plait_graph_versions
+            SELECT DISTINCT ON (name, version) {_KEYS} FROM plait_graph_versions
             WHERE ({where}) AND tenant_id IN (%s, %s)
             ORDER BY name, version, tenant_id = %s DESC
             """.encode(),
@@ -294,6 +301,44 @@ async def _insert(
             ),
         )
         return await cursor.fetchone()
+
+
+async def _versions(
+    pool: Pool, rows: list[dict[str, Any]], specs_dir: Path | None
+) -> list[GraphVersion]:
+    """``rows`` of :func:`_select` as versions: their YAML from the cache, or one query."""
+    texts = {_text_key(row): _TEXTS.get(_text_key(row)) for row in rows}
+    missing = [row for row in rows if texts[_text_key(row)] is None]
+    if missing:
+        async with pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT tenant_id, name, version, created_at, yaml FROM plait_graph_versions "
+                "WHERE (tenant_id, name, version) IN "
+                "(SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))",
+                tuple(
+                    [row[column] for row in missing] for column in ("tenant_id", "name", "version")
+                ),
+            )
+            for found in await cursor.fetchall():
+                texts[_text_key(found)] = found["yaml"]
+                _TEXTS.put(_text_key(found), found["yaml"])
+    return [
+        _version({**row, "yaml": texts[_text_key(row)]}, specs_dir)
+        for row in rows
+        if texts[_text_key(row)] is not None  # deleted meanwhile (only by hand)
+    ]
+
+
+async def _one(
+    pool: Pool, rows: list[dict[str, Any]], specs_dir: Path | None
+) -> GraphVersion | None:
+    """The first of ``rows`` as a version (``None``: no rows)."""
+    found = await _versions(pool, rows[:1], specs_dir)
+    return found[0] if found else None
+
+
+def _text_key(row: dict[str, Any]) -> tuple[str, str, str, datetime]:
+    return (row["tenant_id"], row["name"], row["version"], row["created_at"])
 
 
 def _version(row: dict[str, Any], specs_dir: Path | None) -> GraphVersion:

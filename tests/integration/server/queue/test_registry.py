@@ -203,3 +203,22 @@ async def test_assistant_ids_resolve(pool: Pool) -> None:
     assert await by_assistant_id(pool, f"{name}@1.0.0") == one
     assert await by_assistant_id(pool, str(uuid.uuid4())) is None
     assert await by_assistant_id(pool, unique("missing")) is None
+
+
+async def test_every_version_reads_back_its_own_text(pool: Pool) -> None:
+    name = unique("g")
+    texts = {
+        version: f"# {name} {version}: comments are kept\n{spec_text(name, version)}"
+        for version in ("1.0.0", "1.1.0", "2.0.0")
+    }
+    for text in texts.values():
+        await save_version(pool, text)
+
+    for _ in range(2):  # the second round reads the texts it read before
+        newest = await latest(pool, name)
+        assert newest is not None and newest.yaml == texts["2.0.0"]
+        listed = [version for version in await list_graphs(pool) if version.name == name]
+        assert [version.yaml for version in listed] == list(texts.values())
+        for version, text in texts.items():
+            found = await get_version(pool, name, version)
+            assert found is not None and found.yaml == text
