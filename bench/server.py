@@ -440,7 +440,7 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--sequential", type=int, default=50, help="runs one at a time")
     parser.add_argument(
-        "--steady", type=int, default=200, help="runs started at half the HTTP throughput"
+        "--steady", type=int, default=200, help="runs started at half Plait's throughput"
     )
     parser.add_argument("--parked", type=int, default=1000, help="runs parked on approvals")
     parser.add_argument("--workers", type=int, default=None, help="plait serve --workers")
@@ -454,7 +454,7 @@ async def main() -> None:
         "--durability",
         choices=("sync", "async", "exit"),
         default="sync",
-        help="LangGraph durability of both contenders (the server's default is sync)",
+        help="LangGraph durability of every contender (the server's default is sync)",
     )
     parser.add_argument("--no-readme", action="store_true", help="print only")
     args = parser.parse_args()

@@ -1,7 +1,8 @@
-"""A small thread-safe LRU map for compiled graphs.
+"""A small thread-safe LRU map for compiled graphs (and other immutable values).
 
 ``compile_spec`` keys it by spec digest (and the digests of every spec it
-references); the server's ``GraphCache`` by tenant, name and version.
+references); the server's ``GraphCache`` by tenant, name and version; the
+server's registry keeps stored versions' YAML texts in one.
 """
 
 from __future__ import annotations
