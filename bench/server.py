@@ -605,7 +605,8 @@ contender does, instead of in a thread).
 Time to first event: from sending the stream POST to the first SSE event (`metadata`).
 CPU per run: the CPU time used during the batch, divided by its runs, by this process (the
 graph in-process; the client over HTTP), by {cpu_text}, and by every `postgres`
-process of this machine. Unlike throughput, it barely depends on what else the machine runs.
+process of this machine. It depends less than throughput on what else the machine runs, yet a
+busy second core still raises it (seen: 25-40% for the in-process graph).
 
 {table}
 
