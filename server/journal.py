@@ -94,8 +94,8 @@ async def append_many(
 # run once (delivered when the statement commits). Runs that do not exist get
 # no row. Each run's events arrive as one JSON array of [event, data] pairs,
 # encoded once in Python and reused for the notification's payload. The arrays
-# go in binary (%()b): in text, psycopg escapes every quote of every JSON
-# string with a regex, which cost more CPU than the rest of an append.
+# go in binary (``%(name)b``): in text, psycopg escapes every quote of every
+# JSON string with a regex, which cost more CPU than the rest of an append.
 _APPEND = """
 WITH request AS (
     SELECT * FROM unnest(%(run_ids)b::text[], %(batches)b::jsonb[], %(payloads)b::text[])

@@ -307,8 +307,9 @@ async def _versions(
     pool: Pool, rows: list[dict[str, Any]], specs_dir: Path | None
 ) -> list[GraphVersion]:
     """``rows`` of :func:`_select` as versions: their YAML from the cache, or one query."""
-    texts = {_text_key(row): _TEXTS.get(_text_key(row)) for row in rows}
-    missing = [row for row in rows if texts[_text_key(row)] is None]
+    keys = [_text_key(row) for row in rows]
+    texts = {key: _TEXTS.get(key) for key in keys}
+    missing = [row for row, key in zip(rows, keys, strict=True) if texts[key] is None]
     if missing:
         async with pool.connection() as conn:
             cursor = await conn.execute(
@@ -323,9 +324,9 @@ async def _versions(
                 texts[_text_key(found)] = found["yaml"]
                 _TEXTS.put(_text_key(found), found["yaml"])
     return [
-        _version({**row, "yaml": texts[_text_key(row)]}, specs_dir)
-        for row in rows
-        if texts[_text_key(row)] is not None  # deleted meanwhile (only by hand)
+        _version({**row, "yaml": text}, specs_dir)
+        for row, key in zip(rows, keys, strict=True)
+        if (text := texts[key]) is not None  # None: deleted meanwhile (only by hand)
     ]
 
 
