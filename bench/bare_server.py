@@ -17,20 +17,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import orjson
 from fastapi import FastAPI
-from overhead import spec_text
+from overhead import compiled_spec
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from engine.compiler import CompiledSpec, compile_spec
-from engine.spec.loader import parse_spec
+from engine.compiler import CompiledSpec
 from engine.store import database_url, new_checkpointer, open_pool
 from engine.store.pool import Pool
-
-BENCH = Path(__file__).resolve().parent
 
 
 class Served:
@@ -45,9 +41,7 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     """Open the pool and compile the graph once, as ``plait serve`` does at start."""
     async with await open_pool(database_url()) as pool:
         Served.pool = pool
-        Served.graph = compile_spec(
-            parse_spec(spec_text(), "overhead.yaml", BENCH / "overhead.yaml")
-        )
+        Served.graph = compiled_spec()
         yield
 
 

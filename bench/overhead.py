@@ -28,7 +28,7 @@ from _report import machine, median, percentile, write_section
 from bench_steps import step
 from langgraph.graph import END, START, StateGraph
 
-from engine.compiler import compile_spec
+from engine.compiler import CompiledSpec, compile_spec
 from engine.spec.loader import parse_spec
 from engine.store import database_url, migrate, new_checkpointer, open_pool
 from engine.store.pool import Pool
@@ -83,10 +83,16 @@ def hand_written(nodes: int = NODES) -> StateGraph[Counter]:
     return graph
 
 
+def compiled_spec() -> CompiledSpec:
+    """The benchmark spec (``spec_text``) parsed and compiled by Plait."""
+    return compile_spec(
+        parse_spec(spec_text(), "overhead.yaml", Path(__file__).with_name("overhead.yaml"))
+    )
+
+
 def runners(pool: Pool | None, durability: Durability) -> dict[str, Runner]:
     """One coroutine factory per contender; each call is one run on a new thread."""
-    loaded = parse_spec(spec_text(), "overhead.yaml", Path(__file__).with_name("overhead.yaml"))
-    compiled = compile_spec(loaded)
+    compiled = compiled_spec()
     hand = hand_written().compile()
     # LangGraph rejects `durability` without a checkpointer.
     options: dict[str, Any] = {"durability": durability} if pool else {}

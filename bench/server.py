@@ -57,10 +57,8 @@ import aiohttp
 import uvloop
 from _report import machine, median, percentile, write_section
 from _serve import bare_serve, plait_serve
-from overhead import NODES, describe_server, spec_text
+from overhead import NODES, compiled_spec, describe_server, spec_text
 
-from engine.compiler import compile_spec
-from engine.spec.loader import parse_spec
 from engine.store import database_url, migrate, new_checkpointer, open_pool
 from engine.store.pool import Pool
 
@@ -115,8 +113,7 @@ async def in_batches(runs: int, concurrency: int, one: Callable[[], Awaitable[fl
 
 def in_process(pool: Pool, durability: str) -> Callable[[], Awaitable[float]]:
     """One in-process run per call on a new thread with a new Postgres saver; its seconds."""
-    loaded = parse_spec(spec_text(), "overhead.yaml", BENCH / "overhead.yaml")
-    compiled = compile_spec(loaded)
+    compiled = compiled_spec()
 
     async def one() -> float:
         start = time.perf_counter()
