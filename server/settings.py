@@ -20,6 +20,11 @@ ADMIN_KEY_ENV = "PLAIT_ADMIN_KEY"
 AUTH_CACHE_ENV = "PLAIT_AUTH_CACHE_SECONDS"
 #: Extra top-level modules tenants' specs may call (server/auth/code_policy.py).
 TENANT_MODULES_ENV = "PLAIT_TENANT_MODULES"
+#: Lost attempts before a run is dead-lettered, for specs without `max_attempts`.
+MAX_ATTEMPTS_ENV = "PLAIT_MAX_ATTEMPTS"
+#: Lost attempts a run may have before it is dead-lettered, unless its spec says
+#: (``spec.max_attempts``) or the worker is told otherwise (``--max-attempts``).
+DEFAULT_MAX_ATTEMPTS = 3
 #: The editor's build output in a source checkout (`npm run build`).
 DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
 
@@ -49,6 +54,9 @@ class Settings:
     auth_cache_seconds: float = 5.0
     #: Modules tenants' uploaded specs may call besides the specs folder's (code_policy.py).
     tenant_modules: frozenset[str] = frozenset()
+    #: Attempts of a run that may lose their worker before it is dead-lettered
+    #: (a spec's ``max_attempts`` wins).
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -68,4 +76,5 @@ class Settings:
             tenant_modules=frozenset(
                 name.strip() for name in env.get(TENANT_MODULES_ENV, "").split(",") if name.strip()
             ),
+            max_attempts=int(env.get(MAX_ATTEMPTS_ENV) or default.max_attempts),
         )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from engine.store.pool import Pool
@@ -30,9 +32,7 @@ class PostgresToolResultStore:
     async def get(self, key: str) -> RecordedResult | None:
         """The record under ``key``, if any."""
         async with self.pool.connection() as conn:
-            cursor = await conn.execute(_SELECT, (key,))
-            row = await cursor.fetchone()
-        return None if row is None else RecordedResult(row["result"], row["created_at"])
+            return await read_record(conn, key)
 
     async def put(
         self,
@@ -45,31 +45,62 @@ class PostgresToolResultStore:
         tool: str,
         args: Mapping[str, Any],
     ) -> RecordedResult:
-        """Record ``record`` unless ``key`` has one already; return the stored record.
-
-        ``ON CONFLICT DO NOTHING`` then a read: the first writer's row is the
-        answer for every writer, and the read also returns the value as JSON
-        gives it back, exactly what a later :meth:`get` returns.
-        """
+        """Record ``record`` unless ``key`` has one already; return the stored record."""
         async with self.pool.connection() as conn:
-            await conn.execute(
-                _INSERT,
-                (
-                    key,
-                    thread_id,
-                    run_id,
-                    node,
-                    tool,
-                    Jsonb(dict(args)),
-                    Jsonb(record.value),
-                    record.recorded_at,
-                ),
+            return await write_record(
+                conn,
+                key,
+                record,
+                thread_id=thread_id,
+                run_id=run_id,
+                node=node,
+                tool=tool,
+                args=args,
             )
-            cursor = await conn.execute(_SELECT, (key,))
-            row = await cursor.fetchone()
-        if row is None:
-            raise RuntimeError(f"tool result {key} vanished right after it was recorded")
-        return RecordedResult(row["result"], row["created_at"])
+
+
+async def read_record(conn: AsyncConnection[DictRow], key: str) -> RecordedResult | None:
+    """The record under ``key`` on ``conn`` (inside the caller's transaction, if any)."""
+    cursor = await conn.execute(_SELECT, (key,))
+    row = await cursor.fetchone()
+    return None if row is None else RecordedResult(row["result"], row["created_at"])
+
+
+async def write_record(
+    conn: AsyncConnection[DictRow],
+    key: str,
+    record: RecordedResult,
+    *,
+    thread_id: str,
+    run_id: str | None,
+    node: str,
+    tool: str,
+    args: Mapping[str, Any],
+) -> RecordedResult:
+    """Record ``record`` on ``conn`` unless ``key`` has one already; return the stored record.
+
+    ``ON CONFLICT DO NOTHING`` then a read: the first writer's row is the
+    answer for every writer, and the read also returns the value as JSON
+    gives it back, exactly what a later :meth:`PostgresToolResultStore.get` returns.
+    """
+    await conn.execute(
+        _INSERT,
+        (
+            key,
+            thread_id,
+            run_id,
+            node,
+            tool,
+            Jsonb(dict(args)),
+            Jsonb(record.value),
+            record.recorded_at,
+        ),
+    )
+    cursor = await conn.execute(_SELECT, (key,))
+    row = await cursor.fetchone()
+    if row is None:
+        raise RuntimeError(f"tool result {key} vanished right after it was recorded")
+    return RecordedResult(row["result"], row["created_at"])
 
 
 async def delete_thread_results(pool: Pool, thread_id: str) -> int:

@@ -1,0 +1,37 @@
+-- Poison runs end (dead letters) and a worker that lost a run's lease cannot
+-- write for it any more (fencing): docs/decisions.md 60 and 61.
+
+ALTER TABLE plait_runs
+    -- Attempts whose worker lost the lease (it died, stalled or was cut off):
+    -- counted by the claim that takes the run over; reset by a requeue.
+    ADD COLUMN lost_attempts integer NOT NULL DEFAULT 0,
+    -- The spec's `max_attempts` when the run was created (NULL: the worker's).
+    ADD COLUMN max_attempts integer CHECK (max_attempts >= 1),
+    -- Why the run was dead-lettered ({reason, attempts, max_attempts, at}); NULL otherwise.
+    ADD COLUMN dead_letter jsonb;
+
+-- The `error` and `end` events of an attempt a requeue continued past: kept in
+-- the journal, not sent to streams (an SDK stops at either).
+ALTER TABLE plait_run_events
+    ADD COLUMN superseded boolean NOT NULL DEFAULT false;
+
+-- The fence of every write a worker makes for a run outside the queue's own
+-- statements (checkpoints, tool results, approvals): called first in the
+-- write's transaction, it holds the run row in KEY SHARE mode, which the
+-- takeover's FOR UPDATE SKIP LOCKED skips, so the run cannot change hands
+-- before the write commits; and it raises PLA01 when the lease is no longer
+-- `owner`'s for `attempt`.
+CREATE FUNCTION plait_fence(p_run_id text, p_owner text, p_attempt integer)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM plait_runs
+    WHERE run_id = p_run_id AND lease_owner = p_owner AND attempt = p_attempt
+      AND status = 'running'
+    FOR KEY SHARE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'the lease of run % (attempt %) is no longer held by %',
+            p_run_id, p_attempt, p_owner
+            USING ERRCODE = 'PLA01';
+    END IF;
+END
+$$;

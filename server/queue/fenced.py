@@ -1,0 +1,96 @@
+"""A run's checkpoints and tool results, written only while its worker holds the lease.
+
+A worker cut off from the database (or stalled) past its lease keeps executing
+until it hears that another worker took its run over; what it then writes
+arrives late. :class:`FencedCheckpointer` and :class:`FencedToolResultStore`
+put :func:`server.queue.leases.fence` in front of each write, in the same
+transaction, so a late checkpoint never forks the thread the new worker
+continues, and a late tool result is never recorded as this run's. Reading a
+recorded tool result is fenced too: a worker that lost the run finds out
+before it calls the tool again, not after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg import AsyncCursor
+from psycopg.rows import DictRow, dict_row
+
+from engine.store.pool import Pool
+from engine.store.tool_results import PostgresToolResultStore, read_record, write_record
+from engine.tools.idempotency import RecordedResult
+from server.queue.leases import Lease, fence, fenced_transaction, refused_as
+
+
+class FencedCheckpointer(AsyncPostgresSaver):
+    """LangGraph's Postgres saver whose writes (``aput``, ``aput_writes``) need ``lease``.
+
+    Every write of langgraph-checkpoint-postgres 3.2.0 goes through
+    ``_cursor(pipeline=True)``; here that cursor is inside a transaction that
+    begins with the fence (one round trip, as before: the pipeline carries the
+    fence too). Reads are not fenced. The version is pinned in pyproject.toml;
+    ``tests/integration/server/queue/test_fencing.py`` fails if a write escapes.
+    """
+
+    def __init__(self, pool: Pool, lease: Lease) -> None:
+        super().__init__(pool)
+        self.pool = pool
+        self.lease = lease
+
+    @asynccontextmanager
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
+        if not pipeline:
+            async with super()._cursor() as cur:
+                yield cur
+            return
+        with refused_as(self.lease, "checkpoint"):
+            async with (
+                self.lock,
+                self.pool.connection() as conn,
+                conn.pipeline(),
+                conn.transaction(),
+                conn.cursor(binary=True, row_factory=dict_row) as cur,
+            ):
+                await fence(cur, self.lease)
+                yield cur
+
+
+class FencedToolResultStore(PostgresToolResultStore):
+    """Recorded tool results of one run attempt: read and written only under ``lease``."""
+
+    def __init__(self, pool: Pool, lease: Lease) -> None:
+        super().__init__(pool)
+        self.lease = lease
+
+    async def get(self, key: str) -> RecordedResult | None:
+        """The record under ``key``; :class:`LeaseLost` when the run is no longer ours."""
+        async with fenced_transaction(self.pool, self.lease, "tool call", pipeline=True) as conn:
+            return await read_record(conn, key)
+
+    async def put(
+        self,
+        key: str,
+        record: RecordedResult,
+        *,
+        thread_id: str,
+        run_id: str | None,
+        node: str,
+        tool: str,
+        args: Mapping[str, Any],
+    ) -> RecordedResult:
+        """Record ``record`` (first writer wins); :class:`LeaseLost` when the run is not ours."""
+        async with fenced_transaction(self.pool, self.lease, "tool result", pipeline=True) as conn:
+            return await write_record(
+                conn,
+                key,
+                record,
+                thread_id=thread_id,
+                run_id=run_id,
+                node=node,
+                tool=tool,
+                args=args,
+            )
