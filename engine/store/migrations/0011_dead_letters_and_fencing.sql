@@ -17,17 +17,17 @@ ALTER TABLE plait_run_events
 
 -- The fence of every write a worker makes for a run outside the queue's own
 -- statements (checkpoints, tool results, approvals): called first in the
--- write's transaction, it holds the run row in KEY SHARE mode, which the
--- takeover's FOR UPDATE SKIP LOCKED skips, so the run cannot change hands
--- before the write commits; and it raises PLA01 when the lease is no longer
--- `owner`'s for `attempt`.
+-- write's transaction, it holds the run row in SHARE mode until the write
+-- commits. A takeover (FOR UPDATE SKIP LOCKED) skips the row meanwhile and any
+-- other change of the run waits; a change already in progress is waited for
+-- and then seen. It raises PLA01 when the lease is not `owner`'s for `attempt`.
 CREATE FUNCTION plait_fence(p_run_id text, p_owner text, p_attempt integer)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM 1 FROM plait_runs
     WHERE run_id = p_run_id AND lease_owner = p_owner AND attempt = p_attempt
       AND status = 'running'
-    FOR KEY SHARE;
+    FOR SHARE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'the lease of run % (attempt %) is no longer held by %',
             p_run_id, p_attempt, p_owner
