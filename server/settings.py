@@ -22,6 +22,8 @@ AUTH_CACHE_ENV = "PLAIT_AUTH_CACHE_SECONDS"
 TENANT_MODULES_ENV = "PLAIT_TENANT_MODULES"
 #: Lost attempts before a run is dead-lettered, for specs without `max_attempts`.
 MAX_ATTEMPTS_ENV = "PLAIT_MAX_ATTEMPTS"
+#: A `plait worker`'s lease on the runs it claims (also its children's under `plait serve`).
+LEASE_SECONDS_ENV = "PLAIT_LEASE_SECONDS"
 #: Lost attempts a run may have before it is dead-lettered, unless its spec says
 #: (``spec.max_attempts``) or the worker is told otherwise (``--max-attempts``).
 DEFAULT_MAX_ATTEMPTS = 3

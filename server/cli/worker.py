@@ -20,7 +20,7 @@ import typer
 
 from server.cli.database import connected_pool
 from server.cli.exits import CliError
-from server.settings import DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_ENV
+from server.settings import DEFAULT_MAX_ATTEMPTS, LEASE_SECONDS_ENV, MAX_ATTEMPTS_ENV
 
 if TYPE_CHECKING:
     from server.cli.worker_health import WorkerHealth
@@ -43,6 +43,7 @@ def worker_command(
         float,
         typer.Option(
             "--lease-seconds",
+            envvar=LEASE_SECONDS_ENV,
             min=0.3,
             help="Lease on a claimed run; a dead worker's runs are taken over after it.",
         ),
