@@ -188,9 +188,10 @@ async def execute_run(
                 traced=traced,
             )
             return outcome
-        except (RunGone, LeaseLost):
+        except (RunGone, LeaseLost) as refused:
             # A write was refused: another worker took the run over (our lease
             # expired) and records its end, or the run was deleted.
+            traced.detail = str(refused)
             outcome = "lost"
             return outcome
         finally:

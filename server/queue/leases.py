@@ -20,6 +20,7 @@ are consistent, and its next heartbeat renews the lease.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from psycopg.rows import DictRow
 
 from engine.runtime.loops import StopsRun
 from engine.store.pool import Pool
+
+log = logging.getLogger("plait.run")
 
 #: SQLSTATE ``plait_fence`` raises (migration 0011).
 FENCE_SQLSTATE = "PLA01"
@@ -78,12 +81,17 @@ async def fence(target: AsyncConnection[DictRow] | AsyncCursor[DictRow], lease: 
 
 @contextmanager
 def refused_as(lease: Lease, what: str) -> Iterator[None]:
-    """Turn the fence's error (or an aborted pipeline after it) into :class:`LeaseLost`."""
+    """Turn the fence's error (or an aborted pipeline after it) into :class:`LeaseLost`.
+
+    Each refusal is logged: it is the trace a partition leaves on the worker it cut off.
+    """
     try:
         yield
     except psycopg.Error as exc:
         if _fenced(exc):
-            raise LeaseLost(lease, what) from None
+            lost = LeaseLost(lease, what)
+            log.warning("%s", lost.message, extra={"plait_status": "fenced"})
+            raise lost from None
         raise
 
 
