@@ -24,6 +24,8 @@ TENANT_MODULES_ENV = "PLAIT_TENANT_MODULES"
 MAX_ATTEMPTS_ENV = "PLAIT_MAX_ATTEMPTS"
 #: A `plait worker`'s lease on the runs it claims (also its children's under `plait serve`).
 LEASE_SECONDS_ENV = "PLAIT_LEASE_SECONDS"
+#: A worker's lease on the runs it claims: a dead worker's runs are taken over after it.
+DEFAULT_LEASE_SECONDS = 10.0
 #: Lost attempts a run may have before it is dead-lettered, unless its spec says
 #: (``spec.max_attempts``) or the worker is told otherwise (``--max-attempts``).
 DEFAULT_MAX_ATTEMPTS = 3

@@ -43,7 +43,7 @@ from server.mcp_tasks import McpTaskPoller
 from server.queue import runs
 from server.queue.fenced import FencedToolResultStore
 from server.queue.runs import Run
-from server.settings import DEFAULT_MAX_ATTEMPTS
+from server.settings import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class Worker:
         *,
         worker_id: str | None = None,
         concurrency: int = 10,
-        lease_seconds: float = 10.0,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
         poll_seconds: float = 1.0,
         sweep_seconds: float = 5.0,
         specs_dir: Path | None = None,

@@ -20,7 +20,12 @@ import typer
 
 from server.cli.database import connected_pool
 from server.cli.exits import CliError
-from server.settings import DEFAULT_MAX_ATTEMPTS, LEASE_SECONDS_ENV, MAX_ATTEMPTS_ENV
+from server.settings import (
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
+    LEASE_SECONDS_ENV,
+    MAX_ATTEMPTS_ENV,
+)
 
 if TYPE_CHECKING:
     from server.cli.worker_health import WorkerHealth
@@ -47,7 +52,7 @@ def worker_command(
             min=0.3,
             help="Lease on a claimed run; a dead worker's runs are taken over after it.",
         ),
-    ] = 10.0,
+    ] = DEFAULT_LEASE_SECONDS,
     max_attempts: Annotated[
         int,
         typer.Option(
@@ -173,7 +178,9 @@ async def _work(options: _Options, worker_id: str) -> None:
     from server.worker import Worker
 
     concurrency, lease_seconds = options.concurrency, options.lease_seconds
-    async with connected_pool() as pool:
+    from server.queue.leases import session_settings
+
+    async with connected_pool(session_settings(lease_seconds)) as pool:
         # Each run needs a connection now and then (checkpoints, journal, tool results).
         await pool.resize(min_size=1, max_size=2 * concurrency + 2)
         worker = Worker(

@@ -161,6 +161,20 @@ def wait_for_port(address: str, port: int, what: str, process: subprocess.Popen[
     raise TimeoutError(f"{what} did not listen on {address}:{port} within {START_SECONDS:g}s")
 
 
+def _wait_for_queries(url: str, process: subprocess.Popen[bytes]) -> None:
+    """Poll until the server at ``url`` answers a query (it listens before it has started up)."""
+    deadline = time.monotonic() + START_SECONDS
+    while True:
+        try:
+            with psycopg.connect(url, connect_timeout=5) as conn:
+                conn.execute("SELECT 1")
+            return
+        except psycopg.OperationalError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise
+            time.sleep(_POLL_SECONDS)  # "the database system is starting up": nothing to await
+
+
 def _postgres_bin() -> Path:
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"))
     if not found:
@@ -226,8 +240,7 @@ def postgres_on(network: Hosts, host: str, log: Path) -> Iterator[str]:
             )
         wait_for_port(address, 5432, "PostgreSQL", process)
         url = f"postgresql://postgres@{address}:5432/postgres"
-        with psycopg.connect(url, connect_timeout=5):
-            pass
+        _wait_for_queries(url, process)
         yield url
     finally:
         if process is not None and process.poll() is None:

@@ -10,9 +10,11 @@ a user checks:
 
 - its runs are taken over by the other workers within the lease plus 5 s;
 - its late writes are refused: the tool results it records after the heal
-  (its tools were let go while it was cut off) are fenced, nothing of its
+  (its tools were let go while it was cut off) are refused by the fence, or
+  find that Postgres ended the session they were sent on (its sessions end
+  when their host goes silent: server/queue/leases.py); nothing of its
   attempt after the takeover reaches the journal or the checkpoints, and it
-  finishes none of its runs; it lives on and logs each refusal;
+  finishes none of its runs; it lives on;
 - no journal event is lost or repeated: each run's journal is 1..N with one
   ``end``, and an SSE client following every run saw exactly that;
 - the tool, which honours the key, charged each order once, although the
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -153,9 +157,11 @@ class Partitioned:
         return self.cluster.workers
 
 
-@pytest.fixture
-def partitioned(tmp_path: Path) -> Iterator[Partitioned]:
-    """PostgreSQL, ``plait serve --no-workers`` and three ``plait worker`` on hosts of their own."""
+@pytest.fixture(scope="module")
+def partitioned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Partitioned]:
+    """PostgreSQL, ``plait serve --no-workers`` and three ``plait worker`` on hosts of their own
+    (and a host ``stray`` for a stand-in of a worker's session)."""
+    tmp_path = tmp_path_factory.mktemp("partition")
     sources = tmp_path / "sources"
     sources.mkdir()
     (sources / "partition.yaml").write_text(SPEC, encoding="utf-8")
@@ -166,7 +172,7 @@ def partitioned(tmp_path: Path) -> Iterator[Partitioned]:
     log_dir = tmp_path / "logs"
     log_dir.mkdir()
     with (
-        hosts(["db", "api", "w1", "w2", "w3"]) as network,
+        hosts(["db", "api", "w1", "w2", "w3", "stray"]) as network,
         postgres_on(network, "db", log_dir / "postgres.log") as url,
     ):
         api = network.addresses["api"]
@@ -313,12 +319,16 @@ async def test_a_cut_off_worker_is_taken_over_and_its_late_writes_are_refused(
         await asyncio.sleep(max(0.0, cut_at + PARTITION_SECONDS - time.monotonic()))
         network.heal(victim_host)
 
-        def refusals() -> list[dict[str, Any]]:
-            fenced = [r for r in _json_lines(victim.log(log_offset)) if r.get("status") == "fenced"]
-            results = [r for r in fenced if "tool result refused" in r["message"]]
-            return fenced if len(results) == len(victim_runs) else []
+        def late_results() -> dict[str, str]:
+            """Why each of the cut-off worker's late tool results did not get written."""
+            failed = {
+                r["run_id"]: r["error_code"]
+                for r in _json_lines(victim.log(log_offset))
+                if r.get("node") == "pay" and r.get("status") == "error"
+            }
+            return failed if set(failed) == set(victim_runs) else {}
 
-        refused = await _until("the cut-off worker's late tool results to be refused", refusals)
+        refused = await _until("the cut-off worker's late tool results to fail", late_results)
         healed_at = time.monotonic()
 
         for pid in {w.pid for w in partitioned.workers} - {victim_pid}:
@@ -374,7 +384,7 @@ async def test_a_cut_off_worker_is_taken_over_and_its_late_writes_are_refused(
         f"{takeover[0]:.2f}-{takeover[-1]:.2f}s after the cut (lease {LEASE_SECONDS:g}s); "
         f"link down {healed_at - cut_at:.1f}s; events lost {lost}, repeated {repeated}; "
         f"charges {sum(charges.values())} for {RUNS} orders ({sum(calls.values())} tool calls); "
-        f"{len(refused)} late writes refused"
+        f"late tool results: {dict(Counter(refused.values()))}"
     )
 
     assert len(victim_runs) >= 2
@@ -393,16 +403,136 @@ async def test_a_cut_off_worker_is_taken_over_and_its_late_writes_are_refused(
     # Its late tool results and checkpoints were refused; the takers' stand.
     assert late_checkpoints == 0
     assert set(results) == set(created) and late_marker not in results.values(), results
-    assert all(any(run_id in r["message"] for run_id in victim_runs) for r in refused), refused
-    ended = [
-        r
+    # Refused by the fence, or its session was gone: never written, either way.
+    assert set(refused.values()) <= {"LeaseLost", "OperationalError"}, refused
+    ended = {
+        r["run_id"]: r["status"]
         for r in _json_lines(victim_log)
-        if r.get("run_id") in victim_runs and r.get("status") == "lost"
-    ]
-    assert sorted(r["run_id"] for r in ended) == sorted(victim_runs), victim_log
+        if r.get("run_id") in victim_runs and str(r.get("message")).startswith("run ended")
+    }
+    assert set(ended) == set(victim_runs) and set(ended.values()) <= {"lost", "failed"}, ended
     assert victim.process.poll() is None, "the cut-off worker should live on"
 
     # The tool honours its key: every order charged once, the taken-over ones called twice.
     assert charges == Counter(dict.fromkeys(created, 1)), charges
     assert calls == Counter({o: 2 if o in victim_orders else 1 for o in created}), calls
     assert all(len(k) == 1 for k in keys.values()), keys
+
+
+STAND_IN = """\
+import asyncio
+import sys
+
+from engine.store.pool import open_pool
+from server.queue.leases import Lease, fenced_transaction, session_settings
+from server.queue.runs import _CLAIM_LOCK
+
+
+async def main(url: str, run_id: str, owner: str, lease: str) -> None:
+    # The worker's own session settings, its fence, then the first statement of a claim.
+    pool = await open_pool(url, max_size=1, settings=session_settings(float(lease)))
+    print("ready", flush=True)
+    attempt = int(await asyncio.to_thread(sys.stdin.readline))  # once the test claimed the run
+    async with fenced_transaction(pool, Lease(run_id, owner, attempt), "stand-in") as conn:
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
+        print("holding", flush=True)
+        await asyncio.Event().wait()
+
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+async def test_a_worker_cut_off_inside_a_transaction_holds_nothing_up(
+    partitioned: Partitioned, tmp_path: Path
+) -> None:
+    """Cut off between statements of a transaction, a worker would keep its run's row and the
+    claim lock until the link came back; its sessions end instead, and work goes on in time.
+
+    The stand-in is a worker's session on host ``stray``: it holds the run it claimed (the
+    claim written by the test) in a fenced write and the claim lock, as a worker cut off in
+    the middle of a write or a claim does.
+    """
+    network, cluster = partitioned.network, partitioned.cluster
+    effects = tmp_path / "effects"
+    (effects / "ledger").mkdir(parents=True)
+    script = tmp_path / "stand_in.py"
+    script.write_text(STAND_IN, encoding="utf-8")
+    owner = "stray:0:stand-in"
+    async with (
+        asyncio.timeout(TEST_SECONDS),
+        httpx.AsyncClient(base_url=cluster.url, timeout=TEST_SECONDS) as http,
+        await psycopg.AsyncConnection.connect(partitioned.database_url, autocommit=True) as db,
+    ):
+
+        async def create(order: str) -> tuple[str, str]:
+            thread = (await http.post("/threads", json={})).raise_for_status().json()
+            run = await http.post(
+                f"/threads/{thread['thread_id']}/runs",
+                json={"assistant_id": "partition", "input": {"order": order, "dir": str(effects)}},
+            )
+            return thread["thread_id"], run.raise_for_status().json()["run_id"]
+
+        held_thread, held = await create("held")
+        await _until("the run to wait in its tool", lambda: "held" in _files(effects, "holding"))
+        command = [sys.executable, str(script), partitioned.database_url, held, owner]
+        stand_in = await asyncio.to_thread(
+            subprocess.Popen,
+            network.command("stray", [*command, f"{LEASE_SECONDS:g}"]),
+            env=cluster.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert stand_in.stdin is not None and stand_in.stdout is not None
+            assert (await asyncio.to_thread(stand_in.stdout.readline)).strip() == "ready"
+            # The stand-in's claim, as claim_runs writes one.
+            cursor = await db.execute(
+                "UPDATE plait_runs SET lease_owner = %s, attempt = attempt + 1, "
+                "lease_expires_at = now() + make_interval(secs => %s) WHERE run_id = %s "
+                "RETURNING attempt",
+                (owner, LEASE_SECONDS, held),
+            )
+            stand_in.stdin.write(f"{(await cursor.fetchone() or [0])[0]}\n")
+            stand_in.stdin.flush()
+            line = await asyncio.to_thread(stand_in.stdout.readline)
+            assert line.strip() == "holding", line
+            cut_at = time.monotonic()
+            network.cut("stray")
+            fresh_thread, fresh = await create("fresh")
+
+            waited: dict[str, float] = {}
+
+            async def going_on() -> bool:
+                cursor = await db.execute(
+                    "SELECT run_id, status, lease_owner FROM plait_runs WHERE run_id = ANY(%s)",
+                    ([held, fresh],),
+                )
+                for run_id, status, lease_owner in await cursor.fetchall():
+                    moved = status == "running" and lease_owner not in (None, owner)
+                    if moved and run_id not in waited:
+                        waited[run_id] = time.monotonic() - cut_at
+                return len(waited) == 2
+
+            await _until("the held run to be taken over and the new one claimed", going_on)
+        finally:
+            network.heal("stray")
+            stand_in.kill()
+            stand_in.wait()
+        for worker in partitioned.workers:
+            (effects / f"release-{worker.pid}").touch()
+        ended = {}
+        for thread_id, run_id in ((held_thread, held), (fresh_thread, fresh)):
+            await http.get(f"/threads/{thread_id}/runs/{run_id}/join")
+            ended[run_id] = (await http.get(f"/threads/{thread_id}/runs/{run_id}")).json()
+    print(
+        f"cut off inside a transaction: run taken over after {waited[held]:.2f}s, a new run "
+        f"claimed after {waited[fresh]:.2f}s (lease {LEASE_SECONDS:g}s)"
+    )
+
+    assert max(waited.values()) <= LEASE_SECONDS + TAKEOVER_MARGIN_SECONDS, waited
+    assert {run_id: run["status"] for run_id, run in ended.items()} == {
+        held: "success",
+        fresh: "success",
+    }
