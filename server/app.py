@@ -45,9 +45,8 @@ from server.api.health import plait_version
 from server.auth.keys import Authenticator, authenticate
 from server.executor import GraphCache
 from server.journal import JournalListener
-from server.queue.leases import session_settings
 from server.registry import sync_folder
-from server.settings import DEFAULT_LEASE_SECONDS, Settings
+from server.settings import Settings
 from server.worker import Worker
 from server.worker_processes import WorkerProcesses
 
@@ -107,9 +106,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
     # (child worker processes have pools of their own).
     in_process = settings.workers > 0 and settings.worker_processes == 0
     max_size = settings.pool_max_size + (2 * settings.workers if in_process else 0)
-    # The in-process worker's sessions end with a lost link (server/queue/leases.py).
-    settings_of_sessions = session_settings(DEFAULT_LEASE_SECONDS) if in_process else None
-    async with await open_pool(url, max_size=max_size, settings=settings_of_sessions) as pool:
+    async with await open_pool(url, max_size=max_size) as pool:
         await migrate(pool)
         for issue in await sync_folder(pool, settings.specs_dir):
             log = logger.error if issue.severity == "error" else logger.warning

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit, urlunsplit
 
@@ -27,12 +27,11 @@ def redact(url: str) -> str:
 
 
 @asynccontextmanager
-async def connected_pool(settings: Mapping[str, str] | None = None) -> AsyncIterator[Pool]:
+async def connected_pool() -> AsyncIterator[Pool]:
     """A migrated pool on Plait's database (``PLAIT_DATABASE_URL`` or the embedded server).
 
     Connects once directly first: a pool only reports a timeout, while a
     single connection attempt says *why* (refused, unknown host, bad password).
-    ``settings`` are server settings of every session of the pool.
     """
     try:
         # Starting the embedded server blocks for a second or two.
@@ -53,7 +52,7 @@ async def connected_pool(settings: Mapping[str, str] | None = None) -> AsyncIter
             f"running, or unset {DATABASE_URL_ENV} to use the embedded server",
             ExitCode.ENVIRONMENT,
         ) from None
-    pool = await open_pool(url, min_size=1, max_size=4, settings=settings)
+    pool = await open_pool(url, min_size=1, max_size=4)
     async with pool:
         try:
             await migrate(pool)

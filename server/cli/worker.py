@@ -178,9 +178,7 @@ async def _work(options: _Options, worker_id: str) -> None:
     from server.worker import Worker
 
     concurrency, lease_seconds = options.concurrency, options.lease_seconds
-    from server.queue.leases import session_settings
-
-    async with connected_pool(session_settings(lease_seconds)) as pool:
+    async with connected_pool() as pool:
         # Each run needs a connection now and then (checkpoints, journal, tool results).
         await pool.resize(min_size=1, max_size=2 * concurrency + 2)
         worker = Worker(

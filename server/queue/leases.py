@@ -16,12 +16,17 @@ statement or transaction that writes (docs/decisions.md 61):
 A lease that expired but was not taken over is still held: nothing else
 wrote for the run meanwhile, so the late writes of a worker that was only slow
 are consistent, and its next heartbeat renews the lease.
+
+A fenced write's transaction (and a claim's) also tells Postgres to end the
+session if its client goes silent until the lease would expire, plus a
+second (``plait_hold_session``, migration 0011): a worker cut off in the
+middle of one must not keep the run's row, or the claim lock, until its link
+comes back, since a takeover skips locked rows.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -38,26 +43,6 @@ log = logging.getLogger("plait.run")
 #: SQLSTATE ``plait_fence`` raises (migration 0011).
 FENCE_SQLSTATE = "PLA01"
 _FENCE = "SELECT plait_fence(%s, %s, %s)"
-
-
-def session_settings(lease_seconds: float) -> dict[str, str]:
-    """Postgres settings for a worker's sessions: a session whose host went silent ends.
-
-    A worker cut off in the middle of a transaction (a fenced write, a claim)
-    would hold its locks until the link came back, and a takeover skips
-    locked rows. So the server ends a session when what it sent stays
-    unacknowledged for the lease plus 2 s (``tcp_user_timeout``), and probes a
-    silent one once it has been idle for the lease (TCP keepalives); the
-    session's transaction is rolled back and its locks go. A live worker's
-    kernel acknowledges and answers probes even while its event loop is busy.
-    """
-    seconds = max(1, math.ceil(lease_seconds))
-    return {
-        "tcp_keepalives_idle": str(seconds),
-        "tcp_keepalives_interval": "1",
-        "tcp_keepalives_count": "2",
-        "tcp_user_timeout": str((seconds + 2) * 1000),
-    }
 
 
 @dataclass(frozen=True)

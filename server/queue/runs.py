@@ -475,8 +475,11 @@ async def claim_runs(
     """
     if limit <= 0:
         return []
-    # Pipelined: the lock, the claim and the commit cost one round trip.
+    # Pipelined: the lock, the claim and the commit cost one round trip. A claimer
+    # cut off before its commit must not keep the claim lock: its session ends once
+    # silent for a lease (server/queue/leases.py).
     async with pool.connection() as conn, conn.pipeline(), conn.transaction():
+        await conn.execute("SELECT plait_hold_session(%s)", (int(lease_seconds * 1000),))
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
         cursor = await conn.execute(
             f"""

@@ -15,16 +15,34 @@ ALTER TABLE plait_runs
 ALTER TABLE plait_run_events
     ADD COLUMN superseded boolean NOT NULL DEFAULT false;
 
+-- For the rest of the caller's transaction, the session ends if its client goes
+-- silent (unanswered keepalives every second, nothing acknowledged for
+-- `p_silence_ms`): a worker cut off in the middle of a transaction must not
+-- keep the locks it took (the claim lock, its run's row) until its link comes
+-- back. Outside such transactions sessions keep TCP's patience, so a short
+-- network blip costs no session.
+CREATE FUNCTION plait_hold_session(p_silence_ms integer)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('tcp_keepalives_idle', '1', true),
+            set_config('tcp_keepalives_interval', '1', true),
+            set_config('tcp_user_timeout', greatest(p_silence_ms, 1000)::text, true);
+END
+$$;
+
 -- The fence of every write a worker makes for a run outside the queue's own
 -- statements (checkpoints, tool results, approvals): called first in the
 -- write's transaction, it holds the run row in SHARE mode until the write
 -- commits. A takeover (FOR UPDATE SKIP LOCKED) skips the row meanwhile and any
 -- other change of the run waits; a change already in progress is waited for
 -- and then seen. It raises PLA01 when the lease is not `owner`'s for `attempt`.
+-- The session may stay silent until the lease would expire, plus a second.
 CREATE FUNCTION plait_fence(p_run_id text, p_owner text, p_attempt integer)
 RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_expires timestamptz;
 BEGIN
-    PERFORM 1 FROM plait_runs
+    SELECT lease_expires_at INTO v_expires FROM plait_runs
     WHERE run_id = p_run_id AND lease_owner = p_owner AND attempt = p_attempt
       AND status = 'running'
     FOR SHARE;
@@ -33,5 +51,7 @@ BEGIN
             p_run_id, p_attempt, p_owner
             USING ERRCODE = 'PLA01';
     END IF;
+    PERFORM plait_hold_session(
+        (extract(epoch FROM coalesce(v_expires, now()) - now()) * 1000)::integer + 1000);
 END
 $$;
