@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from server.cli.database import connected_pool
 from server.cli.exits import CliError, ExitCode
 
+if TYPE_CHECKING:
+    from server.queue.runs import Run
+
 queue_app = typer.Typer(
     help="Runs the queue gave up on (dead-lettered) and their requeue.", no_args_is_help=True
 )
 
 
-def _shown(run: Any) -> dict[str, Any]:
+def _shown(run: Run) -> dict[str, Any]:
+    """What an operator sees of a run (JSON-ready)."""
     return {
         "run_id": run.run_id,
         "thread_id": run.thread_id,
