@@ -37,7 +37,8 @@ def validate_paths(paths: Sequence[Path]) -> list[SpecIssue]:
             issues.extend(result)
         else:
             loaded.append(result)
-    registry = SpecRegistry(_siblings(files, {spec.path for spec, _ in loaded}))
+    # Siblings exclude every file given, loaded or not: one that failed is not read twice.
+    registry = SpecRegistry(_siblings(files, set(files)))
     issues.extend(_duplicates([spec for spec, _ in loaded]))
     for spec, _ in loaded:
         registry.add(spec)
@@ -104,12 +105,12 @@ def _load(file: Path) -> tuple[LoadedSpec, list[SpecIssue]] | list[SpecIssue]:
         return [_internal(str(file), exc)]
 
 
-def _siblings(files: Iterable[Path], loaded_paths: set[Path | None]) -> list[LoadedSpec]:
+def _siblings(files: Iterable[Path], given: set[Path]) -> list[LoadedSpec]:
     """Valid specs beside the given files, so refs to them resolve (not reported here)."""
     found: list[LoadedSpec] = []
     for folder in dict.fromkeys(file.parent for file in files):
         for file in _spec_files(folder):
-            if file in loaded_paths:
+            if file in given:
                 continue
             try:
                 found.append(load_spec(file))
