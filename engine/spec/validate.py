@@ -52,17 +52,32 @@ def validate_text(
     text: str, file: str = "<string>", registry: SpecRegistry | None = None
 ) -> list[SpecIssue]:
     """Every issue of one spec given as text (the editor and the HTTP API use this)."""
+    return check_text(text, file, registry)[1]
+
+
+def check_text(
+    text: str, file: str = "<string>", registry: SpecRegistry | None = None
+) -> tuple[LoadedSpec | None, list[SpecIssue]]:
+    """The spec given as text (``None`` when it does not load) and every issue of it.
+
+    ``registry`` resolves ``subgraph`` refs; the spec itself replaces a version
+    of the same ``name@version`` in it. Never raises, like :func:`validate_paths`.
+    """
+    loaded: LoadedSpec | None = None
 
     def run() -> list[SpecIssue]:
+        nonlocal loaded
         try:
             spec, warnings = read_spec(text, file)
         except SpecError as exc:
             return exc.issues
+        loaded = spec
         known = SpecRegistry(registry or ())
         known.add(spec)
         return [*warnings, *lint(spec, known)]
 
-    return _guarded(file, run)
+    issues = _guarded(file, run)
+    return loaded, issues
 
 
 def load_directory(directory: Path) -> SpecRegistry:
