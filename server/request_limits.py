@@ -34,6 +34,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from engine.spec.document import escape_pointer
 from server.problems import Problem, problem_asgi_response
 
+#: A refused body up to this size is read (and dropped) before the 413, so the
+#: client gets the answer instead of a reset connection; a larger one is not.
+DRAIN_BYTES = 64 * 1024 * 1024
 #: Lists and objects nested in each other in a JSON body.
 MAX_JSON_DEPTH = 100
 #: Methods whose requests normally carry no body: not read unless they announce one.
@@ -61,6 +64,8 @@ class RequestLimits:
         headers = {name.lower(): value for name, value in scope.get("headers", ())}
         length = _content_length(headers)
         if length is not None and length > self.max_body_bytes:
+            if length <= DRAIN_BYTES:
+                await _drain(receive)
             await self._too_large(scope, receive, send, length)
             return
         if length is None and b"transfer-encoding" not in headers and scope["method"] in _BODYLESS:
@@ -68,6 +73,7 @@ class RequestLimits:
             return
         body = await self._read(receive)
         if body is None:
+            await _drain(receive)
             await self._too_large(scope, receive, send, None)
             return
         if body and _is_json(headers.get(b"content-type", b"")):
@@ -109,6 +115,20 @@ class RequestLimits:
             headers={"Connection": "close"},
         )
         await problem_asgi_response(scope, problem)(scope, receive, send)
+
+
+async def _drain(receive: Receive) -> None:
+    """Read and drop the rest of a refused body (at most :data:`DRAIN_BYTES`).
+
+    Closing a connection with unread data makes the kernel reset it, and the
+    client may then lose the 413 it was sent; dropped chunks cost no parsing.
+    """
+    size = 0
+    while size <= DRAIN_BYTES:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
+        size += len(message.get("body", b""))
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
