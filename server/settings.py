@@ -54,8 +54,8 @@ class Settings:
     auth_cache_seconds: float = 5.0
     #: Modules tenants' uploaded specs may call besides the specs folder's (code_policy.py).
     tenant_modules: frozenset[str] = frozenset()
-    #: 2 MiB: a spec at its size limit (1 Mi characters) still fits as JSON.
-    max_body_bytes: int = 2 * 1024 * 1024
+    #: 1 MiB: a spec at its size limit (512 Ki characters) still fits, even as JSON.
+    max_body_bytes: int = 1024 * 1024
     spec_processes: int = 2
     spec_check_seconds: float = 10.0
 

@@ -71,7 +71,7 @@ def serve_command(
             min=1024,
             help="Largest request body accepted (larger ones get 413).",
         ),
-    ] = 2 * 1024 * 1024,
+    ] = 1024 * 1024,
     log_level: Annotated[
         str | None,
         typer.Option(

@@ -40,7 +40,7 @@ STREAM_GAP_SECONDS = 1.0
 EXPECTED = {
     "brackets": "200 yaml-too-deep 1:101",
     "laughs": "200 yaml-too-large 6:15",  # l5's second alias
-    "too_long_yaml": "200 yaml-too-large 1:1048577",
+    "too_long_yaml": "200 yaml-too-large 1:524289",
     "huge_json": "413 urn:plait:problem:body-too-large",
 }
 
