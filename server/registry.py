@@ -43,6 +43,8 @@ _KEYS = "name, version, digest, assistant_id, file, created_at, tenant_id"
 #: changes (a new version is a new row), so a lookup need not bring every
 #: version's text over the wire to pick one (``latest`` reads all of a graph's).
 _TEXTS: CompileCache[tuple[str, str, str, datetime], str] = CompileCache(1024)
+#: Stored specs up to this size are read on the event loop (a few ms at most).
+INLINE_PARSE_CHARS = 32_768
 
 
 @dataclass(frozen=True)
@@ -342,11 +344,18 @@ async def _versions(
             for found in await cursor.fetchall():
                 texts[_text_key(found)] = found["yaml"]
                 _TEXTS.put(_text_key(found), found["yaml"])
-    return [
-        _version({**row, "yaml": text}, specs_dir)
+    found_rows = [
+        {**row, "yaml": text}
         for row, key in zip(rows, keys, strict=True)
         if (text := texts[key]) is not None  # None: deleted meanwhile (only by hand)
     ]
+    large = [row for row in found_rows if len(row["yaml"]) > INLINE_PARSE_CHARS]
+    if large:
+        # A large stored spec can take a few hundred ms to read the first time
+        # (a tenant chooses its size, up to the YAML limit): read it in a thread,
+        # so the loop keeps serving meanwhile; later calls find it cached.
+        return await asyncio.to_thread(lambda: [_version(row, specs_dir) for row in found_rows])
+    return [_version(row, specs_dir) for row in found_rows]
 
 
 async def _one(
