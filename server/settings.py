@@ -20,6 +20,8 @@ ADMIN_KEY_ENV = "PLAIT_ADMIN_KEY"
 AUTH_CACHE_ENV = "PLAIT_AUTH_CACHE_SECONDS"
 #: Extra top-level modules tenants' specs may call (server/auth/code_policy.py).
 TENANT_MODULES_ENV = "PLAIT_TENANT_MODULES"
+#: Environment variables the ``default`` tenant's specs may read as secrets (tenant_secrets.py).
+ENV_SECRETS_ENV = "PLAIT_ENV_SECRETS"
 #: The editor's build output in a source checkout (`npm run build`).
 DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
 
