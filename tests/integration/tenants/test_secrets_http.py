@@ -12,6 +12,7 @@ server of the ``default`` tenant must see no ``PLAIT_*`` value either.
 from __future__ import annotations
 
 import http.server
+import json
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -34,6 +35,8 @@ pytestmark = pytest.mark.postgres
 ADMIN_KEY = "admin-" + uuid.uuid4().hex
 #: A variable of the server's environment: the operator's, readable only where opted in.
 OPERATOR_TOKEN = "operator-env-" + uuid.uuid4().hex
+#: The operator's own model key in the server's environment (its SDK's default variable).
+OPERATOR_OPENAI_KEY = "sk-operator-" + uuid.uuid4().hex
 SPEC_SOURCES = [SPECS_DIR / "secret_hook.py"]
 PLACES = ("python_tool", "mcp_headers", "a2a_headers", "model_key")
 
@@ -103,6 +106,7 @@ def server(
             "PLAIT_ADMIN_KEY": ADMIN_KEY,
             "OPERATOR_TOKEN": OPERATOR_TOKEN,
             "PLAIT_ENV_SECRETS": "OPERATOR_TOKEN",
+            "OPENAI_API_KEY": OPERATOR_OPENAI_KEY,
         },
     ) as running:
         yield running
@@ -115,7 +119,6 @@ async def admin(server: Cluster) -> AsyncIterator[httpx.AsyncClient]:
         base_url=server.url, headers={"x-api-key": ADMIN_KEY}, timeout=60.0
     ) as http_client:
         yield http_client
-
 
 
 async def member(server: Cluster, admin: httpx.AsyncClient, prefix: str) -> tuple[str, str]:
@@ -165,11 +168,12 @@ def spec(place: str, name: str, url: str, secrets: list[str]) -> str:
             f"headers: {{{headers}}}, request_timeout: 10s, output: out}}\n"
         )
     else:
-        assert place == "model_key" and len(secrets) == 1
+        assert place == "model_key" and len(secrets) <= 1
+        key = f"api_key_env: {secrets[0]}, " if secrets else ""
         body = (
             "  models:\n"
             f'    m: {{provider: openai, model: gpt-test, base_url: "{url}/v1", '
-            f"api_key_env: {secrets[0]}, params: {{max_retries: 0}}}}\n"
+            f"{key}params: {{max_retries: 0}}}}\n"
             "  nodes:\n    call: {kind: llm, model: m, prompt: hi, output: out}\n"
         )
     return head + body + edges
@@ -243,3 +247,192 @@ async def test_no_tenant_reads_the_servers_own_settings(
             codes = {error["code"] for error in errors}
             assert codes == {"secret-reserved"}, errors
             assert all(error["line"] > 1 for error in errors)
+
+
+async def grant(admin: httpx.AsyncClient, tenant: str, name: str, value: str) -> None:
+    """Grant ``tenant`` the secret ``name`` through the admin API."""
+    granted = await admin.put(f"/tenants/{tenant}/secrets/{name}", json={"value": value})
+    assert granted.status_code in (200, 201), granted.text
+    assert value not in granted.text
+
+
+@pytest.mark.parametrize("place", PLACES)
+async def test_a_tenant_sends_its_own_secret_and_never_anothers(
+    place: str,
+    server: Cluster,
+    admin: httpx.AsyncClient,
+    listener: Listener,
+    database_url_of_server: str,
+) -> None:
+    # The secret has the name of the operator's environment variable, which only
+    # `default` may read (PLAIT_ENV_SECRETS): each tenant gets its own value.
+    name = "OPERATOR_TOKEN"
+    values: dict[str, str] = {}
+    for prefix in ("acme", "globex"):
+        tenant, key = await member(server, admin, prefix)
+        values[tenant] = f"{prefix}-value-{uuid.uuid4().hex}"
+        await grant(admin, tenant, name, values[tenant])
+        tag = unique(prefix)
+        async with client(server, key) as http_client:
+            uploaded = await http_client.post(
+                "/graphs", json={"yaml": spec(place, tag, f"{listener.url}/{tag}", [name])}
+            )
+            assert uploaded.status_code == 201, uploaded.text
+            await run_to_end(http_client, tag)
+        received = "\n".join(listener.under(tag))
+        assert values[tenant] in received, f"{place}: the tenant's own secret did not arrive"
+        others = [v for t, v in values.items() if t != tenant] + [OPERATOR_TOKEN]
+        assert all(other not in received for other in others), f"{place}: another's secret"
+
+    # The operator's own tenant reads the variable it opted in.
+    tag = unique("operator")
+    uploaded = await admin.post(
+        "/graphs", json={"yaml": spec(place, tag, f"{listener.url}/{tag}", [name])}
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    await run_to_end(admin, tag)
+    received = "\n".join(listener.under(tag))
+    assert OPERATOR_TOKEN in received and all(v not in received for v in values.values())
+
+
+@pytest.mark.parametrize("place", PLACES)
+async def test_a_secret_not_granted_fails_with_one_error_that_reveals_nothing(
+    place: str,
+    server: Cluster,
+    admin: httpx.AsyncClient,
+    listener: Listener,
+    database_url_of_server: str,
+) -> None:
+    tenant, key = await member(server, admin, "ungranted")
+    other, _ = await member(server, admin, "holder")
+    await grant(admin, other, "HELD_ELSEWHERE", "held-" + uuid.uuid4().hex)
+    details: dict[str, tuple[str, str]] = {}
+    # In the server's environment, in another tenant, nowhere: the same answer.
+    for name in ("OPERATOR_TOKEN", "HELD_ELSEWHERE", "HELD_NOWHERE"):
+        tag = unique("missing")
+        text = spec(place, tag, f"{listener.url}/{tag}", [name])
+        async with client(server, key) as http_client:
+            refused = await http_client.post("/graphs", json={"yaml": text})
+            assert refused.status_code == 422, refused.text
+            errors = refused.json()["errors"]
+            assert [error["code"] for error in errors] == ["secret-not-granted"], errors
+            assert name in errors[0]["message"] and errors[0]["line"] > 1
+            stored = store_directly(database_url_of_server, tenant, text)
+            ended = await run_to_end(http_client, stored)
+        assert listener.under(tag) == []  # nothing was sent
+        message = ended["__error__"]["message"]
+        assert name in message, ended
+        details[name] = (errors[0]["message"].replace(name, "X"), message.replace(name, "X"))
+    assert len(set(details.values())) == 1, details
+
+
+async def test_the_admin_api_grants_lists_and_deletes_without_returning_values(
+    server: Cluster, admin: httpx.AsyncClient, listener: Listener, database_url_of_server: str
+) -> None:
+    tenant, key = await member(server, admin, "keeper")
+    value = "kept-" + uuid.uuid4().hex
+    first = await admin.put(f"/tenants/{tenant}/secrets/KEPT", json={"value": value})
+    assert first.status_code == 201 and first.json()["name"] == "KEPT"
+    again = await admin.put(f"/tenants/{tenant}/secrets/KEPT", json={"value": value + "2"})
+    assert again.status_code == 200 and again.json()["created_at"] == first.json()["created_at"]
+    listed = await admin.get(f"/tenants/{tenant}/secrets")
+    assert [item["name"] for item in listed.json()] == ["KEPT"]
+    assert value not in first.text + again.text + listed.text
+
+    # Refused: Plait's own names and values, an unknown tenant, a member key.
+    for path, body, status in [
+        (f"/tenants/{tenant}/secrets/PLAIT_DATABASE_URL", {"value": "x"}, 422),
+        (f"/tenants/{tenant}/secrets/COPY", {"value": ADMIN_KEY}, 422),
+        (f"/tenants/{tenant}/secrets/COPY", {"value": database_url_of_server}, 422),
+        (f"/tenants/{tenant}/secrets/bad-name", {"value": "x"}, 422),
+        (f"/tenants/{tenant}/secrets/EMPTY", {"value": ""}, 422),
+        ("/tenants/no-such-tenant/secrets/KEPT", {"value": "x"}, 404),
+    ]:
+        answer = await admin.put(path, json=body)
+        assert answer.status_code == status, (path, answer.text)
+        assert answer.headers["content-type"] == "application/problem+json"
+        assert ADMIN_KEY not in answer.text
+    async with client(server, key) as member_client:
+        assert (await member_client.get(f"/tenants/{tenant}/secrets")).status_code == 403
+        assert (
+            await member_client.put(f"/tenants/{tenant}/secrets/MINE", json={"value": "x"})
+        ).status_code == 403
+
+    # Granted, the run sends the newest value; deleted, the next run fails naming it.
+    tag = unique("kept")
+    text = spec("python_tool", tag, f"{listener.url}/{tag}", ["KEPT"])
+    async with client(server, key) as http_client:
+        assert (await http_client.post("/graphs", json={"yaml": text})).status_code == 201
+        await run_to_end(http_client, tag)
+        assert value + "2" in "\n".join(listener.under(tag))
+        assert (await admin.delete(f"/tenants/{tenant}/secrets/KEPT")).status_code == 204
+        assert (await admin.delete(f"/tenants/{tenant}/secrets/KEPT")).status_code == 404
+        ended = await run_to_end(http_client, tag)
+    assert "KEPT" in ended["__error__"]["message"]
+    assert (await admin.get(f"/tenants/{tenant}/secrets")).json() == []
+
+
+STDIO_SPEC = """\
+apiVersion: plait/v1
+kind: Graph
+metadata: {{name: {name}, version: "1.0.0"}}
+spec:
+  secrets: [{secret}]
+  state: {{out: {{}}}}
+  mcp_servers:
+    probe:
+      transport: stdio
+      command: python
+      args: [-m, secret_hook, --flag]
+      env: {{GIVEN: literal-value}}
+      secrets: [{secret}]
+  tools:
+    environment: {{kind: mcp, server: probe}}
+  nodes:
+    call: {{kind: tool, tool: environment, output: out}}
+  edges:
+    - {{from: START, to: call}}
+    - {{from: call, to: END}}
+"""
+
+
+async def test_a_stdio_server_of_the_default_tenant_gets_no_plait_setting(
+    admin: httpx.AsyncClient, database_url_of_server: str
+) -> None:
+    for secret in ("PLAIT_ADMIN_KEY", "PLAIT_DATABASE_URL"):
+        refused = await admin.post(
+            "/graphs", json={"yaml": STDIO_SPEC.format(name=unique("stdio"), secret=secret)}
+        )
+        assert refused.status_code == 422, refused.text
+        assert {error["code"] for error in refused.json()["errors"]} == {"secret-reserved"}
+
+    name = unique("stdio")
+    uploaded = await admin.post(
+        "/graphs", json={"yaml": STDIO_SPEC.format(name=name, secret="OPERATOR_TOKEN")}
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    ended = await run_to_end(admin, name)
+    seen = ended["out"]
+    assert seen["env"]["GIVEN"] == "literal-value"
+    assert seen["env"]["OPERATOR_TOKEN"] == OPERATOR_TOKEN  # default's opt-in
+    assert [key for key in seen["env"] if key.upper().startswith("PLAIT_")] == []
+    everything = json.dumps(seen)
+    for value in settings_of_server(database_url_of_server):
+        assert value not in everything
+
+
+async def test_a_model_without_api_key_env_never_gets_the_servers_own_key(
+    server: Cluster, admin: httpx.AsyncClient, listener: Listener
+) -> None:
+    _, key = await member(server, admin, "keyless")
+    for uploader in (key, ADMIN_KEY):
+        tag = unique("keyless")
+        async with client(server, uploader) as http_client:
+            uploaded = await http_client.post(
+                "/graphs", json={"yaml": spec("model_key", tag, f"{listener.url}/{tag}", [])}
+            )
+            assert uploaded.status_code == 201, uploaded.text
+            await run_to_end(http_client, tag)
+        received = "\n".join(listener.under(tag))
+        assert "Bearer plait-no-key" in received, received
+        assert OPERATOR_OPENAI_KEY not in received

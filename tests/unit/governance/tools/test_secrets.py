@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from engine.runtime.retries import classify
 from engine.runtime.secrets import (
     ENVIRONMENT,
     SECRETS_FILE_ENV,
@@ -140,3 +141,66 @@ async def test_an_error_message_is_redacted_too(
     assert "PermissionError: token [redacted:API_TOKEN] refused" in seen
     assert TOKEN not in seen
     assert TOKEN not in json.dumps(run.events, default=str)
+
+
+@pytest.mark.parametrize(
+    ("kind", "error_class"), [("503", "server_error"), ("rate_limit", "rate_limit")]
+)
+async def test_a_tool_with_secrets_keeps_its_error_class_and_is_retried(
+    kind: str,
+    error_class: str,
+    monkeypatch: pytest.MonkeyPatch,
+    calls: list[tuple[str, dict[str, Any]]],
+) -> None:
+    monkeypatch.setenv("API_TOKEN", TOKEN)
+    retry = {"max_attempts": 3, "initial_interval": 0.01, "jitter": False}
+    run = Run(
+        make_spec(
+            {
+                "secrets": ["API_TOKEN"],
+                "state": {"out": {}},
+                "tools": {
+                    "api": {
+                        "function": f"{FNS}:call_api_flaky",
+                        "secrets": ["API_TOKEN"],
+                        "retry": retry,
+                    }
+                },
+                "nodes": {
+                    "call": {"kind": "tool", "tool": "api", "args": {"kind": f"'{kind}'"}},
+                },
+                "edges": [{"from": "START", "to": "call"}, {"from": "call", "to": "END"}],
+            }
+        )
+    )
+    await run.start({})
+
+    assert [name for name, _ in calls] == ["call_api_flaky"] * 3  # retried, then answered
+    retries = [event for event in run.events if event.get("plait") == "retry"]
+    assert [event["error_class"] for event in retries] == [error_class] * 2
+    assert all("[redacted:API_TOKEN]" in event["error"] for event in retries)
+    assert TOKEN not in json.dumps(run.events, default=str)
+
+
+async def test_the_error_leads_nowhere_near_the_value(
+    monkeypatch: pytest.MonkeyPatch, calls: list[tuple[str, dict[str, Any]]]
+) -> None:
+    monkeypatch.setenv("API_TOKEN", TOKEN)
+    tool = load_python_tool(
+        "api", ToolDef(function=f"{FNS}:call_api_flaky", secrets=["API_TOKEN"]), FIXTURES
+    )
+    with pytest.raises(Exception) as raised:
+        await tool.ainvoke({"kind": "503"})
+    error = raised.value
+    assert type(error).__name__ == "ServiceDown"
+    assert error.status_code == 503 and error.response.status_code == 503
+    assert classify(error) == "server_error"
+    assert str(error) == "token [redacted:API_TOKEN]: service unavailable"
+    assert error.__cause__ is None and error.__context__ is None
+
+    seen: list[str] = [repr(error.args), repr(vars(error))]
+    traceback = error.__traceback__
+    while traceback is not None:  # every frame between the raise and the test
+        seen.append(repr(traceback.tb_frame.f_locals))
+        traceback = traceback.tb_next
+    assert all(TOKEN not in text for text in seen)
