@@ -43,6 +43,7 @@ from server.journal import RunGone
 from server.journal_writer import JournalCommitter, JournalWriter
 from server.queue import runs
 from server.queue.runs import Run
+from server.queue.threads import client_thread_id
 from server.run_tracing import RunTrace
 from server.stream_events import StreamPlan, interrupts_of, plan_stream
 
@@ -349,7 +350,8 @@ def run_config(
         "plait_version": loaded.version,
         "plait_digest": loaded.digest,
         "run_id": run.run_id,
-        "thread_id": run.thread_id,
+        # Checkpoints' metadata is what the API shows: the client's id of the thread.
+        "thread_id": client_thread_id(run.tenant, run.thread_id),
         "graph_id": loaded.name,
         "assistant_id": run.assistant_id,
         "plait_tenant": run.tenant,  # audit records name it
