@@ -105,20 +105,20 @@ def protect(*values: str | None) -> None:
     """Never give ``values`` to a spec, under any name (the server registers its settings)."""
     for value in values:
         if value:
-            _protected.add(value)
-            password = _password_of(value)
-            if password:
-                _protected.add(password)
+            _protected.update(_forms(value))
 
 
-def _password_of(value: str) -> str | None:
-    if "://" not in value and "=" not in value:
-        return None
-    try:
-        password = conninfo_to_dict(value).get("password")
-    except Exception:  # not a connection string
-        return None
-    return str(password) if password else None
+def _forms(setting: str) -> set[str]:
+    """A setting and, for a connection string, its password."""
+    forms = {setting}
+    if "://" in setting or "=" in setting:
+        try:
+            password = conninfo_to_dict(setting).get("password")
+        except Exception:  # not a connection string
+            password = None
+        if password:
+            forms.add(str(password))
+    return forms
 
 
 def is_protected(value: str) -> bool:
@@ -127,11 +127,8 @@ def is_protected(value: str) -> bool:
     for name in _PROTECTED_ENV:
         setting = os.environ.get(name)
         if setting:
-            protected.add(setting)
-            password = _password_of(setting)
-            if password:
-                protected.add(password)
-    # A password may be a short common word: only an equal value is refused.
+            protected |= _forms(setting)
+    # A short setting (a password may be a common word) is refused only as the whole value.
     return any(value == s or (len(s) >= 16 and s in value) for s in protected)
 
 
