@@ -225,17 +225,19 @@ async def test_no_tenant_reads_the_servers_own_settings(
     tenant, key = await member(server, admin, "thief")
     names = ["PLAIT_ADMIN_KEY", "PLAIT_DATABASE_URL"]
     for secret_set in [names] if place != "model_key" else [[name] for name in names]:
-        tag = unique("exploit")
-        text = spec(place, tag, f"{listener.url}/{tag}", secret_set)
-        # A version stored before the check (or by hand): its run refuses the names.
-        stored = store_directly(database_url_of_server, tenant, text)
-        async with client(server, key) as thief:
-            ended = await run_to_end(thief, stored)
-        assert "__error__" in ended, ended
-        assert secret_set[0] in ended["__error__"]["message"], ended
-        received = "\n".join(listener.under(tag))
-        for value in settings_of_server(database_url_of_server):
-            assert value not in received, f"{place} delivered a setting of the server"
+        # A version stored before the check (or by hand): its run refuses the names,
+        # for a member of another tenant and for the operator's own tenant alike.
+        for owner, owner_key in ((tenant, key), ("default", ADMIN_KEY)):
+            tag = unique("exploit")
+            text = spec(place, tag, f"{listener.url}/{tag}", secret_set)
+            stored = store_directly(database_url_of_server, owner, text)
+            async with client(server, owner_key) as thief:
+                ended = await run_to_end(thief, stored)
+            assert "__error__" in ended, ended
+            assert secret_set[0] in ended["__error__"]["message"], ended
+            received = "\n".join(listener.under(tag))
+            for value in settings_of_server(database_url_of_server):
+                assert value not in received, f"{place} delivered a setting of the server"
 
         # An upload naming them is refused at the line, for a member and for the admin.
         for uploader in (key, ADMIN_KEY):
