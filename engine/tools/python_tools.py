@@ -10,14 +10,17 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
 from engine.runtime.retries import with_call_policy
-from engine.runtime.secrets import with_secrets
+from engine.runtime.secrets import with_secrets_argument
 from engine.spec.models import McpServerDef, ToolDef, duration_seconds
 from engine.tools.risk import RISK_KEY
+
+if TYPE_CHECKING:
+    from engine.tools.mcp.hub import Credentials
 
 #: Where a tool's metadata says it must not be called twice (``idempotent: false``).
 NON_IDEMPOTENT_KEY = "plait_non_idempotent"
@@ -52,25 +55,29 @@ def load_python_tool(
     tool_def: ToolDef,
     base_dir: Path,
     mcp_servers: Mapping[str, McpServerDef] | None = None,
+    mcp_credentials: Credentials | None = None,
 ) -> BaseTool:
     """A ``StructuredTool`` for ``tool_def``: sync or async, with its per-call timeout.
 
     The description comes from the spec or the docstring; the argument schema
     from ``parameters`` (JSON Schema) or, when absent, the function's signature.
     A ``kind: mcp`` tool is loaded from its server instead (``mcp_servers``:
-    the spec's ``spec.mcp_servers``; see engine/tools/mcp/tool.py).
+    the spec's ``spec.mcp_servers``; see engine/tools/mcp/tool.py), which it
+    reaches with ``mcp_credentials`` (the loading run's secrets of that server).
     """
     if tool_def.kind == "mcp":
         from engine.tools.mcp.tool import load_mcp_tool  # only specs with MCP tools load the SDK
 
+        if mcp_credentials is None:
+            raise ValueError(f"MCP tool {name!r} is loaded with its server's credentials")
         servers = mcp_servers or {}
-        tool = load_mcp_tool(name, tool_def, servers, base_dir)
+        tool = load_mcp_tool(name, tool_def, servers, base_dir, mcp_credentials)
         assert tool_def.server is not None  # load_mcp_tool found it in ``servers``
         return _with_policies(tool, tool_def, mcp_endpoint_key(servers[tool_def.server]))
     assert tool_def.function is not None  # the model's validator: python tools have one
     function = import_function(tool_def.function, base_dir)
-    if tool_def.secrets:  # injected, hidden from the schema, redacted from the output
-        function = with_secrets(function, tool_def.secrets)
+    if tool_def.secrets:  # resolved per call, hidden from the schema, redacted from the output
+        function = with_secrets_argument(function, tool_def.secrets)
     description = tool_def.description or inspect.getdoc(function) or f"Calls {name}."
     timeout = duration_seconds(tool_def.timeout) if tool_def.timeout is not None else None
     is_async = inspect.iscoroutinefunction(function)
