@@ -8,7 +8,6 @@ nobody's call owns (as the MCP hub's stdio servers) stays.
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ import uvloop
 from engine.runtime.errors import NodeError
 from engine.tools import children
 from tests.polling import until
+from tests.processes import kill_noted, noted_pids, running
 from tests.unit.governance.tools.helpers import Run, make_spec
 
 FNS = "plait_children_fns"
@@ -30,30 +30,7 @@ def pids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The folder the tools note their pids in; every noted process is killed afterwards."""
     monkeypatch.setenv("PLAIT_TEST_PIDS", str(tmp_path))
     yield tmp_path
-    for noted in tmp_path.iterdir():
-        for pid in _numbers(noted):
-            _kill_quietly(pid)
-
-
-def _numbers(path: Path) -> list[int]:
-    text = path.read_text() if path.exists() else ""
-    return [int(line) for line in text.split() if line.isdigit()]
-
-
-def _kill_quietly(pid: int) -> None:
-    try:
-        os.kill(pid, 9)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def running(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, ended and not yet reaped, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] not in "ZX"
+    kill_noted(tmp_path)
 
 
 def _spec(function: str, timeout: str = "500ms") -> Any:
@@ -71,7 +48,7 @@ def _spec(function: str, timeout: str = "500ms") -> Any:
 
 async def _noted(folder: Path, name: str = "p") -> list[int]:
     async def found() -> list[int]:
-        return _numbers(folder / name)
+        return noted_pids(folder / name)
 
     return list(await until(found, f"the tool to note its pids in {name}"))
 
@@ -86,7 +63,7 @@ async def _gone(pid: int) -> None:
 async def _timed_out(function: str, folder: Path) -> list[int]:
     """Run a spec whose tool times out; return the pids it started (all still running then)."""
     run = Run(_spec(function))
-    with pytest.raises(NodeError, match="timed out after 0.5s"):
+    with pytest.raises(NodeError, match=r"timed out after 0\.5s"):
         await run.start({})
     return await _noted(folder)
 
