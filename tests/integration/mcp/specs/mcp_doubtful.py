@@ -29,18 +29,22 @@ def _calls(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines()]
 
 
+def _record(title: str, key: str | None) -> str:
+    calls = Path(options.calls)
+    with calls.open("a", encoding="utf-8") as out:
+        out.write(json.dumps({"title": title, "key": key}) + "\n")
+    return f"T-{len(_calls(calls)):04d}"
+
+
 @server.tool()
 async def create_ticket(title: str, ctx: Context) -> dict[str, Any]:
     """Open a ticket titled ``title`` (a side effect; not idempotent by itself)."""
     key = (ctx.request_context.meta or {}).get(IDEMPOTENCY_META)
-    calls = Path(options.calls)
-    with calls.open("a", encoding="utf-8") as out:
-        out.write(json.dumps({"title": title, "key": key}) + "\n")
-    ticket = f"T-{len(_calls(calls)):04d}"
-    release = Path(options.release)
-    if not release.exists():
+    ticket = await asyncio.to_thread(_record, title, key)
+    released = Path(options.release).exists
+    if not await asyncio.to_thread(released):
         await ctx.report_progress(1, 1, "created")
-        while not release.exists():  # noqa: ASYNC110 - a file another process creates
+        while not await asyncio.to_thread(released):  # noqa: ASYNC110 - another process's file
             await asyncio.sleep(0.05)
     return {"ticket": ticket, "title": title}
 
