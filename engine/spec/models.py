@@ -323,7 +323,15 @@ class ToolDef(_Model):
     idempotent: bool = Field(
         default=True,
         description="`false`: a failed call is never retried automatically (no `retry`, no "
-        "node retry after the call began).",
+        "node retry after the call began), and a call that began but never recorded its "
+        "result is not repeated blindly: `reconcile` settles it, or a person does.",
+    )
+    reconcile: str | None = Field(
+        default=None,
+        pattern=FUNCTION_REF_PATTERN,
+        description="`idempotent: false` tools: `module:function(args, key)` that finds out "
+        "whether a call in doubt happened; returns `{happened: true, result: ...}` or "
+        "`{happened: false}` (then the call runs).",
     )
     description: str | None = Field(
         default=None, description="Shown to models; defaults to the docstring."

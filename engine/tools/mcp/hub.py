@@ -14,6 +14,11 @@ is dropped; the next call connects again, and so does a call made after one
 of the server's secrets changed. Sessions hold secret values (headers, a
 process's environment), so they are kept per :class:`Credentials` scope: two
 tenants calling the same server never share one.
+
+A stdio server is a child of the process, but no tool call's: its owner task
+runs in a context no call owns (:func:`engine.tools.children.unowned_context`),
+so a call that times out never ends it; :meth:`McpHub.aclose` (a stopping
+worker) closes every session, which stops the servers.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import concurrent.futures
 import contextlib
 import hashlib
 import json
+import logging
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
@@ -38,9 +44,13 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation, Tool
 
 from engine.runtime.secrets import SecretSource, resolve
 from engine.spec.models import McpServerDef, duration_seconds
+from engine.tools.children import unowned_context
 from engine.tools.mcp.tasks import TasksClientExtension
 
 T = TypeVar("T")
+
+#: How long closing every session may take (a stdio server gets SIGTERM, then SIGKILL).
+CLOSE_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -160,7 +170,10 @@ class _Session:
         self._stop = asyncio.Event()
         self._on_close = on_close
         self.closed = False
-        self.owner = asyncio.get_running_loop().create_task(self._own(), name=f"mcp {server.name}")
+        # The hub's, not the calling tool call's (see the module docstring).
+        self.owner = asyncio.get_running_loop().create_task(
+            self._own(), name=f"mcp {server.name}", context=unowned_context()
+        )
 
     async def _own(self) -> None:
         try:
@@ -224,7 +237,26 @@ class McpHub:
             future.cancel()  # the caller gave up: the hub-side work must not run on
             raise
 
+    async def aclose(self) -> None:
+        """Close every session (stdio servers exit); wait for them up to ``CLOSE_SECONDS``."""
+        if self._loop is None:
+            return
+        try:
+            async with asyncio.timeout(CLOSE_SECONDS):
+                await self.call(self._close_all())
+        except TimeoutError:
+            logging.getLogger(__name__).warning(
+                "MCP sessions still closing after %gs", CLOSE_SECONDS
+            )
+
     # ------------------------------------------------------------ on the hub loop
+
+    async def _close_all(self) -> None:
+        sessions = list(self._sessions.values())
+        self._sessions.clear()
+        for session in sessions:
+            session.close()
+        await asyncio.gather(*(session.owner for session in sessions), return_exceptions=True)
 
     async def session(
         self, server: ServerConnection, credentials: Credentials
