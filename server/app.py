@@ -22,6 +22,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from engine.runtime.secrets import protect
 from engine.store.database import database_url, release_embedded
 from engine.store.migrate import migrate
 from engine.store.pool import open_pool
@@ -46,7 +47,9 @@ from server.auth.keys import Authenticator, authenticate
 from server.executor import GraphCache
 from server.journal import JournalListener
 from server.registry import sync_folder
+from server.request_limits import RequestLimits
 from server.settings import Settings
+from server.spec_checks import SpecChecks
 from server.worker import Worker
 from server.worker_processes import WorkerProcesses
 
@@ -82,6 +85,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     problems.install(app)
+    # Outside every route: oversized bodies, NUL in URLs and odd JSON never reach one.
+    app.add_middleware(RequestLimits, max_body_bytes=settings.max_body_bytes)
     app.include_router(health.router)
     # Scraped like /ok, with no key: see docs/observability.md.
     metrics.install()  # the engine observer and the breaker collector, once per process
@@ -106,6 +111,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
     # (child worker processes have pools of their own).
     in_process = settings.workers > 0 and settings.worker_processes == 0
     max_size = settings.pool_max_size + (2 * settings.workers if in_process else 0)
+    protect(settings.admin_key)  # never a secret of any spec (the database URL: open_pool)
     async with await open_pool(url, max_size=max_size) as pool:
         await migrate(pool)
         for issue in await sync_folder(pool, settings.specs_dir):
@@ -113,11 +119,14 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
             log("spec not registered: %s", issue.format())
         listener = JournalListener(pool)
         await listener.start()
+        specs = SpecChecks(settings.spec_processes, settings.spec_check_seconds)
+        specs.start()
         services = Services(
             settings=settings,
             pool=pool,
             listener=listener,
             graphs=GraphCache(pool, settings.specs_dir),
+            specs=specs,
             auth=Authenticator(settings.admin_key, settings.auth_cache_seconds),
         )
         # One worker executes up to `workers` runs at once (a Worker is
@@ -156,6 +165,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
                 task.cancel()
             await asyncio.gather(*services.background, return_exceptions=True)
             await listener.stop()
+            await asyncio.to_thread(specs.close)
     # After the pool is closed: the embedded server (if any) may stop now.
     await asyncio.to_thread(release_embedded)
 

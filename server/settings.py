@@ -29,6 +29,13 @@ DEFAULT_LEASE_SECONDS = 10.0
 #: Lost attempts a run may have before it is dead-lettered, unless its spec says
 #: (``spec.max_attempts``) or the worker is told otherwise (``--max-attempts``).
 DEFAULT_MAX_ATTEMPTS = 3
+#: Largest request body, in bytes; larger ones get 413 (server/request_limits.py).
+MAX_BODY_ENV = "PLAIT_MAX_BODY_BYTES"
+#: Processes that read and lint uploaded specs, and their time limit (server/spec_checks.py).
+SPEC_PROCESSES_ENV = "PLAIT_SPEC_PROCESSES"
+SPEC_CHECK_SECONDS_ENV = "PLAIT_SPEC_CHECK_SECONDS"
+#: Environment variables the ``default`` tenant's specs may read as secrets (tenant_secrets.py).
+ENV_SECRETS_ENV = "PLAIT_ENV_SECRETS"
 #: The editor's build output in a source checkout (`npm run build`).
 DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
 
@@ -61,6 +68,10 @@ class Settings:
     #: Attempts of a run that may lose their worker before it is dead-lettered
     #: (a spec's ``max_attempts`` wins).
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    #: 1 MiB: a spec at its size limit (512 Ki characters) still fits, even as JSON.
+    max_body_bytes: int = 1024 * 1024
+    spec_processes: int = 2
+    spec_check_seconds: float = 10.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -81,4 +92,7 @@ class Settings:
                 name.strip() for name in env.get(TENANT_MODULES_ENV, "").split(",") if name.strip()
             ),
             max_attempts=int(env.get(MAX_ATTEMPTS_ENV) or default.max_attempts),
+            max_body_bytes=int(env.get(MAX_BODY_ENV) or default.max_body_bytes),
+            spec_processes=int(env.get(SPEC_PROCESSES_ENV) or default.spec_processes),
+            spec_check_seconds=float(env.get(SPEC_CHECK_SECONDS_ENV) or default.spec_check_seconds),
         )

@@ -1,5 +1,9 @@
 """Runs: create (background, stream, wait), join, rejoin a stream, cancel, list, get, delete.
 
+A ``thread_id`` in a path is the client's: the routes turn it into the
+caller's tenant's stored id (``server.queue.threads.stored_thread_id``) before
+anything reads it, and runs name their thread by the client's id again.
+
 A run-creating POST only inserts the run (``server.queue.runs.create_run``);
 a worker executes it and writes its events to the journal, which the
 streaming routes relay as SSE. ``Idempotency-Key`` makes a retried POST
@@ -16,9 +20,10 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sse_starlette import EventSourceResponse
 
@@ -30,7 +35,7 @@ from server.api.checkpoints import thread_state, values_with_interrupts
 from server.api.deps import Services, Svc
 from server.auth.keys import Tenant
 from server.auth.store import DEFAULT_TENANT
-from server.journal import JournalEvent
+from server.journal import JournalEvent, resume_point
 from server.problems import Problem, not_found
 from server.queue import threads
 from server.queue.runs import (
@@ -132,7 +137,43 @@ def _refuse_reserved(keys: Iterable[Any], where: str) -> None:
         )
 
 
-IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=255)]
+#: Longest Idempotency-Key accepted.
+MAX_IDEMPOTENCY_KEY = 255
+
+
+def _idempotency_key(
+    key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> str | None:
+    """The request's Idempotency-Key, refused unless it is 1-255 printable ASCII characters.
+
+    An empty key would be stored like any other: every later request with an
+    empty key would then be a "retry" of the first (docs/api.md).
+    """
+    if key is None:
+        return None
+    if (
+        not key.strip()
+        or len(key) > MAX_IDEMPOTENCY_KEY
+        or not (key.isascii() and key.isprintable())
+    ):
+        what = (
+            "is empty"
+            if not key.strip()
+            else f"is {len(key)} characters long"
+            if len(key) > MAX_IDEMPOTENCY_KEY
+            else "holds characters that are not printable ASCII"
+        )
+        raise Problem(
+            422,
+            f"the Idempotency-Key header {what}: a key is 1 to {MAX_IDEMPOTENCY_KEY} printable "
+            "ASCII characters, e.g. a UUID; leave the header out to send no key",
+            kind="request-invalid",
+            title="Invalid request",
+        )
+    return key
+
+
+IdempotencyKey = Annotated[str | None, Depends(_idempotency_key)]
 
 
 # ----------------------------------------------------------------------- on a thread
@@ -145,7 +186,7 @@ async def create_background(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> JSONResponse:
     """Queue a run and return it at once; follow it with join or the stream routes."""
     run = await _create(services, request, body, thread_id, key, tenant)
@@ -163,7 +204,7 @@ async def create_stream(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> EventSourceResponse:
     """Queue a run and stream its events; ``Location`` is where to rejoin with ``Last-Event-ID``."""
     run = await _create(services, request, body, thread_id, key, tenant)
@@ -177,7 +218,7 @@ async def create_wait(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> JSONResponse:
     """Queue a run, wait until it ends, and return the thread's values (with ``__interrupt__``)."""
     run = await _create(services, request, body, thread_id, key, tenant)
@@ -194,9 +235,9 @@ async def list_thread_runs(
     status: RunStatusFilter | None = None,
 ) -> list[dict[str, Any]]:
     """The thread's runs, newest first."""
-    await _thread(services, thread_id, tenant)
+    thread = await _thread(services, thread_id, tenant)
     found = await list_runs(
-        services.pool, thread_id, limit=limit, offset=offset, status=status, tenant=tenant
+        services.pool, thread["thread_id"], limit=limit, offset=offset, status=status, tenant=tenant
     )
     return [run.to_api() for run in found]
 
@@ -208,7 +249,7 @@ async def get_thread_run(
     """One run, with ``usage``: its thread's totals so far (spec budgets; ``null`` without)."""
     run = await _run(services, thread_id, run_id, tenant)
     usage = await read_usage(
-        new_checkpointer(services.pool), {"configurable": {"thread_id": thread_id}}
+        new_checkpointer(services.pool), {"configurable": {"thread_id": run.thread_id}}
     )
     return {**run.to_api(), "usage": usage}
 
@@ -216,7 +257,8 @@ async def get_thread_run(
 @router.delete("/threads/{thread_id}/runs/{run_id}", summary="Delete a run", status_code=204)
 async def delete_thread_run(thread_id: str, run_id: str, services: Svc, tenant: Tenant) -> Response:
     """Delete a finished run and its journal (cancel an active run first)."""
-    await delete_run(services.pool, thread_id, run_id, tenant=tenant)
+    stored = threads.stored_thread_id(tenant, thread_id)
+    await delete_run(services.pool, stored, run_id, tenant=tenant)
     return Response(status_code=204)
 
 
@@ -245,6 +287,8 @@ async def join_stream(
     run = await _run(services, thread_id, run_id, tenant)
     modes = [mode for mode in stream_mode or () if mode]
     after = _seq(last_event_id)
+    if after:
+        after = await resume_point(services.pool, run_id, after)
     return _stream(services, run, modes, cancel_on_disconnect=cancel_on_disconnect, after=after)
 
 
@@ -261,11 +305,12 @@ async def cancel(
 
     With ``wait=1`` the response comes when the run has stopped.
     """
-    run = await cancel_run(services.pool, thread_id, run_id, action, tenant=tenant)
+    stored = threads.stored_thread_id(tenant, thread_id)
+    run = await cancel_run(services.pool, stored, run_id, action, tenant=tenant)
     if not wait:
         return _run_response(run, status_code=202)
     await _wait_for_end(services, run)
-    return _run_response(await get_run(services.pool, run_id, thread_id, tenant=tenant) or run)
+    return _run_response(await get_run(services.pool, run_id, stored, tenant=tenant) or run)
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/requeue", summary="Requeue a dead-lettered run")
@@ -276,8 +321,8 @@ async def requeue(thread_id: str, run_id: str, services: Svc, tenant: Tenant) ->
     goes on with the same seqs, past the dead letter's ``error`` and ``end``.
     409 when the run is not dead-lettered.
     """
-    run = await requeue_run(services.pool, run_id, thread_id, tenant=tenant)
-    return _run_response(run)
+    stored = threads.stored_thread_id(tenant, thread_id)
+    return _run_response(await requeue_run(services.pool, run_id, stored, tenant=tenant))
 
 
 # ----------------------------------------------------------------------- stateless
@@ -289,7 +334,7 @@ async def create_stateless(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> JSONResponse:
     """A background run on a new temporary thread."""
     run = await _create(services, request, body, None, key, tenant)
@@ -308,7 +353,7 @@ async def create_stateless_stream(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> EventSourceResponse:
     """A streamed run on a new temporary thread."""
     run = await _create(services, request, body, None, key, tenant)
@@ -323,7 +368,7 @@ async def create_stateless_wait(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> JSONResponse:
     """A run on a new temporary thread; returns its final values."""
     run = await _create(services, request, body, None, key, tenant)
@@ -353,17 +398,24 @@ async def _create(
     key: str | None,
     tenant: str,
 ) -> Run:
-    """Insert the tenant's run (the strategy and the idempotency key apply in its transaction)."""
+    """Insert the tenant's run (the strategy and the idempotency key apply in its transaction).
+
+    ``thread_id`` is the client's (``None``: a stateless run's new temporary thread).
+    """
     route = f"{request.method} {request.url.path}"
     if thread_id is None:
         # Resolved first: an unknown assistant must not leave a thread behind.
         graph = await resolve_assistant(services, body.assistant_id, tenant)
+        _check_interrupts(body, graph)
+        if _checkpoint_id(body):
+            raise _no_checkpoint(body, "a stateless run starts on a new thread, which has none")
         # A retried stateless request must land on the same temporary thread,
         # or its idempotency key could not find the first run's thread. Keys
         # are the tenant's: another tenant's same key names another thread.
         scope = route if tenant == DEFAULT_TENANT else f"{tenant}\n{route}"
-        thread_id = (
-            str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{scope}\n{key}")) if key else str(uuid.uuid4())
+        thread_id = threads.stored_thread_id(
+            tenant,
+            str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{scope}\n{key}")) if key else str(uuid.uuid4()),
         )
         await threads.create_thread(
             services.pool,
@@ -373,7 +425,10 @@ async def _create(
             tenant=tenant,
         )
     else:
+        thread_id = threads.stored_thread_id(tenant, thread_id)
         graph = await _graph_for(services, body.assistant_id, thread_id, tenant)
+        _check_interrupts(body, graph)
+        await _check_checkpoint(services, body, thread_id)
     if isinstance(body.input, dict):
         # Refused before a run exists, as `plait run` refuses it.
         check_input(graph.loaded.spec, body.input)
@@ -389,8 +444,68 @@ async def _create(
         route=route,
         if_not_exists=body.if_not_exists,
         tenant=tenant,
+        after_seconds=body.after_seconds,
     )
     return run
+
+
+def _check_interrupts(body: RunCreate, graph: GraphVersion) -> None:
+    """``interrupt_before`` / ``interrupt_after`` name nodes of the graph (or are ``"*"``).
+
+    LangGraph would silently never stop at a name it does not know.
+    """
+    nodes = list(graph.loaded.spec.spec.nodes)
+    for field in ("interrupt_before", "interrupt_after"):
+        names = getattr(body, field)
+        if names is None or names == "*":
+            continue
+        unknown = [name for name in names if name not in nodes]
+        if unknown:
+            raise Problem(
+                422,
+                f"{field} names {', '.join(repr(n) for n in unknown)}, not a node of "
+                f'{graph.ref}; use "*" or nodes of it: {", ".join(nodes)}',
+                kind="request-invalid",
+                title="Invalid request",
+                errors=[{"loc": ["body", field], "msg": f"unknown nodes: {unknown}"}],
+            )
+
+
+def _checkpoint_id(body: RunCreate) -> str | None:
+    checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
+    return str(checkpoint_id) if checkpoint_id else None
+
+
+async def _check_checkpoint(services: Services, body: RunCreate, thread_id: str) -> None:
+    """A run started from ``checkpoint_id`` needs that checkpoint on its thread."""
+    checkpoint_id = _checkpoint_id(body)
+    if checkpoint_id is None:
+        return
+    namespace = (body.checkpoint or {}).get("checkpoint_ns") or ""
+    config: RunnableConfig = {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": namespace,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+    if await new_checkpointer(services.pool).aget_tuple(config) is None:
+        raise _no_checkpoint(
+            body,
+            f"thread {thread_id} has no such checkpoint; POST /threads/{thread_id}/history "
+            "lists its checkpoints",
+        )
+
+
+def _no_checkpoint(body: RunCreate, why: str) -> Problem:
+    field = "checkpoint_id" if body.checkpoint_id else "checkpoint.checkpoint_id"
+    return Problem(
+        422,
+        f"{field} {_checkpoint_id(body)!r} is not a checkpoint of this run's thread: {why}",
+        kind="request-invalid",
+        title="Invalid request",
+        errors=[{"loc": ["body", *field.split(".")], "msg": why}],
+    )
 
 
 async def _graph_for(
@@ -425,7 +540,7 @@ async def _graph_for(
 def _kwargs(body: RunCreate) -> dict[str, Any]:
     """What the worker needs to execute the run (stored with it)."""
     modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
-    checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
+    checkpoint_id = _checkpoint_id(body)
     kwargs: dict[str, Any] = {
         "input": body.input,
         "command": body.command.model_dump(exclude_none=True) if body.command else None,
@@ -529,14 +644,19 @@ async def _cancel_quietly(services: Services, run: Run) -> None:
 
 
 async def _thread(services: Services, thread_id: str, tenant: str) -> dict[str, Any]:
-    thread = await threads.get_thread(services.pool, thread_id, tenant)
+    """The tenant's thread the client calls ``thread_id``, or a 404."""
+    thread = await threads.get_thread(
+        services.pool, threads.stored_thread_id(tenant, thread_id), tenant
+    )
     if thread is None:
         raise not_found(f"thread {thread_id}")
     return thread
 
 
 async def _run(services: Services, thread_id: str, run_id: str, tenant: str) -> Run:
-    run = await get_run(services.pool, run_id, thread_id, tenant=tenant)
+    """The tenant's run on the thread the client calls ``thread_id``, or a 404."""
+    stored = threads.stored_thread_id(tenant, thread_id)
+    run = await get_run(services.pool, run_id, stored, tenant=tenant)
     if run is None:
         raise not_found(f"run {run_id}", f"run {run_id} not found on thread {thread_id}")
     return run
@@ -549,7 +669,7 @@ def _run_response(run: Run, status_code: int = 200) -> JSONResponse:
 def _locations(run: Run, tail: str | None) -> dict[str, str]:
     """``Content-Location`` names the run (the SDK reads its ids there); ``Location`` says
     where to rejoin."""
-    base = f"/threads/{run.thread_id}/runs/{run.run_id}"
+    base = f"/threads/{threads.client_thread_id(run.tenant, run.thread_id)}/runs/{run.run_id}"
     headers = {"Content-Location": base}
     headers["Location"] = f"{base}/{tail}" if tail else base
     return headers

@@ -6,8 +6,9 @@ arrives late. :class:`FencedCheckpointer` and :class:`FencedToolResultStore`
 put :func:`server.queue.leases.fence` in front of each write, in the same
 transaction, so a late checkpoint never forks the thread the new worker
 continues, and a late tool result is never recorded as this run's. Reading a
-recorded tool result is fenced too: a worker that lost the run finds out
-before it calls the tool again, not after.
+recorded tool result is fenced too, and so is the intent a non-idempotent call
+records before it acts: a worker that lost the run finds out before it calls
+the tool again, not after.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from psycopg import AsyncCursor
 from psycopg.rows import DictRow, dict_row
 
 from engine.store.pool import Pool
-from engine.store.tool_results import PostgresToolResultStore, read_record, write_record
+from engine.store.tool_results import (
+    PostgresToolResultStore,
+    begin_intent,
+    park_intent,
+    read_record,
+    write_record,
+)
 from engine.tools.idempotency import RecordedResult
 from server.queue.leases import Lease, fence, fenced_transaction, refused_as
 
@@ -94,3 +101,36 @@ class FencedToolResultStore(PostgresToolResultStore):
                 tool=tool,
                 args=args,
             )
+
+    async def begin(
+        self,
+        key: str,
+        attempt: int,
+        *,
+        answered_run: str | None,
+        thread_id: str,
+        run_id: str | None,
+        node: str,
+        tool: str,
+        args: Mapping[str, Any],
+    ) -> bool:
+        """Record that a non-idempotent call begins (committed on return); :class:`LeaseLost`
+        when the run is not ours: a stale attempt never starts a call with an effect."""
+        # Not pipelined: the statement's row count is its answer.
+        async with fenced_transaction(self.pool, self.lease, "tool call") as conn:
+            return await begin_intent(
+                conn,
+                key,
+                attempt,
+                answered_run=answered_run,
+                thread_id=thread_id,
+                run_id=run_id,
+                node=node,
+                tool=tool,
+                args=args,
+            )
+
+    async def park(self, key: str) -> None:
+        """Mark the call under ``key`` parked; :class:`LeaseLost` when the run is not ours."""
+        async with fenced_transaction(self.pool, self.lease, "parking a tool call") as conn:
+            await park_intent(conn, key)

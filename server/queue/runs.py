@@ -30,7 +30,7 @@ from engine.store.threads import ThreadRecord, ThreadSpecMismatch
 from server import journal
 from server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT
 from server.queue.leases import Lease
-from server.queue.threads import ThreadNotFound, ThreadStatus
+from server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
 from server.registry import GraphVersion
 
 RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
@@ -113,7 +113,7 @@ class Run:
         """
         return {
             "run_id": self.run_id,
-            "thread_id": self.thread_id,
+            "thread_id": client_thread_id(self.tenant, self.thread_id),
             "assistant_id": self.assistant_id,
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
@@ -130,11 +130,11 @@ class Run:
 class ThreadBusy(Exception):
     """The thread has an active run and the strategy is ``reject`` (HTTP 409)."""
 
-    def __init__(self, thread_id: str, active: list[str]) -> None:
+    def __init__(self, thread_id: str, active: list[str], tenant: str = DEFAULT_TENANT) -> None:
         self.thread_id, self.active = thread_id, active
         super().__init__(
-            f"thread {thread_id} is busy with run {', '.join(active)}; use multitask_strategy "
-            "'enqueue', 'interrupt' or 'rollback', or wait for it to finish"
+            f"thread {client_thread_id(tenant, thread_id)} is busy with run {', '.join(active)}; "
+            "use multitask_strategy 'enqueue', 'interrupt' or 'rollback', or wait for it to finish"
         )
 
 
@@ -152,8 +152,11 @@ class IdempotencyMismatch(Exception):
 class RunNotFound(LookupError):
     """No such run (on that thread) (HTTP 404)."""
 
-    def __init__(self, run_id: str, thread_id: str | None = None) -> None:
-        where = f" on thread {thread_id}" if thread_id else ""
+    def __init__(
+        self, run_id: str, thread_id: str | None = None, tenant: str | None = None
+    ) -> None:
+        shown = client_thread_id(tenant or DEFAULT_TENANT, thread_id) if thread_id else None
+        where = f" on thread {shown}" if shown else ""
         super().__init__(f"run {run_id} not found{where}")
 
 
@@ -208,8 +211,11 @@ async def create_run(
     route: str = "",
     if_not_exists: str = "reject",
     tenant: str = DEFAULT_TENANT,
+    after_seconds: float | None = None,
 ) -> tuple[Run, bool]:
     """Accept a run on ``thread_id`` as ``pending``; return it and whether it is new.
+
+    With ``after_seconds`` no worker claims it before that many seconds have passed.
 
     In one transaction, under the thread's row lock: the thread is created
     when unknown and ``if_not_exists == "create"`` (else :class:`ThreadNotFound`),
@@ -252,6 +258,7 @@ async def create_run(
             route=route,
             if_not_exists=cast(IfNotExists, if_not_exists),
             tenant=tenant,
+            after_seconds=after_seconds,
         )
 
 
@@ -268,6 +275,7 @@ async def create_run_in(
     route: str,
     if_not_exists: IfNotExists,
     tenant: str = DEFAULT_TENANT,
+    after_seconds: float | None = None,
 ) -> tuple[Run, bool]:
     """:func:`create_run` inside the caller's transaction (approvals use it)."""
     run_id = str(uuid.uuid4())
@@ -297,11 +305,11 @@ async def create_run_in(
     )
     thread = await locked.fetchone()
     if thread is None:
-        raise ThreadNotFound(thread_id)
+        raise ThreadNotFound(thread_id, tenant)
     first_run = _first_run(thread, graph)
     active = await cursor.fetchall()
     if active and multitask_strategy == "reject":
-        raise ThreadBusy(thread_id, [row["run_id"] for row in active])
+        raise ThreadBusy(thread_id, [row["run_id"] for row in active], tenant)
     if multitask_strategy in ("interrupt", "rollback"):
         for row in active:
             await _cancel_locked(conn, row["run_id"], row["status"], multitask_strategy)
@@ -330,6 +338,7 @@ async def create_run_in(
             "first_run": first_run,
             "tenant": tenant,
             "max_attempts": graph.loaded.spec.spec.max_attempts,
+            "after": after_seconds,
             "events": journal.EVENTS_CHANNEL,
             "runs": RUNS_CHANNEL,
         },
@@ -418,7 +427,7 @@ async def cancel_run(
         )
         row = await cursor.fetchone()
         if row is None:
-            raise RunNotFound(run_id, thread_id)
+            raise RunNotFound(run_id, thread_id, tenant)
         run = _run(row)
         if run.status in TERMINAL or (run.status == "running" and run.lease_owner is None):
             return run
@@ -437,7 +446,7 @@ async def delete_run(pool: Pool, thread_id: str, run_id: str, *, tenant: str | N
         )
         row = await cursor.fetchone()
         if row is None:
-            raise RunNotFound(run_id, thread_id)
+            raise RunNotFound(run_id, thread_id, tenant)
         if row["status"] == "pending" or (row["status"] == "running" and row["lease_owner"]):
             raise RunActive(run_id)
         await conn.execute("DELETE FROM plait_runs WHERE run_id = %s", (run_id,))
@@ -487,6 +496,9 @@ async def claim_runs(
                 SELECT r.run_id, r.tenant_id, r.queue_id FROM plait_runs r
                 WHERE (
                     r.status = 'pending'
+                    -- `after_seconds`: not before its time. It still holds its
+                    -- place in the thread's queue (runs queued after it wait).
+                    AND (r.not_before IS NULL OR r.not_before <= now())
                     AND NOT EXISTS (
                         SELECT 1 FROM plait_runs o
                         WHERE o.thread_id = r.thread_id
@@ -697,11 +709,12 @@ WITH inserted AS (
     INSERT INTO plait_runs (
         run_id, thread_id, assistant_id, graph, version, digest, status, kwargs,
         metadata, multitask_strategy, idempotency_key, request_hash,
-        created_at, updated_at, event_seq, tenant_id, max_attempts
+        created_at, updated_at, event_seq, tenant_id, not_before, max_attempts
     )
     VALUES (%(run_id)s, %(thread_id)s, %(assistant_id)s, %(graph)s, %(version)s, %(digest)s,
             'pending', %(kwargs)s, %(metadata)s, %(strategy)s, %(key)s, %(hash)s,
-            clock_timestamp(), clock_timestamp(), 1, %(tenant)s, %(max_attempts)s)
+            clock_timestamp(), clock_timestamp(), 1, %(tenant)s,
+            clock_timestamp() + make_interval(secs => %(after)s::float8), %(max_attempts)s)
     RETURNING {_COLUMNS}
 ), journaled AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
@@ -807,7 +820,7 @@ async def requeue_run(
         )
         row = await cursor.fetchone()
         if row is None:
-            raise RunNotFound(run_id, thread_id)
+            raise RunNotFound(run_id, thread_id, tenant)
         run = _run(row)
         if run.dead_letter is None or run.status != "error":
             raise RunNotDeadLettered(run)

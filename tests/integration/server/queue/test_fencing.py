@@ -145,6 +145,28 @@ async def test_a_stale_attempt_can_neither_read_nor_record_tool_results(
         await late.get("key-1")  # even though a record exists now
 
 
+async def test_a_stale_attempt_cannot_begin_or_park_a_non_idempotent_call(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    """The intent a non-idempotent call records before it acts is fenced: no stale effect."""
+    stale, current = await _taken_over(qpool, qgraph)
+    where = {"thread_id": stale.thread_id, "run_id": stale.run_id, "node": "pay", "tool": "charge"}
+
+    late = FencedToolResultStore(qpool, stale.lease)
+    with pytest.raises(LeaseLost, match="tool call refused"):
+        await late.begin("key-2", 1, answered_run=None, args={"order": "o-2"}, **where)
+    holder = FencedToolResultStore(qpool, current.lease)
+    assert await holder.intent("key-2") is None
+    assert await holder.begin("key-2", 1, answered_run=None, args={"order": "o-2"}, **where)
+    with pytest.raises(LeaseLost, match="parking a tool call refused"):
+        await late.park("key-2")
+    intent = await holder.intent("key-2")
+    assert intent is not None and (intent.attempts, intent.parked) == (1, False)
+    await holder.park("key-2")
+    parked = await holder.intent("key-2")
+    assert parked is not None and parked.parked
+
+
 async def test_a_stale_attempt_cannot_record_approvals(qpool: Pool, qgraph: GraphVersion) -> None:
     stale, current = await _taken_over(qpool, qgraph)
     interrupt = {"id": "i-1", "value": {"kind": "approval", "node": "ask", "action": "pay"}}
