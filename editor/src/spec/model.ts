@@ -9,6 +9,7 @@
  * mutates anything; edits live in edit.ts.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
+import { explainYaml, type QuickFix } from "../problems/yamlProblem";
 
 /** The node kinds the palette offers (the spec's kinds plus `a2a`). */
 export const NODE_KINDS = [
@@ -76,6 +77,10 @@ export const EMPTY_MODEL: GraphModel = { name: null, version: null, nodes: [], e
 
 export interface ParseProblem {
   message: string;
+  /** What to do about it, and a one-click fix when it is mechanical (problems/yamlProblem.ts). */
+  fix: string | null;
+  code: string;
+  quickFix: QuickFix | null;
   /** 1-based line and column. */
   line: number;
   column: number;
@@ -96,11 +101,14 @@ export interface ParsedSpec {
 export function parseSpec(text: string): ParsedSpec {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { keepSourceTokens: false, lineCounter, prettyErrors: false });
-  const problems: ParseProblem[] = [
-    ...doc.errors.map((e) => toProblem(e.message, e.pos, lineCounter, "error")),
-    ...doc.warnings.map((e) => toProblem(e.message, e.pos, lineCounter, "warning")),
-  ];
-  if (doc.errors.length > 0) return { doc, model: null, problems };
+  const warnings = doc.warnings.map((e) => toProblem(e.message, e.pos, lineCounter, "warning"));
+  if (doc.errors.length > 0) {
+    // One clear problem, where the mistake is: the parser's other errors follow from it.
+    const one = explainYaml(text, doc.errors);
+    const error: ParseProblem = { ...one, severity: "error" };
+    return { doc, model: null, problems: [error, ...warnings] };
+  }
+  const problems = warnings;
   return { doc, model: buildModel(doc, lineCounter), problems };
 }
 
@@ -111,7 +119,7 @@ function toProblem(
   severity: "error" | "warning",
 ): ParseProblem {
   const { line, col } = lineCounter.linePos(pos[0]);
-  return { message: message.split("\n")[0], line, column: col, from: pos[0], to: Math.max(pos[1], pos[0]), severity };
+  return { message: message.split("\n")[0], fix: null, code: "yaml", quickFix: null, line, column: col, from: pos[0], to: Math.max(pos[1], pos[0]), severity };
 }
 
 function plain(value: unknown): unknown {
