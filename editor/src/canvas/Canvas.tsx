@@ -167,11 +167,16 @@ export function Canvas() {
     );
   }, [model, positions, selectedNodes, issues, nodeStatus, nodeDiff, nodeExtra]);
 
+  const edgeDiff = useEditorStore((s) => s.edgeDiff);
   const edges: Edge[] = useMemo(() => {
     const selected = new Set(selectedEdges);
     // Labels of edges sharing a source and target would draw on top of each
     // other: the first edge of such a group carries all of them.
-    const flowEdges = model.edges.map((e) => toFlowEdge(e, selected.has(e.id)));
+    const flowEdges = model.edges.map((e) => {
+      const flow = toFlowEdge(e, selected.has(e.id));
+      const mark = edgeDiff[e.id];
+      return mark ? { ...flow, className: `${flow.className ?? ""} diff-edge-${mark}` } : flow;
+    });
     const labels = new Map<string, string[]>();
     for (const e of flowEdges) if (e.label) labels.set(`${e.source}>${e.target}`, [...(labels.get(`${e.source}>${e.target}`) ?? []), String(e.label)]);
     const seen = new Set<string>();
@@ -182,7 +187,7 @@ export function Canvas() {
       seen.add(key);
     }
     return flowEdges;
-  }, [model, selectedEdges]);
+  }, [model, selectedEdges, edgeDiff]);
 
   const onNodesChange = useCallback((changes: NodeChange[]) => {
     const state = useEditorStore.getState();

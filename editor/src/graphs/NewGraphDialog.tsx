@@ -12,6 +12,8 @@ import { blankSpec, DEFAULT_VERSION, fromTemplate, graphNameProblem, versionProb
 import "../versions/versions.css";
 
 const BLANK = "";
+/** A blank graph's START and END, with room between them for the first nodes. */
+const BLANK_POSITIONS = { START: { x: 69, y: 0 }, END: { x: 69, y: 420 } };
 
 export function NewGraphDialog({ onClose }: { onClose(): void }) {
   const [known, setKnown] = useState<GraphSummary[]>([]);
@@ -46,7 +48,7 @@ export function NewGraphDialog({ onClose }: { onClose(): void }) {
       const source = known.find((g) => g.name === template);
       const [text, positions] = source
         ? await Promise.all([graphs.yaml(source.name, source.latest.version), loadLayout(source.name)])
-        : [blankSpec(name, version), {}];
+        : [blankSpec(name, version), BLANK_POSITIONS];
       const yaml = source ? fromTemplate(text, name, version) : text;
       if (!writeDraft({ graph: name, version, yaml, baseYaml: yaml, positions, isNew: true }))
         throw new Error("the browser refused to keep the draft (storage full or disabled)");

@@ -37,6 +37,8 @@ export interface GraphNode {
   fields: Record<string, unknown>;
   /** 1-based line of the node's key in the YAML, for "go to source". */
   line: number | null;
+  /** Offsets of the node's text (its key to the end of its body), for the YAML pane's highlight. */
+  span: [number, number] | null;
 }
 
 export type EdgeKind = "static" | "case" | "default" | "route" | "route-default" | "branch" | "join";
@@ -62,9 +64,18 @@ export interface SpecExample {
   input: Record<string, unknown>;
 }
 
+/** Names the spec defines, for forms that choose among them. */
+export interface Definitions {
+  models: string[];
+  agents: string[];
+  tools: string[];
+  state: string[];
+}
+
 export interface GraphModel {
   name: string | null;
   version: string | null;
+  definitions: Definitions;
   nodes: GraphNode[];
   edges: GraphEdge[];
   examples: SpecExample[];
@@ -73,7 +84,15 @@ export interface GraphModel {
 }
 
 /** The model of no graph (before anything parsed). */
-export const EMPTY_MODEL: GraphModel = { name: null, version: null, nodes: [], edges: [], examples: [], usesEnd: false };
+export const EMPTY_MODEL: GraphModel = {
+  name: null,
+  version: null,
+  definitions: { models: [], agents: [], tools: [], state: [] },
+  nodes: [],
+  edges: [],
+  examples: [],
+  usesEnd: false,
+};
 
 export interface ParseProblem {
   message: string;
@@ -130,6 +149,12 @@ function str(value: unknown): string | null {
   return typeof value === "string" ? value : typeof value === "number" ? String(value) : null;
 }
 
+function spanOf(key: YamlNode | null, value: YamlNode | null): [number, number] | null {
+  const start = key?.range?.[0];
+  const end = (value ?? key)?.range?.[1];
+  return start === undefined || end === undefined ? null : [start, end];
+}
+
 /** Build the model from a parsed (error-free) Document. */
 export function buildModel(doc: Document, lineCounter?: LineCounter): GraphModel {
   const lineOf = (node: { range?: [number, number, number] | null } | null | undefined): number | null =>
@@ -148,6 +173,7 @@ export function buildModel(doc: Document, lineCounter?: LineCounter): GraphModel
         kind: typeof fields.kind === "string" ? fields.kind : "",
         fields,
         line: lineOf(pair.key as YamlNode),
+        span: spanOf(pair.key as YamlNode, pair.value as YamlNode | null),
       });
     }
   }
@@ -216,9 +242,14 @@ export function buildModel(doc: Document, lineCounter?: LineCounter): GraphModel
     }));
 
   const meta = plain(doc.get("metadata")) as Record<string, unknown> | null;
+  const keys = (section: string) => {
+    const map = doc.getIn(["spec", section], true);
+    return isMap(map) ? map.items.map((p) => (isScalar(p.key) ? str(p.key.value) : null)).filter((k): k is string => k !== null) : [];
+  };
   return {
     name: meta && typeof meta === "object" ? str(meta.name) : null,
     version: meta && typeof meta === "object" ? str(meta.version) : null,
+    definitions: { models: keys("models"), agents: keys("agents"), tools: keys("tools"), state: keys("state") },
     nodes,
     edges,
     examples,

@@ -51,6 +51,8 @@ export interface EditorState {
   /** Decorations other views put on nodes: run status, version diff marks, cards. */
   nodeStatus: Record<string, NodeRunStatus>;
   nodeDiff: Record<string, NodeDiffMark>;
+  /** Version diff marks of the canvas's edges (by edge id). */
+  edgeDiff: Record<string, NodeDiffMark>;
   nodeExtra: Record<string, ReactNode>;
 
   /**
@@ -88,7 +90,7 @@ export interface EditorState {
   /** Mark the current text and layout as saved (the new base for diffs) under a version. */
   markSaved: (version: string) => void;
   setNodeStatus: (status: Record<string, NodeRunStatus>) => void;
-  setNodeDiff: (diff: Record<string, NodeDiffMark>) => void;
+  setNodeDiff: (diff: Record<string, NodeDiffMark>, edges?: Record<string, NodeDiffMark>) => void;
   setNodeExtra: (extra: Record<string, ReactNode>) => void;
 }
 
@@ -123,6 +125,7 @@ export const useEditorStore = create<EditorState>()(
       cursorRequest: null,
       nodeStatus: {},
       nodeDiff: {},
+      edgeDiff: {},
       nodeExtra: {},
       layoutEdits: 0,
       savedLayoutEdits: 0,
@@ -146,6 +149,7 @@ export const useEditorStore = create<EditorState>()(
           serverIssues: [],
           nodeStatus: {},
           nodeDiff: {},
+          edgeDiff: {},
           nodeExtra: {},
         });
         temporalApi.resume();
@@ -194,7 +198,7 @@ export const useEditorStore = create<EditorState>()(
       markSaved: (version) => set({ version, baseYaml: get().yaml, isNew: false, restoredAt: null, savedLayoutEdits: get().layoutEdits }),
       dismissRestored: () => set({ restoredAt: null }),
       setNodeStatus: (nodeStatus) => set({ nodeStatus }),
-      setNodeDiff: (nodeDiff) => set({ nodeDiff }),
+      setNodeDiff: (nodeDiff, edgeDiff = {}) => set({ nodeDiff, edgeDiff }),
       setNodeExtra: (nodeExtra) => set({ nodeExtra }),
     }),
     {
