@@ -60,7 +60,9 @@ async function openGraph(name: string, version: string, discard = false): Promis
 
 export function EditorPage({ name, version }: { name: string; version: string }) {
   const [error, setError] = useState<string | null>(null);
-  const loaded = useEditorStore((s) => s.graphName === name && s.version === version);
+  // The version the store holds: just after a Save it is the new one before the URL says so,
+  // and the editor stays mounted through that (no flash of "Loading").
+  const shown = useEditorStore((s) => (s.graphName === name ? s.version : null));
   useDraftKeeper();
 
   useEffect(() => {
@@ -75,10 +77,10 @@ export function EditorPage({ name, version }: { name: string; version: string })
   }, [name, version]);
 
   if (error) return <p className="plait-error plait-page" data-testid="editor-error">Could not open {name}@{version}: {error}</p>;
-  if (!loaded) return <p className="plait-muted plait-page">Loading {name}@{version}…</p>;
+  if (!shown) return <p className="plait-muted plait-page">Loading {name}@{version}…</p>;
   return (
     <ReactFlowProvider>
-      <EditorLayout name={name} version={version} />
+      <EditorLayout name={name} version={shown} />
     </ReactFlowProvider>
   );
 }
@@ -93,7 +95,7 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
   const canRedo = useStore(useEditorStore.temporal, (s) => s.futureStates.length > 0);
   const [saving, setSaving] = useState<"save" | "save-as" | null>(null);
   const [creating, setCreating] = useState(false);
-  const [saved, setSaved] = useState<(GraphVersionInfo & { layout_saved?: boolean }) | null>(null);
+  const saved = useEditorStore((s) => s.savedNotice);
   const [side, setSide] = useState<SidePanel>(null);
   const toggle = (panel: SidePanel) => setSide((current) => (current === panel ? null : panel));
 
@@ -108,17 +110,6 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
     return () => window.removeEventListener("keydown", onKey);
   }, []);
 
-  // The confirmation goes once the text changes again.
-  useEffect(() => {
-    if (!saved) return;
-    const timer = window.setTimeout(() => setSaved(null), 8000);
-    const unsubscribe = useEditorStore.subscribe((s, prev) => s.yaml !== prev.yaml && setSaved(null));
-    return () => {
-      window.clearTimeout(timer);
-      unsubscribe();
-    };
-  }, [saved]);
-
   const discardRestored = () => void openGraph(name, version, true);
 
   const onSaved = (stored: GraphVersionInfo & { layout_saved?: boolean }, text: string) => {
@@ -127,7 +118,8 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
     // What was saved was this graph's draft: the new version (or graph) holds it now.
     removeDraft(name, version);
     state.load({ name: stored.name, version: stored.version, yaml: text, positions: state.positions });
-    setSaved(stored);
+    // The confirmation stays until the text changes again (the store drops it then).
+    state.setSavedNotice({ name: stored.name, version: stored.version, note: stored.note ?? null, layoutSaved: !!stored.layout_saved });
     window.location.hash = editorHash(stored.name, stored.version);
   };
 
@@ -167,8 +159,8 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
         <div className="plait-banner ok" role="status" data-testid="save-confirmation">
           Saved {saved.name}@{saved.version}
           {saved.note ? `: “${saved.note}”` : ""}
-          {saved.layout_saved ? ", with its layout" : ""}.
-          <button onClick={() => setSaved(null)} aria-label="Hide this message">×</button>
+          {saved.layoutSaved ? ", with its layout" : ""}.
+          <button onClick={() => useEditorStore.getState().setSavedNotice(null)} aria-label="Hide this message">×</button>
         </div>
       )}
       <div className="plait-workspace">

@@ -29,6 +29,9 @@ export interface EditorState {
   isNew: boolean;
   /** When the unsaved edits shown were restored from the browser's draft (null: not restored). */
   restoredAt: number | null;
+  /** The confirmation of the last Save, shown until the text changes (null: none). */
+  savedNotice: { name: string; version: string; note: string | null; layoutSaved: boolean } | null;
+  setSavedNotice: (notice: EditorState["savedNotice"]) => void;
   /** The text as loaded: what Save diffs against. */
   baseYaml: string;
   /** The YAML text: the source of truth. */
@@ -112,6 +115,7 @@ export const useEditorStore = create<EditorState>()(
       version: null,
       isNew: false,
       restoredAt: null,
+      savedNotice: null,
       baseYaml: "",
       yaml: "",
       model: EMPTY_MODEL,
@@ -139,6 +143,7 @@ export const useEditorStore = create<EditorState>()(
           version,
           isNew,
           restoredAt,
+          savedNotice: null,
           baseYaml: baseYaml ?? yaml,
           savedLayoutEdits: layoutChanged ? edits - 1 : edits,
           yaml,
@@ -158,7 +163,7 @@ export const useEditorStore = create<EditorState>()(
       setYaml: (text, options) => {
         if (text === get().yaml) return;
         typingBurst = options?.typing ?? false;
-        set({ yaml: text, ...derive(text, get().model) });
+        set({ yaml: text, savedNotice: null, ...derive(text, get().model) });
         typingBurst = false;
       },
       edit: (fn) => {
@@ -197,6 +202,7 @@ export const useEditorStore = create<EditorState>()(
       revealLine: (line, column = 1) => set({ cursorRequest: { line, column, seq: (get().cursorRequest?.seq ?? 0) + 1 } }),
       markSaved: (version) => set({ version, baseYaml: get().yaml, isNew: false, restoredAt: null, savedLayoutEdits: get().layoutEdits }),
       dismissRestored: () => set({ restoredAt: null }),
+      setSavedNotice: (savedNotice) => set({ savedNotice }),
       setNodeStatus: (nodeStatus) => set({ nodeStatus }),
       setNodeDiff: (nodeDiff, edgeDiff = {}) => set({ nodeDiff, edgeDiff }),
       setNodeExtra: (nodeExtra) => set({ nodeExtra }),
