@@ -47,7 +47,9 @@ from server.auth.keys import Authenticator, authenticate
 from server.executor import GraphCache
 from server.journal import JournalListener
 from server.registry import sync_folder
+from server.request_limits import RequestLimits
 from server.settings import Settings
+from server.spec_checks import SpecChecks
 from server.worker import Worker
 from server.worker_processes import WorkerProcesses
 
@@ -83,6 +85,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     problems.install(app)
+    # Outside every route: oversized bodies, NUL in URLs and odd JSON never reach one.
+    app.add_middleware(RequestLimits, max_body_bytes=settings.max_body_bytes)
     app.include_router(health.router)
     # Scraped like /ok, with no key: see docs/observability.md.
     metrics.install()  # the engine observer and the breaker collector, once per process
@@ -114,11 +118,14 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
             log("spec not registered: %s", issue.format())
         listener = JournalListener(pool)
         await listener.start()
+        specs = SpecChecks(settings.spec_processes, settings.spec_check_seconds)
+        specs.start()
         services = Services(
             settings=settings,
             pool=pool,
             listener=listener,
             graphs=GraphCache(pool, settings.specs_dir),
+            specs=specs,
             auth=Authenticator(settings.admin_key, settings.auth_cache_seconds),
         )
         # One worker executes up to `workers` runs at once (a Worker is
@@ -151,6 +158,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
                 task.cancel()
             await asyncio.gather(*services.background, return_exceptions=True)
             await listener.stop()
+            await asyncio.to_thread(specs.close)
     # After the pool is closed: the embedded server (if any) may stop now.
     await asyncio.to_thread(release_embedded)
 

@@ -173,6 +173,27 @@ async def append_runs(
     return {row["run_id"]: row["first_seq"] for row in await cursor.fetchall()}
 
 
+async def resume_point(pool: Pool, run_id: str, after: int) -> int:
+    """Where a stream rejoined with ``Last-Event-ID: after`` starts (the seq it reads after).
+
+    An id past the run's journal (another server's, or a client's guess) would
+    wait for events that never come: a finished run answers its ``end`` again,
+    a live one streams what comes next. Status and seq are read together, so
+    a run that ends meanwhile is seen ended or its ``end`` is still ahead.
+    """
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT status, event_seq FROM plait_runs WHERE run_id = %s", (run_id,)
+        )
+        row = await cursor.fetchone()
+    if row is None:
+        return after
+    last: int = row["event_seq"]
+    if row["status"] in _TERMINAL:
+        return min(after, last - 1)  # `end` is a finished run's last event
+    return min(after, last)
+
+
 async def read_after(
     pool: Pool, run_id: str, after: int = 0, limit: int = 1000
 ) -> list[JournalEvent]:

@@ -21,6 +21,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Scope
 
 from engine.runtime.runner import RunRejected
 from engine.spec.errors import SpecError, SpecIssue
@@ -29,6 +30,7 @@ from server.approvals import ApprovalClosed, ApprovalNotFound, InvalidDecision
 from server.queue.runs import IdempotencyMismatch, RunActive, RunNotFound, ThreadBusy
 from server.queue.threads import ThreadExists, ThreadNotFound
 from server.registry import VersionConflict
+from server.spec_checks import SpecCheckFailed, SpecChecksBusy
 
 logger = logging.getLogger("plait.server")
 
@@ -50,7 +52,9 @@ _MAPPED: dict[type[Exception], tuple[int, str, str]] = {
     ApprovalClosed: (409, "approval-closed", "Approval already closed"),
     InvalidDecision: (422, "decision-invalid", "Invalid decision"),
     RunRejected: (422, "input-invalid", "Invalid run input"),
-    # Values Postgres cannot store, such as a NUL character in an id or metadata.
+    SpecChecksBusy: (503, "busy", "Server busy"),
+    SpecCheckFailed: (500, "internal", "Internal server error"),
+    # A backstop: request_limits.py refuses what Postgres cannot store at the edge.
     psycopg.DataError: (422, "request-invalid", "Invalid value"),
 }
 
@@ -102,12 +106,21 @@ def spec_invalid(issues: Sequence[SpecIssue], detail: str | None = None) -> Prob
 
 def problem_response(request: Request, problem: Problem) -> JSONResponse:
     """The problem+json response for ``problem`` raised while serving ``request``."""
+    return _response(request.url.path, problem)
+
+
+def problem_asgi_response(scope: Scope, problem: Problem) -> JSONResponse:
+    """The same for ASGI middleware, which answers before any ``Request`` exists."""
+    return _response(str(scope.get("path", "")), problem)
+
+
+def _response(path: str, problem: Problem) -> JSONResponse:
     body: dict[str, Any] = {
         "type": _TYPE_PREFIX + problem.kind if problem.kind else "about:blank",
         "title": problem.title or _phrase(problem.status),
         "status": problem.status,
         "detail": problem.detail,
-        "instance": request.url.path,
+        "instance": path,
         **jsonable_encoder(problem.extra),
     }
     return JSONResponse(

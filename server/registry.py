@@ -16,7 +16,7 @@ import os
 import re
 import tempfile
 import uuid
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,7 +28,7 @@ from engine.spec.errors import SpecError, SpecIssue, has_errors
 from engine.spec.lint import lint
 from engine.spec.loader import decode_file, parse_spec, read_spec
 from engine.spec.registry import SpecRegistry
-from engine.spec.validate import SPEC_SUFFIXES, validate_text
+from engine.spec.validate import SPEC_SUFFIXES, check_text
 from engine.store.pool import Pool
 from server.auth.code_policy import folder_modules, refused_code
 from server.auth.store import DEFAULT_TENANT
@@ -43,6 +43,8 @@ _KEYS = "name, version, digest, assistant_id, file, created_at, tenant_id, note,
 #: changes (a new version is a new row), so a lookup need not bring every
 #: version's text over the wire to pick one (``latest`` reads all of a graph's).
 _TEXTS: CompileCache[tuple[str, str, str, datetime], str] = CompileCache(1024)
+#: Stored specs up to this size are read on the event loop (a few ms at most).
+INLINE_PARSE_CHARS = 32_768
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,21 @@ async def sync_folder(pool: Pool, specs_dir: Path) -> list[SpecIssue]:
     return issues
 
 
+#: Reads and lints spec text against stored versions: the spec (``None`` when it
+#: does not load) and its issues. The server's runs in worker processes
+#: (server/spec_checks.py); :func:`check_here` in this one.
+SpecCheck = Callable[
+    [str, str, list["GraphVersion"]], Awaitable[tuple[LoadedSpec | None, list[SpecIssue]]]
+]
+
+
+async def check_here(
+    text: str, file: str, stored: list[GraphVersion]
+) -> tuple[LoadedSpec | None, list[SpecIssue]]:
+    """:data:`SpecCheck` in this process (tests, tools)."""
+    return check_text(text, file, registry_from(stored))
+
+
 async def checked_spec(
     pool: Pool,
     text: str,
@@ -151,16 +168,19 @@ async def checked_spec(
     specs_dir: Path | None,
     tenant: str,
     tenant_modules: frozenset[str],
+    check: SpecCheck,
 ) -> tuple[LoadedSpec, list[GraphVersion]]:
     """``text`` validated as an upload is, and the versions ``tenant`` sees.
 
-    Raises :class:`SpecError` with every issue (the same as ``plait validate``).
+    ``check`` reads and lints it (the server's runs off its event loop). Raises
+    :class:`SpecError` with every issue (the same as ``plait validate``).
     Other tenants' specs may name only the code the operator allows: the specs
     folder's modules and ``tenant_modules`` (:mod:`server.auth.code_policy`).
     """
-    spec = parse_spec(text, file)
     stored = await list_graphs(pool, specs_dir=specs_dir, tenant=tenant)
-    issues = validate_text(text, file, registry_from(v for v in stored if v.ref != spec.ref))
+    spec, issues = await check(text, file, stored)
+    if spec is None:
+        raise SpecError(issues)
     if tenant != DEFAULT_TENANT and not has_errors(issues):
         issues += refused_code(spec, folder_modules(specs_dir) | tenant_modules)
     if has_errors(issues):
@@ -177,10 +197,11 @@ async def save_version(
     tenant: str = DEFAULT_TENANT,
     tenant_modules: frozenset[str] = frozenset(),
     note: str | None = None,
+    check: SpecCheck = check_here,
 ) -> GraphVersion:
     """Validate and store a spec given as YAML text; write it into ``specs_dir`` when newest.
 
-    Raises :class:`SpecError` when it does not validate (:func:`checked_spec`),
+    Raises :class:`SpecError` when it does not validate (:func:`checked_spec`, with ``check``),
     and :class:`VersionConflict` when its ``name@version`` is stored with
     another digest. Saving the same content again returns the stored version
     unchanged. The file is written only for a version newer than every stored
@@ -189,7 +210,13 @@ async def save_version(
     table only. ``note`` is the change note kept with a new version.
     """
     spec, stored = await checked_spec(
-        pool, text, file=file, specs_dir=specs_dir, tenant=tenant, tenant_modules=tenant_modules
+        pool,
+        text,
+        file=file,
+        specs_dir=specs_dir,
+        tenant=tenant,
+        tenant_modules=tenant_modules,
+        check=check,
     )
     existing = next((v for v in stored if v.ref == spec.ref), None)
     if existing is not None:
@@ -238,6 +265,7 @@ async def save_draft(
     specs_dir: Path | None = None,
     tenant: str = DEFAULT_TENANT,
     tenant_modules: frozenset[str] = frozenset(),
+    check: SpecCheck = check_here,
 ) -> tuple[GraphVersion, bool]:
     """Store an unsaved spec text to run it, without publishing a version; return it and
     whether it is new.
@@ -248,7 +276,13 @@ async def save_draft(
     never the newest, never written into the folder, and only ``tenant`` sees it.
     """
     spec, _stored = await checked_spec(
-        pool, text, file=file, specs_dir=specs_dir, tenant=tenant, tenant_modules=tenant_modules
+        pool,
+        text,
+        file=file,
+        specs_dir=specs_dir,
+        tenant=tenant,
+        tenant_modules=tenant_modules,
+        check=check,
     )
     version = draft_version(spec.version, spec.digest)
     inserted = await _insert(pool, spec, None, tenant, version=version, draft=True)
@@ -399,11 +433,18 @@ async def _versions(
             for found in await cursor.fetchall():
                 texts[_text_key(found)] = found["yaml"]
                 _TEXTS.put(_text_key(found), found["yaml"])
-    return [
-        _version({**row, "yaml": text}, specs_dir)
+    found_rows = [
+        {**row, "yaml": text}
         for row, key in zip(rows, keys, strict=True)
         if (text := texts[key]) is not None  # None: deleted meanwhile (only by hand)
     ]
+    large = [row for row in found_rows if len(row["yaml"]) > INLINE_PARSE_CHARS]
+    if large:
+        # A large stored spec can take a few hundred ms to read the first time
+        # (a tenant chooses its size, up to the YAML limit): read it in a thread,
+        # so the loop keeps serving meanwhile; later calls find it cached.
+        return await asyncio.to_thread(lambda: [_version(row, specs_dir) for row in found_rows])
+    return [_version(row, specs_dir) for row in found_rows]
 
 
 async def _one(

@@ -20,6 +20,11 @@ ADMIN_KEY_ENV = "PLAIT_ADMIN_KEY"
 AUTH_CACHE_ENV = "PLAIT_AUTH_CACHE_SECONDS"
 #: Extra top-level modules tenants' specs may call (server/auth/code_policy.py).
 TENANT_MODULES_ENV = "PLAIT_TENANT_MODULES"
+#: Largest request body, in bytes; larger ones get 413 (server/request_limits.py).
+MAX_BODY_ENV = "PLAIT_MAX_BODY_BYTES"
+#: Processes that read and lint uploaded specs, and their time limit (server/spec_checks.py).
+SPEC_PROCESSES_ENV = "PLAIT_SPEC_PROCESSES"
+SPEC_CHECK_SECONDS_ENV = "PLAIT_SPEC_CHECK_SECONDS"
 #: The editor's build output in a source checkout (`npm run build`).
 DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
 
@@ -49,6 +54,10 @@ class Settings:
     auth_cache_seconds: float = 5.0
     #: Modules tenants' uploaded specs may call besides the specs folder's (code_policy.py).
     tenant_modules: frozenset[str] = frozenset()
+    #: 1 MiB: a spec at its size limit (512 Ki characters) still fits, even as JSON.
+    max_body_bytes: int = 1024 * 1024
+    spec_processes: int = 2
+    spec_check_seconds: float = 10.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -68,4 +77,7 @@ class Settings:
             tenant_modules=frozenset(
                 name.strip() for name in env.get(TENANT_MODULES_ENV, "").split(",") if name.strip()
             ),
+            max_body_bytes=int(env.get(MAX_BODY_ENV) or default.max_body_bytes),
+            spec_processes=int(env.get(SPEC_PROCESSES_ENV) or default.spec_processes),
+            spec_check_seconds=float(env.get(SPEC_CHECK_SECONDS_ENV) or default.spec_check_seconds),
         )

@@ -25,6 +25,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr, model_validator
 
+from engine.spec.expressions import ExpressionError, compile_regex
 from engine.spec.models import ScriptedResponse, duration_seconds
 
 # Rough size of a token in characters, as in OpenAI's rule of thumb.
@@ -59,9 +60,11 @@ class ScriptedChatModel(BaseChatModel):
         patterns: list[re.Pattern[str] | None] = []
         for index, reply in enumerate(self.script):
             try:
-                patterns.append(None if reply.when is None else re.compile(reply.when))
-            except re.error as error:
-                raise ValueError(f"reply {index}: `when` is not a valid regex: {error}") from None
+                patterns.append(None if reply.when is None else compile_regex(reply.when))
+            except ExpressionError as error:
+                raise ValueError(
+                    f"reply {index}: `when` is not a valid regex: {error.message}"
+                ) from None
         self._patterns = patterns
         return self
 

@@ -51,6 +51,12 @@ class SpecError(Exception):
         super().__init__("\n".join(issue.format() for issue in self.issues))
 
 
+def short_repr(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to about ``limit`` characters: messages quote values, some huge."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 12]}… ({len(text):,} chars)"
+
+
 def has_errors(issues: Sequence[SpecIssue]) -> bool:
     """True when any issue is an error (warnings alone do not fail validation)."""
     return any(issue.severity == "error" for issue in issues)

@@ -30,13 +30,31 @@ class ExpressionError(Exception):
         self.message = message
 
 
+#: Characters of one CEL expression. Spec expressions are a line or two; the CEL
+#: library panics (a Rust panic, not an exception) formatting an error past
+#: column ~65,000.
+MAX_CEL_CHARS = 10_000
+
+
 @functools.lru_cache(maxsize=4096)
 def compile_cel(source: str) -> cel.Program:
     """Compile a CEL expression once; raise :class:`ExpressionError` when it does not parse."""
+    if len(source) > MAX_CEL_CHARS:
+        raise ExpressionError(
+            source[:40] + "…",
+            f"the expression is {len(source):,} characters long; at most "
+            f"{MAX_CEL_CHARS:,} are allowed",
+        )
     try:
         return cel.compile(source)
     except ValueError as exc:
         raise ExpressionError(source, cel_syntax_message(str(exc))) from None
+    except BaseException as exc:
+        # pyo3 turns a panic of the Rust library into PanicException, a
+        # BaseException: a bad expression must not end the process.
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise ExpressionError(source, "the CEL library could not read this expression") from None
 
 
 _PARSER_ERROR = re.compile(r"ERROR: <input>:\d+:(\d+): (?:Syntax error: )?(.*)")
@@ -121,6 +139,17 @@ def state_fields_read(source: str) -> set[str]:
     return fields_read(source, "state")
 
 
+def compile_regex(source: str) -> re.Pattern[str]:
+    """A scripted reply's ``when`` as a pattern; raise :class:`ExpressionError` naming why not."""
+    try:
+        return re.compile(source)
+    except re.error as exc:
+        raise ExpressionError(source, str(exc)) from None
+    except RecursionError:
+        # The `re` parser recurses once per nested group.
+        raise ExpressionError(source, "the pattern nests groups too deeply to read") from None
+
+
 # --------------------------------------------------------------------------- templates
 
 _JINJA = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
@@ -132,6 +161,11 @@ def _compile_template(source: str) -> Any:
         return _JINJA.from_string(source)
     except TemplateError as exc:
         raise ExpressionError(source, _first_line(str(exc))) from None
+    except RecursionError:
+        # Jinja2's parser recurses once per nested `(`, `[` or block.
+        raise ExpressionError(
+            source, "the template nests brackets or blocks too deeply to read"
+        ) from None
 
 
 def check_template(source: str) -> None:

@@ -7,8 +7,10 @@ of that. Plain scalars are then resolved with ruamel's YAML 1.2 resolver and
 constructor, so the values are exactly those the ruamel path produces.
 
 Anything out of the ordinary (a syntax error, several documents, duplicate
-keys, explicit tags, merge keys) returns ``None``, and the caller reads the text
-again with ruamel, whose errors and warnings are the reference.
+keys, explicit tags, merge keys, anything past the limits of
+:mod:`engine.spec.limits`) returns ``None``, and the caller reads the text
+again with ruamel, whose errors and warnings are the reference (after the
+limits are checked on libyaml's events, which locate the refusal).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.nodes import ScalarNode as RuamelScalar
 
 from engine.spec.document import SourcePosition, escape_pointer, key_text
+from engine.spec.limits import MAX_ALIASES, MAX_DEPTH, MAX_VALUES, too_long_integer
 
 _Loader: type[Any] | None = getattr(yaml, "CSafeLoader", None)
 _RUAMEL = YAML(typ="safe", pure=True)
@@ -38,6 +41,15 @@ class Unusual(Exception):
     """The fast path does not handle this document; read it with ruamel."""
 
 
+class BadScalar(ValueError):
+    """A plain value YAML 1.2 reads as a date (or number) that does not exist, e.g.
+    ``2024-13-45``; ruamel would refuse it without a position."""
+
+    def __init__(self, text: str, reason: str, position: SourcePosition, pointer: str) -> None:
+        super().__init__(reason)
+        self.text, self.reason, self.position, self.pointer = text, reason, position, pointer
+
+
 class FastDocument:
     """Plain data, key and item positions, and values cut short by `` #``."""
 
@@ -48,13 +60,22 @@ class FastDocument:
         self.max_values = max_values
         self.max_depth = max_depth
         self.count = 0
+        #: Values under each collection node read so far, by ``id``: libyaml
+        #: composes an alias as the anchored node itself, so an alias bomb is
+        #: refused at its first oversized use instead of after expanding it.
+        self.sizes: dict[int, int] = {}
         self.data: Any = None
 
 
-def read_fast(text: str, *, max_values: int, max_depth: int) -> FastDocument | None:
-    """Compose ``text`` with libyaml; ``None`` when ruamel must read it instead."""
-    if _Loader is None:
-        return None
+def read_fast(
+    text: str, *, max_values: int = MAX_VALUES, max_depth: int = MAX_DEPTH
+) -> FastDocument | None:
+    """Compose ``text`` with libyaml; ``None`` when ruamel must read it instead.
+
+    Raises :class:`BadScalar` for a value that looks like a date or number and is not one.
+    """
+    if _Loader is None or text.count("*") > MAX_ALIASES:
+        return None  # maybe too many aliases: the events tell (composed nodes do not)
     try:
         root = yaml.compose(text, Loader=_Loader)
     except Exception:  # any YAML error: ruamel explains it precisely
@@ -66,13 +87,33 @@ def read_fast(text: str, *, max_values: int, max_depth: int) -> FastDocument | N
         document.data = _convert(document, root, "", 0)
     except (Unusual, RecursionError):
         return None
+    except BadScalar:
+        raise
+    except ValueError:  # a key that does not convert: ruamel explains it
+        return None
     return document
 
 
 def _convert(doc: FastDocument, node: Any, pointer: str, depth: int) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        doc.count += 1
+        try:
+            return _scalar(node)
+        except ValueError as exc:
+            mark = node.start_mark
+            where = SourcePosition(mark.line + 1, mark.column + 1)
+            raise BadScalar(node.value, str(exc), where, pointer) from None
+    known = doc.sizes.get(id(node), 0)
+    if doc.count + max(known, 1) > doc.max_values or depth >= doc.max_depth:
+        raise Unusual  # the limits' check on the events locates it
+    before = doc.count
     doc.count += 1
-    if doc.count > doc.max_values or depth > doc.max_depth:
-        raise Unusual  # ruamel reports the alias bomb
+    value = _collection(doc, node, pointer, depth)
+    doc.sizes[id(node)] = doc.count - before
+    return value
+
+
+def _collection(doc: FastDocument, node: Any, pointer: str, depth: int) -> Any:
     if isinstance(node, yaml.MappingNode):
         if node.tag != _MAP:
             raise Unusual
@@ -101,7 +142,7 @@ def _convert(doc: FastDocument, node: Any, pointer: str, depth: int) -> Any:
             doc.positions[child] = SourcePosition(mark.line + 1, mark.column + 1)
             items.append(_convert(doc, item, child, depth + 1))
         return items
-    return _scalar(node)
+    raise Unusual
 
 
 def _plain(node: Any) -> bool:
@@ -114,8 +155,8 @@ def _scalar(node: Any) -> Any:
         if node.tag != _STR:
             raise Unusual
         return node.value
-    if node.tag != _implicit_yaml11_tag(node.value):
-        raise Unusual  # an explicit tag such as `!!str`
+    if node.tag != _implicit_yaml11_tag(node.value) or too_long_integer(node.value):
+        raise Unusual  # an explicit tag such as `!!str`, or a limit to locate
     return _plain_value(node.value)
 
 

@@ -36,8 +36,16 @@ from engine.spec.document import (
     key_text,
 )
 from engine.spec.document import pointer as json_pointer
-from engine.spec.errors import SpecError, SpecIssue
-from engine.spec.libyaml_reader import read_fast
+from engine.spec.errors import SpecError, SpecIssue, short_repr
+from engine.spec.libyaml_reader import BadScalar, read_fast
+from engine.spec.limits import (
+    MAX_DEPTH,
+    MAX_VALUES,
+    LimitExceeded,
+    check_events,
+    check_size,
+    may_alias,
+)
 from engine.spec.models import (
     DURATION_PATTERN,
     IDENTIFIER_PATTERN,
@@ -45,10 +53,6 @@ from engine.spec.models import (
     SEMVER_PATTERN,
     GraphSpec,
 )
-
-#: Guards against alias bombs ("billion laughs") and absurd nesting.
-MAX_VALUES = 200_000
-MAX_DEPTH = 100
 
 
 def load_spec(path: Path) -> LoadedSpec:
@@ -126,7 +130,22 @@ def read_yaml(
 
     ``fast_path=False`` forces the ruamel reader (tests compare the two).
     """
-    fast = read_fast(text, max_values=MAX_VALUES, max_depth=MAX_DEPTH) if fast_path else None
+    try:
+        check_size(text)
+        if may_alias(text):
+            # Aliases can expand exponentially: check on the events, which cost
+            # one linear pass, before any reader expands them.
+            check_events(text)
+        fast = read_fast(text) if fast_path else None
+        if fast is None:
+            # ruamel is pure Python and slow on what the limits refuse: check them first.
+            check_events(text)
+    except LimitExceeded as exc:
+        raise SpecError(
+            [_issue(file, exc.line, exc.column, exc.pointer, exc.message, exc.fix, exc.code)]
+        ) from None
+    except BadScalar as exc:
+        raise SpecError([_bad_scalar_issue(file, exc)]) from None
     if fast is not None:
         fast.positions[""] = SourcePosition(1, 1)
         warnings = [
@@ -201,15 +220,17 @@ def read_yaml(
     try:
         data = walker.convert(document, "", 0)
     except _TooBig as exc:
+        # A backstop: the check of libyaml's events refuses these first.
+        position = SourceMap(walker.positions).locate(exc.pointer)
         raise SpecError(
             [
                 _issue(
                     file,
-                    1,
-                    1,
-                    "",
+                    position.line,
+                    position.column,
+                    exc.pointer,
                     str(exc),
-                    "remove the recursive or repeated aliases",
+                    "remove the recursive or repeated aliases, or flatten the document",
                     "yaml-too-large",
                 )
             ]
@@ -219,7 +240,9 @@ def read_yaml(
 
 
 class _TooBig(Exception):
-    pass
+    def __init__(self, message: str, pointer: str) -> None:
+        super().__init__(message)
+        self.pointer = pointer
 
 
 class _Walker:
@@ -233,8 +256,13 @@ class _Walker:
 
     def convert(self, node: Any, pointer: str, depth: int) -> Any:
         self.count += 1
-        if self.count > MAX_VALUES or depth > MAX_DEPTH:
-            raise _TooBig("the YAML expands to too many values (recursive or repeated aliases?)")
+        nested = isinstance(node, CommentedMap | CommentedSeq)
+        if self.count > MAX_VALUES or (nested and depth >= MAX_DEPTH):
+            raise _TooBig(
+                "the YAML expands to too many values or nests too deeply "
+                "(recursive or repeated aliases?)",
+                pointer,
+            )
         if isinstance(node, CommentedMap):
             result: dict[str, Any] = {}
             for key, value in node.items():
@@ -271,6 +299,19 @@ class _Walker:
             self.warnings.append(_truncation_warning(self.file, position, pointer, comment, value))
 
 
+def _bad_scalar_issue(file: str, exc: BadScalar) -> SpecIssue:
+    return _issue(
+        file,
+        exc.position.line,
+        exc.position.column,
+        exc.pointer,
+        f"YAML reads {short_repr(exc.text)} as a date or number, and it is not a valid one "
+        f"({exc.reason})",
+        f"quote it if it is text: `'{exc.text[:40]}'`",
+        "yaml-value",
+    )
+
+
 def _truncation_warning(
     file: str, position: SourcePosition, pointer: str, comment: str, value: str
 ) -> SpecIssue:
@@ -280,7 +321,7 @@ def _truncation_warning(
         position.column,
         pointer,
         f"the value ends at ` {comment}`: in YAML a space followed "
-        f"by `#` starts a comment, so the value is only {value!r}",
+        f"by `#` starts a comment, so the value is only {short_repr(value)}",
         "quote the whole value if the `#` belongs to it, or write `# ` (with a "
         "space) if it is a comment",
         "yaml-comment-truncation",
@@ -654,7 +695,7 @@ def _explain(
         return _version_problem(value, text, position)
     if DURATION_PATTERN in patterns:
         hint, fix = _PATTERN_HINTS[DURATION_PATTERN]
-        return f"`{field}` must be {hint}, not {value!r}", fix, "schema-value"
+        return f"`{field}` must be {hint}, not {short_repr(value)}", fix, "schema-value"
     if kind == "missing":
         return _missing(resolved)
     if kind == "extra_forbidden":
@@ -681,7 +722,7 @@ def _explain(
     if kind == "literal_error":
         expected = _literal_choices(error)
         return (
-            f"`{field}` cannot be {value!r}; expected one of: {', '.join(expected)}",
+            f"`{field}` cannot be {short_repr(value)}; expected one of: {', '.join(expected)}",
             f"use one of: {', '.join(expected)}{_did_you_mean(str(value), expected)}",
             "schema-value",
         )
@@ -691,7 +732,7 @@ def _explain(
         return f"`{field}`: {error['msg'].lower()}", _size_fix(error, field), "schema-value"
     if kind.startswith(("greater_than", "less_than")):
         return (
-            f"`{field}` is {value!r}: {error['msg'].lower()}",
+            f"`{field}` is {short_repr(value)}: {error['msg'].lower()}",
             f"change `{field}` to a value that is {_bound(error)}",
             "schema-value",
         )
@@ -705,7 +746,7 @@ def _version_problem(value: Any, text: str, position: SourcePosition) -> tuple[s
     written = _written_value(text, position) or repr(value)
     if isinstance(value, str):
         return (
-            f'`version` must be a semantic version like "1.0.0", not {value!r}',
+            f'`version` must be a semantic version like "1.0.0", not {short_repr(value)}',
             'write MAJOR.MINOR.PATCH in quotes, e.g. `version: "1.0.0"`',
             "version-format",
         )
@@ -800,7 +841,7 @@ def _pattern_problem(
         hint, fix = "lowercase letters, digits and `-`", "rename it, e.g. `my-graph`"
     elif not hint:
         hint, fix = f"text matching {pattern}", f"change `{field}` to match {pattern}"
-    return f"`{field}` must be {hint}, not {value!r}", fix, "schema-value"
+    return f"`{field}` must be {hint}, not {short_repr(value)}", fix, "schema-value"
 
 
 def _size_fix(error: dict[str, Any], field: str) -> str:
@@ -851,7 +892,11 @@ def _describe(value: Any) -> str:
         return "a list"
     if value is None:
         return "empty (null)"
-    return f"{type(value).__name__} {value!r}" if not isinstance(value, str) else repr(value)
+    return (
+        f"{type(value).__name__} {short_repr(value)}"
+        if not isinstance(value, str)
+        else short_repr(value)
+    )
 
 
 def _issue(

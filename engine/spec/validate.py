@@ -37,7 +37,8 @@ def validate_paths(paths: Sequence[Path]) -> list[SpecIssue]:
             issues.extend(result)
         else:
             loaded.append(result)
-    registry = SpecRegistry(_siblings(files, {spec.path for spec, _ in loaded}))
+    # Siblings exclude every file given, loaded or not: one that failed is not read twice.
+    registry = SpecRegistry(_siblings(files, set(files)))
     issues.extend(_duplicates([spec for spec, _ in loaded]))
     for spec, _ in loaded:
         registry.add(spec)
@@ -51,17 +52,32 @@ def validate_text(
     text: str, file: str = "<string>", registry: SpecRegistry | None = None
 ) -> list[SpecIssue]:
     """Every issue of one spec given as text (the editor and the HTTP API use this)."""
+    return check_text(text, file, registry)[1]
+
+
+def check_text(
+    text: str, file: str = "<string>", registry: SpecRegistry | None = None
+) -> tuple[LoadedSpec | None, list[SpecIssue]]:
+    """The spec given as text (``None`` when it does not load) and every issue of it.
+
+    ``registry`` resolves ``subgraph`` refs; the spec itself replaces a version
+    of the same ``name@version`` in it. Never raises, like :func:`validate_paths`.
+    """
+    loaded: LoadedSpec | None = None
 
     def run() -> list[SpecIssue]:
+        nonlocal loaded
         try:
             spec, warnings = read_spec(text, file)
         except SpecError as exc:
             return exc.issues
+        loaded = spec
         known = SpecRegistry(registry or ())
         known.add(spec)
         return [*warnings, *lint(spec, known)]
 
-    return _guarded(file, run)
+    issues = _guarded(file, run)
+    return loaded, issues
 
 
 def load_directory(directory: Path) -> SpecRegistry:
@@ -104,12 +120,12 @@ def _load(file: Path) -> tuple[LoadedSpec, list[SpecIssue]] | list[SpecIssue]:
         return [_internal(str(file), exc)]
 
 
-def _siblings(files: Iterable[Path], loaded_paths: set[Path | None]) -> list[LoadedSpec]:
+def _siblings(files: Iterable[Path], given: set[Path]) -> list[LoadedSpec]:
     """Valid specs beside the given files, so refs to them resolve (not reported here)."""
     found: list[LoadedSpec] = []
     for folder in dict.fromkeys(file.parent for file in files):
         for file in _spec_files(folder):
-            if file in loaded_paths:
+            if file in given:
                 continue
             try:
                 found.append(load_spec(file))

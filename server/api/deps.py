@@ -16,6 +16,7 @@ from server.settings import Settings
 if TYPE_CHECKING:
     from server.executor import GraphCache
     from server.journal import JournalListener
+    from server.spec_checks import SpecChecks
 
 
 @dataclass
@@ -27,6 +28,8 @@ class Services:
     listener: JournalListener
     #: Compiled graph versions, so a request lists the registry only on a version's first use.
     graphs: GraphCache
+    #: Reads and lints uploaded YAML in worker processes (server/spec_checks.py).
+    specs: SpecChecks
     #: Resolves ``x-api-key`` to a tenant (server/auth/keys.py).
     auth: Authenticator = field(default_factory=Authenticator)
     # Follow-up work a request starts and does not wait for (deleting a

@@ -9,6 +9,7 @@ Runs of it carry ``metadata.plait_draft`` (decision 68).
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -16,7 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from server.api.deps import Svc
-from server.api.graphs import _SPEC_BODY, _uploaded_text, version_to_api
+from server.api.graphs import _SPEC_BODY, _check, _uploaded_text, version_to_api
 from server.auth.keys import Tenant
 from server.registry import save_draft
 
@@ -48,6 +49,7 @@ async def create_draft(request: Request, services: Svc, tenant: Tenant) -> JSONR
         specs_dir=services.settings.specs_dir,
         tenant=tenant,
         tenant_modules=services.settings.tenant_modules,
+        check=functools.partial(_check, services, keep=True),
     )
     body: dict[str, Any] = {
         **version_to_api(draft),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,12 +11,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from engine.spec.validate import validate_text
+from engine.spec.document import LoadedSpec
+from engine.spec.errors import SpecIssue
 from server.api.deps import Services, Svc
 from server.auth.keys import Tenant
 from server.auth.store import DEFAULT_TENANT
 from server.problems import Problem, not_found
-from server.registry import GraphVersion, get_version, list_graphs, registry_from, save_version
+from server.registry import GraphVersion, get_version, list_graphs, save_version
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
 
@@ -107,6 +109,7 @@ async def upload(request: Request, services: Svc, tenant: Tenant) -> JSONRespons
         tenant=tenant,
         tenant_modules=services.settings.tenant_modules,
         note=note,
+        check=functools.partial(_check, services, keep=True),
     )
     fresh = version.ref not in known
     layout_saved = layout is not None and tenant == DEFAULT_TENANT
@@ -134,8 +137,17 @@ async def validate(request: Request, services: Svc, tenant: Tenant) -> dict[str,
     """
     text = await _uploaded_text(request)
     stored = await list_graphs(services.pool, specs_dir=services.settings.specs_dir, tenant=tenant)
-    issues = validate_text(text, _UPLOAD_FILE, registry_from(stored))
+    _, issues = await _check(services, text, _UPLOAD_FILE, stored, keep=False)
     return {"issues": [issue.to_dict() for issue in issues]}
+
+
+async def _check(
+    services: Services, text: str, file: str, stored: list[GraphVersion], *, keep: bool
+) -> tuple[LoadedSpec | None, list[SpecIssue]]:
+    """Read and lint ``text`` in the spec processes, never on this event loop."""
+    return await services.specs.check(
+        text, file, ((version.ref, version.yaml) for version in stored), keep=keep
+    )
 
 
 @router.get("/{name}/layout", summary="Node positions of a graph on the canvas")

@@ -16,9 +16,10 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sse_starlette import EventSourceResponse
 
@@ -30,7 +31,7 @@ from server.api.checkpoints import thread_state, values_with_interrupts
 from server.api.deps import Services, Svc
 from server.auth.keys import Tenant
 from server.auth.store import DEFAULT_TENANT
-from server.journal import JournalEvent
+from server.journal import JournalEvent, resume_point
 from server.problems import Problem, not_found
 from server.queue import threads
 from server.queue.runs import (
@@ -131,7 +132,43 @@ def _refuse_reserved(keys: Iterable[Any], where: str) -> None:
         )
 
 
-IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=255)]
+#: Longest Idempotency-Key accepted.
+MAX_IDEMPOTENCY_KEY = 255
+
+
+def _idempotency_key(
+    key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> str | None:
+    """The request's Idempotency-Key, refused unless it is 1-255 printable ASCII characters.
+
+    An empty key would be stored like any other: every later request with an
+    empty key would then be a "retry" of the first (docs/api.md).
+    """
+    if key is None:
+        return None
+    if (
+        not key.strip()
+        or len(key) > MAX_IDEMPOTENCY_KEY
+        or not (key.isascii() and key.isprintable())
+    ):
+        what = (
+            "is empty"
+            if not key.strip()
+            else f"is {len(key)} characters long"
+            if len(key) > MAX_IDEMPOTENCY_KEY
+            else "holds characters that are not printable ASCII"
+        )
+        raise Problem(
+            422,
+            f"the Idempotency-Key header {what}: a key is 1 to {MAX_IDEMPOTENCY_KEY} printable "
+            "ASCII characters, e.g. a UUID; leave the header out to send no key",
+            kind="request-invalid",
+            title="Invalid request",
+        )
+    return key
+
+
+IdempotencyKey = Annotated[str | None, Depends(_idempotency_key)]
 
 
 # ----------------------------------------------------------------------- on a thread
@@ -144,7 +181,7 @@ async def create_background(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> JSONResponse:
     """Queue a run and return it at once; follow it with join or the stream routes."""
     run = await _create(services, request, body, thread_id, key, tenant)
@@ -162,7 +199,7 @@ async def create_stream(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> EventSourceResponse:
     """Queue a run and stream its events; ``Location`` is where to rejoin with ``Last-Event-ID``."""
     run = await _create(services, request, body, thread_id, key, tenant)
@@ -176,7 +213,7 @@ async def create_wait(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> JSONResponse:
     """Queue a run, wait until it ends, and return the thread's values (with ``__interrupt__``)."""
     run = await _create(services, request, body, thread_id, key, tenant)
@@ -244,6 +281,8 @@ async def join_stream(
     run = await _run(services, thread_id, run_id, tenant)
     modes = [mode for mode in stream_mode or () if mode]
     after = _seq(last_event_id)
+    if after:
+        after = await resume_point(services.pool, run_id, after)
     return _stream(services, run, modes, cancel_on_disconnect=cancel_on_disconnect, after=after)
 
 
@@ -276,7 +315,7 @@ async def create_stateless(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> JSONResponse:
     """A background run on a new temporary thread."""
     run = await _create(services, request, body, None, key, tenant)
@@ -295,7 +334,7 @@ async def create_stateless_stream(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> EventSourceResponse:
     """A streamed run on a new temporary thread."""
     run = await _create(services, request, body, None, key, tenant)
@@ -310,7 +349,7 @@ async def create_stateless_wait(
     request: Request,
     services: Svc,
     tenant: Tenant,
-    key: IdempotencyKey = None,
+    key: IdempotencyKey,
 ) -> JSONResponse:
     """A run on a new temporary thread; returns its final values."""
     run = await _create(services, request, body, None, key, tenant)
@@ -345,6 +384,9 @@ async def _create(
     if thread_id is None:
         # Resolved first: an unknown assistant must not leave a thread behind.
         graph = await resolve_assistant(services, body.assistant_id, tenant)
+        _check_interrupts(body, graph)
+        if _checkpoint_id(body):
+            raise _no_checkpoint(body, "a stateless run starts on a new thread, which has none")
         # A retried stateless request must land on the same temporary thread,
         # or its idempotency key could not find the first run's thread. Keys
         # are the tenant's: another tenant's same key names another thread.
@@ -361,6 +403,8 @@ async def _create(
         )
     else:
         graph = await _graph_for(services, body.assistant_id, thread_id, tenant)
+        _check_interrupts(body, graph)
+        await _check_checkpoint(services, body, thread_id)
     if isinstance(body.input, dict):
         # Refused before a run exists, as `plait run` refuses it.
         check_input(graph.loaded.spec, body.input)
@@ -376,8 +420,68 @@ async def _create(
         route=route,
         if_not_exists=body.if_not_exists,
         tenant=tenant,
+        after_seconds=body.after_seconds,
     )
     return run
+
+
+def _check_interrupts(body: RunCreate, graph: GraphVersion) -> None:
+    """``interrupt_before`` / ``interrupt_after`` name nodes of the graph (or are ``"*"``).
+
+    LangGraph would silently never stop at a name it does not know.
+    """
+    nodes = list(graph.loaded.spec.spec.nodes)
+    for field in ("interrupt_before", "interrupt_after"):
+        names = getattr(body, field)
+        if names is None or names == "*":
+            continue
+        unknown = [name for name in names if name not in nodes]
+        if unknown:
+            raise Problem(
+                422,
+                f"{field} names {', '.join(repr(n) for n in unknown)}, not a node of "
+                f'{graph.ref}; use "*" or nodes of it: {", ".join(nodes)}',
+                kind="request-invalid",
+                title="Invalid request",
+                errors=[{"loc": ["body", field], "msg": f"unknown nodes: {unknown}"}],
+            )
+
+
+def _checkpoint_id(body: RunCreate) -> str | None:
+    checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
+    return str(checkpoint_id) if checkpoint_id else None
+
+
+async def _check_checkpoint(services: Services, body: RunCreate, thread_id: str) -> None:
+    """A run started from ``checkpoint_id`` needs that checkpoint on its thread."""
+    checkpoint_id = _checkpoint_id(body)
+    if checkpoint_id is None:
+        return
+    namespace = (body.checkpoint or {}).get("checkpoint_ns") or ""
+    config: RunnableConfig = {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": namespace,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+    if await new_checkpointer(services.pool).aget_tuple(config) is None:
+        raise _no_checkpoint(
+            body,
+            f"thread {thread_id} has no such checkpoint; POST /threads/{thread_id}/history "
+            "lists its checkpoints",
+        )
+
+
+def _no_checkpoint(body: RunCreate, why: str) -> Problem:
+    field = "checkpoint_id" if body.checkpoint_id else "checkpoint.checkpoint_id"
+    return Problem(
+        422,
+        f"{field} {_checkpoint_id(body)!r} is not a checkpoint of this run's thread: {why}",
+        kind="request-invalid",
+        title="Invalid request",
+        errors=[{"loc": ["body", *field.split(".")], "msg": why}],
+    )
 
 
 async def _graph_for(
@@ -412,7 +516,7 @@ async def _graph_for(
 def _kwargs(body: RunCreate) -> dict[str, Any]:
     """What the worker needs to execute the run (stored with it)."""
     modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
-    checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
+    checkpoint_id = _checkpoint_id(body)
     kwargs: dict[str, Any] = {
         "input": body.input,
         "command": body.command.model_dump(exclude_none=True) if body.command else None,

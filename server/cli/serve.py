@@ -12,6 +12,7 @@ import typer
 from server.cli.exits import CliError
 from server.settings import (
     HOST_ENV,
+    MAX_BODY_ENV,
     PORT_ENV,
     SPECS_ENV,
     WORKER_PROCESSES_ENV,
@@ -62,6 +63,15 @@ def serve_command(
             "--no-workers", help="Serve the API only; `plait worker` processes run the runs."
         ),
     ] = False,
+    max_body_bytes: Annotated[
+        int,
+        typer.Option(
+            "--max-body-bytes",
+            envvar=MAX_BODY_ENV,
+            min=1024,
+            help="Largest request body accepted (larger ones get 413).",
+        ),
+    ] = 1024 * 1024,
     log_level: Annotated[
         str | None,
         typer.Option(
@@ -90,6 +100,7 @@ def serve_command(
         worker_processes=worker_processes,
         host=host,
         port=port,
+        max_body_bytes=max_body_bytes,
     )
     # JSON lines (or text on a terminal) for every logger, uvicorn's too: docs/observability.md.
     try:

@@ -173,8 +173,11 @@ async def create_run(
     route: str = "",
     if_not_exists: str = "reject",
     tenant: str = DEFAULT_TENANT,
+    after_seconds: float | None = None,
 ) -> tuple[Run, bool]:
     """Accept a run on ``thread_id`` as ``pending``; return it and whether it is new.
+
+    With ``after_seconds`` no worker claims it before that many seconds have passed.
 
     In one transaction, under the thread's row lock: the thread is created
     when unknown and ``if_not_exists == "create"`` (else :class:`ThreadNotFound`),
@@ -217,6 +220,7 @@ async def create_run(
             route=route,
             if_not_exists=cast(IfNotExists, if_not_exists),
             tenant=tenant,
+            after_seconds=after_seconds,
         )
 
 
@@ -233,6 +237,7 @@ async def create_run_in(
     route: str,
     if_not_exists: IfNotExists,
     tenant: str = DEFAULT_TENANT,
+    after_seconds: float | None = None,
 ) -> tuple[Run, bool]:
     """:func:`create_run` inside the caller's transaction (approvals use it)."""
     run_id = str(uuid.uuid4())
@@ -294,6 +299,7 @@ async def create_run_in(
             "event": metadata_event.decode(),
             "first_run": first_run,
             "tenant": tenant,
+            "after": after_seconds,
             "events": journal.EVENTS_CHANNEL,
             "runs": RUNS_CHANNEL,
         },
@@ -445,6 +451,9 @@ async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: floa
                 SELECT r.run_id, r.tenant_id, r.queue_id FROM plait_runs r
                 WHERE (
                     r.status = 'pending'
+                    -- `after_seconds`: not before its time. It still holds its
+                    -- place in the thread's queue (runs queued after it wait).
+                    AND (r.not_before IS NULL OR r.not_before <= now())
                     AND NOT EXISTS (
                         SELECT 1 FROM plait_runs o
                         WHERE o.thread_id = r.thread_id
@@ -629,11 +638,12 @@ WITH inserted AS (
     INSERT INTO plait_runs (
         run_id, thread_id, assistant_id, graph, version, digest, status, kwargs,
         metadata, multitask_strategy, idempotency_key, request_hash,
-        created_at, updated_at, event_seq, tenant_id
+        created_at, updated_at, event_seq, tenant_id, not_before
     )
     VALUES (%(run_id)s, %(thread_id)s, %(assistant_id)s, %(graph)s, %(version)s, %(digest)s,
             'pending', %(kwargs)s, %(metadata)s, %(strategy)s, %(key)s, %(hash)s,
-            clock_timestamp(), clock_timestamp(), 1, %(tenant)s)
+            clock_timestamp(), clock_timestamp(), 1, %(tenant)s,
+            clock_timestamp() + make_interval(secs => %(after)s::float8))
     RETURNING {_COLUMNS}
 ), journaled AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
+from engine.spec.errors import short_repr
+from engine.spec.expressions import ExpressionError, compile_regex
 from engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
 from engine.spec.models import LlmNode, MapNode
 
@@ -52,7 +53,8 @@ def check_state(ctx: LintContext) -> None:
             ctx.report(
                 f"{where}/default",
                 "state-default-type",
-                f"the default {field.default!r} of `{name}` is not of its type `{field.type}`",
+                f"the default {short_repr(field.default)} of `{name}` is not of its type "
+                f"`{field.type}`",
                 f"give a default of type `{field.type}`, or change the type{hint}",
             )
         fits = _REDUCER_TYPES.get(field.reducer)
@@ -102,12 +104,12 @@ def check_scripts(ctx: LintContext) -> None:
             if reply.when is None:
                 continue
             try:
-                re.compile(reply.when)
-            except re.error as exc:
+                compile_regex(reply.when)
+            except ExpressionError as exc:
                 ctx.report(
                     pointer("spec", "models", name, "script", index, "when"),
                     "invalid-regex",
-                    f"`when` is not a valid regular expression: {exc}",
+                    f"`when` is not a valid regular expression: {exc.message}",
                     "fix the pattern (Python `re` syntax); escape literal characters such as "
                     "`(`, `[`, `?` with a backslash",
                 )

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from engine.spec.libyaml_reader import read_fast
-from engine.spec.loader import MAX_DEPTH, MAX_VALUES, read_yaml
+from engine.spec.limits import MAX_DEPTH, MAX_VALUES
+from engine.spec.loader import read_yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 SPEC_FILES = sorted(

@@ -29,7 +29,8 @@ WAIT_SECONDS = 30.0
 
 
 def _children(pid: int) -> list[int]:
-    """Live child processes of ``pid`` (Linux ``/proc``)."""
+    """Live ``plait worker`` children of ``pid`` (Linux ``/proc``); the server's other
+    child, the forkserver of its spec-check processes (server/spec_checks.py), is not one."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -39,9 +40,17 @@ def _children(pid: int) -> list[int]:
         except OSError:
             continue  # exited meanwhile
         fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == pid and fields[0] != "Z":
+        if int(fields[1]) == pid and fields[0] != "Z" and _is_worker(entry):
             found.append(int(entry.name))
     return found
+
+
+def _is_worker(process: Path) -> bool:
+    try:
+        arguments = (process / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"worker" in arguments
 
 
 def _alive(pid: int) -> bool:
