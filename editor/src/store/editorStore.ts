@@ -108,6 +108,22 @@ function derive(yaml: string, previous: GraphModel): Pick<EditorState, "model" |
   return { model: parsed.model ?? previous, derivedYaml: yaml, parseProblems: parsed.problems };
 }
 
+/**
+ * Positions after a change of the text: a node whose key was retyped in the
+ * YAML (one id gone, one new, at the same place in `spec.nodes`) keeps its
+ * position instead of being placed anew.
+ */
+function keptPositions(before: GraphModel, after: GraphModel, positions: Record<string, XY>): Record<string, XY> {
+  if (before === after || before.nodes.length !== after.nodes.length) return positions;
+  const now = new Set(after.nodes.map((n) => n.id));
+  const was = new Set(before.nodes.map((n) => n.id));
+  const gone = before.nodes.findIndex((n) => !now.has(n.id));
+  if (gone < 0 || before.nodes.filter((n) => !now.has(n.id)).length !== 1) return positions;
+  const renamed = after.nodes[gone];
+  if (was.has(renamed.id) || !positions[before.nodes[gone].id] || positions[renamed.id]) return positions;
+  return { ...positions, [renamed.id]: positions[before.nodes[gone].id] };
+}
+
 export const useEditorStore = create<EditorState>()(
   temporal(
     (set, get) => ({
@@ -163,7 +179,9 @@ export const useEditorStore = create<EditorState>()(
       setYaml: (text, options) => {
         if (text === get().yaml) return;
         typingBurst = options?.typing ?? false;
-        set({ yaml: text, savedNotice: null, ...derive(text, get().model) });
+        const previous = get().model;
+        const derived = derive(text, previous);
+        set({ yaml: text, savedNotice: null, ...derived, positions: keptPositions(previous, derived.model, get().positions) });
         typingBurst = false;
       },
       edit: (fn) => {

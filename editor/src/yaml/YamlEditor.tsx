@@ -40,6 +40,7 @@ import { useEffect, useRef, useState } from "react";
 import schema from "../../../schemas/plait-v1.schema.json";
 import { useProblems, type Problem } from "../problems/problems";
 import { redo, undo, useEditorStore } from "../store/editorStore";
+import { yamlIndent } from "./indent";
 import { formatHover, hoverTexts } from "./schemaHover";
 
 /** Marks transactions that bring outside text in (they must not echo back). */
@@ -68,16 +69,6 @@ export function toDiagnostics(doc: Text, problems: Problem[]): Diagnostic[] {
     });
   }
   return out;
-}
-
-/** The indentation of a new line: one step deeper after `key:` or `- key:`, else as the line above. */
-export function yamlIndent(previous: string, step = 2): number {
-  const content = previous.replace(/\s+#.*$/, "").trimEnd();
-  const indent = previous.length - previous.trimStart().length;
-  if (content.endsWith(":") || /:\s*[|>][-+0-9]*$/.test(content) || content.trim() === "-") return indent + step;
-  const item = /^(\s*)- +(?=\S)/.exec(content);
-  if (item && /^(\s*)- +[^\s#][^:]*:\s+\S/.test(content)) return item[0].length; // the item's other keys line up
-  return indent;
 }
 
 /**
