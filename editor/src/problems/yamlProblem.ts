@@ -157,7 +157,7 @@ function blameOther(level: Level, to: number, because: Line, becauseKey: string)
   return problemAt(
     level.first,
     level.indent + 1,
-    `${keyLabel(keyName(level.first.text.trim()), level.first)} is indented to column ${level.indent + 1}, but ${keyLabel(becauseKey, because)}, which belongs with it, is at column ${to + 1}`,
+    `${keyLabel(keyName(level.first.text.trim()), level.first)} is indented to column ${level.indent + 1}, but ${keyLabel(becauseKey, because)}, at the same level, is at column ${to + 1}`,
     `indent it to column ${to + 1}: YAML nests keys by their indentation`,
     "yaml-indentation",
     reindent(level.first, to),

@@ -168,9 +168,8 @@ export function SaveDialog(props: SaveDialogProps) {
           <textarea data-testid="save-note" rows={2} value={note} maxLength={2000} placeholder="What changed and why" onChange={(e) => setNote(e.target.value)} />
         </label>
         <p className="plait-muted" data-testid="save-layout-note">
-          {layoutChanged || isNew || saveAs
-            ? `The node layout is saved with it (${saveAs ? name || "<name>" : graph}.layout.json beside the spec).`
-            : "The node layout is unchanged."}
+          The node layout is saved with it ({saveAs ? name || "<name>" : graph}.layout.json beside the spec)
+          {layoutChanged && !isNew && !saveAs ? ": you moved nodes since the last save." : "."}
           {!textChanged && " Only the layout changed: no new version is made."}
         </p>
         <section className="save-diff">
