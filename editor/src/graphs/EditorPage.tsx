@@ -42,7 +42,9 @@ async function openGraph(name: string, version: string, discard = false): Promis
   }
   const positions = await loadLayout(name);
   const store = useEditorStore.getState();
-  if (draft && !draft.isNew && (draft.yaml !== yaml || JSON.stringify(draft.positions) !== JSON.stringify(positions))) {
+  // A draft that differs from the server's text comes back as unsaved edits on top of it
+  // (also a "new graph" someone has since published under the same name and version).
+  if (draft && (draft.yaml !== yaml || JSON.stringify(draft.positions) !== JSON.stringify(positions))) {
     store.load({
       name,
       version,
