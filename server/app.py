@@ -22,6 +22,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from engine.runtime.secrets import protect
 from engine.store.database import database_url, release_embedded
 from engine.store.migrate import migrate
 from engine.store.pool import open_pool
@@ -111,6 +112,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
     # (child worker processes have pools of their own).
     in_process = settings.workers > 0 and settings.worker_processes == 0
     max_size = settings.pool_max_size + (2 * settings.workers if in_process else 0)
+    protect(settings.admin_key)  # never a secret of any spec (the database URL: open_pool)
     async with await open_pool(url, max_size=max_size) as pool:
         await migrate(pool)
         for issue in await sync_folder(pool, settings.specs_dir):

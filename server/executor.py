@@ -27,6 +27,7 @@ from engine.compiler.cache import CompileCache
 from engine.compiler.nodes.python import OFFLOAD_SYNC_KEY
 from engine.runtime.audit import AUDIT_KEY
 from engine.runtime.budgets import read_usage
+from engine.runtime.secrets import with_secret_source
 from engine.runtime.timeouts import settle
 from engine.spec.models import duration_seconds
 from engine.store.audit import PostgresAuditStore
@@ -37,10 +38,12 @@ from engine.tools.mcp.parking import PARK_TASKS_KEY
 from server import approvals, metrics, registry, run_tracing
 from server.auth.quota import attach_quota
 from server.auth.store import DEFAULT_TENANT
+from server.auth.tenant_secrets import SecretSources
 from server.journal import RunGone
 from server.journal_writer import JournalCommitter, JournalWriter
 from server.queue import runs
 from server.queue.runs import Run
+from server.queue.threads import client_thread_id
 from server.run_tracing import RunTrace
 from server.stream_events import StreamPlan, interrupts_of, plan_stream
 
@@ -262,6 +265,8 @@ async def _stream(
     graph: Any = compiled.bind(saver)
     config = run_config(run, compiled, tool_results)
     config["configurable"][AUDIT_KEY] = PostgresAuditStore(pool)
+    # The spec reads only its run's tenant's secrets (server/auth/tenant_secrets.py).
+    with_secret_source(config, SecretSources.from_env(pool).of(run.tenant))
     # The tenant's daily budget, if metered (its limits came with the claim).
     await attach_quota(config, pool, run.tenant, run.tenant_limits)
     payload = await _payload(run, graph, config)
@@ -345,7 +350,8 @@ def run_config(
         "plait_version": loaded.version,
         "plait_digest": loaded.digest,
         "run_id": run.run_id,
-        "thread_id": run.thread_id,
+        # Checkpoints' metadata is what the API shows: the client's id of the thread.
+        "thread_id": client_thread_id(run.tenant, run.thread_id),
         "graph_id": loaded.name,
         "assistant_id": run.assistant_id,
         "plait_tenant": run.tenant,  # audit records name it

@@ -26,6 +26,7 @@ from typing import Any
 
 from engine.store.mcp_tasks import TaskRecord, set_status
 from engine.store.pool import Pool
+from server.auth.tenant_secrets import SecretSources
 from server.queue.runs import create_run_in, get_run, hash_request, resume_kwargs
 from server.registry import get_version
 
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 
 _PARKED = (
     "SELECT key, thread_id, run_id, node, server_name, server, tool, task_id, status, "
-    "resume_run_id, interrupt_id, parked_run_id, poll_errors FROM plait_mcp_tasks "
+    "resume_run_id, interrupt_id, parked_run_id, poll_errors, tenant_id FROM plait_mcp_tasks "
     "WHERE interrupt_id IS NOT NULL AND resume_run_id IS NULL AND status <> 'cancelled' "
     "AND (next_poll_at IS NULL OR next_poll_at <= now()) "
     "ORDER BY created_at LIMIT %s"
@@ -76,9 +77,13 @@ async def record_parked(pool: Pool, run_id: str, interrupts: list[dict[str, Any]
 class McpTaskPoller:
     """Polls the parked MCP tasks and resumes their threads (see the module docstring)."""
 
-    def __init__(self, pool: Pool, *, batch: int = 100) -> None:
+    def __init__(
+        self, pool: Pool, *, batch: int = 100, secrets: SecretSources | None = None
+    ) -> None:
         self.pool = pool
         self.batch = batch
+        #: A task's server is asked with its tenant's secrets, as the run that started it was.
+        self.secrets = secrets or SecretSources.from_env(pool)
 
     async def poll_once(self) -> int:
         """Look at every parked task once; return how many threads were resumed."""
@@ -118,12 +123,13 @@ class McpTaskPoller:
 
     async def _look(self, row: Mapping[str, Any]) -> int:
         # Imported here: the MCP SDK loads only in a process that has parked tasks.
-        from engine.tools.mcp.hub import ServerConnection, on_hub
+        from engine.tools.mcp.hub import ServerConnection, credentials_of, on_hub
         from engine.tools.mcp.task_protocol import TERMINAL
         from engine.tools.mcp.tasks import cancel_task, get_task
 
         record = TaskRecord.of(row)
         server = ServerConnection.from_json(record.server)
+        creds = await credentials_of(server, self.secrets.of(row["tenant_id"]))
         async with self.pool.connection() as conn:
             cursor = await conn.execute(
                 "SELECT 1 FROM plait_threads WHERE thread_id = %s", (record.thread_id,)
@@ -131,7 +137,9 @@ class McpTaskPoller:
             thread_exists = await cursor.fetchone() is not None
         if not thread_exists:
             try:
-                await on_hub(server, lambda client, _: cancel_task(client.session, record.task_id))
+                await on_hub(
+                    server, creds, lambda client, _: cancel_task(client.session, record.task_id)
+                )
             except Exception as exc:
                 # Nothing waits for the task any more: stop polling it either way.
                 log.warning(
@@ -142,7 +150,9 @@ class McpTaskPoller:
                 )
             await set_status(self.pool, record.key, "cancelled")
             return 0
-        task = await on_hub(server, lambda client, _: get_task(client.session, record.task_id))
+        task = await on_hub(
+            server, creds, lambda client, _: get_task(client.session, record.task_id)
+        )
         if task.status not in TERMINAL:
             return 0
         return await self._resume(row, task.status)

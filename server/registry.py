@@ -32,6 +32,7 @@ from engine.spec.validate import SPEC_SUFFIXES, check_text
 from engine.store.pool import Pool
 from server.auth.code_policy import folder_modules, refused_code
 from server.auth.store import DEFAULT_TENANT
+from server.auth.tenant_secrets import SecretSources
 
 #: Namespace of assistant ids: uuid5(ASSISTANT_NAMESPACE, "name@version").
 ASSISTANT_NAMESPACE = uuid.UUID("6f1c1a52-3b8e-5d0e-9a57-706c61697400")
@@ -176,6 +177,8 @@ async def checked_spec(
     :class:`SpecError` with every issue (the same as ``plait validate``).
     Other tenants' specs may name only the code the operator allows: the specs
     folder's modules and ``tenant_modules`` (:mod:`server.auth.code_policy`).
+    Every secret it names must be one the tenant may read (``secret-not-granted``
+    otherwise).
     """
     stored = await list_graphs(pool, specs_dir=specs_dir, tenant=tenant)
     spec, issues = await check(text, file, stored)
@@ -183,6 +186,9 @@ async def checked_spec(
         raise SpecError(issues)
     if tenant != DEFAULT_TENANT and not has_errors(issues):
         issues += refused_code(spec, folder_modules(specs_dir) | tenant_modules)
+    if not has_errors(issues):
+        # The secrets it names must be the tenant's (server/auth/tenant_secrets.py).
+        issues += await SecretSources.from_env(pool).ungranted(spec, tenant)
     if has_errors(issues):
         raise SpecError(issues)
     return spec, stored

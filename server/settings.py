@@ -25,6 +25,8 @@ MAX_BODY_ENV = "PLAIT_MAX_BODY_BYTES"
 #: Processes that read and lint uploaded specs, and their time limit (server/spec_checks.py).
 SPEC_PROCESSES_ENV = "PLAIT_SPEC_PROCESSES"
 SPEC_CHECK_SECONDS_ENV = "PLAIT_SPEC_CHECK_SECONDS"
+#: Environment variables the ``default`` tenant's specs may read as secrets (tenant_secrets.py).
+ENV_SECRETS_ENV = "PLAIT_ENV_SECRETS"
 #: The editor's build output in a source checkout (`npm run build`).
 DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
 

@@ -13,7 +13,8 @@ worker`` runs one). It
   applies the spec's ``on_expire`` itself when it resumes after the expiry);
 - on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
   hands their leases back, so another worker continues them from their last
-  checkpoint at once.
+  checkpoint at once; then it ends what tool calls left running (processes,
+  MCP stdio servers: ``engine/tools/children.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import psycopg
 
 from engine.store.pool import Pool
 from engine.store.tool_results import PostgresToolResultStore
+from engine.tools import children
 from engine.tools.idempotency import ToolResultStore
 from server import approvals
 from server.executor import GraphCache, RunStopper, StopReason, execute_run
@@ -133,6 +135,7 @@ class Worker:
             await self._claim_loop()
         finally:
             await self._hand_back()
+            await children.stop_all()  # no process of a tool call outlives the worker
             await self.journal.close()
             for task in helpers:
                 task.cancel()

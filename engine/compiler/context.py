@@ -19,8 +19,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
+from engine.compiler.cache import CompileCache
 from engine.runtime.audit import run_id_of
 from engine.runtime.limits import StepLimits
+from engine.runtime.model_access import ModelAccess
+from engine.runtime.secrets import current_source
 from engine.spec.document import LoadedSpec
 from engine.spec.expressions import ROOTS, cel_variables, compile_cel, evaluate, render
 from engine.spec.registry import SpecRegistry
@@ -28,9 +31,12 @@ from engine.tools.python_tools import import_function, load_python_tool
 
 if TYPE_CHECKING:
     from engine.compiler import CompiledSpec
+    from engine.tools.mcp.hub import Credentials
 
 #: Marks "no result yet" (``None`` is a valid result).
 NO_RESULT: Any = object()
+#: Chat models kept per compiled spec (one per model and key in use).
+MODELS_KEPT = 64
 
 
 class Expr:
@@ -51,7 +57,9 @@ class CompileContext:
     loaded: LoadedSpec
     registry: SpecRegistry | None
     children: dict[str, CompiledSpec] = field(default_factory=dict)
-    _models: dict[str, BaseChatModel] = field(default_factory=dict)
+    _models: CompileCache[tuple[str, ModelAccess], BaseChatModel] = field(
+        default_factory=lambda: CompileCache(MODELS_KEPT)
+    )
     _tools: dict[str, BaseTool] = field(default_factory=dict)
     _functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
@@ -71,36 +79,61 @@ class CompileContext:
     def version(self) -> str:
         return self.loaded.version
 
-    def model(self, name: str) -> BaseChatModel:
-        """The chat model ``spec.models[name]``, created on first use."""
-        found = self._models.get(name)
+    def model(self, name: str, access: ModelAccess) -> BaseChatModel:
+        """The chat model ``spec.models[name]`` with the run's ``access``, created on first use.
+
+        Kept per access: runs of tenants with their own keys share a compiled
+        graph, never a client built with another's key.
+        """
+        key = (name, access)
+        found = self._models.get(key)
         if found is None:
             from engine.models.factory import make_chat_model
 
-            found = make_chat_model(self.loaded.spec.spec.models[name], base_dir=self.base_dir)
-            self._models[name] = found
+            definition = self.loaded.spec.spec.models[name]
+            found = make_chat_model(definition, base_dir=self.base_dir, access=access)
+            self._models.put(key, found)
         return found
 
     def tool(self, name: str) -> BaseTool:
-        """The tool ``spec.tools[name]``, loaded on first use."""
+        """The tool ``spec.tools[name]``; a python tool is loaded on first use, an MCP
+        tool must have been loaded by :meth:`load_tools` (it needs the run's secrets)."""
         found = self._tools.get(name)
         if found is None:
-            body = self.loaded.spec.spec
-            found = load_python_tool(name, body.tools[name], self.base_dir, body.mcp_servers)
-            self._tools[name] = found
+            found = self._load(name, None)
+        return found
+
+    def _load(self, name: str, credentials: Credentials | None) -> BaseTool:
+        body = self.loaded.spec.spec
+        found = load_python_tool(
+            name, body.tools[name], self.base_dir, body.mcp_servers, credentials
+        )
+        self._tools[name] = found
         return found
 
     async def load_tools(self, names: Iterable[str]) -> None:
         """Load the tools ``names`` not loaded yet, off the event loop.
 
         The first use of an MCP tool connects to its server (about a second
-        over stdio) and a python tool imports its module: in a thread, so a
-        worker's other runs and heartbeats go on meanwhile. Later uses find
-        them loaded (:meth:`tool`).
+        over stdio) with the run's secrets of that server, and a python tool
+        imports its module: in a thread, so a worker's other runs and
+        heartbeats go on meanwhile. Later uses find them loaded (:meth:`tool`).
         """
         missing = [name for name in names if name not in self._tools]
-        if missing:
-            await asyncio.to_thread(lambda: [self.tool(name) for name in missing])
+        if not missing:
+            return
+        body = self.loaded.spec.spec
+        credentials: dict[str, Credentials] = {}
+        for name in missing:
+            if body.tools[name].kind == "mcp":
+                from engine.tools.mcp.hub import credentials_of  # only MCP specs load the SDK
+                from engine.tools.mcp.tool import mcp_connection
+
+                server = mcp_connection(body.tools[name], body.mcp_servers, self.base_dir)
+                credentials[name] = await credentials_of(server, current_source())
+        await asyncio.to_thread(
+            lambda: [self._load(name, credentials.get(name)) for name in missing]
+        )
 
     def function(self, ref: str) -> Callable[..., Any]:
         """The python function ``module:function``, imported on first use."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,31 +12,44 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from engine.models.scripted import ScriptedChatModel
+from engine.runtime.model_access import ModelAccess
 from engine.spec.errors import validation_problems
 from engine.spec.models import ModelDef, ScriptedResponse
 
 # Providers Plait ships an extra for: `pip install 'plait[<extra>]'`.
 _EXTRAS = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
+#: Providers that take no API key.
+_KEYLESS = frozenset({"ollama"})
+#: Providers whose SDK reads its key from the environment unless given one: given
+#: this instead where the environment is not the run's (a server; keyless
+#: OpenAI-compatible endpoints accept any key).
+_KEY_FROM_ENVIRONMENT = frozenset({"openai", "anthropic"})
+NO_KEY = "plait-no-key"
 
 
 class ModelConfigError(ValueError):
     """A model definition that cannot be turned into a working chat model."""
 
 
-def make_chat_model(definition: ModelDef, *, base_dir: Path) -> BaseChatModel:
+def make_chat_model(
+    definition: ModelDef, *, base_dir: Path, access: ModelAccess | None = None
+) -> BaseChatModel:
     """The chat model ``definition`` describes.
 
     ``provider: scripted`` replays ``script`` or the ``fixture`` file (relative
     to ``base_dir``, the spec's folder); any other provider goes through
-    ``langchain.chat_models.init_chat_model``. Raises ``ModelConfigError`` with
-    a fix when a package, an API key or a fixture is missing.
+    ``langchain.chat_models.init_chat_model`` with ``access`` (the key of its
+    ``api_key_env``, from ``engine.runtime.model_access``; with ``environment`` False the
+    provider's SDK never takes a key from the process's environment). Raises
+    ``ModelConfigError`` with a fix when a package, an API key or a fixture is
+    missing.
     """
     if definition.provider == "scripted":
         return ScriptedChatModel(
             script=_scripted_replies(definition, base_dir),
             model_name=definition.model or "scripted",
         )
-    return _provider_model(definition)
+    return _provider_model(definition, access or ModelAccess())
 
 
 def _scripted_replies(definition: ModelDef, base_dir: Path) -> list[ScriptedResponse]:
@@ -70,19 +82,26 @@ def load_fixture(path: Path) -> list[ScriptedResponse]:
     return replies
 
 
-def _provider_model(definition: ModelDef) -> BaseChatModel:
+def _provider_model(definition: ModelDef, access: ModelAccess) -> BaseChatModel:
     provider = definition.provider
     if not definition.model:
         raise ModelConfigError(f"provider {provider!r} needs `model` (the provider's model name)")
     kwargs: dict[str, Any] = dict(definition.params)
     if definition.api_key_env is not None:
-        api_key = os.environ.get(definition.api_key_env)
-        if not api_key:
+        if not access.api_key:
             raise ModelConfigError(
-                f"environment variable {definition.api_key_env} (the model's api_key_env) "
-                "is not set; export it with the API key"
+                f"secret {definition.api_key_env} (the model's api_key_env) is empty; "
+                "set it to the API key"
             )
-        kwargs["api_key"] = api_key
+        kwargs["api_key"] = access.api_key
+    elif not access.environment and not any("api_key" in name for name in kwargs):
+        if provider in _KEY_FROM_ENVIRONMENT:
+            kwargs["api_key"] = NO_KEY
+        elif provider not in _KEYLESS:
+            raise ModelConfigError(
+                f"provider {provider!r} needs `api_key_env` here: without one its SDK "
+                "would read a key from the server's environment; name a secret of yours"
+            )
     for name in ("base_url", "temperature", "max_tokens"):
         value = getattr(definition, name)
         if value is not None:

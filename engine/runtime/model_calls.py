@@ -27,14 +27,17 @@ from langchain_core.runnables import Runnable
 from engine.runtime import observe
 from engine.runtime.budgets import charge_reply, current_meter, current_quota
 from engine.runtime.errors import NodeError
+from engine.runtime.model_access import ModelAccess, model_access
 from engine.runtime.retries import emit_repair, guarded_call, repair_prompt
+from engine.runtime.secrets import current_source
 from engine.spec.models import ModelDef
 
 if TYPE_CHECKING:
     from engine.compiler.context import CompileContext
 
 T = TypeVar("T")
-ModelFor = Callable[[str], Runnable[LanguageModelInput, BaseMessage]]
+#: The runnable for a model name and the run's access to it (its key).
+ModelFor = Callable[[str, ModelAccess], Runnable[LanguageModelInput, BaseMessage]]
 
 #: The environment variable capping model calls in flight per process (unset: no cap).
 MAX_MODEL_CALLS_ENV = "PLAIT_MAX_MODEL_CALLS"
@@ -105,7 +108,8 @@ async def invoke_model(
     quota = current_quota()
     if quota is not None:
         await quota.admit(f"model:{used}")
-    runnable = bind(used)
+    # The key comes from the run's secrets at each call (a rotated key needs no restart).
+    runnable = bind(used, await model_access(definition, current_source()))
 
     async def call() -> BaseMessage:
         async with model_call_slot():

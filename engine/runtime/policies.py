@@ -8,6 +8,7 @@ from langgraph.types import RetryPolicy
 
 from engine.runtime.breakers import CircuitOpen
 from engine.runtime.errors import NodeError
+from engine.runtime.secrets import SecretMissing
 from engine.spec.expressions import ExpressionError
 from engine.spec.models import RetrySpec, duration_seconds
 
@@ -15,6 +16,7 @@ from engine.spec.models import RetrySpec, duration_seconds
 _PERMANENT: tuple[type[BaseException], ...] = (
     CircuitOpen,  # fail fast: retrying is what an open breaker prevents
     ExpressionError,
+    SecretMissing,  # granted by an operator, not by waiting
     jsonschema.ValidationError,
     pydantic.ValidationError,
     TypeError,

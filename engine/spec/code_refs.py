@@ -1,7 +1,7 @@
 """Where a spec names code or files of the machine that runs it.
 
 ``module:function`` refs (python nodes, map items, python tools,
-compensations) are imported and called by workers; a stdio MCP server's
+tools' ``reconcile``, compensations) are imported and called by workers; a stdio MCP server's
 ``command`` is started by them; a scripted model's ``fixture`` is read from
 their disk. Lint checks the refs' modules exist (``lint/imports.py``); the
 server refuses them in specs uploaded by tenants it does not trust with code
@@ -37,6 +37,8 @@ def code_refs(body: GraphBody) -> Iterator[CodeRef]:
         if tool.compensate is not None and tool.compensate.function is not None:
             where = pointer("spec", "tools", name, "compensate", "function")
             yield CodeRef(where, "function", tool.compensate.function)
+        if tool.reconcile is not None:  # python or mcp: reconcile is always a python function
+            yield CodeRef(pointer("spec", "tools", name, "reconcile"), "function", tool.reconcile)
     for node_id, node in body.nodes.items():
         if isinstance(node, PythonNode):
             yield CodeRef(pointer("spec", "nodes", node_id, "function"), "function", node.function)

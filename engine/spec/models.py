@@ -209,7 +209,9 @@ class ModelDef(_Model):
     model: str | None = Field(default=None, description="The provider's model name.")
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint.")
     api_key_env: str | None = Field(
-        default=None, description="Environment variable holding the API key."
+        default=None,
+        description="The secret holding the API key: an environment variable for `plait run`, "
+        "a secret of the run's tenant on a server (never a `PLAIT_*` setting).",
     )
     temperature: float | None = None
     max_tokens: Annotated[int, Field(gt=0)] | None = None
@@ -321,7 +323,15 @@ class ToolDef(_Model):
     idempotent: bool = Field(
         default=True,
         description="`false`: a failed call is never retried automatically (no `retry`, no "
-        "node retry after the call began).",
+        "node retry after the call began), and a call that began but never recorded its "
+        "result is not repeated blindly: `reconcile` settles it, or a person does.",
+    )
+    reconcile: str | None = Field(
+        default=None,
+        pattern=FUNCTION_REF_PATTERN,
+        description="`idempotent: false` tools: `module:function(args, key)` that finds out "
+        "whether a call in doubt happened; returns `{happened: true, result: ...}` or "
+        "`{happened: false}` (then the call runs).",
     )
     description: str | None = Field(
         default=None, description="Shown to models; defaults to the docstring."
@@ -783,8 +793,9 @@ class GraphBody(_Model):
     secrets: list[Identifier] = Field(
         default_factory=list,
         description=(
-            "Secret names, read from the environment or `PLAIT_SECRETS_FILE`; only tools "
-            "that list them receive them."
+            "Secret names: the environment or `PLAIT_SECRETS_FILE` for `plait run`, the run's "
+            "tenant's secrets on a server; never a `PLAIT_*` setting. Only what lists them "
+            "receives them."
         ),
     )
 

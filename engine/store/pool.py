@@ -8,6 +8,8 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from engine.runtime.secrets import protect
+
 Pool: TypeAlias = AsyncConnectionPool[AsyncConnection[DictRow]]
 
 
@@ -19,8 +21,10 @@ async def open_pool(
     Connections use the settings langgraph-checkpoint-postgres documents:
     autocommit (its ``setup()`` needs it), ``prepare_threshold=0`` and dict rows.
     The pool is already open; it is also an async context manager that closes it:
-    ``async with await open_pool(url) as pool: ...``.
+    ``async with await open_pool(url) as pool: ...``. No spec of this process
+    may read ``url`` as a secret (``engine.runtime.secrets.protect``).
     """
+    protect(url)
     pool: Pool = AsyncConnectionPool(
         url,
         min_size=min_size,

@@ -1,4 +1,8 @@
-"""Recorded tool results in Postgres (table ``plait_tool_results``, migration 0003)."""
+"""Recorded tool results and intents in Postgres.
+
+Tables ``plait_tool_results`` (migration 0003) and ``plait_tool_intents``
+(migration 0013, the calls of ``idempotent: false`` tools that began).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from engine.store.pool import Pool
-from engine.tools.idempotency import RecordedResult
+from engine.tools.idempotency import Intent, RecordedResult
 
 _INSERT = """
 INSERT INTO plait_tool_results (key, thread_id, run_id, node, tool, args, result, created_at)
@@ -16,6 +20,17 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (key) DO NOTHING
 """
 _SELECT = "SELECT result, created_at FROM plait_tool_results WHERE key = %s"
+_INTENT = "SELECT began_at, attempts, parked, answered_run FROM plait_tool_intents WHERE key = %s"
+_FIRST_ATTEMPT = """
+INSERT INTO plait_tool_intents (key, thread_id, run_id, node, tool, args, attempts, answered_run)
+VALUES (%s, %s, %s, %s, %s, %s, 1, %s)
+ON CONFLICT (key) DO NOTHING
+"""
+_NEXT_ATTEMPT = """
+UPDATE plait_tool_intents
+SET attempts = attempts + 1, began_at = now(), run_id = %s, answered_run = %s, parked = false
+WHERE key = %s AND attempts = %s
+"""
 
 
 class PostgresToolResultStore:
@@ -71,10 +86,51 @@ class PostgresToolResultStore:
             raise RuntimeError(f"tool result {key} vanished right after it was recorded")
         return RecordedResult(row["result"], row["created_at"])
 
+    async def intent(self, key: str) -> Intent | None:
+        """The intent under ``key``, if a non-idempotent call began there."""
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(_INTENT, (key,))
+            row = await cursor.fetchone()
+        if row is None:
+            return None
+        return Intent(row["began_at"], row["attempts"], row["parked"], row["answered_run"])
+
+    async def begin(
+        self,
+        key: str,
+        attempt: int,
+        *,
+        answered_run: str | None,
+        thread_id: str,
+        run_id: str | None,
+        node: str,
+        tool: str,
+        args: Mapping[str, Any],
+    ) -> bool:
+        """Record, committed, that attempt ``attempt`` began over ``attempt - 1``; False if taken.
+
+        The pool's connections are in autocommit: the row is durable when this returns.
+        """
+        async with self.pool.connection() as conn:
+            if attempt == 1:
+                cursor = await conn.execute(
+                    _FIRST_ATTEMPT,
+                    (key, thread_id, run_id, node, tool, Jsonb(dict(args)), answered_run),
+                )
+            else:
+                cursor = await conn.execute(_NEXT_ATTEMPT, (run_id, answered_run, key, attempt - 1))
+            return cursor.rowcount == 1
+
+    async def park(self, key: str) -> None:
+        """Mark the last attempt under ``key`` as parked (its run waits; it did not die)."""
+        async with self.pool.connection() as conn:
+            await conn.execute("UPDATE plait_tool_intents SET parked = true WHERE key = %s", (key,))
+
 
 async def delete_thread_results(pool: Pool, thread_id: str) -> int:
-    """Delete the records of ``thread_id`` (with the thread); return how many there were."""
+    """Delete the records (and intents) of ``thread_id``; return how many records there were."""
     async with pool.connection() as conn:
+        await conn.execute("DELETE FROM plait_tool_intents WHERE thread_id = %s", (thread_id,))
         cursor = await conn.execute(
             "DELETE FROM plait_tool_results WHERE thread_id = %s", (thread_id,)
         )

@@ -5,10 +5,18 @@ effect (tools must fail atomically, as any retried call must), so a retry or a
 resumed run calls it again; recording the error would turn a node's ``retry``
 into a replay of the same failure.
 
+A tool marked ``idempotent: false`` also records that a call began before it
+acts; a re-run that finds that intent but no result settles the call first
+(:mod:`engine.tools.in_doubt`: its ``reconcile`` function, or a person).
+
+Processes a call starts and leaves running when it fails, times out or is
+cancelled are ended (:mod:`engine.tools.children`).
+
 Every call also goes to the ``custom`` stream as
 ``{"plait": "tool_call", "node", "tool", "args", "status", "reused"}``:
 ``started`` then ``ok`` or ``error`` (with ``error``, the message) for a call
-that runs; a single ``ok`` with ``reused: true`` for one answered from its record.
+that runs; a single ``ok`` with ``reused: true`` for one answered from its record
+(or settled without running: reconciled, or a result a person gave).
 """
 
 from __future__ import annotations
@@ -29,8 +37,10 @@ from engine.runtime.loops import count_tool_call
 from engine.runtime.retries import invoke_tool
 from engine.runtime.saga import note_tool_call
 from engine.spec.expressions import to_plain
+from engine.tools import children
 from engine.tools.current_call import ToolCall, calling
-from engine.tools.idempotency import RecordedResult, store_from, tool_call_key
+from engine.tools.idempotency import RecordedResult, ToolResultStore, store_from, tool_call_key
+from engine.tools.in_doubt import Settled, begin_call
 from engine.tools.python_tools import NON_IDEMPOTENT_KEY
 from engine.tools.risk import approved_arguments, is_high_risk
 
@@ -66,49 +76,88 @@ async def call_tool(
         position = ("item", item, *position)
     store = store_from(config)
     key = tool_call_key(config, position, tool.name, plain_args) if store is not None else None
+    non_idempotent = bool((tool.metadata or {}).get(NON_IDEMPOTENT_KEY))
     if store is not None and key is not None:
         found = await store.get(key)
         if found is not None:
-            with observe.tool_call(tool.name, node, config, call_id=call_id, reused=True):
-                pass  # answered from its record: a span and a count, no call
-            emit({**event, "status": "ok", "reused": True})
-            await audit_tool_call(config, {**event, "status": "ok", "reused": True})
-            note_tool_call(tool.name, node, plain_args, found.value)
-            return found.value
+            return await _reused(tool.name, node, config, event, found.value, call_id)
+        if non_idempotent:
+            in_map = item is not None
+            begun = await begin_call(
+                tool, plain_args, key, store=store, config=config, node=node, in_map=in_map
+            )
+            if isinstance(begun, Settled):
+                value = await _record(store, key, begun.value, config, node, tool.name, plain_args)
+                return await _reused(tool.name, node, config, event, value, call_id)
     emit({**event, "status": "started", "reused": False})
     try:
-        # The tool learns its key and run (engine/tools/current_call.py).
+        # The tool learns its key and run (engine/tools/current_call.py); the
+        # processes it starts are its own (engine/tools/children.py).
         with (
             calling(ToolCall(key, node, config)),
             observe.tool_call(tool.name, node, config, call_id=call_id),
+            children.owned_by(f"{tool.name} in {node}"),
         ):
             value = to_plain(await invoke_tool(tool, dict(args)))
     except GraphBubbleUp:
+        if non_idempotent and store is not None and key is not None:
+            # Parked (an MCP task): the resumed call continues it, it is not in doubt.
+            await asyncio.shield(store.park(key))
         raise
     except Exception as exc:
         emit({**event, "status": "error", "reused": False, "error": f"{type(exc).__name__}: {exc}"})
         await audit_tool_call(config, {**event, "status": "error", "error": type(exc).__name__})
-        if (tool.metadata or {}).get(NON_IDEMPOTENT_KEY):
+        if non_idempotent:
             # It may have acted before failing: a node retry must not call it again.
             message = f"tool {tool.name!r} (not idempotent) failed; not retried: {exc}"
             raise NodeError(node, message, transient=False) from exc
         raise
     if store is not None and key is not None:
-        # Shielded: once the tool has acted, a cancellation (an item timeout, a
-        # cancelled run) must not lose the record that stops it acting twice.
-        stored = await asyncio.shield(
-            store.put(
-                key,
-                RecordedResult.now(value),
-                thread_id=str((config.get("configurable") or {})["thread_id"]),
-                run_id=run_id_of(config),
-                node=node,
-                tool=tool.name,
-                args=plain_args,
-            )
-        )
-        value = stored.value
+        value = await _record(store, key, value, config, node, tool.name, plain_args)
     emit({**event, "status": "ok", "reused": False})
     await audit_tool_call(config, {**event, "status": "ok", "reused": False})
     note_tool_call(tool.name, node, plain_args, value)
     return value
+
+
+async def _reused(
+    tool: str,
+    node: str,
+    config: RunnableConfig,
+    event: dict[str, Any],
+    value: Any,
+    call_id: str | None,
+) -> Any:
+    """Announce a call answered without calling the tool (recorded, or settled in doubt)."""
+    with observe.tool_call(tool, node, config, call_id=call_id, reused=True):
+        pass  # a span and a count, no call
+    emit({**event, "status": "ok", "reused": True})
+    await audit_tool_call(config, {**event, "status": "ok", "reused": True})
+    note_tool_call(tool, node, event["args"], value)
+    return value
+
+
+async def _record(
+    store: ToolResultStore,
+    key: str,
+    value: Any,
+    config: RunnableConfig,
+    node: str,
+    tool: str,
+    args: dict[str, Any],
+) -> Any:
+    """Record ``value`` as the call's result; return the stored value (the first writer's)."""
+    # Shielded: once the tool has acted, a cancellation (an item timeout, a
+    # cancelled run) must not lose the record that stops it acting twice.
+    stored = await asyncio.shield(
+        store.put(
+            key,
+            RecordedResult.now(value),
+            thread_id=str((config.get("configurable") or {})["thread_id"]),
+            run_id=run_id_of(config),
+            node=node,
+            tool=tool,
+            args=args,
+        )
+    )
+    return stored.value

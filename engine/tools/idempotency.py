@@ -27,6 +27,11 @@ How the key is derived (:func:`tool_call_key`):
   call and must run, not reuse another call's result.
 
 The key is a SHA-256 of those parts, so it has a fixed size whatever the ids.
+
+A tool marked ``idempotent: false`` also gets an *intent* under its key,
+written and committed before the call acts: a re-run that finds the intent
+and no result knows the call may already have happened
+(:mod:`engine.tools.in_doubt` decides what then).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -60,8 +65,23 @@ class RecordedResult:
         return cls(value=value, recorded_at=datetime.now(UTC))
 
 
+@dataclass(frozen=True)
+class Intent:
+    """That a non-idempotent call began: when its last attempt began, and how many did.
+
+    ``answered_run`` is the run whose in-doubt answer let the last attempt
+    begin (a re-sent command of that run must not be used twice); ``parked``
+    says the last attempt parked its run (an MCP task) rather than dying.
+    """
+
+    began_at: datetime
+    attempts: int
+    parked: bool = False
+    answered_run: str | None = None
+
+
 class ToolResultStore(Protocol):
-    """Recorded tool results by idempotency key."""
+    """Recorded tool results and intents by idempotency key."""
 
     async def get(self, key: str) -> RecordedResult | None:
         """The record under ``key``, if any."""
@@ -85,12 +105,41 @@ class ToolResultStore(Protocol):
         """
         ...
 
+    async def intent(self, key: str) -> Intent | None:
+        """The intent under ``key``, if a non-idempotent call began there."""
+        ...
+
+    async def begin(
+        self,
+        key: str,
+        attempt: int,
+        *,
+        answered_run: str | None,
+        thread_id: str,
+        run_id: str | None,
+        node: str,
+        tool: str,
+        args: Mapping[str, Any],
+    ) -> bool:
+        """Record, committed, that attempt ``attempt`` (1 for the first) began; False if taken.
+
+        Compare and set: attempt ``n`` is recorded only over attempt ``n - 1``,
+        so of two executions racing to begin one call, one wins and the other
+        learns the call is in doubt.
+        """
+        ...
+
+    async def park(self, key: str) -> None:
+        """Mark the last attempt under ``key`` as parked (its run waits; it did not die)."""
+        ...
+
 
 class InMemoryToolResultStore:
     """A :class:`ToolResultStore` in a dict: for tests and runs without a database."""
 
     def __init__(self) -> None:
         self.records: dict[str, RecordedResult] = {}
+        self.intents: dict[str, Intent] = {}
 
     async def get(self, key: str) -> RecordedResult | None:
         """The record under ``key``, if any."""
@@ -109,6 +158,35 @@ class InMemoryToolResultStore:
     ) -> RecordedResult:
         """Record ``record`` unless ``key`` has one already; return the stored record."""
         return self.records.setdefault(key, record)
+
+    async def intent(self, key: str) -> Intent | None:
+        """The intent under ``key``, if any."""
+        return self.intents.get(key)
+
+    async def begin(
+        self,
+        key: str,
+        attempt: int,
+        *,
+        answered_run: str | None,
+        thread_id: str,
+        run_id: str | None,
+        node: str,
+        tool: str,
+        args: Mapping[str, Any],
+    ) -> bool:
+        """Record that attempt ``attempt`` began, over attempt ``attempt - 1``; False if taken."""
+        found = self.intents.get(key)
+        if (found.attempts if found is not None else 0) != attempt - 1:
+            return False
+        self.intents[key] = Intent(datetime.now(UTC), attempt, answered_run=answered_run)
+        return True
+
+    async def park(self, key: str) -> None:
+        """Mark the last attempt under ``key`` as parked."""
+        found = self.intents.get(key)
+        if found is not None:
+            self.intents[key] = replace(found, parked=True)
 
 
 def store_from(config: RunnableConfig) -> ToolResultStore | None:

@@ -10,14 +10,18 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
 from engine.runtime.retries import with_call_policy
-from engine.runtime.secrets import with_secrets
+from engine.runtime.secrets import with_secrets_argument
 from engine.spec.models import McpServerDef, ToolDef, duration_seconds
+from engine.tools.in_doubt import RECONCILE_KEY, Reconcile
 from engine.tools.risk import RISK_KEY
+
+if TYPE_CHECKING:
+    from engine.tools.mcp.hub import Credentials
 
 #: Where a tool's metadata says it must not be called twice (``idempotent: false``).
 NON_IDEMPOTENT_KEY = "plait_non_idempotent"
@@ -52,25 +56,30 @@ def load_python_tool(
     tool_def: ToolDef,
     base_dir: Path,
     mcp_servers: Mapping[str, McpServerDef] | None = None,
+    mcp_credentials: Credentials | None = None,
 ) -> BaseTool:
     """A ``StructuredTool`` for ``tool_def``: sync or async, with its per-call timeout.
 
     The description comes from the spec or the docstring; the argument schema
     from ``parameters`` (JSON Schema) or, when absent, the function's signature.
     A ``kind: mcp`` tool is loaded from its server instead (``mcp_servers``:
-    the spec's ``spec.mcp_servers``; see engine/tools/mcp/tool.py).
+    the spec's ``spec.mcp_servers``; see engine/tools/mcp/tool.py), which it
+    reaches with ``mcp_credentials`` (the loading run's secrets of that server).
     """
     if tool_def.kind == "mcp":
         from engine.tools.mcp.tool import load_mcp_tool  # only specs with MCP tools load the SDK
 
+        if mcp_credentials is None:
+            raise ValueError(f"MCP tool {name!r} is loaded with its server's credentials")
         servers = mcp_servers or {}
-        tool = load_mcp_tool(name, tool_def, servers, base_dir)
+        tool = load_mcp_tool(name, tool_def, servers, base_dir, mcp_credentials)
         assert tool_def.server is not None  # load_mcp_tool found it in ``servers``
-        return _with_policies(tool, tool_def, mcp_endpoint_key(servers[tool_def.server]))
+        endpoint = mcp_endpoint_key(servers[tool_def.server])
+        return _with_policies(tool, tool_def, base_dir, endpoint)
     assert tool_def.function is not None  # the model's validator: python tools have one
     function = import_function(tool_def.function, base_dir)
-    if tool_def.secrets:  # injected, hidden from the schema, redacted from the output
-        function = with_secrets(function, tool_def.secrets)
+    if tool_def.secrets:  # resolved per call, hidden from the schema, redacted from the output
+        function = with_secrets_argument(function, tool_def.secrets)
     description = tool_def.description or inspect.getdoc(function) or f"Calls {name}."
     timeout = duration_seconds(tool_def.timeout) if tool_def.timeout is not None else None
     is_async = inspect.iscoroutinefunction(function)
@@ -94,7 +103,40 @@ def load_python_tool(
         args_schema=tool_def.parameters,
         infer_schema=tool_def.parameters is None,
     )
-    return _with_policies(tool, tool_def)
+    return _with_policies(tool, tool_def, base_dir)
+
+
+def load_reconcile(name: str, tool_def: ToolDef, base_dir: Path) -> Reconcile:
+    """Tool ``name``'s ``reconcile`` function, called as ``reconcile(args, key)``.
+
+    A sync function runs in a thread; the tool's ``timeout`` applies to it too.
+    Raises ``ImportError`` when it is missing, ``TypeError`` when it cannot
+    take the two arguments.
+    """
+    assert tool_def.reconcile is not None
+    function = import_function(tool_def.reconcile, base_dir)
+    try:
+        inspect.signature(function).bind({}, "key")
+    except TypeError:
+        raise TypeError(
+            f"reconcile {tool_def.reconcile!r} of tool {name!r} must take two arguments: "
+            "(args, key)"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): let the call tell
+        pass
+    timeout = duration_seconds(tool_def.timeout) if tool_def.timeout is not None else None
+    is_async = inspect.iscoroutinefunction(function)
+
+    async def reconcile(args: dict[str, Any], key: str) -> Any:
+        work = function(args, key) if is_async else asyncio.to_thread(function, args, key)
+        if timeout is None:
+            return await work
+        try:
+            return await asyncio.wait_for(work, timeout)
+        except TimeoutError:
+            raise TimeoutError(f"reconcile of tool {name!r} timed out after {timeout:g}s") from None
+
+    return reconcile
 
 
 def mcp_endpoint_key(server: McpServerDef) -> str:
@@ -109,10 +151,13 @@ def mcp_endpoint_key(server: McpServerDef) -> str:
     return "mcp:" + " ".join([str(server.command), *server.args])
 
 
-def _with_policies(tool: BaseTool, tool_def: ToolDef, breaker_key: str | None = None) -> BaseTool:
-    """Risk, idempotency, retries by error class and the breaker (engine/runtime/retries.py).
+def _with_policies(
+    tool: BaseTool, tool_def: ToolDef, base_dir: Path, breaker_key: str | None = None
+) -> BaseTool:
+    """Risk, idempotency (and ``reconcile``), retries by error class and the breaker.
 
-    ``breaker_key`` replaces the default endpoint key (the python ``function``).
+    See engine/runtime/retries.py; ``breaker_key`` replaces the default endpoint
+    key (the python ``function``).
     """
     metadata = dict(tool.metadata or {})
     if tool_def.risk != "low":
@@ -121,6 +166,8 @@ def _with_policies(tool: BaseTool, tool_def: ToolDef, breaker_key: str | None = 
     if not tool_def.idempotent:
         # Never retried automatically: no call retries, and the gateway stops node retries.
         metadata[NON_IDEMPOTENT_KEY] = True
+        if tool_def.reconcile is not None:  # settles its calls in doubt (engine/tools/in_doubt.py)
+            metadata[RECONCILE_KEY] = load_reconcile(tool.name, tool_def, base_dir)
         tool_def = tool_def.model_copy(update={"retry": None})
     tool.metadata = metadata or None
     return with_call_policy(tool, tool_def, breaker_key)

@@ -109,7 +109,9 @@ class PlaitAgentExecutor(AgentExecutor):
                 )
             )
         pool = self.services.pool
-        thread = await threads.get_thread(pool, task_id, tenant)
+        # The task's thread is the tenant's, like any thread it makes (server/queue/threads.py).
+        thread_id = threads.stored_thread_id(tenant, task_id)
+        thread = await threads.get_thread(pool, thread_id, tenant)
         if thread is None and context.current_task is None:
             run = await self._start(task_id, context_id, message, tenant, updater)
             if run is None:
@@ -124,7 +126,7 @@ class PlaitAgentExecutor(AgentExecutor):
             return
         else:
             pending = await approvals.list_approvals(
-                pool, "pending", thread_id=task_id, tenant=tenant
+                pool, "pending", thread_id=thread_id, tenant=tenant
             )
             if not pending:
                 # Nothing waits for an answer (it may have been given in the inbox):
@@ -162,7 +164,9 @@ class PlaitAgentExecutor(AgentExecutor):
 
     async def _newest_run(self, task_id: str, tenant: str, updater: TaskUpdater) -> Run | None:
         """The newest run of the task's thread; ``None`` (the task failed) when it has none."""
-        newest = await list_runs(self.services.pool, task_id, limit=1, tenant=tenant)
+        newest = await list_runs(
+            self.services.pool, threads.stored_thread_id(tenant, task_id), limit=1, tenant=tenant
+        )
         if not newest:
             text = f"task {task_id} has no run on its thread to follow"
             await updater.failed(updater.new_agent_message([Part(text=text)]))
@@ -194,16 +198,17 @@ class PlaitAgentExecutor(AgentExecutor):
             await updater.reject(updater.new_agent_message([Part(text=str(exc))]))
             return None
         marker = {"task_id": task_id, "context_id": context_id, "graph": self.graph}
+        thread_id = threads.stored_thread_id(tenant, task_id)
         await threads.create_thread(
             pool,
-            thread_id=task_id,
+            thread_id=thread_id,
             metadata={"plait_a2a": marker},
             if_exists="do_nothing",
             tenant=tenant,
         )
         run, _ = await create_run(
             pool,
-            thread_id=task_id,
+            thread_id=thread_id,
             graph=graph,
             kwargs={
                 "input": values,
@@ -293,9 +298,10 @@ class PlaitAgentExecutor(AgentExecutor):
         task_id = str(context.task_id)
         tenant = tenant_of(context.call_context)
         pool = self.services.pool
-        for run in await list_runs(pool, task_id, limit=100, tenant=tenant):
+        thread_id = threads.stored_thread_id(tenant, task_id)
+        for run in await list_runs(pool, thread_id, limit=100, tenant=tenant):
             if run.status in ("pending", "running"):
                 with contextlib.suppress(RunNotFound):  # deleted meanwhile: nothing to stop
-                    await cancel_run(pool, task_id, run.run_id, "interrupt", tenant=tenant)
+                    await cancel_run(pool, thread_id, run.run_id, "interrupt", tenant=tenant)
         updater = TaskUpdater(event_queue, task_id, str(context.context_id))
         await updater.cancel()

@@ -12,6 +12,7 @@ from server.api.deps import Svc
 from server.auth.keys import Tenant, authenticate
 from server.auth.store import Principal
 from server.problems import not_found
+from server.queue import threads
 
 router = APIRouter(prefix="/approvals", tags=["approvals"])
 
@@ -35,8 +36,10 @@ class DecisionBody(BaseModel):
 
 
 def approval_to_api(approval: dict[str, Any]) -> dict[str, Any]:
-    """An approval as the inbox shows it; ``budget_used`` is null when the spec sets no budget."""
-    return approval
+    """An approval as the inbox shows it (its thread by the client's id); ``budget_used`` is
+    null when the spec sets no budget."""
+    shown = threads.client_thread_id(approval["tenant_id"], approval["thread_id"])
+    return {**approval, "thread_id": shown}
 
 
 @router.get("", summary="List approvals")
@@ -52,7 +55,7 @@ async def list_approvals(
     found = await approvals.list_approvals(
         services.pool,
         None if status == "all" else status,
-        thread_id=thread_id,
+        thread_id=threads.stored_thread_id(tenant, thread_id) if thread_id else None,
         limit=limit,
         offset=offset,
         tenant=tenant,

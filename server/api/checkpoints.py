@@ -3,7 +3,8 @@
 The API reads state the way LangGraph does (``aget_state``,
 ``aget_state_history``, ``aupdate_state``) on the thread's own graph
 version, compiled from the registry table; a thread with no runs yet has
-no graph and an empty state.
+no graph and an empty state. Checkpoints are stored under the thread's
+stored id; what is returned names the thread by the client's id.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from engine.spec.expressions import to_plain
 from engine.store.checkpointer import new_checkpointer
 from server.api.deps import Services
 from server.problems import Problem
+from server.queue.threads import client_thread_id
 from server.registry import GraphVersion, get_version
 
 
@@ -44,7 +46,7 @@ async def thread_graph_version(
     if found is None:
         raise Problem(
             409,
-            f"thread {thread['thread_id']} runs {name}@{version}, which is not in the registry",
+            f"thread {_shown(thread)} runs {name}@{version}, which is not in the registry",
             kind="graph-missing",
             title="Graph version missing",
         )
@@ -60,22 +62,22 @@ def thread_config(thread_id: str, checkpoint: Mapping[str, Any] | None = None) -
     return {"configurable": configurable}
 
 
-def empty_state(thread_id: str) -> dict[str, Any]:
-    """The state of a thread that has no checkpoint yet."""
+def empty_state(thread_id: str, tenant: str) -> dict[str, Any]:
+    """The state of a thread (stored id ``thread_id``) that has no checkpoint yet."""
     return {
         "values": {},
         "next": [],
         "tasks": [],
         "metadata": {},
         "created_at": None,
-        "checkpoint": _checkpoint(thread_config(thread_id)),
+        "checkpoint": _checkpoint(thread_config(thread_id), tenant),
         "parent_checkpoint": None,
         "interrupts": [],
     }
 
 
-def snapshot_to_api(snapshot: StateSnapshot) -> dict[str, Any]:
-    """A LangGraph ``StateSnapshot`` as the protocol's ThreadState."""
+def snapshot_to_api(snapshot: StateSnapshot, tenant: str) -> dict[str, Any]:
+    """A LangGraph ``StateSnapshot`` of ``tenant``'s thread as the protocol's ThreadState."""
     tasks = []
     for task in snapshot.tasks:
         nested = task.state
@@ -85,8 +87,10 @@ def snapshot_to_api(snapshot: StateSnapshot) -> dict[str, Any]:
                 "name": task.name,
                 "error": _error_text(task.error),
                 "interrupts": [interrupt_to_api(item) for item in task.interrupts],
-                "checkpoint": _checkpoint(nested) if isinstance(nested, Mapping) else None,
-                "state": snapshot_to_api(nested) if isinstance(nested, StateSnapshot) else None,
+                "checkpoint": _checkpoint(nested, tenant) if isinstance(nested, Mapping) else None,
+                "state": snapshot_to_api(nested, tenant)
+                if isinstance(nested, StateSnapshot)
+                else None,
                 "result": to_plain(task.result),
             }
         )
@@ -96,8 +100,8 @@ def snapshot_to_api(snapshot: StateSnapshot) -> dict[str, Any]:
         "tasks": tasks,
         "metadata": to_plain(snapshot.metadata or {}),
         "created_at": snapshot.created_at,
-        "checkpoint": _checkpoint(snapshot.config),
-        "parent_checkpoint": _checkpoint(snapshot.parent_config)
+        "checkpoint": _checkpoint(snapshot.config, tenant),
+        "parent_checkpoint": _checkpoint(snapshot.parent_config, tenant)
         if snapshot.parent_config
         else None,
         "interrupts": [interrupt_to_api(item) for item in snapshot.interrupts],
@@ -126,9 +130,10 @@ async def thread_state(
 ) -> dict[str, Any]:
     """The thread's current state (or at ``checkpoint``) as ThreadState."""
     graph_version = await thread_graph_version(services, thread)
+    tenant = thread["tenant_id"]
     if graph_version is None:
-        return empty_state(thread["thread_id"])
-    graph = await compiled_graph(services, graph_version, thread["tenant_id"])
+        return empty_state(thread["thread_id"], tenant)
+    graph = await compiled_graph(services, graph_version, tenant)
     snapshot = await graph.aget_state(
         thread_config(thread["thread_id"], checkpoint), subgraphs=subgraphs
     )
@@ -136,18 +141,24 @@ async def thread_state(
         if checkpoint and checkpoint.get("checkpoint_id"):
             raise Problem(
                 404,
-                f"thread {thread['thread_id']} has no checkpoint {checkpoint['checkpoint_id']}",
+                f"thread {_shown(thread)} has no checkpoint {checkpoint['checkpoint_id']}",
                 kind="not-found",
                 title="Not found",
             )
-        return empty_state(thread["thread_id"])
-    return snapshot_to_api(snapshot)
+        return empty_state(thread["thread_id"], tenant)
+    return snapshot_to_api(snapshot, tenant)
 
 
-def _checkpoint(config: Mapping[str, Any]) -> dict[str, Any]:
+def _shown(thread: Mapping[str, Any]) -> str:
+    """The id the thread's client knows it by."""
+    return client_thread_id(thread["tenant_id"], thread["thread_id"])
+
+
+def _checkpoint(config: Mapping[str, Any], tenant: str) -> dict[str, Any]:
     configurable = config.get("configurable", {})
+    stored = configurable.get("thread_id")
     return {
-        "thread_id": configurable.get("thread_id"),
+        "thread_id": client_thread_id(tenant, stored) if isinstance(stored, str) else stored,
         "checkpoint_ns": configurable.get("checkpoint_ns", ""),
         "checkpoint_id": configurable.get("checkpoint_id"),
         "checkpoint_map": configurable.get("checkpoint_map"),

@@ -1,5 +1,9 @@
 """Runs: create (background, stream, wait), join, rejoin a stream, cancel, list, get, delete.
 
+A ``thread_id`` in a path is the client's: the routes turn it into the
+caller's tenant's stored id (``server.queue.threads.stored_thread_id``) before
+anything reads it, and runs name their thread by the client's id again.
+
 A run-creating POST only inserts the run (``server.queue.runs.create_run``);
 a worker executes it and writes its events to the journal, which the
 streaming routes relay as SSE. ``Idempotency-Key`` makes a retried POST
@@ -230,9 +234,9 @@ async def list_thread_runs(
     status: RunStatusFilter | None = None,
 ) -> list[dict[str, Any]]:
     """The thread's runs, newest first."""
-    await _thread(services, thread_id, tenant)
+    thread = await _thread(services, thread_id, tenant)
     found = await list_runs(
-        services.pool, thread_id, limit=limit, offset=offset, status=status, tenant=tenant
+        services.pool, thread["thread_id"], limit=limit, offset=offset, status=status, tenant=tenant
     )
     return [run.to_api() for run in found]
 
@@ -244,7 +248,7 @@ async def get_thread_run(
     """One run, with ``usage``: its thread's totals so far (spec budgets; ``null`` without)."""
     run = await _run(services, thread_id, run_id, tenant)
     usage = await read_usage(
-        new_checkpointer(services.pool), {"configurable": {"thread_id": thread_id}}
+        new_checkpointer(services.pool), {"configurable": {"thread_id": run.thread_id}}
     )
     return {**run.to_api(), "usage": usage}
 
@@ -252,7 +256,8 @@ async def get_thread_run(
 @router.delete("/threads/{thread_id}/runs/{run_id}", summary="Delete a run", status_code=204)
 async def delete_thread_run(thread_id: str, run_id: str, services: Svc, tenant: Tenant) -> Response:
     """Delete a finished run and its journal (cancel an active run first)."""
-    await delete_run(services.pool, thread_id, run_id, tenant=tenant)
+    stored = threads.stored_thread_id(tenant, thread_id)
+    await delete_run(services.pool, stored, run_id, tenant=tenant)
     return Response(status_code=204)
 
 
@@ -299,11 +304,12 @@ async def cancel(
 
     With ``wait=1`` the response comes when the run has stopped.
     """
-    run = await cancel_run(services.pool, thread_id, run_id, action, tenant=tenant)
+    stored = threads.stored_thread_id(tenant, thread_id)
+    run = await cancel_run(services.pool, stored, run_id, action, tenant=tenant)
     if not wait:
         return _run_response(run, status_code=202)
     await _wait_for_end(services, run)
-    return _run_response(await get_run(services.pool, run_id, thread_id, tenant=tenant) or run)
+    return _run_response(await get_run(services.pool, run_id, stored, tenant=tenant) or run)
 
 
 # ----------------------------------------------------------------------- stateless
@@ -379,7 +385,10 @@ async def _create(
     key: str | None,
     tenant: str,
 ) -> Run:
-    """Insert the tenant's run (the strategy and the idempotency key apply in its transaction)."""
+    """Insert the tenant's run (the strategy and the idempotency key apply in its transaction).
+
+    ``thread_id`` is the client's (``None``: a stateless run's new temporary thread).
+    """
     route = f"{request.method} {request.url.path}"
     if thread_id is None:
         # Resolved first: an unknown assistant must not leave a thread behind.
@@ -391,8 +400,9 @@ async def _create(
         # or its idempotency key could not find the first run's thread. Keys
         # are the tenant's: another tenant's same key names another thread.
         scope = route if tenant == DEFAULT_TENANT else f"{tenant}\n{route}"
-        thread_id = (
-            str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{scope}\n{key}")) if key else str(uuid.uuid4())
+        thread_id = threads.stored_thread_id(
+            tenant,
+            str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{scope}\n{key}")) if key else str(uuid.uuid4()),
         )
         await threads.create_thread(
             services.pool,
@@ -402,6 +412,7 @@ async def _create(
             tenant=tenant,
         )
     else:
+        thread_id = threads.stored_thread_id(tenant, thread_id)
         graph = await _graph_for(services, body.assistant_id, thread_id, tenant)
         _check_interrupts(body, graph)
         await _check_checkpoint(services, body, thread_id)
@@ -620,14 +631,19 @@ async def _cancel_quietly(services: Services, run: Run) -> None:
 
 
 async def _thread(services: Services, thread_id: str, tenant: str) -> dict[str, Any]:
-    thread = await threads.get_thread(services.pool, thread_id, tenant)
+    """The tenant's thread the client calls ``thread_id``, or a 404."""
+    thread = await threads.get_thread(
+        services.pool, threads.stored_thread_id(tenant, thread_id), tenant
+    )
     if thread is None:
         raise not_found(f"thread {thread_id}")
     return thread
 
 
 async def _run(services: Services, thread_id: str, run_id: str, tenant: str) -> Run:
-    run = await get_run(services.pool, run_id, thread_id, tenant=tenant)
+    """The tenant's run on the thread the client calls ``thread_id``, or a 404."""
+    stored = threads.stored_thread_id(tenant, thread_id)
+    run = await get_run(services.pool, run_id, stored, tenant=tenant)
     if run is None:
         raise not_found(f"run {run_id}", f"run {run_id} not found on thread {thread_id}")
     return run
@@ -640,7 +656,7 @@ def _run_response(run: Run, status_code: int = 200) -> JSONResponse:
 def _locations(run: Run, tail: str | None) -> dict[str, str]:
     """``Content-Location`` names the run (the SDK reads its ids there); ``Location`` says
     where to rejoin."""
-    base = f"/threads/{run.thread_id}/runs/{run.run_id}"
+    base = f"/threads/{threads.client_thread_id(run.tenant, run.thread_id)}/runs/{run.run_id}"
     headers = {"Content-Location": base}
     headers["Location"] = f"{base}/{tail}" if tail else base
     return headers

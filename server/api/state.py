@@ -21,6 +21,7 @@ from server.api.deps import Services, Svc
 from server.api.threads import get_thread_or_404
 from server.auth.keys import Tenant
 from server.problems import Problem
+from server.queue.threads import client_thread_id
 from server.registry import GraphVersion
 
 router = APIRouter(prefix="/threads/{thread_id}", tags=["state"])
@@ -112,12 +113,12 @@ async def update_state(
         checkpoint["checkpoint_id"] = body.checkpoint_id
     try:
         config = await graph.aupdate_state(
-            thread_config(thread_id, checkpoint), body.values, as_node=body.as_node
+            thread_config(thread["thread_id"], checkpoint), body.values, as_node=body.as_node
         )
     except (InvalidUpdateError, ValueError, KeyError) as exc:
         # LangGraph's words for an unknown node, an ambiguous update or a bad value.
         raise Problem(422, f"cannot update the state: {exc}", kind="state-update-invalid") from None
-    return {"checkpoint": snapshot_to_api(await graph.aget_state(config))["checkpoint"]}
+    return {"checkpoint": snapshot_to_api(await graph.aget_state(config), tenant)["checkpoint"]}
 
 
 @router.post("/history", summary="The thread's past states")
@@ -134,14 +135,13 @@ async def history(
     if isinstance(before, str):
         before = CheckpointRef(checkpoint_id=before)
     checkpoint = body.checkpoint.model_dump(exclude_none=True) if body.checkpoint else None
+    stored = thread["thread_id"]
     return [
-        snapshot_to_api(snapshot)
+        snapshot_to_api(snapshot, tenant)
         async for snapshot in graph.aget_state_history(
-            thread_config(thread_id, checkpoint),
+            thread_config(stored, checkpoint),
             filter=body.metadata,
-            before=thread_config(thread_id, before.model_dump(exclude_none=True))
-            if before
-            else None,
+            before=thread_config(stored, before.model_dump(exclude_none=True)) if before else None,
             limit=body.limit,
         )
     ]
@@ -154,7 +154,8 @@ async def _first_graph(services: Services, thread: dict[str, Any]) -> GraphVersi
     if not isinstance(named, str):
         raise Problem(
             409,
-            f"thread {thread['thread_id']} has no graph yet: start a run on it first, "
+            f"thread {client_thread_id(thread['tenant_id'], thread['thread_id'])} has no graph "
+            "yet: start a run on it first, "
             "or create it with metadata graph_id",
             kind="thread-without-graph",
             title="Thread has no graph",

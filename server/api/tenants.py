@@ -1,6 +1,8 @@
-"""Tenants and their API keys (admin only), daily usage, and the process's breakers.
+"""Tenants, their API keys and secrets (admin only), daily usage, and the process's breakers.
 
-``/tenants...`` needs an admin key (403 for member keys). ``GET /usage`` is
+``/tenants...`` needs an admin key (403 for member keys). A secret's value is
+written (``PUT``) and never read back: listings show names and times only.
+``GET /usage`` is
 the caller's own tenant's day; ``GET /tenants/{id}/usage`` any tenant's (admin).
 ``GET /breakers`` shows the circuit breakers of the process that answers
 (each worker process has its own; docs/governance.md).
@@ -11,13 +13,13 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.runtime import breakers
 from server.api.deps import Svc
-from server.auth import store
+from server.auth import store, tenant_secrets
 from server.auth.keys import Admin, Tenant
 from server.problems import Problem, not_found
 
@@ -65,6 +67,18 @@ class KeyCreate(BaseModel):
 
     role: Literal["admin", "member"] = "member"
     name: str = ""
+
+
+class SecretValue(BaseModel):
+    """Body of ``PUT /tenants/{id}/secrets/{name}``: the value, which no API returns."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: str = Field(
+        min_length=1,
+        max_length=tenant_secrets.MAX_VALUE_BYTES,
+        description="The secret's value; stored as given, never returned.",
+    )
 
 
 @router.post("/tenants", summary="Create a tenant", status_code=201)
@@ -140,6 +154,49 @@ async def revoke_key(tenant_id: str, key_id: str, services: Svc, _: Admin) -> di
         raise not_found(f"API key {key_id}", str(exc)) from None
     services.auth.forget()
     return record
+
+
+@router.put(
+    "/tenants/{tenant_id}/secrets/{name}",
+    summary="Grant a tenant a secret",
+    responses={201: {"description": "Granted"}, 200: {"description": "Replaced"}},
+)
+async def put_secret(
+    tenant_id: str, name: str, body: SecretValue, services: Svc, _: Admin
+) -> JSONResponse:
+    """Set the secret ``name`` of the tenant (its specs may read it from their next call).
+
+    Answers the secret's name and times, never its value. Names starting with
+    ``PLAIT_`` and values holding this server's database URL or admin key are
+    refused (422).
+    """
+    try:
+        record, created = await tenant_secrets.set_secret(
+            services.pool, tenant_id, name, body.value
+        )
+    except store.TenantNotFound as exc:
+        raise not_found(f"tenant {tenant_id}", str(exc)) from None
+    except tenant_secrets.SecretRefused as exc:
+        raise Problem(422, str(exc), kind="secret-refused", title="Secret refused") from None
+    return JSONResponse(record, status_code=201 if created else 200)
+
+
+@router.get("/tenants/{tenant_id}/secrets", summary="List a tenant's secrets")
+async def list_secrets(tenant_id: str, services: Svc, _: Admin) -> list[dict[str, Any]]:
+    """The tenant's secrets: names and times, never values (admin only)."""
+    if await store.get_tenant(services.pool, tenant_id) is None:
+        raise not_found(f"tenant {tenant_id}")
+    return await tenant_secrets.list_secrets(services.pool, tenant_id)
+
+
+@router.delete("/tenants/{tenant_id}/secrets/{name}", summary="Take a secret away", status_code=204)
+async def delete_secret(tenant_id: str, name: str, services: Svc, _: Admin) -> Response:
+    """Delete the tenant's secret; a run that needs it fails from its next call."""
+    try:
+        await tenant_secrets.delete_secret(services.pool, tenant_id, name)
+    except tenant_secrets.SecretNotFound as exc:
+        raise not_found(f"secret {name} of tenant {tenant_id}", str(exc)) from None
+    return Response(status_code=204)
 
 
 @router.get("/tenants/{tenant_id}/usage", summary="A tenant's usage of a day")

@@ -1,4 +1,9 @@
-"""Threads: create, get, update metadata, delete, search (``/threads...``)."""
+"""Threads: create, get, update metadata, delete, search (``/threads...``).
+
+Thread ids here are the client's: each route turns them into the stored id of
+the caller's tenant (``server.queue.threads.stored_thread_id``) and back, so
+the same id in another tenant is another thread and answers as a free id.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from server.api.checkpoints import thread_state
 from server.api.deps import Services, Svc
@@ -26,6 +31,11 @@ class ThreadCreate(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     if_exists: Literal["raise", "do_nothing"] = "raise"
     supersteps: list[Any] | None = None
+
+    @field_validator("thread_id")
+    @classmethod
+    def _client_id(cls, thread_id: str | None) -> str | None:
+        return threads.check_client_thread_id(thread_id) if thread_id else thread_id
 
 
 class ThreadPatch(BaseModel):
@@ -53,15 +63,19 @@ class ThreadSearch(BaseModel):
 
 
 async def thread_to_api(services: Services, thread: Mapping[str, Any]) -> dict[str, Any]:
-    """The protocol's Thread: the stored row plus ``values`` and ``interrupts`` from checkpoints."""
+    """The protocol's Thread: the stored row (with the client's id) plus ``values`` and
+    ``interrupts`` from checkpoints."""
     state = await thread_state(services, thread)
     interrupts = {task["id"]: task["interrupts"] for task in state["tasks"] if task["interrupts"]}
-    return {**thread, "values": state["values"], "interrupts": interrupts}
+    shown = threads.client_thread_id(thread["tenant_id"], thread["thread_id"])
+    return {**thread, "thread_id": shown, "values": state["values"], "interrupts": interrupts}
 
 
 async def get_thread_or_404(services: Services, thread_id: str, tenant: str) -> dict[str, Any]:
-    """The tenant's stored thread, or a 404 problem (also for another tenant's thread)."""
-    thread = await threads.get_thread(services.pool, thread_id, tenant)
+    """The tenant's thread the client calls ``thread_id`` (its stored row), or a 404 problem
+    (as for any id the tenant has no thread of)."""
+    stored = threads.stored_thread_id(tenant, thread_id)
+    thread = await threads.get_thread(services.pool, stored, tenant)
     if thread is None:
         raise not_found(f"thread {thread_id}")
     return thread
@@ -78,7 +92,7 @@ async def create_thread(body: ThreadCreate, services: Svc, tenant: Tenant) -> di
         )
     thread = await threads.create_thread(
         services.pool,
-        thread_id=body.thread_id,
+        thread_id=threads.stored_thread_id(tenant, body.thread_id) if body.thread_id else None,
         metadata=body.metadata,
         if_exists=body.if_exists,
         tenant=tenant,
@@ -93,7 +107,7 @@ async def search_threads(body: ThreadSearch, services: Svc, tenant: Tenant) -> l
         services.pool,
         metadata=body.metadata,
         status=body.status,
-        ids=body.ids,
+        ids=[threads.stored_thread_id(tenant, tid) for tid in body.ids] if body.ids else body.ids,
         limit=body.limit,
         offset=body.offset,
         sort_by=body.sort_by,
@@ -122,8 +136,9 @@ async def patch_thread(
     thread_id: str, body: ThreadPatch, services: Svc, tenant: Tenant
 ) -> dict[str, Any]:
     """Merge ``metadata`` into the thread's (top-level keys replace)."""
+    stored = threads.stored_thread_id(tenant, thread_id)
     thread = await threads.update_thread(
-        services.pool, thread_id, metadata=body.metadata, tenant=tenant
+        services.pool, stored, metadata=body.metadata, tenant=tenant
     )
     return await thread_to_api(services, thread)
 
@@ -131,5 +146,5 @@ async def patch_thread(
 @router.delete("/{thread_id}", summary="Delete a thread", status_code=204)
 async def delete_thread(thread_id: str, services: Svc, tenant: Tenant) -> Response:
     """Delete the thread with its runs, journals, approvals and checkpoints."""
-    await threads.delete_thread(services.pool, thread_id, tenant)
+    await threads.delete_thread(services.pool, threads.stored_thread_id(tenant, thread_id), tenant)
     return Response(status_code=204)

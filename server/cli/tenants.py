@@ -1,7 +1,9 @@
-"""``plait tenants`` and ``plait keys``: manage tenants and API keys on the database directly.
+"""``plait tenants``, ``plait tenants secrets`` and ``plait keys``, on the database directly.
 
 For bootstrapping and operations on a machine that has the database URL (no
 server or admin key needed); the HTTP admin API (``/tenants``) does the same.
+A secret's value is read from stdin (or a hidden prompt), never from the
+command line, where it would land in the shell's history and ``ps``.
 """
 
 from __future__ import annotations
@@ -9,19 +11,25 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 from typing import Annotated, Any
 
 import typer
 
-from server.auth import store
+from server.auth import store, tenant_secrets
 from server.cli.database import connected_pool
 from server.cli.exits import CliError, ExitCode
 
 tenants_app = typer.Typer(
-    help="Create, list and change tenants (their run caps and daily budgets).",
+    help="Create, list and change tenants (their run caps, daily budgets and secrets).",
     no_args_is_help=True,
 )
 keys_app = typer.Typer(help="Create, list and revoke API keys of a tenant.", no_args_is_help=True)
+secrets_app = typer.Typer(
+    help="Grant, list and delete a tenant's secrets (the values its specs may read).",
+    no_args_is_help=True,
+)
+tenants_app.add_typer(secrets_app, name="secrets")
 
 MaxRunning = Annotated[
     int | None, typer.Option("--max-running-runs", min=1, help="Runs at once, all workers.")
@@ -173,3 +181,63 @@ def revoke_key(tenant_id: str, key_id: str) -> None:
                 raise CliError(str(exc), ExitCode.USAGE) from None
 
     _print(asyncio.run(work()))
+
+
+def _secret_value(name: str) -> str:
+    """The value: piped in on stdin (one trailing newline dropped), else asked for unseen."""
+    if sys.stdin.isatty():
+        value: str = typer.prompt(f"Value of {name}", hide_input=True)
+        return value
+    value = sys.stdin.read()
+    return value[:-1] if value.endswith("\n") else value
+
+
+@secrets_app.command("set")
+def set_secret(
+    tenant_id: str,
+    name: Annotated[str, typer.Argument(help="The name specs use (letters, digits, _).")],
+) -> None:
+    """Grant the tenant a secret; the value comes from stdin or a hidden prompt.
+
+    Example: ``printf %s "$TOKEN" | plait tenants secrets set acme GITHUB_TOKEN``.
+    Prints the name and times, never the value.
+    """
+    value = _secret_value(name)
+
+    async def work() -> dict[str, Any]:
+        async with connected_pool() as pool:
+            try:
+                record, _created = await tenant_secrets.set_secret(pool, tenant_id, name, value)
+            except (store.TenantNotFound, tenant_secrets.SecretRefused) as exc:
+                raise CliError(str(exc), ExitCode.USAGE) from None
+            return record
+
+    _print(asyncio.run(work()))
+
+
+@secrets_app.command("list")
+def list_secrets(tenant_id: str) -> None:
+    """List a tenant's secrets: names and times, never values."""
+
+    async def work() -> list[dict[str, Any]]:
+        async with connected_pool() as pool:
+            if await store.get_tenant(pool, tenant_id) is None:
+                raise CliError(str(store.TenantNotFound(tenant_id)), ExitCode.USAGE)
+            return await tenant_secrets.list_secrets(pool, tenant_id)
+
+    _print(asyncio.run(work()))
+
+
+@secrets_app.command("delete")
+def delete_secret(tenant_id: str, name: str) -> None:
+    """Take a secret away; runs that need it fail from their next call."""
+
+    async def work() -> None:
+        async with connected_pool() as pool:
+            try:
+                await tenant_secrets.delete_secret(pool, tenant_id, name)
+            except tenant_secrets.SecretNotFound as exc:
+                raise CliError(f"{exc} (tenant {tenant_id})", ExitCode.USAGE) from None
+
+    asyncio.run(work())
+    _print({"deleted": name, "tenant_id": tenant_id})

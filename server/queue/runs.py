@@ -29,7 +29,7 @@ from engine.store.pool import Pool
 from engine.store.threads import ThreadRecord, ThreadSpecMismatch
 from server import journal
 from server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT
-from server.queue.threads import ThreadNotFound, ThreadStatus
+from server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
 from server.registry import GraphVersion
 
 RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
@@ -90,7 +90,7 @@ class Run:
         """The Agent Server ``Run`` shape (JSON-ready)."""
         return {
             "run_id": self.run_id,
-            "thread_id": self.thread_id,
+            "thread_id": client_thread_id(self.tenant, self.thread_id),
             "assistant_id": self.assistant_id,
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
@@ -105,11 +105,11 @@ class Run:
 class ThreadBusy(Exception):
     """The thread has an active run and the strategy is ``reject`` (HTTP 409)."""
 
-    def __init__(self, thread_id: str, active: list[str]) -> None:
+    def __init__(self, thread_id: str, active: list[str], tenant: str = DEFAULT_TENANT) -> None:
         self.thread_id, self.active = thread_id, active
         super().__init__(
-            f"thread {thread_id} is busy with run {', '.join(active)}; use multitask_strategy "
-            "'enqueue', 'interrupt' or 'rollback', or wait for it to finish"
+            f"thread {client_thread_id(tenant, thread_id)} is busy with run {', '.join(active)}; "
+            "use multitask_strategy 'enqueue', 'interrupt' or 'rollback', or wait for it to finish"
         )
 
 
@@ -127,8 +127,11 @@ class IdempotencyMismatch(Exception):
 class RunNotFound(LookupError):
     """No such run (on that thread) (HTTP 404)."""
 
-    def __init__(self, run_id: str, thread_id: str | None = None) -> None:
-        where = f" on thread {thread_id}" if thread_id else ""
+    def __init__(
+        self, run_id: str, thread_id: str | None = None, tenant: str | None = None
+    ) -> None:
+        shown = client_thread_id(tenant or DEFAULT_TENANT, thread_id) if thread_id else None
+        where = f" on thread {shown}" if shown else ""
         super().__init__(f"run {run_id} not found{where}")
 
 
@@ -267,11 +270,11 @@ async def create_run_in(
     )
     thread = await locked.fetchone()
     if thread is None:
-        raise ThreadNotFound(thread_id)
+        raise ThreadNotFound(thread_id, tenant)
     first_run = _first_run(thread, graph)
     active = await cursor.fetchall()
     if active and multitask_strategy == "reject":
-        raise ThreadBusy(thread_id, [row["run_id"] for row in active])
+        raise ThreadBusy(thread_id, [row["run_id"] for row in active], tenant)
     if multitask_strategy in ("interrupt", "rollback"):
         for row in active:
             await _cancel_locked(conn, row["run_id"], row["status"], multitask_strategy)
@@ -396,7 +399,7 @@ async def cancel_run(
         )
         row = await cursor.fetchone()
         if row is None:
-            raise RunNotFound(run_id, thread_id)
+            raise RunNotFound(run_id, thread_id, tenant)
         run = _run(row)
         if run.status in TERMINAL or (run.status == "running" and run.lease_owner is None):
             return run
@@ -415,7 +418,7 @@ async def delete_run(pool: Pool, thread_id: str, run_id: str, *, tenant: str | N
         )
         row = await cursor.fetchone()
         if row is None:
-            raise RunNotFound(run_id, thread_id)
+            raise RunNotFound(run_id, thread_id, tenant)
         if row["status"] == "pending" or (row["status"] == "running" and row["lease_owner"]):
             raise RunActive(run_id)
         await conn.execute("DELETE FROM plait_runs WHERE run_id = %s", (run_id,))

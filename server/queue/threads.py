@@ -4,6 +4,14 @@ A thread made through the API exists before its first run; the first run
 records its graph (see ``server.queue.runs.create_run``). The dicts returned
 are the Agent Server ``Thread`` shape without ``values`` / ``interrupts``,
 which come from the thread's checkpoints (the API fills them).
+
+Thread ids are the tenant's own: a thread of a tenant other than ``default``
+is stored (and checkpointed, and its tool calls keyed) under
+``<tenant>/<id>`` (:func:`stored_thread_id`), so two tenants may pick the same
+id and another tenant's id answers exactly as a free one. Clients never see
+the prefix (:func:`client_thread_id`); a client's id cannot hold a ``/``
+(nor could a URL path segment carry it). Below the API, every function here
+and in ``server.queue.runs`` takes and returns stored ids.
 """
 
 from __future__ import annotations
@@ -25,20 +33,46 @@ _COLUMNS = "thread_id, graph, version, digest, metadata, status, created_at, upd
 _SORTABLE = ("thread_id", "status", "created_at", "updated_at")
 
 
-class ThreadNotFound(LookupError):
-    """No such thread (HTTP 404)."""
+#: Between a tenant and its own id in a stored thread id.
+SCOPE_SEPARATOR = "/"
 
-    def __init__(self, thread_id: str) -> None:
+
+def stored_thread_id(tenant: str, thread_id: str) -> str:
+    """The id ``tenant``'s thread ``thread_id`` is stored under (``default``'s: its own)."""
+    if tenant == DEFAULT_TENANT:
+        return thread_id
+    return f"{tenant}{SCOPE_SEPARATOR}{thread_id}"
+
+
+def client_thread_id(tenant: str, stored: str) -> str:
+    """The id ``tenant``'s client knows the stored thread ``stored`` by."""
+    prefix = f"{tenant}{SCOPE_SEPARATOR}"
+    if tenant != DEFAULT_TENANT and stored.startswith(prefix):
+        return stored[len(prefix) :]
+    return stored
+
+
+def check_client_thread_id(thread_id: str) -> str:
+    """``thread_id`` if a client may choose it; raises ``ValueError`` for one with a ``/``."""
+    if SCOPE_SEPARATOR in thread_id:
+        raise ValueError(f"a thread id cannot contain {SCOPE_SEPARATOR!r}: {thread_id!r}")
+    return thread_id
+
+
+class ThreadNotFound(LookupError):
+    """No such thread (HTTP 404); ``thread_id`` is the stored id, the message the client's."""
+
+    def __init__(self, thread_id: str, tenant: str = DEFAULT_TENANT) -> None:
         self.thread_id = thread_id
-        super().__init__(f"thread {thread_id} not found")
+        super().__init__(f"thread {client_thread_id(tenant, thread_id)} not found")
 
 
 class ThreadExists(Exception):
     """A thread with that id exists and ``if_exists`` is ``raise`` (HTTP 409)."""
 
-    def __init__(self, thread_id: str) -> None:
+    def __init__(self, thread_id: str, tenant: str = DEFAULT_TENANT) -> None:
         self.thread_id = thread_id
-        super().__init__(f"thread {thread_id} already exists")
+        super().__init__(f"thread {client_thread_id(tenant, thread_id)} already exists")
 
 
 async def create_thread(
@@ -49,16 +83,17 @@ async def create_thread(
     if_exists: str = "raise",
     tenant: str = DEFAULT_TENANT,
 ) -> dict[str, Any]:
-    """Create a thread of ``tenant`` (a new uuid when ``thread_id`` is None).
+    """Create a thread of ``tenant`` under the stored id ``thread_id`` (a new uuid, scoped
+    to the tenant, when None).
 
     ``if_exists``: ``raise`` (:class:`ThreadExists`) or ``do_nothing``
-    (return the existing thread unchanged), as the Agent Server does. An id
-    another tenant's thread has is refused with :class:`ThreadExists` either
-    way (thread ids are global).
+    (return the existing thread unchanged), as the Agent Server does. Stored
+    ids are scoped by tenant (:func:`stored_thread_id`), so the one thread a
+    tenant can collide with is its own.
     """
     if if_exists not in ("raise", "do_nothing"):
         raise ValueError(f"unknown if_exists {if_exists!r}; use 'raise' or 'do_nothing'")
-    tid = thread_id or str(uuid.uuid4())
+    tid = thread_id or stored_thread_id(tenant, str(uuid.uuid4()))
     async with pool.connection() as conn:
         cursor = await conn.execute(
             f"""
@@ -72,10 +107,10 @@ async def create_thread(
     if row is not None:
         return _thread(row)
     if if_exists == "raise":
-        raise ThreadExists(tid)
+        raise ThreadExists(tid, tenant)
     existing = await get_thread(pool, tid, tenant)
-    if existing is None:  # deleted in between, or another tenant's
-        raise ThreadExists(tid)
+    if existing is None:  # deleted in between
+        raise ThreadExists(tid, tenant)
     return existing
 
 
@@ -142,7 +177,7 @@ async def update_thread(
         )
         row = await cursor.fetchone()
     if row is None:
-        raise ThreadNotFound(thread_id)
+        raise ThreadNotFound(thread_id, tenant)
     return _thread(row)
 
 
@@ -159,7 +194,7 @@ async def delete_thread(pool: Pool, thread_id: str, tenant: str = DEFAULT_TENANT
         )
         deleted = await cursor.fetchone()
     if deleted is None:
-        raise ThreadNotFound(thread_id)
+        raise ThreadNotFound(thread_id, tenant)
     await new_checkpointer(pool).adelete_thread(thread_id)
 
 

@@ -5,7 +5,7 @@ streamable HTTP (``python -m plait_examples.mcp_demo --http 8765``; endpoint
 ``/mcp``). Its tools:
 
 - ``create_ticket(title)``: a side effect; every call appends a line to the file
-  ``PLAIT_MCP_DEMO_CALLS`` (when set) with the Plait idempotency key from ``_meta``;
+  ``MCP_DEMO_CALLS`` (when set) with the Plait idempotency key from ``_meta``;
 - ``lookup_order(order_id)``: a read-only lookup;
 - ``count_words(text, steps)``: reports progress ``steps`` times, then answers;
 - ``big_report(rows)``: a large result (about 60 bytes per row);
@@ -31,7 +31,7 @@ from engine.tools.mcp.task_server import TasksServerExtension
 #: The ``_meta`` key Plait puts a call's idempotency key under.
 IDEMPOTENCY_META = "plait.dev/idempotency-key"
 #: Environment variable naming the file ``create_ticket`` appends each call to.
-CALLS_FILE_ENV = "PLAIT_MCP_DEMO_CALLS"
+CALLS_FILE_ENV = "MCP_DEMO_CALLS"
 
 ORDERS: dict[str, dict[str, Any]] = {
     "A-1001": {"customer": "ada@example.com", "total": 40.0, "status": "shipped"},
@@ -48,7 +48,7 @@ def _idempotency_key(ctx: Context) -> str | None:
 
 
 def _record(tool: str, **fields: Any) -> int:
-    """Append this call to ``PLAIT_MCP_DEMO_CALLS`` (when set); return the tool's call count."""
+    """Append this call to ``MCP_DEMO_CALLS`` (when set); return the tool's call count."""
     calls = os.environ.get(CALLS_FILE_ENV)
     if not calls:
         return 1

@@ -24,6 +24,7 @@ from server.settings import (
     ADMIN_KEY_ENV,
     AUTH_CACHE_ENV,
     EDITOR_ENV,
+    ENV_SECRETS_ENV,
     HOST_ENV,
     PORT_ENV,
     SPECS_ENV,
@@ -43,6 +44,7 @@ PLAIT_ENV = {
     EDITOR_ENV,
     ADMIN_KEY_ENV,
     AUTH_CACHE_ENV,
+    ENV_SECRETS_ENV,
 }
 #: Model providers' keys, read by their LangChain integrations (or a spec's api_key_env).
 PROVIDER_KEYS = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}

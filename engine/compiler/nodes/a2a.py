@@ -63,7 +63,7 @@ from engine.runtime import tracing
 from engine.runtime.audit import run_id_of
 from engine.runtime.errors import NodeError
 from engine.runtime.events_out import emit
-from engine.runtime.secrets import read_secrets, redact
+from engine.runtime.secrets import redact, resolve, source_of
 from engine.spec.models import A2aNode, Decision, duration_seconds
 from engine.tools.idempotency import RecordedResult, store_from, tool_call_key
 
@@ -232,7 +232,7 @@ def build(node_id: str, node: A2aNode, ctx: CompileContext) -> Compute:
         data = scope.eval(data_expr) if data_expr is not None else None
         target = scope.render(node.url) if node.url is not None else None
         card_url = scope.render(node.card) if node.card is not None else None
-        secrets = read_secrets(secret_names) if secret_names else {}
+        secrets = await resolve(source_of(scope.config), secret_names)
         headers = {header: secrets[name] for header, name in node.headers.items()}
         # The span sees the error as raised below, with the secrets redacted.
         with tracing.agent_call(node_id, node=node_id, url=target or card_url):

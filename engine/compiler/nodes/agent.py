@@ -13,10 +13,11 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
-from engine.compiler.context import CompileContext, Scope
+from engine.compiler.context import MODELS_KEPT, CompileContext, Scope
 from engine.compiler.nodes.base import Compute
 from engine.runtime.errors import NodeError
 from engine.runtime.loops import StopsRun
+from engine.runtime.model_access import ModelAccess
 from engine.runtime.model_calls import ToolCallRepair, invoke_model
 from engine.spec.models import AgentNode
 from engine.tools.allowlist import refuse
@@ -55,7 +56,7 @@ def agent_compute(
     loaded_tools: dict[str, BaseTool] | None = None
     limits = ctx.loaded.spec.spec.limits
     parallel = limits.parallel_tool_calls if limits is not None else None
-    bound: dict[str, Runnable[LanguageModelInput, BaseMessage]] = {}
+    bound: dict[tuple[str, ModelAccess], Runnable[LanguageModelInput, BaseMessage]] = {}
 
     def agent_tools() -> dict[str, BaseTool]:
         # Loaded on first use, like the context's models and tools.
@@ -64,14 +65,17 @@ def agent_compute(
             loaded_tools = {name: ctx.tool(name) for name in tool_names}
         return loaded_tools
 
-    def with_tools(name: str) -> Runnable[LanguageModelInput, BaseMessage]:
-        # Bound once per compiled graph and model: binding converts every tool's schema.
+    def with_tools(name: str, access: ModelAccess) -> Runnable[LanguageModelInput, BaseMessage]:
+        # Bound once per compiled graph, model and key: binding converts every tool's schema.
         # A budget's fallback model gets the same tools (engine/runtime/model_calls.py).
-        if name not in bound:
+        key = (name, access)
+        if key not in bound:
             found = agent_tools()
-            base = ctx.model(name)
-            bound[name] = base.bind_tools(list(found.values())) if found else base
-        return bound[name]
+            base = ctx.model(name, access)
+            if len(bound) >= MODELS_KEPT:  # keys rotate: the oldest binding goes
+                del bound[next(iter(bound))]
+            bound[key] = base.bind_tools(list(found.values())) if found else base
+        return bound[key]
 
     async def compute(scope: Scope) -> Any:
         await ctx.load_tools(tool_names)

@@ -17,6 +17,7 @@ from engine.spec.lint.governance_tools import check_governance_tools
 from engine.spec.lint.graph import check_graph, check_parallel_writers, check_routes
 from engine.spec.lint.imports import check_function_refs
 from engine.spec.lint.references import check_references
+from engine.spec.lint.secrets import check_secret_names
 from engine.spec.lint.values import (
     check_examples,
     check_json_schemas,
@@ -41,6 +42,7 @@ _RULES = (
     check_governance_tools,
     check_function_refs,
     check_a2a,
+    check_secret_names,
 )
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from importlib.machinery import PathFinder
+from importlib.machinery import ModuleSpec, PathFinder
+from pathlib import Path
 
 from engine.spec.code_refs import code_refs
 from engine.spec.lint.context import LintContext
@@ -38,16 +39,28 @@ def check_function_refs(ctx: LintContext) -> None:
 
 def module_exists(name: str, search_path: Sequence[str]) -> bool:
     """Whether ``name`` (dotted) can be found on ``search_path``; no module code runs."""
-    if name in sys.modules:
-        return True
+    return name in sys.modules or _find(name, search_path) is not None
+
+
+def module_file(name: str, search_path: Sequence[str]) -> Path | None:
+    """The python source file ``name`` would be imported from, if any; no module code runs."""
+    found = _find(name, search_path)
+    if not isinstance(found, ModuleSpec) or not found.has_location or found.origin is None:
+        return None
+    return Path(found.origin) if found.origin.endswith(".py") else None
+
+
+def _find(name: str, search_path: Sequence[str]) -> ModuleSpec | str | None:
+    """The spec of dotted ``name``, the name of the builtin module it stops at, or None."""
     locations: Sequence[str] | None = list(search_path)
+    spec: ModuleSpec | None = None
     for part in name.split("."):
         if locations is None:
-            return False  # a plain module has no submodules
+            return None  # a plain module has no submodules
         spec = PathFinder.find_spec(part, locations)
         if spec is None:
-            return part in sys.builtin_module_names
+            return part if part in sys.builtin_module_names else None
         locations = (
             list(spec.submodule_search_locations) if spec.submodule_search_locations else None
         )
-    return True
+    return spec

@@ -11,7 +11,14 @@ hand coroutines to the hub with :meth:`McpHub.call` (async) or
 
 A session whose server went away (a crashed process, a dropped HTTP session)
 is dropped; the next call connects again, and so does a call made after one
-of the server's secrets changed.
+of the server's secrets changed. Sessions hold secret values (headers, a
+process's environment), so they are kept per :class:`Credentials` scope: two
+tenants calling the same server never share one.
+
+A stdio server is a child of the process, but no tool call's: its owner task
+runs in a context no call owns (:func:`engine.tools.children.unowned_context`),
+so a call that times out never ends it; :meth:`McpHub.aclose` (a stopping
+worker) closes every session, which stops the servers.
 """
 
 from __future__ import annotations
@@ -21,9 +28,10 @@ import concurrent.futures
 import contextlib
 import hashlib
 import json
+import logging
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,11 +42,15 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation, Tool
 
-from engine.runtime.secrets import read_secrets
+from engine.runtime.secrets import SecretSource, resolve
 from engine.spec.models import McpServerDef, duration_seconds
+from engine.tools.children import unowned_context
 from engine.tools.mcp.tasks import TasksClientExtension
 
 T = TypeVar("T")
+
+#: How long closing every session may take (a stdio server gets SIGTERM, then SIGKILL).
+CLOSE_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -76,22 +88,43 @@ class ServerConnection:
         )
 
 
-def _stdio_parameters(server: ServerConnection) -> StdioServerParameters:
+@dataclass(frozen=True)
+class Credentials:
+    """A server's secret values for one run's source, and whose they are (``scope``)."""
+
+    scope: str
+    values: Mapping[str, str]
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes when a value does (a rotated secret needs a new session)."""
+        return hashlib.sha256(json.dumps(dict(self.values), sort_keys=True).encode()).hexdigest()
+
+
+async def credentials_of(server: ServerConnection, source: SecretSource) -> Credentials:
+    """``server``'s secrets as ``source`` gives them (raises ``SecretMissing``)."""
+    return Credentials(source.scope, await resolve(source, server.secret_names()))
+
+
+def _stdio_parameters(server: ServerConnection, values: Mapping[str, str]) -> StdioServerParameters:
     spec = server.definition
     assert spec.command is not None
     # `python` is the interpreter running Plait, so a venv need not be activated.
     command = sys.executable if spec.command == "python" else spec.command
+    # The SDK adds only a few basic variables (PATH, HOME, ...) of Plait's own
+    # environment, so no PLAIT_* setting reaches the process.
     env = dict(spec.env)
-    env.update(read_secrets(spec.secrets))
+    env.update({name: values[name] for name in spec.secrets})
     cwd = server.base_dir / spec.cwd if spec.cwd else server.base_dir
     return StdioServerParameters(command=command, args=list(spec.args), env=env, cwd=cwd)
 
 
 @contextlib.asynccontextmanager
-async def _http_transport(server: ServerConnection) -> AsyncIterator[Any]:
+async def _http_transport(
+    server: ServerConnection, values: Mapping[str, str]
+) -> AsyncIterator[Any]:
     spec = server.definition
     assert spec.url is not None
-    values = read_secrets(list(spec.headers.values()))
     headers = {header: values[secret] for header, secret in spec.headers.items()}
     async with (
         create_mcp_http_client(headers=headers) as http,
@@ -100,11 +133,16 @@ async def _http_transport(server: ServerConnection) -> AsyncIterator[Any]:
         yield streams
 
 
-def new_client(server: ServerConnection) -> Client:
-    """An un-entered ``Client`` for ``server`` (stdio or streamable HTTP), with the Tasks client."""
+def new_client(server: ServerConnection, values: Mapping[str, str]) -> Client:
+    """An un-entered ``Client`` for ``server`` (stdio or streamable HTTP), with the Tasks client.
+
+    ``values`` are the server's secrets (:meth:`ServerConnection.secret_names`).
+    """
     spec = server.definition
     target: Any = (
-        _stdio_parameters(server) if spec.transport == "stdio" else _http_transport(server)
+        _stdio_parameters(server, values)
+        if spec.transport == "stdio"
+        else _http_transport(server, values)
     )
     return Client(
         target,
@@ -117,21 +155,29 @@ class _Session:
     """One server's client, entered and exited by its owner task on the hub loop."""
 
     def __init__(
-        self, server: ServerConnection, fingerprint: str, on_close: Callable[[_Session], None]
+        self,
+        server: ServerConnection,
+        credentials: Credentials,
+        key: str,
+        on_close: Callable[[_Session], None],
     ) -> None:
         self.server = server
-        self.fingerprint = fingerprint
+        self.credentials = credentials
+        self.key = key
         self.ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self.client: Client | None = None
         self.tools: dict[str, Tool] = {}
         self._stop = asyncio.Event()
         self._on_close = on_close
         self.closed = False
-        self.owner = asyncio.get_running_loop().create_task(self._own(), name=f"mcp {server.name}")
+        # The hub's, not the calling tool call's (see the module docstring).
+        self.owner = asyncio.get_running_loop().create_task(
+            self._own(), name=f"mcp {server.name}", context=unowned_context()
+        )
 
     async def _own(self) -> None:
         try:
-            async with new_client(self.server) as client:
+            async with new_client(self.server, self.credentials.values) as client:
                 listing = await client.list_tools()
                 self.tools = {tool.name: tool for tool in listing.tools}
                 self.client = client
@@ -191,20 +237,41 @@ class McpHub:
             future.cancel()  # the caller gave up: the hub-side work must not run on
             raise
 
+    async def aclose(self) -> None:
+        """Close every session (stdio servers exit); wait for them up to ``CLOSE_SECONDS``."""
+        if self._loop is None:
+            return
+        try:
+            async with asyncio.timeout(CLOSE_SECONDS):
+                await self.call(self._close_all())
+        except TimeoutError:
+            logging.getLogger(__name__).warning(
+                "MCP sessions still closing after %gs", CLOSE_SECONDS
+            )
+
     # ------------------------------------------------------------ on the hub loop
 
-    async def session(self, server: ServerConnection) -> tuple[Client, dict[str, Tool]]:
-        """The live client of ``server`` and its tools, connecting on first use."""
+    async def _close_all(self) -> None:
+        sessions = list(self._sessions.values())
+        self._sessions.clear()
+        for session in sessions:
+            session.close()
+        await asyncio.gather(*(session.owner for session in sessions), return_exceptions=True)
+
+    async def session(
+        self, server: ServerConnection, credentials: Credentials
+    ) -> tuple[Client, dict[str, Tool]]:
+        """``server``'s live client for ``credentials`` and its tools; connects on first use."""
+        key = _session_key(server, credentials)
+        found = self._sessions.get(key)
         # A rotated secret (a new token, a new environment) needs a new session.
-        values = read_secrets(server.secret_names())
-        fingerprint = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
-        found = self._sessions.get(server.key)
-        if found is not None and not found.closed and found.fingerprint != fingerprint:
+        fingerprint = credentials.fingerprint
+        if found is not None and not found.closed and found.credentials.fingerprint != fingerprint:
             found.close()
             found = None
         if found is None or found.closed:
-            found = _Session(server, fingerprint, self._forget)
-            self._sessions[server.key] = found
+            found = _Session(server, credentials, key, self._forget)
+            self._sessions[key] = found
         timeout = duration_seconds(server.definition.connect_timeout)
         try:
             client = await asyncio.wait_for(asyncio.shield(found.ready), timeout)
@@ -216,21 +283,28 @@ class McpHub:
         return client, found.tools
 
     def _forget(self, session: _Session) -> None:
-        if self._sessions.get(session.server.key) is session:
-            del self._sessions[session.server.key]
+        if self._sessions.get(session.key) is session:
+            del self._sessions[session.key]
 
-    async def drop(self, server: ServerConnection, client: Client) -> None:
+    async def drop(
+        self, server: ServerConnection, credentials: Credentials, client: Client
+    ) -> None:
         """Close ``server``'s session if ``client`` is still its client (the next call reconnects).
 
         Naming the client keeps a caller that saw an old session fail from
         closing the new session another caller has opened since.
         """
-        found = self._sessions.get(server.key)
+        found = self._sessions.get(_session_key(server, credentials))
         if found is not None and found.client is client:
             self._forget(found)
             found.close()
             with contextlib.suppress(BaseException):
                 await found.owner
+
+
+def _session_key(server: ServerConnection, credentials: Credentials) -> str:
+    """One session per server definition and folder, and per owner of the secrets."""
+    return f"{credentials.scope}\n{server.key}"
 
 
 #: The process's hub.
@@ -251,9 +325,11 @@ def is_lost_session(exc: MCPError) -> bool:
 
 
 async def on_hub(
-    server: ServerConnection, work: Callable[[Client, dict[str, Tool]], Awaitable[T]]
+    server: ServerConnection,
+    credentials: Credentials,
+    work: Callable[[Client, dict[str, Tool]], Awaitable[T]],
 ) -> T:
-    """Run ``work(client, tools)`` on ``server``'s session, from any loop.
+    """Run ``work(client, tools)`` on ``server``'s session for ``credentials``, from any loop.
 
     A lost session is dropped (the next call connects again) and raised as
     ``ConnectionError``, a read timeout as ``TimeoutError``, so the retry rules
@@ -261,12 +337,12 @@ async def on_hub(
     """
 
     async def run() -> T:
-        client, tools = await HUB.session(server)
+        client, tools = await HUB.session(server, credentials)
         try:
             return await work(client, tools)
         except MCPError as exc:
             if is_lost_session(exc):
-                await HUB.drop(server, client)
+                await HUB.drop(server, credentials, client)
                 raise ConnectionError(f"MCP server {server.name!r}: {exc.message}") from exc
             if exc.code == REQUEST_TIMEOUT:
                 raise TimeoutError(f"MCP server {server.name!r}: {exc.message}") from exc

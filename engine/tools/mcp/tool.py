@@ -34,12 +34,13 @@ from mcp_types import CallToolResult, RequestParamsMeta, Tool
 
 from engine.runtime.audit import run_id_of
 from engine.runtime.events_out import emit
+from engine.runtime.secrets import current_source
 from engine.spec.models import McpServerDef, ToolDef, duration_seconds
 from engine.store import mcp_tasks
 from engine.store.pool import Pool
 from engine.tools.current_call import ToolCall, current_call
 from engine.tools.idempotency import store_from
-from engine.tools.mcp.hub import HUB, ServerConnection, on_hub
+from engine.tools.mcp.hub import HUB, Credentials, ServerConnection, credentials_of, on_hub
 from engine.tools.mcp.parking import parking_enabled
 from engine.tools.mcp.results import by_reference, raise_for_error, result_value
 from engine.tools.mcp.schema_check import check_arguments
@@ -109,7 +110,11 @@ def _progress_forwarder(call: McpCall, node: str | None) -> ProgressFnT:
 
 
 async def _send(
-    call: McpCall, args: dict[str, Any], meta: dict[str, Any], progress: ProgressFnT
+    call: McpCall,
+    creds: Credentials,
+    args: dict[str, Any],
+    meta: dict[str, Any],
+    progress: ProgressFnT,
 ) -> CallToolResult | TaskCreated:
     """``tools/call`` on the hub (a lost session is dropped there, see :func:`on_hub`)."""
 
@@ -134,12 +139,14 @@ async def _send(
             meta=cast(RequestParamsMeta, meta),
         )
 
-    return await on_hub(call.server, work)
+    return await on_hub(call.server, creds, work)
 
 
 async def call_mcp(call: McpCall, args: dict[str, Any]) -> Any:
     """Call the server's tool once (see the module docstring); return the JSON-like value."""
     check_arguments(call.name, call.schema, args)
+    # The run's own secrets, resolved at each call (a rotated one reconnects).
+    creds = await credentials_of(call.server, current_source())
     gateway_call = current_call()
     meta: dict[str, Any] = {}
     if gateway_call is not None and gateway_call.key is not None:
@@ -148,12 +155,12 @@ async def call_mcp(call: McpCall, args: dict[str, Any]) -> Any:
     progress = _progress_forwarder(call, node)
     result: CallToolResult | TaskCreated
     if call.task:
-        result = await _run_task(call, args, meta, progress, gateway_call)
+        result = await _run_task(call, creds, args, meta, progress, gateway_call)
     elif call.timeout is None:
-        result = await _send(call, args, meta, progress)
+        result = await _send(call, creds, args, meta, progress)
     else:
         try:
-            result = await asyncio.wait_for(_send(call, args, meta, progress), call.timeout)
+            result = await asyncio.wait_for(_send(call, creds, args, meta, progress), call.timeout)
         except TimeoutError:
             raise TimeoutError(
                 f"MCP tool {call.name!r} timed out after {call.timeout:g}s"
@@ -166,6 +173,7 @@ async def call_mcp(call: McpCall, args: dict[str, Any]) -> Any:
 
 async def _run_task(
     call: McpCall,
+    creds: Credentials,
     args: dict[str, Any],
     meta: dict[str, Any],
     progress: ProgressFnT,
@@ -177,7 +185,7 @@ async def _run_task(
     key = gateway_call.key if gateway_call is not None and pool is not None else None
     record = await mcp_tasks.get_task(pool, key) if pool is not None and key else None
     if record is None:
-        answer = await _send(call, args, {**meta, **task_meta()}, progress)
+        answer = await _send(call, creds, args, {**meta, **task_meta()}, progress)
         if isinstance(answer, CallToolResult):
             return answer  # the server ran it at once (it does not do tasks)
         record = _record_of(call, answer, gateway_call, key)
@@ -194,13 +202,13 @@ async def _run_task(
             and parking_enabled(gateway_call.config)
             and call.server.definition.transport == "http"
         )
-        status = await _wait(call, record, can_park=can_park)
+        status = await _wait(call, creds, record, can_park=can_park)
         result: CallToolResult = await on_hub(
-            call.server, lambda client, _: task_result(client.session, record.task_id)
+            call.server, creds, lambda client, _: task_result(client.session, record.task_id)
         )
     except asyncio.CancelledError:
         # The run was cancelled while it waited in place: the task goes too.
-        await asyncio.shield(_cancel(call, record, pool))
+        await asyncio.shield(_cancel(call, creds, record, pool))
         raise
     if pool is not None and key is not None:
         if result.is_error:
@@ -228,15 +236,20 @@ def _record_of(
     )
 
 
-async def _wait(call: McpCall, record: mcp_tasks.TaskRecord, *, can_park: bool) -> str:
+async def _wait(
+    call: McpCall, creds: Credentials, record: mcp_tasks.TaskRecord, *, can_park: bool
+) -> str:
     """Wait until the task ends; return its status. Parks the run where a poller resumes it."""
     if not can_park:
         return await on_hub(
             call.server,
+            creds,
             lambda client, _: wait_for_task(client.session, record.task_id, DEFAULT_POLL_SECONDS),
         )
     while True:
-        task = await on_hub(call.server, lambda client, _: get_task(client.session, record.task_id))
+        task = await on_hub(
+            call.server, creds, lambda client, _: get_task(client.session, record.task_id)
+        )
         if task.status in TERMINAL:
             return task.status
         # The first time, this ends the run (thread interrupted, no worker held);
@@ -253,9 +266,13 @@ async def _wait(call: McpCall, record: mcp_tasks.TaskRecord, *, can_park: bool) 
         )
 
 
-async def _cancel(call: McpCall, record: mcp_tasks.TaskRecord, pool: Pool | None) -> None:
+async def _cancel(
+    call: McpCall, creds: Credentials, record: mcp_tasks.TaskRecord, pool: Pool | None
+) -> None:
     try:
-        await on_hub(call.server, lambda client, _: cancel_task(client.session, record.task_id))
+        await on_hub(
+            call.server, creds, lambda client, _: cancel_task(client.session, record.task_id)
+        )
         if pool is not None:
             await mcp_tasks.set_status(pool, record.key, "cancelled")
     except Exception:
@@ -263,7 +280,7 @@ async def _cancel(call: McpCall, record: mcp_tasks.TaskRecord, pool: Pool | None
         log.exception("MCP task %s of %s: cancel failed", record.task_id, call.server.name)
 
 
-async def _describe(server: ServerConnection, remote: str) -> Tool:
+async def _describe(server: ServerConnection, creds: Credentials, remote: str) -> Tool:
     async def work(client: Client, tools: dict[str, Tool]) -> Tool:
         found = tools.get(remote)
         if found is None:
@@ -277,22 +294,34 @@ async def _describe(server: ServerConnection, remote: str) -> Tool:
             )
         return found
 
-    return await on_hub(server, work)
+    return await on_hub(server, creds, work)
+
+
+def mcp_connection(
+    tool_def: ToolDef, servers: Mapping[str, McpServerDef], base_dir: Path
+) -> ServerConnection:
+    """The server ``tool_def`` (``kind: mcp``) calls."""
+    assert tool_def.server is not None
+    return ServerConnection(tool_def.server, servers[tool_def.server], Path(base_dir).resolve())
 
 
 def load_mcp_tool(
-    name: str, tool_def: ToolDef, servers: Mapping[str, McpServerDef], base_dir: Path
+    name: str,
+    tool_def: ToolDef,
+    servers: Mapping[str, McpServerDef],
+    base_dir: Path,
+    creds: Credentials,
 ) -> BaseTool:
     """The LangChain tool for ``tool_def`` (``kind: mcp``), with the server's schema.
 
     Connects to the server on first use in this process (the session stays open)
-    to read the tool's description and input schema.
+    to read the tool's description and input schema, with ``creds`` (the
+    loading run's secrets of the server); each call resolves its own run's.
     """
-    assert tool_def.server is not None
-    server = ServerConnection(tool_def.server, servers[tool_def.server], Path(base_dir).resolve())
+    server = mcp_connection(tool_def, servers, base_dir)
     remote = tool_def.tool or name
     listed = HUB.call_sync(
-        _describe(server, remote),
+        _describe(server, creds, remote),
         timeout=duration_seconds(server.definition.connect_timeout) + 5,
     )
     call = McpCall(

@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 from langchain_core.tools import BaseTool
 
+from engine.runtime.secrets import ENVIRONMENT
 from engine.spec.models import McpServerDef, ToolDef
+from engine.tools.mcp.hub import Credentials
 from engine.tools.python_tools import load_python_tool
 
 REPO = Path(__file__).resolve().parents[3]
@@ -37,15 +39,23 @@ TIME_STDIO = {
 }
 
 
+#: What a server without secrets is reached with outside a run.
+NO_SECRETS = Credentials("environment", {})
+
+
 def load_tool(
     name: str, tool: Mapping[str, Any], servers: Mapping[str, Mapping[str, Any]]
 ) -> BaseTool:
-    """A ``kind: mcp`` tool as the compiler loads it (specs/ is the spec folder)."""
+    """A ``kind: mcp`` tool as the compiler loads it (specs/ is the spec folder), with
+    the server's secrets from the environment, as ``plait run`` reads them."""
+    definitions = {key: McpServerDef.model_validate(value) for key, value in servers.items()}
+    tool_def = ToolDef.model_validate({"kind": "mcp", **tool})
+    assert tool_def.server is not None
+    server = definitions[tool_def.server]
+    names = [*server.headers.values(), *server.secrets]
+    values = ENVIRONMENT.read_now(names)
     return load_python_tool(
-        name,
-        ToolDef.model_validate({"kind": "mcp", **tool}),
-        SPECS,
-        {key: McpServerDef.model_validate(value) for key, value in servers.items()},
+        name, tool_def, SPECS, definitions, Credentials(ENVIRONMENT.scope, values)
     )
 
 
@@ -74,7 +84,7 @@ class DemoServer:
 def serve_demo_http(folder: Path, port: int) -> Iterator[DemoServer]:
     """``python -m plait_examples.mcp_demo --http PORT`` (a real uvicorn server), until exit."""
     calls = folder / "calls.jsonl"
-    env = {**os.environ, "PLAIT_MCP_DEMO_CALLS": str(calls), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "MCP_DEMO_CALLS": str(calls), "PYTHONPATH": str(REPO)}
     log = (folder / "server.log").open("ab")
     process = subprocess.Popen(
         [sys.executable, "-m", "plait_examples.mcp_demo", "--http", str(port)],

@@ -23,7 +23,7 @@ SPEC = Path(__file__).resolve().parent / "specs" / "mcp-calls.yaml"
 def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The file the demo server (a child of this process) appends its calls to."""
     path = tmp_path / "calls.jsonl"
-    monkeypatch.setenv("PLAIT_MCP_DEMO_CALLS", str(path))
+    monkeypatch.setenv("MCP_DEMO_CALLS", str(path))
     return path
 
 

@@ -9,8 +9,16 @@ import pytest
 
 from engine.runtime.errors import ToolReportedError
 from engine.runtime.retries import classify, invoke_tool
+from engine.spec.models import McpServerDef
+from engine.tools.mcp.hub import HUB, Credentials, ServerConnection, on_hub
 from engine.tools.mcp.schema_check import ToolArgumentsInvalid
-from tests.integration.mcp.conftest import DemoServer, free_port, load_tool, serve_demo_http
+from tests.integration.mcp.conftest import (
+    SPECS,
+    DemoServer,
+    free_port,
+    load_tool,
+    serve_demo_http,
+)
 
 
 def http(demo: DemoServer, **extra: Any) -> dict[str, dict[str, Any]]:
@@ -34,6 +42,29 @@ async def test_headers_come_from_secrets(
     servers = http(demo_http, headers={"Authorization": "DEMO_TOKEN"})
     tool = load_tool("whoami", {"server": "demo"}, servers)
     assert await tool.ainvoke({}) == {"authorization": "Bearer s3cret-value"}
+
+
+async def test_each_owner_of_secrets_has_a_session_of_its_own(demo_http: DemoServer) -> None:
+    definition = McpServerDef.model_validate(
+        {"transport": "http", "url": demo_http.url, "headers": {"Authorization": "TOKEN"}}
+    )
+    server = ServerConnection("demo", definition, SPECS)
+    acme = Credentials("tenant:acme", {"TOKEN": "Bearer acme-token"})
+    globex = Credentials("tenant:globex", {"TOKEN": "Bearer globex-token"})
+
+    async def whoami(creds: Credentials) -> Any:
+        result = await on_hub(server, creds, lambda client, _: client.call_tool("whoami", {}))
+        return result.structured_content
+
+    first, _ = await HUB.call(HUB.session(server, acme))
+    for creds, token in [(acme, "acme"), (globex, "globex"), (acme, "acme")]:
+        assert await whoami(creds) == {"authorization": f"Bearer {token}-token"}
+    # Neither evicted the other: acme's session is the one it opened first.
+    again, _ = await HUB.call(HUB.session(server, acme))
+    assert again is first
+    rotated = Credentials("tenant:acme", {"TOKEN": "Bearer acme-rotated"})
+    assert await whoami(rotated) == {"authorization": "Bearer acme-rotated"}
+    assert (await HUB.call(HUB.session(server, rotated)))[0] is not first
 
 
 async def test_bad_arguments_never_reach_the_server(demo_http: DemoServer) -> None:

@@ -28,7 +28,7 @@ def test_killed_run_reuses_the_recorded_mcp_call(database_url: str, tmp_path: Pa
     env = {
         **os.environ,
         "PLAIT_DATABASE_URL": database_url,
-        "PLAIT_MCP_DEMO_CALLS": str(calls),
+        "MCP_DEMO_CALLS": str(calls),
         "PLAIT_TEST_RELEASE": str(release),
         "NO_COLOR": "1",
         "PYTHONUNBUFFERED": "1",

@@ -14,7 +14,7 @@ from engine.spec.loader import parse_spec
 from engine.store.pool import Pool
 from engine.tools.mcp.hub import ServerConnection, on_hub
 from engine.tools.mcp.tasks import get_task
-from tests.integration.mcp.conftest import DemoServer
+from tests.integration.mcp.conftest import NO_SECRETS, DemoServer
 
 DEADLINE_SECONDS = 30.0
 
@@ -118,7 +118,7 @@ async def test_cancelling_the_run_cancels_the_task(
     )
     deadline = time.monotonic() + DEADLINE_SECONDS
     while True:
-        task = await on_hub(demo, lambda client, _: get_task(client.session, task_id))
+        task = await on_hub(demo, NO_SECRETS, lambda client, _: get_task(client.session, task_id))
         if task.status == "cancelled":
             break
         assert time.monotonic() < deadline, f"task still {task.status}"

@@ -21,7 +21,7 @@ from psycopg.rows import dict_row
 from engine.tools.mcp.hub import ServerConnection, on_hub
 from engine.tools.mcp.tasks import get_task
 from tests.conftest import fresh_database
-from tests.integration.mcp.conftest import DemoServer
+from tests.integration.mcp.conftest import NO_SECRETS, DemoServer
 from tests.integration.server.harness import Cluster, cluster
 from tests.polling import until
 
@@ -152,7 +152,9 @@ async def test_deleting_a_parked_thread_cancels_its_task(
         demo = ServerConnection.from_json(task["server"])
 
         async def cancelled_on_the_server() -> bool:
-            found = await on_hub(demo, lambda c, _: get_task(c.session, task["task_id"]))
+            found = await on_hub(
+                demo, NO_SECRETS, lambda c, _: get_task(c.session, task["task_id"])
+            )
             return found.status == "cancelled"
 
         async def cancelled_in_the_record() -> bool:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg import sql
 
+from engine.store.checkpointer import new_checkpointer
 from engine.store.migrate import migrate, migrations
 from engine.store.pool import open_pool
 
@@ -60,3 +64,87 @@ def test_migration_files_are_numbered_in_order() -> None:
     versions = [m.version for m in migrations()]
     assert versions == sorted(versions)
     assert versions[0] == 1
+
+
+async def test_0010_moves_other_tenants_threads_under_their_tenant(
+    empty_database_url: str,
+) -> None:
+    """Rows written before 0010 keep working: each tenant's thread ids become its own."""
+    earlier = [m for m in migrations() if m.version < 10]
+    async with await open_pool(empty_database_url) as pool:
+        async with pool.connection() as conn:
+            for migration in earlier:
+                await conn.execute(migration.sql.encode(), prepare=False)
+            await conn.execute(
+                "CREATE TABLE plait_schema_migrations (version integer PRIMARY KEY, "
+                "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            for migration in earlier:
+                await conn.execute(
+                    "INSERT INTO plait_schema_migrations (version, name) VALUES (%s, %s)",
+                    (migration.version, migration.name),
+                )
+            await AsyncPostgresSaver(conn).setup()
+            await conn.execute("INSERT INTO plait_tenants (tenant_id) VALUES ('acme')")
+            for thread, tenant in (("t-1", "acme"), ("t-2", "default")):
+                await conn.execute(
+                    "INSERT INTO plait_threads (thread_id, tenant_id) VALUES (%s, %s)",
+                    (thread, tenant),
+                )
+                await conn.execute(
+                    "INSERT INTO plait_runs (run_id, thread_id, graph, version, digest, status, "
+                    "tenant_id) VALUES (%s, %s, 'g', '1.0.0', 'd', 'interrupted', %s)",
+                    (f"run-{thread}", thread, tenant),
+                )
+                await conn.execute(
+                    "INSERT INTO plait_approvals (approval_id, thread_id, run_id, graph, version, "
+                    "interrupt_id, tenant_id) VALUES (%s, %s, %s, 'g', '1.0.0', 'i', %s)",
+                    (f"ap-{thread}", thread, f"run-{thread}", tenant),
+                )
+                await conn.execute(
+                    "INSERT INTO plait_tool_results (key, thread_id, run_id, node, tool, args, "
+                    "result) VALUES (%s, %s, 'r', 'n', 'x', '{}', '1')",
+                    (f"key-{thread}", thread),
+                )
+                await conn.execute(
+                    "INSERT INTO plait_audit (kind, tenant, thread_id, node, actor) "
+                    "VALUES ('tool_call', %s, %s, 'n', 'a')",
+                    (tenant, thread),
+                )
+                await conn.execute(
+                    "INSERT INTO plait_mcp_tasks (key, thread_id, node, server_name, server, "
+                    "tool, task_id) VALUES (%s, %s, 'n', 's', '{}', 'x', 'task')",
+                    (f"task-{thread}", thread),
+                )
+            saver = new_checkpointer(pool)
+            for thread in ("t-1", "t-2"):
+                config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+                await saver.aput(config, empty_checkpoint(), {"step": 1}, {})
+
+        assert await migrate(pool) == [m.version for m in migrations() if m.version >= 10]
+
+        async with pool.connection() as conn:
+            for table in (
+                "plait_threads",
+                "plait_runs",
+                "plait_approvals",
+                "plait_tool_results",
+                "plait_audit",
+                "plait_mcp_tasks",
+                "checkpoints",
+            ):
+                cursor = await conn.execute(
+                    sql.SQL("SELECT thread_id FROM {} ORDER BY thread_id").format(
+                        sql.Identifier(table)
+                    )
+                )
+                found = [row["thread_id"] for row in await cursor.fetchall()]
+                assert found == ["acme/t-1", "t-2"], table
+            cursor = await conn.execute(
+                "SELECT tenant_id FROM plait_mcp_tasks WHERE key = 'task-t-1'"
+            )
+            assert (await cursor.fetchone()) == {"tenant_id": "acme"}
+        moved = await new_checkpointer(pool).aget_tuple(
+            {"configurable": {"thread_id": "acme/t-1", "checkpoint_ns": ""}}
+        )
+        assert moved is not None

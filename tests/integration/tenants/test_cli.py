@@ -6,23 +6,25 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from typing import Any
 
 import pytest
 
 from engine.store.pool import Pool
-from server.auth import store
+from server.auth import store, tenant_secrets
 from tests.integration.tenants.conftest import unique
 
 pytestmark = pytest.mark.postgres
 
 
-def plait(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``plait <args>`` on the database."""
+def plait(database_url: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """Run ``plait <args>`` on the database, with ``stdin`` piped in."""
     env = {**os.environ, "PLAIT_DATABASE_URL": database_url, "NO_COLOR": "1"}
     return subprocess.run(
         [sys.executable, "-m", "server.cli.app", *args],
         env=env,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,
@@ -86,3 +88,32 @@ def test_mistakes_get_one_clear_message(tenants_database_url: str) -> None:
     assert no_cost.returncode == 2 and "above 0" in no_cost.stderr
     nobody = plait(tenants_database_url, "keys", "list", unique("nobody"))
     assert nobody.returncode == 2 and "not found" in nobody.stderr
+
+
+async def test_an_operator_grants_a_secret_from_stdin_and_never_sees_it_again(
+    tenants_database_url: str, tpool: Pool
+) -> None:
+    tenant = unique("vault")
+    output(plait(tenants_database_url, "tenants", "create", tenant))
+    value = f"ghp-{uuid.uuid4().hex}"
+    url = tenants_database_url
+    granted = plait(url, "tenants", "secrets", "set", tenant, "GITHUB_TOKEN", stdin=value + "\n")
+    assert output(granted)["name"] == "GITHUB_TOKEN" and value not in granted.stdout
+    assert await tenant_secrets.secret_values(tpool, tenant, ["GITHUB_TOKEN"]) == {
+        "GITHUB_TOKEN": value  # the newline echo adds is not part of it
+    }
+    listed = plait(url, "tenants", "secrets", "list", tenant)
+    assert [item["name"] for item in output(listed)] == ["GITHUB_TOKEN"]
+    assert value not in listed.stdout
+
+    reserved = plait(url, "tenants", "secrets", "set", tenant, "PLAIT_ADMIN_KEY", stdin="x")
+    assert reserved.returncode == 2 and "Plait's own settings" in reserved.stderr
+    empty = plait(url, "tenants", "secrets", "set", tenant, "EMPTY", stdin="")
+    assert empty.returncode == 2 and "empty" in empty.stderr
+    nobody = plait(url, "tenants", "secrets", "set", unique("nobody"), "X", stdin="v")
+    assert nobody.returncode == 2 and "not found" in nobody.stderr
+
+    output(plait(url, "tenants", "secrets", "delete", tenant, "GITHUB_TOKEN"))
+    assert output(plait(url, "tenants", "secrets", "list", tenant)) == []
+    again = plait(url, "tenants", "secrets", "delete", tenant, "GITHUB_TOKEN")
+    assert again.returncode == 2 and "not found" in again.stderr

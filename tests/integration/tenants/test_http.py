@@ -368,6 +368,105 @@ async def test_a_tenant_spec_may_call_only_the_operators_code(
     assert (await admin.post("/graphs", json={"yaml": own})).status_code == 201
 
 
+def _same_answer(one: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """What differs between two created threads beyond their ids and times (empty: nothing)."""
+    varying = {"thread_id", "created_at", "updated_at"}
+    return {
+        key: (one.get(key), other.get(key))
+        for key in set(one) | set(other)
+        if key not in varying and one.get(key) != other.get(key)
+    }
+
+
+async def test_another_tenants_thread_id_answers_as_a_free_id(
+    server: Cluster, admin: httpx.AsyncClient
+) -> None:
+    acme_tenant, key_a = await new_tenant(admin, "acme")
+    globex_tenant, key_b = await new_tenant(admin, "globex")
+    taken, free = unique("order"), unique("order")
+    async with (
+        httpx.AsyncClient(base_url=server.url, headers={"x-api-key": key_a}) as acme,
+        httpx.AsyncClient(base_url=server.url, headers={"x-api-key": key_b}) as globex,
+    ):
+        made = await acme.post("/threads", json={"thread_id": taken, "metadata": {"who": "a"}})
+        assert made.status_code == 200, made.text
+        assert made.json()["thread_id"] == taken
+        problem(await acme.post("/threads", json={"thread_id": taken}), 409)  # its own
+
+        # For globex the id acme holds is as free as one nobody holds, in every form.
+        for if_exists in ("raise", "do_nothing"):
+            answers = []
+            for thread_id in (taken, free):
+                body = {"thread_id": thread_id, "metadata": {"who": "b"}, "if_exists": if_exists}
+                answer = await globex.post("/threads", json=body)
+                assert answer.status_code == 200, answer.text
+                assert answer.json()["thread_id"] == thread_id
+                answers.append(answer.json())
+            assert _same_answer(*answers) == {}
+            taken, free = unique("order"), unique("order")
+            made = await acme.post("/threads", json={"thread_id": taken})
+            assert made.status_code == 200, made.text
+        # Creating a run on it creates the tenant's own thread, as for a free id.
+        for thread_id in (taken, free):
+            ran = await globex.post(
+                f"/threads/{thread_id}/runs/wait",
+                json={"assistant_id": "tenant-steps", "input": {"text": "globex"}},
+                params={},
+            )
+            assert ran.status_code == 404, ran.text  # no such thread yet, either way
+            created = await globex.post(
+                f"/threads/{thread_id}/runs/wait",
+                json={
+                    "assistant_id": "tenant-steps",
+                    "input": {"text": "globex"},
+                    "if_not_exists": "create",
+                },
+            )
+            assert created.status_code == 200 and created.json()["text"] == "globex", created.text
+
+        # The two threads of one id are apart: state, history, runs, checkpoints.
+        ran = await acme.post(
+            f"/threads/{taken}/runs/wait",
+            json={"assistant_id": "tenant-steps", "input": {"text": "acme"}},
+        )
+        assert ran.status_code == 200, ran.text
+        acme_state = (await acme.get(f"/threads/{taken}/state")).json()
+        globex_state = (await globex.get(f"/threads/{taken}/state")).json()
+        assert acme_state["values"]["text"] == "acme"
+        assert globex_state["values"]["text"] == "globex"
+        assert acme_state["checkpoint"]["thread_id"] == taken
+        acme_runs = (await acme.get(f"/threads/{taken}/runs")).json()
+        globex_runs = (await globex.get(f"/threads/{taken}/runs")).json()
+        assert len(acme_runs) == 1 and len(globex_runs) == 1
+        assert acme_runs[0]["run_id"] != globex_runs[0]["run_id"]
+        history = (await acme.post(f"/threads/{taken}/history", json={"limit": 50})).json()
+        assert {item["values"].get("text") for item in history} <= {"acme", None}
+        searched = (await globex.post("/threads/search", json={"ids": [taken]})).json()
+        assert [item["thread_id"] for item in searched] == [taken]
+        assert searched[0]["metadata"]["graph_id"] == "tenant-steps"  # globex's own run made it
+
+        # Nothing a tenant reads names the stored form of its ids.
+        for response in (
+            await acme.get(f"/threads/{taken}"),
+            await acme.get(f"/threads/{taken}/state"),
+            await acme.post(f"/threads/{taken}/history", json={"limit": 50}),
+            await acme.get(f"/threads/{taken}/runs"),
+            await acme.get(f"/threads/{taken}/runs/{acme_runs[0]['run_id']}"),
+            await acme.post("/threads/search", json={}),
+        ):
+            assert response.status_code == 200, response.text
+            assert f"{acme_tenant}/" not in response.text
+            assert globex_tenant not in response.text
+        located = await acme.post(
+            f"/threads/{taken}/runs", json={"assistant_id": "tenant-steps", "input": {"text": "x"}}
+        )
+        assert located.headers["content-location"].startswith(f"/threads/{taken}/runs/")
+
+        # A client's id cannot hold the separator.
+        body = problem(await acme.post("/threads", json={"thread_id": f"{globex_tenant}/x"}), 422)
+        assert "/" in body["detail"]
+
+
 async def test_a_tenants_draft_obeys_its_code_policy_and_is_its_own(
     server: Cluster, admin: httpx.AsyncClient
 ) -> None:

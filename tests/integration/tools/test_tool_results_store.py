@@ -54,3 +54,40 @@ async def test_deleting_a_thread_deletes_only_its_records(pool: Pool) -> None:
     assert await delete_thread_results(pool, doomed) == 2
     assert await store.get(f"{doomed}-0") is None
     assert await store.get(f"{kept}-0") is not None
+
+
+async def test_an_intent_is_begun_once_per_attempt_even_under_a_race(pool: Pool) -> None:
+    store = PostgresToolResultStore(pool)
+    key, thread = uuid.uuid4().hex, str(uuid.uuid4())
+    assert await store.intent(key) is None
+    won = await asyncio.gather(
+        *(store.begin(key, 1, answered_run=None, **_context(thread)) for _ in range(8))
+    )
+    assert won.count(True) == 1
+    first = await store.intent(key)
+    assert first is not None and (first.attempts, first.parked, first.answered_run) == (
+        1,
+        False,
+        None,
+    )
+
+    await store.park(key)
+    parked = await store.intent(key)
+    assert parked is not None and parked.parked
+
+    assert not await store.begin(key, 3, answered_run="r2", **_context(thread))
+    assert await store.begin(key, 2, answered_run="r2", **_context(thread))
+    second = await store.intent(key)
+    assert second is not None
+    assert (second.attempts, second.parked, second.answered_run) == (2, False, "r2")
+    assert second.began_at >= first.began_at
+
+
+async def test_deleting_a_thread_deletes_its_intents(pool: Pool) -> None:
+    store = PostgresToolResultStore(pool)
+    doomed, kept = str(uuid.uuid4()), str(uuid.uuid4())
+    await store.begin(f"{doomed}-i", 1, answered_run=None, **_context(doomed))
+    await store.begin(f"{kept}-i", 1, answered_run=None, **_context(kept))
+    await delete_thread_results(pool, doomed)
+    assert await store.intent(f"{doomed}-i") is None
+    assert await store.intent(f"{kept}-i") is not None

@@ -3,14 +3,33 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage
 
-from engine.models.factory import ModelConfigError, make_chat_model
+from engine.models.factory import NO_KEY, ModelConfigError, make_chat_model
 from engine.models.scripted import ScriptedChatModel
+from engine.runtime.model_access import ModelAccess, model_access
+from engine.runtime.secrets import ENVIRONMENT, SecretMissing
 from engine.spec.models import ModelDef
+
+
+class _Store:
+    """A secret source like a server's: values of its own, never the environment."""
+
+    scope = "tenant:test"
+    reads_environment = False
+
+    def __init__(self, values: dict[str, str]) -> None:
+        self.values = values
+
+    async def read(self, names: Sequence[str]) -> dict[str, str]:
+        return {name: self.values[name] for name in names if name in self.values}
+
+    def missing_message(self, names: Sequence[str]) -> str:
+        return f"not granted: {names}"
 
 
 def test_scripted_from_inline_script(tmp_path: Path) -> None:
@@ -89,11 +108,39 @@ def test_missing_provider_package_names_the_extra(
         make_chat_model(ModelDef(provider="anthropic", model="claude"), base_dir=tmp_path)
 
 
-def test_missing_api_key_variable_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PLAIT_TEST_NO_SUCH_KEY", raising=False)
-    definition = ModelDef(provider="openai", model="gpt", api_key_env="PLAIT_TEST_NO_SUCH_KEY")
-    with pytest.raises(ModelConfigError, match=r"PLAIT_TEST_NO_SUCH_KEY .* is not set"):
-        make_chat_model(definition, base_dir=tmp_path)
+async def test_missing_api_key_variable_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TEST_NO_SUCH_KEY", raising=False)
+    definition = ModelDef(provider="openai", model="gpt", api_key_env="TEST_NO_SUCH_KEY")
+    with pytest.raises(SecretMissing, match=r"TEST_NO_SUCH_KEY not found in the environment"):
+        await model_access(definition, ENVIRONMENT)
+
+
+async def test_the_key_comes_from_the_runs_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_KEY", "sk-env")
+    definition = ModelDef(provider="openai", model="gpt", api_key_env="TEST_KEY")
+    assert await model_access(definition, ENVIRONMENT) == ModelAccess("sk-env", environment=True)
+    assert await model_access(definition, _Store({"TEST_KEY": "sk-tenant"})) == ModelAccess(
+        "sk-tenant", environment=False
+    )
+
+
+def test_without_the_environment_a_provider_never_takes_its_own_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server's own key for the default tenant must not reach a tenant's base_url.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-the-operators")
+    definition = ModelDef(provider="openai", model="gpt", base_url="http://127.0.0.1:9/v1")
+    model = make_chat_model(definition, base_dir=tmp_path, access=ModelAccess(environment=False))
+    from langchain_openai import ChatOpenAI
+
+    assert isinstance(model, ChatOpenAI) and model.openai_api_key is not None
+    assert model.openai_api_key.get_secret_value() == NO_KEY
+    with pytest.raises(ModelConfigError, match="needs `api_key_env` here"):
+        make_chat_model(
+            ModelDef(provider="mistralai", model="m"),
+            base_dir=tmp_path,
+            access=ModelAccess(environment=False),
+        )
 
 
 def test_provider_needs_a_model_name(tmp_path: Path) -> None:
@@ -106,21 +153,19 @@ def test_unknown_provider_is_a_clear_error(tmp_path: Path) -> None:
         make_chat_model(ModelDef(provider="nosuch", model="m"), base_dir=tmp_path)
 
 
-def test_provider_settings_are_passed_through(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PLAIT_TEST_KEY", "sk-test")
+def test_provider_settings_are_passed_through(tmp_path: Path) -> None:
     model = make_chat_model(
         ModelDef(
             provider="openai",
             model="gpt-test",
             base_url="http://127.0.0.1:9/v1",
-            api_key_env="PLAIT_TEST_KEY",
+            api_key_env="TEST_KEY",
             temperature=0.25,
             max_tokens=77,
             params={"timeout": 3},
         ),
         base_dir=tmp_path,
+        access=ModelAccess("sk-test"),
     )
     from langchain_openai import ChatOpenAI
 

@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langchain_core.tools import tool
 
 from engine.models.factory import make_chat_model
+from engine.runtime.model_access import ModelAccess
 from engine.spec.models import ModelDef
 
 API_KEY = "sk-local-test"
@@ -147,20 +148,19 @@ def base_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def model_def(base_url: str, monkeypatch: pytest.MonkeyPatch) -> ModelDef:
-    monkeypatch.setenv("PLAIT_TEST_OPENAI_KEY", API_KEY)
+def model_def(base_url: str) -> ModelDef:
     _ChatCompletions.requests.clear()
     return ModelDef(
         provider="openai",
         model="test-model",
         base_url=base_url,
-        api_key_env="PLAIT_TEST_OPENAI_KEY",
+        api_key_env="TEST_OPENAI_KEY",
         params={"stream_usage": True, "max_retries": 0},
     )
 
 
 async def test_invoke(model_def: ModelDef, tmp_path: Path) -> None:
-    model = make_chat_model(model_def, base_dir=tmp_path)
+    model = make_chat_model(model_def, base_dir=tmp_path, access=ModelAccess(API_KEY))
     reply = await model.ainvoke("weather in Paris?")
     assert reply.content == ANSWER
     assert reply.usage_metadata is not None
@@ -170,7 +170,7 @@ async def test_invoke(model_def: ModelDef, tmp_path: Path) -> None:
 
 
 async def test_stream(model_def: ModelDef, tmp_path: Path) -> None:
-    model = make_chat_model(model_def, base_dir=tmp_path)
+    model = make_chat_model(model_def, base_dir=tmp_path, access=ModelAccess(API_KEY))
     chunks = [chunk async for chunk in model.astream("weather in Paris?")]
     assert [chunk.content for chunk in chunks if chunk.content] == ["It is ", "sunny ", "in Paris."]
     total = chunks[0]
@@ -184,7 +184,9 @@ async def test_stream(model_def: ModelDef, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("streaming", [False, True])
 async def test_tool_call_round_trip(model_def: ModelDef, tmp_path: Path, streaming: bool) -> None:
-    model = make_chat_model(model_def, base_dir=tmp_path).bind_tools([get_weather])
+    model = make_chat_model(model_def, base_dir=tmp_path, access=ModelAccess(API_KEY)).bind_tools(
+        [get_weather]
+    )
     question = HumanMessage("weather in Paris?")
 
     if streaming:

@@ -109,7 +109,7 @@ async def test_model_calls_in_flight_are_capped_per_process(model_cap: None) -> 
     async def calls() -> list[BaseMessage]:
         return await asyncio.gather(
             *(
-                invoke_model(ctx, "m", [HumanMessage("hi")], model_for=lambda _name: fake)
+                invoke_model(ctx, "m", [HumanMessage("hi")], model_for=lambda _name, _access: fake)
                 for _ in range(8)
             )
         )

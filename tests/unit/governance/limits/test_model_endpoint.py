@@ -85,7 +85,7 @@ def base_url() -> Iterator[str]:
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("PLAIT_TEST_OPENAI_KEY", API_KEY)
+    monkeypatch.setenv("TEST_OPENAI_KEY", API_KEY)
     _Endpoint.failures = []
     _Endpoint.replies = []
     _Endpoint.bodies = []
@@ -100,7 +100,7 @@ def _spec(base_url: str, **model: Any) -> Any:
         "provider": "openai",
         "model": "test-model",
         "base_url": base_url,
-        "api_key_env": "PLAIT_TEST_OPENAI_KEY",
+        "api_key_env": "TEST_OPENAI_KEY",
         # The SDK's own retries would hide the 429 from Plait's.
         "params": {"max_retries": 0},
         **model,

@@ -91,3 +91,32 @@ def call_api(query: str, secrets: dict[str, str]) -> dict[str, Any]:
 async def call_api_failing(query: str, secrets: dict[str, str]) -> str:
     """Fails with the token in its error message."""
     raise PermissionError(f"token {secrets['API_TOKEN']} refused")
+
+
+class ServiceDown(Exception):
+    """What a service's SDK raises for a 503: the status is an attribute, the token is in
+    the message, and the response object (kept on the error) holds it too."""
+
+    def __init__(self, message: str, status_code: int, response: object) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.response = response
+
+
+class _Response:
+    def __init__(self, status_code: int, token: str) -> None:
+        self.status_code = status_code
+        self.request_headers = {"authorization": f"Bearer {token}"}
+
+
+def call_api_flaky(kind: str, secrets: dict[str, str]) -> str:
+    """Fails twice (a 503, or a rate limit), then answers; every error carries the token."""
+    from engine.runtime.retries import RateLimited
+
+    CALLS.append(("call_api_flaky", {"kind": kind}))
+    token = secrets["API_TOKEN"]
+    if len([call for call in CALLS if call[0] == "call_api_flaky"]) <= 2:
+        if kind == "rate_limit":
+            raise RateLimited(f"token {token}: too many requests", retry_after=0.01)
+        raise ServiceDown(f"token {token}: service unavailable", 503, _Response(503, token))
+    return "answered"
