@@ -32,6 +32,7 @@ from server.a2a.routes import a2a_hub
 from server.api import (
     approvals,
     assistants,
+    drafts,
     events,
     graphs,
     health,
@@ -93,7 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(metrics_api.router)
     # Every API route but health needs a key once keys exist (server/auth/keys.py).
     protected = [Depends(authenticate)]
-    for module in (assistants, threads, state, runs, graphs, approvals, events, tenants):
+    for module in (assistants, threads, state, runs, graphs, drafts, approvals, events, tenants):
         app.include_router(module.router, dependencies=protected)
     app.include_router(a2a_routes.router, dependencies=protected)
     _add_docs(app)

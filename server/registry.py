@@ -37,9 +37,9 @@ from server.auth.tenant_secrets import SecretSources
 #: Namespace of assistant ids: uuid5(ASSISTANT_NAMESPACE, "name@version").
 ASSISTANT_NAMESPACE = uuid.UUID("6f1c1a52-3b8e-5d0e-9a57-706c61697400")
 
-_COLUMNS = "name, version, digest, yaml, assistant_id, file, created_at, tenant_id"
+_COLUMNS = "name, version, digest, yaml, assistant_id, file, created_at, tenant_id, note, draft"
 #: A version's row without its YAML: what choosing versions needs.
-_KEYS = "name, version, digest, assistant_id, file, created_at, tenant_id"
+_KEYS = "name, version, digest, assistant_id, file, created_at, tenant_id, note, draft"
 #: YAML of versions read before, by the row's identity. A stored version never
 #: changes (a new version is a new row), so a lookup need not bring every
 #: version's text over the wire to pick one (``latest`` reads all of a graph's).
@@ -62,6 +62,10 @@ class GraphVersion:
     file: str | None = None
     #: Who published it; ``default``'s versions (the specs folder's) every tenant may run.
     tenant: str = DEFAULT_TENANT
+    #: The change note saved with it (``None``: none given).
+    note: str | None = None
+    #: An unsaved text someone ran (:func:`save_draft`), not a published version.
+    draft: bool = False
 
     @property
     def ref(self) -> str:
@@ -157,30 +161,24 @@ async def check_here(
     return check_text(text, file, registry_from(stored))
 
 
-async def save_version(
+async def checked_spec(
     pool: Pool,
     text: str,
     *,
-    file: str = "<upload>",
-    specs_dir: Path | None = None,
-    tenant: str = DEFAULT_TENANT,
-    tenant_modules: frozenset[str] = frozenset(),
-    check: SpecCheck = check_here,
-) -> GraphVersion:
-    """Validate and store a spec given as YAML text; write it into ``specs_dir`` when newest.
+    file: str,
+    specs_dir: Path | None,
+    tenant: str,
+    tenant_modules: frozenset[str],
+    check: SpecCheck,
+) -> tuple[LoadedSpec, list[GraphVersion]]:
+    """``text`` validated as an upload is, and the versions ``tenant`` sees.
 
-    ``check`` reads and lints it (the server's runs off its event loop).
-
-    Raises :class:`SpecError` with every issue (the same as ``plait validate``)
-    when it does not validate, and :class:`VersionConflict` when its
-    ``name@version`` is stored with another digest. Saving the same content
-    again returns the stored version unchanged. The file is written only for
-    a version newer than every stored version of the graph (see module doc),
-    and only for the ``default`` tenant: the folder is its catalogue; other
-    tenants' versions live in the table only. Other tenants' specs may name only
-    the code the operator allows: the specs folder's modules and
-    ``tenant_modules`` (:mod:`server.auth.code_policy`). Every secret it names
-    must be one the tenant may read (``secret-not-granted`` otherwise).
+    ``check`` reads and lints it (the server's runs off its event loop). Raises
+    :class:`SpecError` with every issue (the same as ``plait validate``).
+    Other tenants' specs may name only the code the operator allows: the specs
+    folder's modules and ``tenant_modules`` (:mod:`server.auth.code_policy`).
+    Every secret it names must be one the tenant may read (``secret-not-granted``
+    otherwise).
     """
     stored = await list_graphs(pool, specs_dir=specs_dir, tenant=tenant)
     spec, issues = await check(text, file, stored)
@@ -193,6 +191,39 @@ async def save_version(
         issues += await SecretSources.from_env(pool).ungranted(spec, tenant)
     if has_errors(issues):
         raise SpecError(issues)
+    return spec, stored
+
+
+async def save_version(
+    pool: Pool,
+    text: str,
+    *,
+    file: str = "<upload>",
+    specs_dir: Path | None = None,
+    tenant: str = DEFAULT_TENANT,
+    tenant_modules: frozenset[str] = frozenset(),
+    note: str | None = None,
+    check: SpecCheck = check_here,
+) -> GraphVersion:
+    """Validate and store a spec given as YAML text; write it into ``specs_dir`` when newest.
+
+    Raises :class:`SpecError` when it does not validate (:func:`checked_spec`, with ``check``),
+    and :class:`VersionConflict` when its ``name@version`` is stored with
+    another digest. Saving the same content again returns the stored version
+    unchanged. The file is written only for a version newer than every stored
+    version of the graph (see module doc), and only for the ``default``
+    tenant: the folder is its catalogue; other tenants' versions live in the
+    table only. ``note`` is the change note kept with a new version.
+    """
+    spec, stored = await checked_spec(
+        pool,
+        text,
+        file=file,
+        specs_dir=specs_dir,
+        tenant=tenant,
+        tenant_modules=tenant_modules,
+        check=check,
+    )
     existing = next((v for v in stored if v.ref == spec.ref), None)
     if existing is not None:
         if existing.digest != spec.digest:
@@ -209,7 +240,7 @@ async def save_version(
             specs_dir / f"{spec.name}.yaml"
         )
     relative = _relative(target, specs_dir) if target is not None else None
-    inserted = await _insert(pool, spec, relative, tenant)
+    inserted = await _insert(pool, spec, relative, tenant, note=note)
     if inserted is None:  # a concurrent upload of the same version won
         winner = await get_version(
             pool, spec.name, spec.version, specs_dir=specs_dir, tenant=tenant
@@ -221,6 +252,52 @@ async def save_version(
     if target is not None:
         await asyncio.to_thread(_write_atomically, target, text)
     return _version(inserted, specs_dir)
+
+
+def draft_version(version: str, digest: str) -> str:
+    """The version a draft is stored under: ``1.2.0`` -> ``1.2.0+draft.<12 hex of digest>``.
+
+    SemVer build metadata: the draft sorts with its base version and never
+    collides with a published one (or with another draft's text).
+    """
+    return f"{version.split('+', 1)[0]}+draft.{digest.removeprefix('sha256:')[:12]}"
+
+
+async def save_draft(
+    pool: Pool,
+    text: str,
+    *,
+    file: str = "<draft>",
+    specs_dir: Path | None = None,
+    tenant: str = DEFAULT_TENANT,
+    tenant_modules: frozenset[str] = frozenset(),
+    check: SpecCheck = check_here,
+) -> tuple[GraphVersion, bool]:
+    """Store an unsaved spec text to run it, without publishing a version; return it and
+    whether it is new.
+
+    Validated exactly as :func:`save_version` validates an upload. The draft
+    is ``name@<version>+draft.<digest>`` (:func:`draft_version`): runs,
+    resumes and workers find it as any stored version, but it is never listed,
+    never the newest, never written into the folder, and only ``tenant`` sees it.
+    """
+    spec, _stored = await checked_spec(
+        pool,
+        text,
+        file=file,
+        specs_dir=specs_dir,
+        tenant=tenant,
+        tenant_modules=tenant_modules,
+        check=check,
+    )
+    version = draft_version(spec.version, spec.digest)
+    inserted = await _insert(pool, spec, None, tenant, version=version, draft=True)
+    if inserted is not None:
+        return _version(inserted, specs_dir), True
+    found = await get_version(pool, spec.name, version, specs_dir=specs_dir, tenant=tenant)
+    if found is None or not found.draft:
+        raise LookupError(f"draft {spec.name}@{version} was stored and is gone")
+    return found, False
 
 
 async def get_version(
@@ -236,7 +313,7 @@ async def get_version(
     With ``specs_dir``, the spec's ``base_dir`` is that folder, so python
     ``module:function`` refs import from it as they do for the CLI.
     """
-    rows = await _select(pool, "name = %s AND version = %s", (name, version), tenant)
+    rows = await _select(pool, "name = %s AND version = %s", (name, version), tenant, drafts=True)
     return await _one(pool, rows, specs_dir)
 
 
@@ -265,7 +342,7 @@ async def by_assistant_id(
 ) -> GraphVersion | None:
     """The version an assistant id names: a uuid, ``name@version``, or a graph name (newest)."""
     if is_assistant_uuid(assistant):
-        rows = await _select(pool, "assistant_id = %s", (assistant.lower(),), tenant)
+        rows = await _select(pool, "assistant_id = %s", (assistant.lower(),), tenant, drafts=True)
         return await _one(pool, rows, specs_dir)
     name, at, version = assistant.partition("@")
     if at:
@@ -286,44 +363,57 @@ async def list_graphs(
 
 
 async def _select(
-    pool: Pool, where: str, params: tuple[Any, ...], tenant: str
+    pool: Pool, where: str, params: tuple[Any, ...], tenant: str, *, drafts: bool = False
 ) -> list[dict[str, Any]]:
     """Rows (without their YAML) matching ``where`` that ``tenant`` sees: its own, then
     ``default``'s. A tenant's own ``name@version`` hides ``default``'s of the same ref.
+    With ``drafts``, the tenant's own drafts too (a lookup of one version or assistant).
     """
     async with pool.connection() as conn:
         cursor = await conn.execute(
             f"""
             SELECT DISTINCT ON (name, version) {_KEYS} FROM plait_graph_versions
             WHERE ({where}) AND tenant_id IN (%s, %s)
+              AND (NOT draft OR (%s AND tenant_id = %s))
             ORDER BY name, version, tenant_id = %s DESC
             """.encode(),
-            (*params, tenant, DEFAULT_TENANT, tenant),
+            (*params, tenant, DEFAULT_TENANT, drafts, tenant, tenant),
         )
         return list(await cursor.fetchall())
 
 
 async def _insert(
-    pool: Pool, spec: LoadedSpec, file: str | None, tenant: str = DEFAULT_TENANT
+    pool: Pool,
+    spec: LoadedSpec,
+    file: str | None,
+    tenant: str = DEFAULT_TENANT,
+    *,
+    note: str | None = None,
+    version: str | None = None,
+    draft: bool = False,
 ) -> dict[str, Any] | None:
-    """Insert ``spec`` for ``tenant``; ``None`` when its ``name@version`` is already stored."""
+    """Insert ``spec`` for ``tenant`` (as ``version``, default its own); ``None`` when that
+    ``name@version`` is already stored."""
+    stored_as = version or spec.version
     async with pool.connection() as conn:
         cursor = await conn.execute(
             f"""
             INSERT INTO plait_graph_versions
-                (name, version, digest, yaml, assistant_id, file, tenant_id)
-            VALUES (%s, %s, %s, %s, %s, %s, %s)
+                (name, version, digest, yaml, assistant_id, file, tenant_id, note, draft)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
             ON CONFLICT (tenant_id, name, version) DO NOTHING
             RETURNING {_COLUMNS}
             """.encode(),
             (
                 spec.name,
-                spec.version,
+                stored_as,
                 spec.digest,
                 spec.text,
-                assistant_id(spec.name, spec.version, tenant),
+                assistant_id(spec.name, stored_as, tenant),
                 file,
                 tenant,
+                note,
+                draft,
             ),
         )
         return await cursor.fetchone()
@@ -388,6 +478,8 @@ def _version(row: dict[str, Any], specs_dir: Path | None) -> GraphVersion:
         assistant_id=row["assistant_id"],
         file=row["file"],
         tenant=row["tenant_id"],
+        note=row.get("note"),
+        draft=bool(row.get("draft")),
         loaded=_parse(row["yaml"], f"{row['name']}@{row['version']}", path),
     )
 

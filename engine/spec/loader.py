@@ -402,6 +402,13 @@ def _yaml_issue(exc: YAMLError, text: str, file: str) -> SpecIssue:
             "YAML indents with spaces only: replace the tab with spaces",
             "yaml-tab",
         )
+    unclosed = _unclosed_issue(exc, file, line, column)
+    if unclosed is not None:
+        return unclosed
+    if "expected <block end>" in problem or "mapping values are not allowed" in problem:
+        misplaced = _indentation_issue(text, file, line)
+        if misplaced is not None:
+            return misplaced
     if "mapping values are not allowed" in problem:
         return _issue(
             file,
@@ -422,6 +429,118 @@ def _yaml_issue(exc: YAMLError, text: str, file: str) -> SpecIssue:
         "quote values that contain `: ` or ` #`, or that start with `{`, `[`, `*`, `&`, `!`, "
         "`%`, `@`, `?` or a backtick; indent with spaces",
         "yaml-syntax",
+    )
+
+
+#: What opens each construct YAML reports as never ended, and what closes it.
+_OPENERS = {
+    "while parsing a flow sequence": ("[", "]", "list"),
+    "while parsing a flow mapping": ("{", "}", "mapping"),
+}
+
+
+def _unclosed_issue(exc: MarkedYAMLError, file: str, line: int, column: int) -> SpecIssue | None:
+    """An unclosed ``[``, ``{`` or quote, located where it was opened (the parser stops
+    lines later, where it gives up)."""
+    start = exc.context_mark
+    # Stopped on the line that opened it: the content is wrong, not the end (e.g. `? :`).
+    if start is None or start.line + 1 == line:
+        return None
+    context = exc.context or ""
+    at = f"line {start.line + 1}, column {start.column + 1}"
+    gave_up = f"line {line}, column {column}"
+    if context in _OPENERS:
+        opener, closer, what = _OPENERS[context]
+        return _issue(
+            file,
+            start.line + 1,
+            start.column + 1,
+            "",
+            f"the `{opener}` opened at {at} is never closed: YAML read the {what} on "
+            f"to {gave_up} looking for `,` or `{closer}`",
+            f"close the {what} with `{closer}`, or quote the value if the `{opener}` is "
+            f'meant as text (`key: "{opener}..."`)',
+            "yaml-unclosed",
+        )
+    if context == "while scanning a quoted scalar":
+        quote = "'" if _quote_at(exc) == "'" else '"'
+        inner = "`''`" if quote == "'" else '`\\"`'
+        return _issue(
+            file,
+            start.line + 1,
+            start.column + 1,
+            "",
+            f"the `{quote}` opened at {at} is never closed: the text runs on to {gave_up}",
+            f"end the text with a closing `{quote}` (a `{quote}` inside it is written {inner})",
+            "yaml-unclosed",
+        )
+    return None
+
+
+def _quote_at(exc: MarkedYAMLError) -> str:
+    """The character at the error's context mark (the opening quote)."""
+    mark = exc.context_mark
+    buffer = getattr(mark, "buffer", None)
+    pointer = getattr(mark, "pointer", None)
+    if isinstance(buffer, str) and isinstance(pointer, int) and 0 <= pointer < len(buffer):
+        return buffer[pointer]
+    return '"'
+
+
+def _indentation_issue(text: str, file: str, line: int) -> SpecIssue | None:
+    """Line ``line`` indented to no level of the mappings above it, or deeper than a
+    key above that already has a value; ``None`` when its indentation is not the cause."""
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    here = lines[line - 1]
+    indent = len(here) - len(here.lstrip(" "))
+    # The keys above it, innermost first: each one less indented than the last.
+    chain: list[tuple[int, int, str]] = []  # (line, indent, key)
+    for number in range(line - 1, 0, -1):
+        above = lines[number - 1]
+        stripped = above.lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue
+        level = len(above) - len(stripped)
+        if chain and level >= chain[-1][1]:
+            continue
+        key = stripped.removeprefix("- ").split(":", 1)[0].strip()
+        chain.append((number, level + (len(stripped) - len(stripped.removeprefix("- "))), key))
+        if level == 0:
+            break
+    if not chain:
+        return None
+    nearest = chain[0]
+    key = here.strip().split(":", 1)[0].strip()
+    subject = f"`{key}` on line {line}" if key else f"line {line}"
+    if indent > nearest[1]:
+        opens_block = re.sub(r"\s+#.*$", "", lines[nearest[0] - 1]).rstrip().endswith(":")
+        if opens_block:
+            return None
+        message = (
+            f"{subject} is indented deeper (column {indent + 1}) than "
+            f"`{nearest[2]}` on line {nearest[0]} (column {nearest[1] + 1}), which already "
+            "has a value"
+        )
+    elif any(level == indent for _, level, _ in chain):
+        return None
+    else:
+        message = (
+            f"{subject} is indented to column {indent + 1}, which lines up with no key above it"
+        )
+    options = [
+        f"column {level + 1} (beside `{name}`, line {number})"
+        for number, level, name in sorted(chain, key=lambda item: abs(item[1] - indent))[:2]
+    ]
+    return _issue(
+        file,
+        line,
+        indent + 1,
+        "",
+        message,
+        f"indent it to {' or '.join(options)}: YAML nests keys by their indentation",
+        "yaml-indentation",
     )
 
 

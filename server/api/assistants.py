@@ -53,6 +53,7 @@ def assistant_to_api(graph: GraphVersion, ordinal: int) -> dict[str, Any]:
             **metadata.labels,
             "plait_version": graph.version,
             "plait_digest": graph.digest,
+            **({"plait_draft": True} if graph.draft else {}),
         },
         "version": ordinal,
         "name": graph.name,
@@ -127,6 +128,8 @@ async def count_assistants(body: AssistantSearch, services: Svc, tenant: Tenant)
 async def get_assistant(assistant_id: str, services: Svc, tenant: Tenant) -> dict[str, Any]:
     """One graph version as an assistant."""
     graph = await resolve_assistant(services, assistant_id, tenant)
+    if graph.draft:  # not published: no place among the graph's versions
+        return assistant_to_api(graph, 0)
     for item in await all_assistants(services, tenant):
         if item["assistant_id"] == graph.assistant_id:
             return item

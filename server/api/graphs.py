@@ -53,6 +53,8 @@ def version_to_api(version: GraphVersion) -> dict[str, Any]:
         "description": version.loaded.spec.metadata.description,
         "file": version.file,
         "created_at": version.created_at,
+        "note": version.note,
+        "draft": version.draft,
     }
 
 
@@ -87,12 +89,16 @@ async def upload(request: Request, services: Svc, tenant: Tenant) -> JSONRespons
     folder; other tenants' versions live in the registry table only.
 
     Send the YAML as the body (``Content-Type: application/yaml``) or as JSON
-    ``{"yaml": "..."}``. Invalid specs get a 422 whose ``errors`` are the
-    issues ``plait validate --format json`` prints. The same version with other
-    content is refused (409) and nothing is written; the same content again
-    returns the stored version (200).
+    ``{"yaml": "...", "note": "...", "layout": {node_id: {x, y}}}``: ``note``
+    is the change note kept with a new version, ``layout`` the node positions
+    written to ``<name>.layout.json`` with it (the ``default`` tenant's folder
+    only; ``layout_saved`` says whether it was). Invalid specs get a 422 whose
+    ``errors`` are the issues ``plait validate --format json`` prints. The
+    same version with other content is refused (409) and nothing is written;
+    the same content again returns the stored version (200).
     """
     text = await _uploaded_text(request)
+    note, layout = await _upload_extras(request)
     specs_dir = services.settings.specs_dir
     known = {version.ref for version in await list_graphs(services.pool, tenant=tenant)}
     version = await save_version(
@@ -102,11 +108,17 @@ async def upload(request: Request, services: Svc, tenant: Tenant) -> JSONRespons
         specs_dir=specs_dir,
         tenant=tenant,
         tenant_modules=services.settings.tenant_modules,
+        note=note,
         check=functools.partial(_check, services, keep=True),
     )
     fresh = version.ref not in known
+    layout_saved = layout is not None and tenant == DEFAULT_TENANT
+    if layout_saved:
+        _write_layout(services, version.name, layout or {})
     return JSONResponse(
-        json.loads(json.dumps(version_to_api(version), default=str)),
+        json.loads(
+            json.dumps({**version_to_api(version), "layout_saved": layout_saved}, default=str)
+        ),
         status_code=201 if fresh else 200,
         headers={"Location": f"/graphs/{version.name}/versions/{version.version}"},
     )
@@ -169,9 +181,7 @@ async def put_layout(
         layout = _check_layout(json.loads(await request.body()))
     except ValueError as exc:
         raise Problem(422, str(exc), kind="request-invalid") from None
-    path = _layout_path(services, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(layout, indent=2, sort_keys=True) + "\n")
+    _write_layout(services, name, layout)
     return layout
 
 
@@ -287,6 +297,40 @@ def _nodes(version: GraphVersion) -> dict[str, str]:
     return {
         str(node): json.dumps(body, sort_keys=True, default=str) for node, body in nodes.items()
     }
+
+
+#: The longest change note kept with a version.
+_MAX_NOTE = 2000
+
+
+async def _upload_extras(request: Request) -> tuple[str | None, dict[str, dict[str, float]] | None]:
+    """The change note and layout of a JSON upload (``None`` each when absent)."""
+    if request.headers.get("content-type", "").partition(";")[0].strip().lower() != (
+        "application/json"
+    ):
+        return None, None
+    data = json.loads(await request.body())  # _uploaded_text checked it is an object
+    note = data.get("note")
+    if note is not None and not isinstance(note, str):
+        raise Problem(422, "`note` must be text (the change note)", kind="request-invalid")
+    if note is not None and len(note) > _MAX_NOTE:
+        raise Problem(
+            422,
+            f"the change note has {len(note)} characters; keep it under {_MAX_NOTE}",
+            kind="request-invalid",
+        )
+    layout = data.get("layout")
+    try:
+        checked = None if layout is None else _check_layout(layout)
+    except ValueError as exc:
+        raise Problem(422, f"layout: {exc}", kind="request-invalid") from None
+    return (note.strip() or None) if note is not None else None, checked
+
+
+def _write_layout(services: Services, name: str, layout: dict[str, dict[str, float]]) -> None:
+    path = _layout_path(services, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(layout, indent=2, sort_keys=True) + "\n")
 
 
 def _layout_path(services: Services, name: str) -> Path:

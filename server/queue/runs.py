@@ -330,7 +330,7 @@ async def create_run_in(
             "version": graph.version,
             "digest": graph.digest,
             "kwargs": Jsonb(dict(kwargs)),
-            "metadata": Jsonb(dict(metadata)),
+            "metadata": Jsonb({**metadata, **draft_marks(graph)}),
             "strategy": multitask_strategy,
             "key": idempotency_key,
             "hash": request_hash,
@@ -346,6 +346,14 @@ async def create_run_in(
     run = _run(await cursor.fetchone())
     await _settle_approvals(conn, thread_id, run_id, kwargs)
     return run, True
+
+
+def draft_marks(graph: GraphVersion) -> dict[str, Any]:
+    """Metadata saying a run ran a draft (unsaved text) and which: ``{}`` for a published
+    version. The ``plait_`` prefix is the server's: a client cannot forge it."""
+    if not graph.draft:
+        return {}
+    return {"plait_draft": {"digest": graph.digest, "version": graph.loaded.version}}
 
 
 def first_event(run_id: str) -> journal.JournalEvent:

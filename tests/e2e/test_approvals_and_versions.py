@@ -110,14 +110,22 @@ def test_version_history_diff(editor: Page, plait_server: Cluster) -> None:
     open_graph(editor, base, "summarize", "1.1.0")
     editor.get_by_test_id("toolbar-history").click()
     history = editor.get_by_test_id("version-history")
-    expect(history.locator("tr[data-version]")).to_have_count(2)
+    expect(history.get_by_test_id("version-row")).to_have_count(2)
     expect(editor.get_by_test_id("diff-from")).to_have_value("1.0.0")
     expect(editor.get_by_test_id("diff-to")).to_have_value("1.1.0")
     editor.get_by_test_id("diff-compare").click()
-    summary = editor.get_by_test_id("version-diff").locator(".diff-summary li")
-    expect(summary).to_have_count(1)
-    expect(summary).to_have_attribute("data-node", "summarize")
-    expect(summary).to_have_attribute("data-mark", "changed")
+    changes = editor.get_by_test_id("diff-changes")
+    marked = changes.locator("li[data-mark]")
+    expect(marked).to_have_count(1)
+    expect(marked).to_have_attribute("data-node", "summarize")
+    expect(marked).to_have_attribute("data-mark", "changed")
+    # What changed in the node: its `system` prompt, before and after.
+    fields = editor.get_by_test_id("diff-node-fields")
+    expect(fields).to_have_attribute("data-node", "summarize")
+    row = fields.locator("tr[data-field=system]")
+    expect(row.locator(".diff-removed")).to_contain_text("one sentence")
+    expect(row.locator(".diff-added")).to_contain_text("two sentences")
+    expect(fields.locator("tr[data-field]")).to_have_count(1)
     # Marked on the editor's canvas and on the diff canvas.
     expect(editor.get_by_test_id("canvas").get_by_test_id("node-summarize")).to_have_attribute(
         "data-diff", "changed"
@@ -125,10 +133,11 @@ def test_version_history_diff(editor: Page, plait_server: Cluster) -> None:
     diff_graph = editor.get_by_test_id("diff-graph")
     expect(diff_graph.get_by_test_id("node-summarize")).to_have_attribute("data-diff", "changed")
     expect(diff_graph.get_by_test_id("node-clean")).to_have_attribute("data-diff", "")
+    screenshot(editor, "version-diff")
+    editor.get_by_test_id("diff-tab-text").click()
     text = editor.get_by_test_id("version-text-diff")
     expect(text.locator(".diff-added", has_text="two sentences")).to_have_count(1)
     expect(text.locator(".diff-removed", has_text="one sentence")).to_have_count(1)
-    screenshot(editor, "version-diff")
 
 
 def test_run_streams_model_output(editor: Page, plait_server: Cluster) -> None:

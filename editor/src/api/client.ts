@@ -44,6 +44,16 @@ export interface GraphVersionInfo {
   description?: string | null;
   file?: string | null;
   created_at: string;
+  /** The change note saved with it. */
+  note?: string | null;
+  /** A draft (unsaved text someone ran), not a published version. */
+  draft?: boolean;
+}
+
+/** `POST /drafts`: unsaved text stored to run it; `assistant_id` starts its runs. */
+export interface DraftInfo extends GraphVersionInfo {
+  /** The spec's own `metadata.version` (`version` is `<it>+draft.<digest>`). */
+  spec_version: string;
 }
 
 export interface GraphSummary {
@@ -67,13 +77,19 @@ export const graphs = {
     request<string>("GET", `/graphs/${enc(name)}/versions/${enc(version)}`, undefined, { Accept: "application/yaml" }),
   diff: (name: string, from: string, to: string) =>
     request<GraphDiff>("GET", `/graphs/${enc(name)}/diff?from=${enc(from)}&to=${enc(to)}`),
-  /** Publish a version: 201 new, 200 same content again; 422 (issues) or 409 (version taken). */
-  upload: (yaml: string) => request<GraphVersionInfo>("POST", "/graphs", { yaml }),
+  /**
+   * Publish a version: 201 new, 200 same content again; 422 (issues) or 409
+   * (version taken). `note` is kept with it; `layout` (node positions) is
+   * written beside the spec with it.
+   */
+  upload: (yaml: string, extra: { note?: string; layout?: Record<string, XY> } = {}) =>
+    request<GraphVersionInfo & { layout_saved?: boolean }>("POST", "/graphs", { yaml, ...extra }),
+  /** Store unsaved text as a draft to run it (validated as an upload, never published). */
+  draft: (yaml: string) => request<DraftInfo>("POST", "/drafts", { yaml }),
   /** Server-side validation of unsaved text. */
   validate: (yaml: string) => request<{ issues: SpecIssue[] }>("POST", "/graphs/validate", { yaml }),
   /** Node positions: a sidecar per graph (`{node_id: {x, y}}`), outside the spec so they never change its digest. */
   layout: (name: string) => request<unknown>("GET", `/graphs/${enc(name)}/layout`),
-  saveLayout: (name: string, positions: Record<string, XY>) => request<void>("PUT", `/graphs/${enc(name)}/layout`, positions),
 };
 
 // ------------------------------------------------------------------ assistants

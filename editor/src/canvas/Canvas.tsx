@@ -23,13 +23,15 @@ import {
 } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
 import { addNode, applyEdit, connect, copyNodes, disconnect, pasteNodes, removeNodes, uniqueId } from "../spec/edit";
-import { autoLayout, canvasNodeIds, placeNewNodes, type XY } from "../spec/layout";
+import { autoLayout, canvasNodeIds, placeNewNode, placeNewNodes, type XY } from "../spec/layout";
 import { END, START, type GraphModel } from "../spec/model";
 import { redo, undo, useEditorStore } from "../store/editorStore";
 import { problemsByNode, useProblems } from "../problems/problems";
 import { toFlowEdge } from "./edges";
 import { nodeTypeOf, nodeTypes, type SpecNodeData } from "./nodes";
 import { KIND_MIME } from "./Palette";
+import { RenameNode } from "./RenameNode";
+import { YamlBrokenBanner } from "./YamlBrokenBanner";
 
 /** Whether a key event belongs to a text field (or CodeMirror), not the canvas. */
 export function isTextTarget(target: EventTarget | null): boolean {
@@ -41,15 +43,16 @@ export function isTextTarget(target: EventTarget | null): boolean {
 /** Clipboard of the canvas (within the page): nodes as YAML plus their inner edges. */
 let clipboard: { yaml: string; edges: { from: string; to: string }[]; positions: Record<string, XY> } | null = null;
 
-/** Add a node of `kind` at `position` (or below the selection); returns its id. */
+/**
+ * Add a node of `kind` at `position` (or below the selection), moved to the
+ * nearest spot where it overlaps no node; returns its id.
+ */
 export function addNodeAt(kind: string, position?: XY): string | undefined {
   const state = useEditorStore.getState();
   const id = uniqueId(state.model.nodes.map((n) => n.id), kind);
-  if (position) state.setPositions({ [id]: position });
-  else {
-    const anchor = state.positions[state.selectedNodes[0]] ?? null;
-    if (anchor) state.setPositions({ [id]: { x: anchor.x + 40, y: anchor.y + 150 } });
-  }
+  const anchor = state.positions[state.selectedNodes[0]] ?? null;
+  const wanted = position ?? (anchor ? { x: anchor.x + 40, y: anchor.y + 150 } : null);
+  if (wanted) state.setPositions({ [id]: placeNewNode(id, wanted, state.positions) });
   const added = state.edit((doc) => addNode(doc, kind, id));
   if (added) state.select([added]);
   return added;
@@ -123,6 +126,11 @@ export function Canvas() {
   const flow = useReactFlow();
   const [nodes, setNodes] = useState<Node[]>([]);
   const layingOut = useRef(false);
+  const host = useRef<HTMLDivElement>(null);
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const stopRenaming = useCallback(() => setRenaming(null), []);
+  // While the text does not parse the canvas shows the last graph that did: read-only, under a banner.
+  const broken = useEditorStore((s) => s.parseProblems.some((p) => p.severity === "error"));
 
   // Place nodes that have no position: a fresh graph gets a full elk layout;
   // while editing, new nodes go next to their predecessor.
@@ -135,7 +143,7 @@ export function Canvas() {
       void autoLayout(model)
         .then((p) => {
           useEditorStore.getState().setPositions(p, false, true);
-          requestAnimationFrame(() => void flow.fitView({ padding: 0.15 }));
+          requestAnimationFrame(() => void flow.fitView({ padding: 0.15, maxZoom: 1 }));
         })
         .finally(() => {
           layingOut.current = false;
@@ -148,7 +156,7 @@ export function Canvas() {
     if (layoutRequest === 0) return;
     void autoLayout(useEditorStore.getState().model).then((p) => {
       useEditorStore.getState().setPositions(p, true);
-      requestAnimationFrame(() => void flow.fitView({ padding: 0.15, duration: 200 }));
+      requestAnimationFrame(() => void flow.fitView({ padding: 0.15, duration: 200, maxZoom: 1 }));
     });
   }, [layoutRequest, flow]);
 
@@ -159,11 +167,16 @@ export function Canvas() {
     );
   }, [model, positions, selectedNodes, issues, nodeStatus, nodeDiff, nodeExtra]);
 
+  const edgeDiff = useEditorStore((s) => s.edgeDiff);
   const edges: Edge[] = useMemo(() => {
     const selected = new Set(selectedEdges);
     // Labels of edges sharing a source and target would draw on top of each
     // other: the first edge of such a group carries all of them.
-    const flowEdges = model.edges.map((e) => toFlowEdge(e, selected.has(e.id)));
+    const flowEdges = model.edges.map((e) => {
+      const flow = toFlowEdge(e, selected.has(e.id));
+      const mark = edgeDiff[e.id];
+      return mark ? { ...flow, className: `${flow.className ?? ""} diff-edge-${mark}` } : flow;
+    });
     const labels = new Map<string, string[]>();
     for (const e of flowEdges) if (e.label) labels.set(`${e.source}>${e.target}`, [...(labels.get(`${e.source}>${e.target}`) ?? []), String(e.label)]);
     const seen = new Set<string>();
@@ -174,7 +187,7 @@ export function Canvas() {
       seen.add(key);
     }
     return flowEdges;
-  }, [model, selectedEdges]);
+  }, [model, selectedEdges, edgeDiff]);
 
   const onNodesChange = useCallback((changes: NodeChange[]) => {
     const state = useEditorStore.getState();
@@ -246,12 +259,22 @@ export function Canvas() {
       else return;
       e.preventDefault();
     };
+    const onF2 = (e: KeyboardEvent) => {
+      const selected = useEditorStore.getState().selectedNodes;
+      if (e.key !== "F2" || isTextTarget(e.target) || selected.length !== 1 || selected[0] === START || selected[0] === END) return;
+      e.preventDefault();
+      setRenaming(selected[0]);
+    };
+    document.addEventListener("keydown", onF2);
     document.addEventListener("keydown", onKey);
-    return () => document.removeEventListener("keydown", onKey);
+    return () => {
+      document.removeEventListener("keydown", onKey);
+      document.removeEventListener("keydown", onF2);
+    };
   }, []);
 
   return (
-    <div className="plait-canvas" data-testid="canvas" onDragOver={(e) => {
+    <div ref={host} className={`plait-canvas${broken ? " yaml-broken" : ""}`} data-testid="canvas" onDragOver={(e) => {
       if (e.dataTransfer.types.includes(KIND_MIME)) {
         e.preventDefault();
         e.dataTransfer.dropEffect = "copy";
@@ -265,9 +288,13 @@ export function Canvas() {
         onEdgesChange={onEdgesChange}
         onDelete={onDelete}
         onConnect={onConnect}
+        onNodeDoubleClick={(_, node) => node.id !== START && node.id !== END && setRenaming(node.id)}
+        nodesDraggable={!broken}
+        nodesConnectable={!broken}
+        elementsSelectable={!broken}
         fitView
-        fitViewOptions={{ padding: 0.15 }}
-        deleteKeyCode={["Delete", "Backspace"]}
+        fitViewOptions={{ padding: 0.15, maxZoom: 1 }}
+        deleteKeyCode={broken ? null : ["Delete", "Backspace"]}
         multiSelectionKeyCode={["Shift", "Meta", "Control"]}
         minZoom={0.05}
         maxZoom={2.5}
@@ -277,6 +304,8 @@ export function Canvas() {
         <MiniMap pannable zoomable nodeColor={(n) => ((n.data as SpecNodeData)?.node ? "#8fa3c8" : "#333")} />
         <Controls />
       </ReactFlow>
+      {broken && <YamlBrokenBanner />}
+      {renaming && !broken && <RenameNode nodeId={renaming} container={host.current} onDone={stopRenaming} />}
     </div>
   );
 }

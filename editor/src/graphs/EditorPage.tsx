@@ -1,67 +1,88 @@
 /**
  * The editor page of one graph version: palette | canvas | YAML, properties and
  * problems, with the toolbar; the Save dialog, version history and run panel
- * (editor helper 2's views) plug in here.
+ * plug in here. Unsaved edits are kept in the browser (store/drafts.ts) and
+ * restored when the page opens again; a graph made with "New graph" lives
+ * there until its first Save.
  */
 import { ReactFlowProvider, useReactFlow } from "@xyflow/react";
 import { useEffect, useState } from "react";
 import { useStore } from "zustand";
-import { graphs } from "../api/client";
+import { ApiError, graphs, type GraphVersionInfo } from "../api/client";
 import { addNodeAt, Canvas } from "../canvas/Canvas";
 import { Palette } from "../canvas/Palette";
 import { ProblemsPanel, useServerValidation } from "../problems/ProblemsPanel";
 import { PropertiesPanel } from "../properties/PropertiesPanel";
 import { editorHash } from "../routes";
 import { RunPanel } from "../runs/RunPanel";
-import { redo, undo, useEditorStore } from "../store/editorStore";
+import { readDraft, removeDraft } from "../store/drafts";
+import { isDirty, redo, undo, useEditorStore } from "../store/editorStore";
+import { useDraftKeeper } from "../store/useDraftKeeper";
 import { SaveDialog } from "../versions/SaveDialog";
 import { VersionHistory } from "../versions/VersionHistory";
 import { YamlEditor } from "../yaml/YamlEditor";
-import { loadLayout, saveLayout } from "./layoutApi";
-
-const LAYOUT_SAVE_DEBOUNCE_MS = 500;
+import { loadLayout } from "./layoutApi";
+import { NewGraphDialog } from "./NewGraphDialog";
 
 type SidePanel = "run" | "history" | null;
 
+/** Open `name@version`: the server's text and layout, or (unless `discard`) the browser's draft of them. */
+async function openGraph(name: string, version: string, discard = false): Promise<void> {
+  if (discard) removeDraft(name, version);
+  const draft = readDraft(name, version);
+  let yaml: string;
+  try {
+    yaml = await graphs.yaml(name, version);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404 && draft?.isNew) {
+      useEditorStore.getState().load({ name, version, yaml: draft.yaml, baseYaml: draft.baseYaml, positions: draft.positions, isNew: true });
+      return;
+    }
+    throw e;
+  }
+  const positions = await loadLayout(name);
+  const store = useEditorStore.getState();
+  // A draft that differs from the server's text comes back as unsaved edits on top of it
+  // (also a "new graph" someone has since published under the same name and version).
+  if (draft && (draft.yaml !== yaml || JSON.stringify(draft.positions) !== JSON.stringify(positions))) {
+    store.load({
+      name,
+      version,
+      yaml: draft.yaml,
+      baseYaml: yaml,
+      positions: draft.positions,
+      restoredAt: draft.savedAt,
+      layoutChanged: JSON.stringify(draft.positions) !== JSON.stringify(positions),
+    });
+    return;
+  }
+  if (draft) removeDraft(name, version); // nothing unsaved in it (or the graph was saved elsewhere)
+  store.load({ name, version, yaml, positions });
+}
+
 export function EditorPage({ name, version }: { name: string; version: string }) {
   const [error, setError] = useState<string | null>(null);
-  const loaded = useEditorStore((s) => s.graphName === name && s.version === version);
+  // The version the store holds: just after a Save it is the new one before the URL says so,
+  // and the editor stays mounted through that (no flash of "Loading").
+  const shown = useEditorStore((s) => (s.graphName === name ? s.version : null));
+  useDraftKeeper();
 
   useEffect(() => {
     const state = useEditorStore.getState();
     if (state.graphName === name && state.version === version) return; // e.g. just saved as this version
     let live = true;
     setError(null);
-    Promise.all([graphs.yaml(name, version), loadLayout(name)])
-      .then(([yaml, positions]) => {
-        if (live) useEditorStore.getState().load({ name, version, yaml, positions });
-      })
-      .catch((e: unknown) => live && setError(e instanceof Error ? e.message : String(e)));
+    openGraph(name, version).catch((e: unknown) => live && setError(e instanceof Error ? e.message : String(e)));
     return () => {
       live = false;
     };
   }, [name, version]);
 
-  // Positions go to the layout sidecar, debounced (never into the YAML).
-  useEffect(() => {
-    let timer = 0;
-    const unsubscribe = useEditorStore.subscribe((s, prev) => {
-      // Only positions a person set are saved: opening a graph writes nothing.
-      if (s.layoutEdits === prev.layoutEdits || s.graphName !== name || prev.graphName !== name) return;
-      window.clearTimeout(timer);
-      timer = window.setTimeout(() => void saveLayout(name, useEditorStore.getState().positions).catch(() => undefined), LAYOUT_SAVE_DEBOUNCE_MS);
-    });
-    return () => {
-      unsubscribe();
-      window.clearTimeout(timer);
-    };
-  }, [name]);
-
   if (error) return <p className="plait-error plait-page" data-testid="editor-error">Could not open {name}@{version}: {error}</p>;
-  if (!loaded) return <p className="plait-muted plait-page">Loading {name}@{version}…</p>;
+  if (!shown) return <p className="plait-muted plait-page">Loading {name}@{version}…</p>;
   return (
     <ReactFlowProvider>
-      <EditorLayout name={name} version={version} />
+      <EditorLayout name={name} version={shown} />
     </ReactFlowProvider>
   );
 }
@@ -69,30 +90,81 @@ export function EditorPage({ name, version }: { name: string; version: string })
 function EditorLayout({ name, version }: { name: string; version: string }) {
   useServerValidation();
   const flow = useReactFlow();
-  const yaml = useEditorStore((s) => s.yaml);
-  const dirty = useEditorStore((s) => s.yaml !== s.baseYaml);
+  const dirty = useEditorStore(isDirty);
+  const isNew = useEditorStore((s) => s.isNew);
+  const restoredAt = useEditorStore((s) => s.restoredAt);
   const canUndo = useStore(useEditorStore.temporal, (s) => s.pastStates.length > 0);
   const canRedo = useStore(useEditorStore.temporal, (s) => s.futureStates.length > 0);
-  const [saving, setSaving] = useState(false);
+  const [saving, setSaving] = useState<"save" | "save-as" | null>(null);
+  const [creating, setCreating] = useState(false);
+  const saved = useEditorStore((s) => s.savedNotice);
   const [side, setSide] = useState<SidePanel>(null);
   const toggle = (panel: SidePanel) => setSide((current) => (current === panel ? null : panel));
 
+  // Ctrl/Cmd+S saves, wherever the focus is (the dialog handles it while open).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || e.key.toLowerCase() !== "s" || e.shiftKey || e.altKey) return;
+      e.preventDefault();
+      setSaving((current) => current ?? "save");
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+
+  const discardRestored = () => void openGraph(name, version, true);
+
+  const onSaved = (stored: GraphVersionInfo & { layout_saved?: boolean }, text: string) => {
+    const state = useEditorStore.getState();
+    setSaving(null);
+    // What was saved was this graph's draft: the new version (or graph) holds it now.
+    removeDraft(name, version);
+    state.load({ name: stored.name, version: stored.version, yaml: text, positions: state.positions });
+    // The confirmation stays until the text changes again (the store drops it then).
+    state.setSavedNotice({ name: stored.name, version: stored.version, note: stored.note ?? null, layoutSaved: !!stored.layout_saved });
+    window.location.hash = editorHash(stored.name, stored.version);
+  };
+
+  const state = useEditorStore.getState();
   return (
     <div className="plait-editor" data-testid="editor">
       <div className="plait-toolbar" data-testid="toolbar">
         <span className="plait-graph-title" data-testid="graph-title">
           {name}@{version}
-          {dirty && <span className="plait-dirty" data-testid="dirty-mark" title="Unsaved changes"> ●</span>}
+          {isNew && (
+            <span className="plait-new-badge" data-testid="new-badge" title="Kept in this browser until its first Save">
+              {" "}
+              not saved yet
+            </span>
+          )}
+          {dirty && !isNew && <span className="plait-dirty" data-testid="dirty-mark" title="Unsaved changes (kept in this browser)"> ●</span>}
         </span>
         <button data-testid="toolbar-undo" onClick={undo} disabled={!canUndo} title="Undo (Ctrl+Z)">Undo</button>
         <button data-testid="toolbar-redo" onClick={redo} disabled={!canRedo} title="Redo (Ctrl+Shift+Z)">Redo</button>
-        <button data-testid="toolbar-auto-layout" onClick={() => useEditorStore.getState().requestLayout()}>Auto layout</button>
+        <button data-testid="toolbar-auto-layout" onClick={() => useEditorStore.getState().requestLayout()} title="Lay every node out again (saved with the next Save)">Auto layout</button>
         <button data-testid="toolbar-fit" onClick={() => void flow.fitView({ padding: 0.15, duration: 200 })}>Fit view</button>
         <span className="plait-spacer" />
-        <button data-testid="toolbar-save" onClick={() => setSaving(true)} className="primary">Save…</button>
-        <button data-testid="toolbar-history" onClick={() => toggle("history")} aria-pressed={side === "history"}>History</button>
+        <button data-testid="toolbar-new" onClick={() => setCreating(true)}>New graph</button>
+        <button data-testid="toolbar-save" onClick={() => setSaving("save")} className="primary" disabled={!dirty} title={dirty ? "Save (Ctrl+S)" : "Nothing to save"}>Save…</button>
+        <button data-testid="toolbar-save-as" onClick={() => setSaving("save-as")} title="Save under another graph name">Save as…</button>
+        <button data-testid="toolbar-history" onClick={() => toggle("history")} aria-pressed={side === "history"} disabled={isNew} title={isNew ? "Saved versions appear here after the first Save" : undefined}>History</button>
         <button data-testid="toolbar-run" onClick={() => toggle("run")} aria-pressed={side === "run"}>Run</button>
       </div>
+      {restoredAt !== null && (
+        <div className="plait-banner info" role="status" data-testid="restored-banner">
+          Unsaved edits from {new Date(restoredAt).toLocaleString()} were restored from this browser. Save them, or
+          <button onClick={discardRestored} data-testid="restored-discard">Discard them</button>
+          <button onClick={() => useEditorStore.getState().dismissRestored()} aria-label="Hide this message">×</button>
+        </div>
+      )}
+      {saved && (
+        <div className="plait-banner ok" role="status" data-testid="save-confirmation">
+          Saved {saved.name}@{saved.version}
+          {saved.note ? `: “${saved.note}”` : ""}
+          {saved.layoutSaved ? ", with its layout" : ""}.
+          <button onClick={() => useEditorStore.getState().setSavedNotice(null)} aria-label="Hide this message">×</button>
+        </div>
+      )}
       <div className="plait-workspace">
         <Palette onAdd={(kind) => addNodeAt(kind)} />
         <div className="plait-center">
@@ -112,19 +184,19 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
           </div>
         )}
       </div>
+      {creating && <NewGraphDialog onClose={() => setCreating(false)} />}
       {saving && (
         <SaveDialog
           graph={name}
           baseVersion={version}
-          yaml={yaml}
-          onClose={() => setSaving(false)}
-          onSaved={(newVersion, savedYaml) => {
-            setSaving(false);
-            // The stored text carries the new version: it is the new base, with positions kept.
-            const store = useEditorStore.getState();
-            store.load({ name, version: newVersion, yaml: savedYaml, positions: store.positions });
-            window.location.hash = editorHash(name, newVersion);
-          }}
+          isNew={isNew}
+          saveAs={saving === "save-as"}
+          baseYaml={state.baseYaml}
+          yaml={state.yaml}
+          positions={state.positions}
+          layoutChanged={state.layoutEdits !== state.savedLayoutEdits}
+          onClose={() => setSaving(null)}
+          onSaved={onSaved}
         />
       )}
     </div>

@@ -1,7 +1,9 @@
 /**
- * Node positions from the layout sidecar (`graphs.layout` / `graphs.saveLayout`
- * in the API client). A server without the endpoint, or any failure to read
- * it, just means "no stored positions": the canvas lays the graph out itself.
+ * Node positions from the layout sidecar (`graphs.layout` in the API client).
+ * A server without the endpoint, or any failure to read it, just means "no
+ * stored positions": the canvas lays the graph out itself. Positions are
+ * written only with a Save (`layoutForSave` goes in the upload), never while
+ * editing, so nothing lands in the checkout before then (decision 38).
  */
 import { graphs } from "../api/client";
 import type { XY } from "../spec/layout";
@@ -23,8 +25,7 @@ export async function loadLayout(name: string): Promise<Record<string, XY>> {
   return out;
 }
 
-/** Store positions, rounded to whole pixels (the file stays small and diff-friendly). */
-export function saveLayout(name: string, positions: Record<string, XY>): Promise<void> {
-  const rounded = Object.fromEntries(Object.entries(positions).map(([id, p]) => [id, { x: Math.round(p.x), y: Math.round(p.y) }]));
-  return graphs.saveLayout(name, rounded);
+/** Positions to save, rounded to whole pixels (the file stays small and diff-friendly). */
+export function layoutForSave(positions: Record<string, XY>): Record<string, XY> {
+  return Object.fromEntries(Object.entries(positions).map(([id, p]) => [id, { x: Math.round(p.x), y: Math.round(p.y) }]));
 }

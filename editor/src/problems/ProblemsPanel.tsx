@@ -1,12 +1,13 @@
 /**
  * The problems list (YAML parse errors and server validation issues), and the
  * debounced server validation that feeds it. Clicking a problem selects its
- * node and puts the YAML cursor on its line.
+ * node and puts the YAML cursor on its line; a mechanical fix is one click.
  */
 import { useEffect } from "react";
 import { ApiError, graphs } from "../api/client";
 import { useEditorStore } from "../store/editorStore";
 import { useProblems, type Problem } from "./problems";
+import { applyQuickFix } from "./yamlProblem";
 
 const VALIDATE_DEBOUNCE_MS = 300;
 
@@ -36,6 +37,13 @@ export function useServerValidation(): void {
       window.clearTimeout(timer);
     };
   }, [yaml, parses]);
+}
+
+/** Apply a problem's one-click fix to the text (one undo step). */
+export function applyProblemFix(problem: Problem): void {
+  if (!problem.quickFix) return;
+  const state = useEditorStore.getState();
+  state.setYaml(applyQuickFix(state.yaml, problem.quickFix));
 }
 
 export function goToProblem(problem: Problem): void {
@@ -69,6 +77,18 @@ export function ProblemsPanel() {
             </span>
             <span className="plait-problem-msg">{p.message}</span>
             {p.fix && <span className="plait-problem-fix">Fix: {p.fix}</span>}
+            {p.quickFix && (
+              <button
+                className="plait-problem-quick-fix"
+                data-testid="problem-quick-fix"
+                onClick={(e) => {
+                  e.stopPropagation();
+                  applyProblemFix(p);
+                }}
+              >
+                {p.quickFix.label}
+              </button>
+            )}
           </li>
         ))}
       </ul>

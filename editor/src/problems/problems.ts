@@ -5,11 +5,15 @@
  * node.
  */
 import type { SpecIssue } from "../api/errors";
+import { issueFix } from "./issueFixes";
+import type { QuickFix } from "./yamlProblem";
 import { edgeIndexFromPointer, nodeIdFromPointer, pointerLines, type GraphModel, type ParseProblem } from "../spec/model";
 import { useEditorStore } from "../store/editorStore";
 
 export interface Problem {
   source: "yaml" | "server";
+  /** A one-click fix, when the fix is mechanical. */
+  quickFix: QuickFix | null;
   severity: "error" | "warning" | "info";
   message: string;
   fix: string | null;
@@ -27,8 +31,9 @@ export function collectProblems(yaml: string, model: GraphModel, parse: ParsePro
     source: "yaml",
     severity: p.severity,
     message: p.message,
-    fix: null,
-    code: "yaml",
+    fix: p.fix,
+    quickFix: p.quickFix,
+    code: p.code,
     pointer: null,
     line: p.line,
     column: p.column,
@@ -48,6 +53,7 @@ export function collectProblems(yaml: string, model: GraphModel, parse: ParsePro
       severity: issue.severity === "warning" ? "warning" : issue.severity === "info" ? "info" : "error",
       message: issue.message,
       fix: issue.fix ?? null,
+      quickFix: issueFix(yaml, issue),
       code: issue.code ?? null,
       pointer: issue.pointer ?? null,
       line,

@@ -1,17 +1,59 @@
 /**
- * Properties of the selected node: a form generated from the JSON Schema of its
- * kind. Every change is a `setField` edit of the YAML Document, so the text
- * (and its comments) follows at once.
+ * Properties of the selected node: its id (renaming it renames its edges and
+ * references too) and a form generated from the JSON Schema of its kind.
+ * Fields that name something the spec defines (a model, tools, an agent, a
+ * state field, another node, a graph to call) offer those names. Every change
+ * is an edit of the YAML Document that touches only that field's lines.
  */
 import { useEffect, useMemo, useState } from "react";
 import schema from "../../../schemas/plait-v1.schema.json";
+import { graphs } from "../api/client";
 import { setField } from "../spec/edit";
+import { NODE_KINDS, type GraphModel } from "../spec/model";
 import { useEditorStore } from "../store/editorStore";
-import { formatValue, formFields, parseValue, type FormField, type JsonSchema } from "./schemaForm";
+import { formatValue, formFields, nodeKindSchema, parseValue, type FormField, type JsonSchema, type Reference } from "./schemaForm";
+
+const KINDS = NODE_KINDS.filter((kind) => nodeKindSchema(schema as JsonSchema, kind) !== null);
+
+/** Every registered `name@version`, read once per page (subgraph refs choose among them). */
+let graphRefs: Promise<string[]> | null = null;
+function registeredRefs(): Promise<string[]> {
+  graphRefs ??= graphs
+    .list()
+    .then((list) => list.flatMap((g) => [...g.versions].reverse().map((v) => `${g.name}@${v}`)))
+    .catch(() => {
+      graphRefs = null;
+      return [];
+    });
+  return graphRefs;
+}
+
+function useChoices(reference: Reference | null, model: GraphModel, self: string): string[] {
+  const [refs, setRefs] = useState<string[]>([]);
+  useEffect(() => {
+    if (reference === "graphs") void registeredRefs().then(setRefs);
+  }, [reference]);
+  switch (reference) {
+    case "kinds":
+      return [...KINDS];
+    case "models":
+    case "agents":
+    case "tools":
+    case "state":
+      return model.definitions[reference];
+    case "nodes":
+      return model.nodes.map((n) => n.id).filter((id) => id !== self);
+    case "graphs":
+      return refs;
+    default:
+      return [];
+  }
+}
 
 export function PropertiesPanel() {
   const selected = useEditorStore((s) => (s.selectedNodes.length === 1 ? s.selectedNodes[0] : null));
   const node = useEditorStore((s) => s.model.nodes.find((n) => n.id === selected) ?? null);
+  const broken = useEditorStore((s) => s.parseProblems.some((p) => p.severity === "error"));
   const fields = useMemo(() => (node ? formFields(schema as JsonSchema, node.kind) : []), [node?.kind]);
 
   if (!node) {
@@ -29,16 +71,102 @@ export function PropertiesPanel() {
       <div className="plait-panel-title">
         {node.id} <span className="plait-muted">({node.kind || "no kind"})</span>
       </div>
-      {fields.length === 0 && <p className="plait-muted">The schema has no node kind “{node.kind}”: edit it in the YAML.</p>}
-      {fields.map((field) => (
-        <FieldEditor key={`${node.id}/${field.name}`} nodeId={node.id} field={field} value={node.fields[field.name]} />
-      ))}
-      {extra.length > 0 && fields.length > 0 && (
-        <p className="plait-muted" data-testid="properties-unknown">
-          Not in the schema for {node.kind}: {extra.join(", ")}
-        </p>
+      {broken && <p className="plait-muted" data-testid="properties-paused">The YAML does not parse: fix it to edit these fields again.</p>}
+      <fieldset className="plait-fieldset" disabled={broken}>
+        <IdEditor key={node.id} nodeId={node.id} />
+        {fields.length === 0 && <p className="plait-muted">The schema has no node kind “{node.kind}”: edit it in the YAML.</p>}
+        {fields.map((field) => (
+          <FieldEditor key={`${node.id}/${field.name}`} nodeId={node.id} field={field} value={node.fields[field.name]} />
+        ))}
+        {extra.length > 0 && fields.length > 0 && (
+          <p className="plait-muted" data-testid="properties-unknown">
+            Not in the schema for {node.kind}: {extra.join(", ")}
+          </p>
+        )}
+      </fieldset>
+    </div>
+  );
+}
+
+/** The node's id: renaming it renames its edges and references (Enter or leaving the field). */
+function IdEditor({ nodeId }: { nodeId: string }) {
+  const [draft, setDraft] = useState(nodeId);
+  const [problem, setProblem] = useState<string | null>(null);
+  const commit = () => {
+    const next = draft.trim();
+    if (next === nodeId) return setProblem(null);
+    const why = useEditorStore.getState().rename(nodeId, next);
+    setProblem(why);
+  };
+  return (
+    <div className="plait-field">
+      <label htmlFor="prop-id">Id</label>
+      <input
+        id="prop-id"
+        data-testid="prop-id"
+        value={draft}
+        spellCheck={false}
+        onChange={(e) => setDraft(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") commit();
+          else if (e.key === "Escape") {
+            setDraft(nodeId);
+            setProblem(null);
+          }
+        }}
+        onBlur={commit}
+      />
+      <div className="plait-help">Renaming keeps its edges, references and place on the canvas.</div>
+      {problem && (
+        <div className="plait-error" role="alert" data-testid="prop-id-problem">
+          {problem}
+        </div>
       )}
     </div>
+  );
+}
+
+/** A field naming a definition: a choice among the names the spec defines (several for a list). */
+function ChoiceEditor({ nodeId, field, value, id }: { nodeId: string; field: FormField; value: unknown; id: string }) {
+  const model = useEditorStore((s) => s.model);
+  const choices = useChoices(field.reference, model, nodeId);
+  const set = (next: unknown) => useEditorStore.getState().edit((doc) => setField(doc, nodeId, [field.name], next));
+  const none = field.reference === "graphs" ? "no graphs registered" : `the spec defines no ${field.reference}`;
+  if (field.widget === "list") {
+    const picked = Array.isArray(value) ? value.map(String) : [];
+    const all = [...choices, ...picked.filter((p) => !choices.includes(p))];
+    return (
+      <div className="plait-choices" id={id} data-testid={id} role="group" aria-label={field.title}>
+        {all.length === 0 && <span className="plait-muted">{none}</span>}
+        {all.map((name) => (
+          <label key={name} className={choices.includes(name) ? undefined : "plait-undefined"}>
+            <input
+              type="checkbox"
+              checked={picked.includes(name)}
+              onChange={(e) => {
+                const next = e.target.checked ? [...picked, name] : picked.filter((p) => p !== name);
+                set(next.length > 0 || field.required ? next : undefined);
+              }}
+            />
+            {name}
+            {!choices.includes(name) && " (not defined)"}
+          </label>
+        ))}
+      </div>
+    );
+  }
+  const current = value === undefined || value === null ? "" : String(value);
+  const options = current && !choices.includes(current) ? [current, ...choices] : choices;
+  return (
+    <select id={id} data-testid={id} value={current} onChange={(e) => set(e.target.value === "" ? undefined : e.target.value)}>
+      {(!field.required || current === "") && <option value="">{choices.length === 0 ? `— (${none})` : "—"}</option>}
+      {options.map((name) => (
+        <option key={name} value={name}>
+          {name}
+          {choices.includes(name) ? "" : " (not defined)"}
+        </option>
+      ))}
+    </select>
   );
 }
 
@@ -70,6 +198,17 @@ function FieldEditor({ nodeId, field, value }: { nodeId: string; field: FormFiel
   };
 
   const id = `prop-${field.name}`;
+  if (field.reference)
+    return (
+      <div className={`plait-field widget-choice`}>
+        <label htmlFor={id}>
+          {field.title}
+          {field.required && <span className="plait-required"> *</span>}
+        </label>
+        <ChoiceEditor nodeId={nodeId} field={field} value={value} id={id} />
+        {field.description && <div className="plait-help">{field.description}</div>}
+      </div>
+    );
   const common = {
     id,
     "data-testid": id,

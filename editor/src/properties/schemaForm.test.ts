@@ -37,6 +37,15 @@ describe("property forms from the JSON Schema", () => {
     expect(names.indexOf("description")).toBeGreaterThan(names.indexOf("args"));
   });
 
+  it("marks the fields that name what the spec defines", () => {
+    const agent = byName("agent");
+    expect([agent.kind.reference, agent.model.reference, agent.agent.reference, agent.tools.reference, agent.output.reference]).toEqual(["kinds", "models", "agents", "tools", "state"]);
+    expect(byName("tool").tool.reference).toBe("tools");
+    expect([byName("parallel").branches.reference, byName("parallel").join.reference]).toEqual(["nodes", "nodes"]);
+    expect(byName("subgraph").ref.reference).toBe("graphs");
+    expect(agent.prompt.reference).toBeNull();
+  });
+
   it("formats and parses values per widget", () => {
     expect(parseValue("list", "a\n b \n\n")).toEqual(["a", "b"]);
     expect(formatValue("list", ["a", "b"])).toBe("a\nb");

@@ -13,7 +13,29 @@ export type JsonSchema = { [key: string]: unknown };
 
 export type Widget = "readonly" | "string" | "text" | "number" | "integer" | "boolean" | "enum" | "list" | "scalar" | "yaml";
 
+/** What a field names, when it names something the spec (or the registry) defines. */
+export type Reference = "kinds" | "models" | "agents" | "tools" | "state" | "nodes" | "graphs";
+
+/**
+ * Fields whose value is a name of something defined elsewhere: the form
+ * offers those names to choose from (a list field, several of them).
+ */
+export const REFERENCES: Record<string, Reference> = {
+  kind: "kinds",
+  model: "models",
+  agent: "agents",
+  tool: "tools",
+  tools: "tools",
+  output: "state",
+  on_reject: "nodes",
+  join: "nodes",
+  branches: "nodes",
+  ref: "graphs",
+};
+
 export interface FormField {
+  /** Set when the field names a definition: the form offers a choice. */
+  reference: Reference | null;
   name: string;
   title: string;
   description: string | null;
@@ -23,7 +45,6 @@ export interface FormField {
   default: unknown;
 }
 
-/** Fields every node kind shares (shown after the kind's own). */
 /** Fields every node kind has (description, writes, retry...): listed after a kind's own. */
 function commonFields(root: JsonSchema): Set<string> {
   const defs = NODE_KINDS.map((kind) => nodeKindSchema(root, kind)).filter((def): def is JsonSchema => def !== null);
@@ -106,6 +127,7 @@ export function formFields(root: JsonSchema, kind: string): FormField[] {
     const prop = props[name];
     const { widget, options, description } = widgetOf(root, prop);
     return {
+      reference: REFERENCES[name] ?? null,
       name,
       title: typeof prop.title === "string" ? prop.title : name,
       description,

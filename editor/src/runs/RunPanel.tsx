@@ -13,6 +13,8 @@ import { InputForm } from "./InputForm";
 import { useCanvasRunBridge } from "./NodeOverlay";
 import { assistantOf, detach, forkRun, openThread, startRun } from "./runController";
 import { useRunStore } from "./runStore";
+import { RunTargetNote } from "../graphs/RunTargetNote";
+import { runTarget, useRunTarget, useStartedRun } from "../graphs/runTarget";
 
 export interface RunPanelProps {
   graph: string;
@@ -32,12 +34,15 @@ export function RunPanel({ graph, version }: RunPanelProps) {
   const threadId = useRunStore((s) => s.threadId);
   const runError = useRunStore((s) => s.error);
   useCanvasRunBridge();
+  // Unsaved text runs as a draft: the schemas and the run are the draft's.
+  const { target, problem } = useRunTarget(graph, version);
+  const schemaOf = target?.assistantId ?? null;
 
   useEffect(() => {
+    if (!schemaOf) return;
     let live = true;
-    setSchemas(undefined);
     assistants
-      .schemas(assistantOf(graph, version))
+      .schemas(schemaOf)
       .then((found) => live && setSchemas(found))
       .catch((e: unknown) => {
         if (!live) return;
@@ -47,7 +52,7 @@ export function RunPanel({ graph, version }: RunPanelProps) {
     return () => {
       live = false;
     };
-  }, [graph, version]);
+  }, [schemaOf]);
 
   // A thread another view asked to open (the approvals page's link). The request
   // is cleared only once shown: a remount (StrictMode) aborts the first attempt.
@@ -72,7 +77,9 @@ export function RunPanel({ graph, version }: RunPanelProps) {
   async function run(input: Record<string, unknown>) {
     setError(null);
     try {
-      await startRun(graph, version, nodeIds, input);
+      const ran = await runTarget(graph, version); // exactly what the canvas shows now
+      useStartedRun.getState().started(ran);
+      await startRun(graph, version, nodeIds, input, ran.assistantId);
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
     }
@@ -93,6 +100,7 @@ export function RunPanel({ graph, version }: RunPanelProps) {
         {threadId && <span className="muted"> · thread {threadId.slice(0, 8)}</span>}
         {runError && <span className="error"> · {runError}</span>}
       </div>
+      <RunTargetNote target={target} problem={problem} />
       {error && (
         <p className="error" role="alert">
           {error}

@@ -42,15 +42,21 @@ async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): 
   }
 }
 
-/** Start a run of `graph@version` on a new thread tagged with the graph, and stream it. */
-export async function startRun(graph: string, version: string, nodes: string[], input: Record<string, unknown>): Promise<string> {
+/**
+ * Start a run of `graph@version` (or of `assistantId`: a draft of it) on a new
+ * thread tagged with the graph, and stream it.
+ */
+export async function startRun(
+  graph: string,
+  version: string,
+  nodes: string[],
+  input: Record<string, unknown>,
+  assistantId: string = assistantOf(graph, version),
+): Promise<string> {
   const signal = nextSignal();
   const thread = await threads.create({ graph_id: graph, plait_version: version });
-  useRunStore.getState().begin(thread.thread_id, assistantOf(graph, version), nodes);
-  void follow(
-    runs.stream(thread.thread_id, { assistant_id: assistantOf(graph, version), input, metadata: { graph_id: graph } }, signal),
-    signal,
-  );
+  useRunStore.getState().begin(thread.thread_id, assistantId, nodes);
+  void follow(runs.stream(thread.thread_id, { assistant_id: assistantId, input, metadata: { graph_id: graph } }, signal), signal);
   return thread.thread_id;
 }
 

@@ -2,22 +2,28 @@
  * Canvas edits applied to the YAML Document.
  *
  * Every edit goes through the `yaml` package's Document API (never through
- * re-serialising plain data), so comments, blank lines, key order and flow /
- * block styles of everything the edit does not touch survive. `applyEdit`
- * parses the text, runs one edit and prints the Document back.
+ * re-serialising plain data); `applyEdit` parses the text, runs one edit and
+ * splices what it changed into the text (splice.ts), so everything the edit
+ * does not touch keeps its bytes: comments and their spacing, blank lines,
+ * key order, folded and literal blocks, flow / block styles.
  */
 import { Document, isMap, isScalar, isSeq, parseDocument, YAMLMap, YAMLSeq, type Pair } from "yaml";
 import { END, START, type GraphEdge } from "./model";
+import { PRINT_OPTIONS, printEdited, snapshot } from "./splice";
 
-/** Print options: no re-folding of long lines, `{a: 1}` flow maps as most specs write them. */
-export const PRINT_OPTIONS = { lineWidth: 0, flowCollectionPadding: false } as const;
+export { PRINT_OPTIONS };
 
-/** Parse `text`, apply `edit` to its Document, return the new text and the edit's result. */
+/**
+ * Parse `text`, apply `edit` to its Document, return the new text and the
+ * edit's result. Only what the edit changed is printed; everything else keeps
+ * its bytes (splice.ts).
+ */
 export function applyEdit<T>(text: string, edit: (doc: Document) => T): { text: string; result: T } {
   const doc = parseDocument(text);
   if (doc.errors.length > 0) throw new Error(`the YAML has errors: ${doc.errors[0].message}`);
+  const before = snapshot(doc);
   const result = edit(doc);
-  return { text: doc.toString(PRINT_OPTIONS), result };
+  return { text: printEdited(text, doc, before), result };
 }
 
 /** The `spec.nodes` map, created (block style) when missing. */
@@ -222,6 +228,56 @@ export function removeNodes(doc: Document, ids: string[]): void {
       const branches = pair.value.get("branches", true);
       if (isSeq(branches)) branches.items = branches.items.filter((b) => !(isScalar(b) && gone.has(String(b.value))));
     }
+  }
+}
+
+/** Node ids follow the spec's identifier rule. */
+export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Why `id` cannot be a new node id (null: it can). */
+export function nodeIdProblem(doc: Document, id: string, current?: string): string | null {
+  if (!NODE_ID_PATTERN.test(id)) return "a node id is letters, digits and `_`, not starting with a digit";
+  if (id === START || id === END) return `${id} is reserved for the graph's ends`;
+  if (id !== current && nodeIds(doc).includes(id)) return `there is already a node ${id}`;
+  return null;
+}
+
+/** Set a scalar's value in place when it is `from` (its style and comment stay). */
+function renameScalar(node: unknown, from: string, to: string): void {
+  if (isScalar(node) && node.value === from) node.value = to;
+}
+
+/**
+ * Rename node `from` to `to`: its key, every edge end, switch case, default
+ * and route target naming it, parallel branches and joins, and `on_reject`.
+ * Only those scalars change, in place. Throws when `to` cannot be an id.
+ */
+export function renameNode(doc: Document, from: string, to: string): void {
+  if (from === to) return;
+  const problem = nodeIdProblem(doc, to, from);
+  if (problem) throw new Error(problem);
+  const nodes = doc.getIn(["spec", "nodes"], true);
+  if (!isMap(nodes)) throw new Error(`no node ${from}`);
+  const pair = nodes.items.find((p) => keyOf(p) === from);
+  if (!pair || !isScalar(pair.key)) throw new Error(`no node ${from}`);
+  pair.key.value = to;
+  for (const other of nodes.items) {
+    if (!isMap(other.value)) continue;
+    renameScalar(other.value.get("join", true), from, to);
+    renameScalar(other.value.get("on_reject", true), from, to);
+    const branches = other.value.get("branches", true);
+    if (isSeq(branches)) branches.items.forEach((b) => renameScalar(b, from, to));
+  }
+  const edges = doc.getIn(["spec", "edges"], true);
+  if (!isSeq(edges)) return;
+  for (const item of edges.items) {
+    if (!isMap(item)) continue;
+    for (const key of ["from", "default"]) renameScalar(item.get(key, true), from, to);
+    const target = item.get("to", true);
+    if (isMap(target)) target.items.forEach((p) => renameScalar(p.value, from, to));
+    else renameScalar(target, from, to);
+    const cases = item.get("switch", true);
+    if (isSeq(cases)) cases.items.forEach((c) => isMap(c) && renameScalar(c.get("to", true), from, to));
   }
 }
 

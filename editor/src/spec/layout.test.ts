@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import ELK from "elkjs/lib/elk.bundled.js";
 import { describe, expect, it } from "vitest";
 import { applyEdit, addNode, connect } from "./edit";
-import { canvasNodeIds, NODE_SIZE, placeNewNodes, toElkGraph } from "./layout";
+import { canvasNodeIds, NODE_SIZE, placeNewNode, placeNewNodes, toElkGraph } from "./layout";
 import { parseSpec } from "./model";
 
 const text = readFileSync(new URL("../../../specs/refund-approval.yaml", import.meta.url), "utf8");
@@ -35,5 +35,17 @@ describe("layout", () => {
     }
     // Nothing to place: nothing changes.
     expect(placeNewNodes(model(t), { ...positions, ...fresh })).toEqual({});
+  });
+
+  it("moves a node dropped on another one to the nearest free spot", () => {
+    const positions = { START: { x: 0, y: 0 }, a: { x: 0, y: 100 }, b: { x: 250, y: 100 } };
+    const wanted = { x: 10, y: 110 }; // right on top of `a`
+    const p = placeNewNode("new", wanted, positions);
+    for (const q of Object.values(positions)) {
+      const apart = Math.abs(p.x - q.x) >= NODE_SIZE.width + 20 || Math.abs(p.y - q.y) >= NODE_SIZE.height + 20;
+      expect(apart).toBe(true);
+    }
+    expect(Math.hypot(p.x - wanted.x, p.y - wanted.y)).toBeLessThan(200);
+    expect(placeNewNode("new", { x: 600, y: 600 }, positions)).toEqual({ x: 600, y: 600 });
   });
 });

@@ -115,3 +115,26 @@ export function placeNewNodes(model: GraphModel, positions: Record<string, XY>):
   }
   return fresh;
 }
+
+/**
+ * Where a node dropped at `wanted` goes: there if it overlaps nothing in
+ * `positions`, else the nearest free spot on rings of 40 px around it (so a
+ * drop on top of a node lands beside it, not under it).
+ */
+export function placeNewNode(id: string, wanted: XY, positions: Record<string, XY>): XY {
+  if (!overlaps(wanted, id, positions)) return wanted;
+  const step = 40;
+  for (let ring = 1; ring <= 30; ring++) {
+    let best: XY | null = null;
+    let bestDistance = Infinity;
+    for (let dx = -ring; dx <= ring; dx++)
+      for (let dy = -ring; dy <= ring; dy++) {
+        if (Math.max(Math.abs(dx), Math.abs(dy)) !== ring) continue;
+        const p = { x: wanted.x + dx * step, y: wanted.y + dy * step };
+        const distance = Math.hypot(dx, dy);
+        if (distance < bestDistance && !overlaps(p, id, positions)) [best, bestDistance] = [p, distance];
+      }
+    if (best) return best;
+  }
+  return wanted;
+}

@@ -9,6 +9,7 @@
  * mutates anything; edits live in edit.ts.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
+import { explainYaml, type QuickFix } from "../problems/yamlProblem";
 
 /** The node kinds the palette offers (the spec's kinds plus `a2a`). */
 export const NODE_KINDS = [
@@ -36,6 +37,8 @@ export interface GraphNode {
   fields: Record<string, unknown>;
   /** 1-based line of the node's key in the YAML, for "go to source". */
   line: number | null;
+  /** Offsets of the node's text (its key to the end of its body), for the YAML pane's highlight. */
+  span: [number, number] | null;
 }
 
 export type EdgeKind = "static" | "case" | "default" | "route" | "route-default" | "branch" | "join";
@@ -61,9 +64,18 @@ export interface SpecExample {
   input: Record<string, unknown>;
 }
 
+/** Names the spec defines, for forms that choose among them. */
+export interface Definitions {
+  models: string[];
+  agents: string[];
+  tools: string[];
+  state: string[];
+}
+
 export interface GraphModel {
   name: string | null;
   version: string | null;
+  definitions: Definitions;
   nodes: GraphNode[];
   edges: GraphEdge[];
   examples: SpecExample[];
@@ -72,10 +84,22 @@ export interface GraphModel {
 }
 
 /** The model of no graph (before anything parsed). */
-export const EMPTY_MODEL: GraphModel = { name: null, version: null, nodes: [], edges: [], examples: [], usesEnd: false };
+export const EMPTY_MODEL: GraphModel = {
+  name: null,
+  version: null,
+  definitions: { models: [], agents: [], tools: [], state: [] },
+  nodes: [],
+  edges: [],
+  examples: [],
+  usesEnd: false,
+};
 
 export interface ParseProblem {
   message: string;
+  /** What to do about it, and a one-click fix when it is mechanical (problems/yamlProblem.ts). */
+  fix: string | null;
+  code: string;
+  quickFix: QuickFix | null;
   /** 1-based line and column. */
   line: number;
   column: number;
@@ -96,11 +120,14 @@ export interface ParsedSpec {
 export function parseSpec(text: string): ParsedSpec {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { keepSourceTokens: false, lineCounter, prettyErrors: false });
-  const problems: ParseProblem[] = [
-    ...doc.errors.map((e) => toProblem(e.message, e.pos, lineCounter, "error")),
-    ...doc.warnings.map((e) => toProblem(e.message, e.pos, lineCounter, "warning")),
-  ];
-  if (doc.errors.length > 0) return { doc, model: null, problems };
+  const warnings = doc.warnings.map((e) => toProblem(e.message, e.pos, lineCounter, "warning"));
+  if (doc.errors.length > 0) {
+    // One clear problem, where the mistake is: the parser's other errors follow from it.
+    const one = explainYaml(text, doc.errors);
+    const error: ParseProblem = { ...one, severity: "error" };
+    return { doc, model: null, problems: [error, ...warnings] };
+  }
+  const problems = warnings;
   return { doc, model: buildModel(doc, lineCounter), problems };
 }
 
@@ -111,7 +138,7 @@ function toProblem(
   severity: "error" | "warning",
 ): ParseProblem {
   const { line, col } = lineCounter.linePos(pos[0]);
-  return { message: message.split("\n")[0], line, column: col, from: pos[0], to: Math.max(pos[1], pos[0]), severity };
+  return { message: message.split("\n")[0], fix: null, code: "yaml", quickFix: null, line, column: col, from: pos[0], to: Math.max(pos[1], pos[0]), severity };
 }
 
 function plain(value: unknown): unknown {
@@ -120,6 +147,12 @@ function plain(value: unknown): unknown {
 
 function str(value: unknown): string | null {
   return typeof value === "string" ? value : typeof value === "number" ? String(value) : null;
+}
+
+function spanOf(key: YamlNode | null, value: YamlNode | null): [number, number] | null {
+  const start = key?.range?.[0];
+  const end = (value ?? key)?.range?.[1];
+  return start === undefined || end === undefined ? null : [start, end];
 }
 
 /** Build the model from a parsed (error-free) Document. */
@@ -140,6 +173,7 @@ export function buildModel(doc: Document, lineCounter?: LineCounter): GraphModel
         kind: typeof fields.kind === "string" ? fields.kind : "",
         fields,
         line: lineOf(pair.key as YamlNode),
+        span: spanOf(pair.key as YamlNode, pair.value as YamlNode | null),
       });
     }
   }
@@ -208,9 +242,14 @@ export function buildModel(doc: Document, lineCounter?: LineCounter): GraphModel
     }));
 
   const meta = plain(doc.get("metadata")) as Record<string, unknown> | null;
+  const keys = (section: string) => {
+    const map = doc.getIn(["spec", section], true);
+    return isMap(map) ? map.items.map((p) => (isScalar(p.key) ? str(p.key.value) : null)).filter((k): k is string => k !== null) : [];
+  };
   return {
     name: meta && typeof meta === "object" ? str(meta.name) : null,
     version: meta && typeof meta === "object" ? str(meta.version) : null,
+    definitions: { models: keys("models"), agents: keys("agents"), tools: keys("tools"), state: keys("state") },
     nodes,
     edges,
     examples,

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { addNode, connect } from "../spec/edit";
-import { redo, undo, useEditorStore } from "./editorStore";
+import { isDirty, redo, undo, useEditorStore } from "./editorStore";
 
 const YAML = `# keep me
 apiVersion: plait/v1
@@ -78,5 +78,32 @@ describe("editor store", () => {
     store().markSaved("1.0.1");
     expect(store().version).toBe("1.0.1");
     expect(store().baseYaml).toBe(store().yaml);
+  });
+
+  it("keeps a node's position when its key is retyped in the YAML", () => {
+    store().setYaml(YAML.replace("    a: {kind", "    b: {kind"), { typing: true });
+    expect(store().model.nodes.map((n) => n.id)).toEqual(["b"]);
+    expect(store().positions.b).toEqual({ x: 1, y: 2 });
+  });
+
+  it("renames a node with its edges, position and selection", () => {
+    store().select(["a"]);
+    expect(store().rename("a", "START")).toMatch(/reserved/);
+    expect(store().rename("a", "9x")).toMatch(/letters, digits/);
+    expect(store().rename("a", "first")).toBeNull();
+    expect(store().yaml).toContain("    first: {kind: python, function: m:f} # node a");
+    expect(store().yaml).toContain("- {from: START, to: first}");
+    expect(store().positions.first).toEqual({ x: 1, y: 2 });
+    expect(store().selectedNodes).toEqual(["first"]);
+  });
+
+  it("is dirty on text, layout or a graph never saved", () => {
+    expect(isDirty(store())).toBe(false);
+    store().setPositions({ a: { x: 5, y: 5 } });
+    expect(isDirty(store())).toBe(true);
+    store().markSaved("1.0.0");
+    expect(isDirty(store())).toBe(false);
+    store().load({ name: "n", version: "0.1.0", yaml: YAML, isNew: true });
+    expect(isDirty(store())).toBe(true);
   });
 });

@@ -5,13 +5,15 @@
  * every change; while the text does not parse, the last good model stays on
  * the canvas and the parse problems are shown. Positions, selection, server
  * issues and run decorations live beside it but are not part of undo (only
- * `yaml` is tracked), and positions never touch the YAML.
+ * `yaml` is tracked), and positions never touch the YAML. Nothing here is
+ * written to the server: drafts.ts keeps unsaved work in the browser, and Save
+ * sends the text with its layout.
  */
 import type { ReactNode } from "react";
 import { create } from "zustand";
 import { temporal } from "zundo";
 import type { Document } from "yaml";
-import { applyEdit } from "../spec/edit";
+import { applyEdit, renameNode } from "../spec/edit";
 import type { XY } from "../spec/layout";
 import { EMPTY_MODEL, parseSpec, type GraphModel, type ParseProblem } from "../spec/model";
 import type { SpecIssue } from "../api/errors";
@@ -20,9 +22,16 @@ export type NodeRunStatus = "pending" | "running" | "done" | "failed" | "waiting
 export type NodeDiffMark = "added" | "changed" | "removed";
 
 export interface EditorState {
-  /** The graph and version opened (null for a new, unsaved graph). */
+  /** The graph and version opened. */
   graphName: string | null;
   version: string | null;
+  /** A graph made with "New graph": only a draft in the browser until its first Save. */
+  isNew: boolean;
+  /** When the unsaved edits shown were restored from the browser's draft (null: not restored). */
+  restoredAt: number | null;
+  /** The confirmation of the last Save, shown until the text changes (null: none). */
+  savedNotice: { name: string; version: string; note: string | null; layoutSaved: boolean } | null;
+  setSavedNotice: (notice: EditorState["savedNotice"]) => void;
   /** The text as loaded: what Save diffs against. */
   baseYaml: string;
   /** The YAML text: the source of truth. */
@@ -45,26 +54,46 @@ export interface EditorState {
   /** Decorations other views put on nodes: run status, version diff marks, cards. */
   nodeStatus: Record<string, NodeRunStatus>;
   nodeDiff: Record<string, NodeDiffMark>;
+  /** Version diff marks of the canvas's edges (by edge id). */
+  edgeDiff: Record<string, NodeDiffMark>;
   nodeExtra: Record<string, ReactNode>;
 
-  /** Open a graph: replaces text, positions and clears undo history. */
-  load: (graph: { name: string | null; version: string | null; yaml: string; positions?: Record<string, XY> }) => void;
+  /**
+   * Open a graph: replaces text, positions and clears undo history. With a
+   * draft restored, `yaml`/`positions` are the draft's and `baseYaml` the text
+   * it started from (the editor then shows unsaved changes).
+   */
+  load: (graph: {
+    name: string | null;
+    version: string | null;
+    yaml: string;
+    positions?: Record<string, XY>;
+    baseYaml?: string;
+    isNew?: boolean;
+    restoredAt?: number | null;
+    layoutChanged?: boolean;
+  }) => void;
   /** Replace the text (typing in the YAML editor coalesces into one undo step per burst). */
   setYaml: (text: string, options?: { typing?: boolean }) => void;
   /** Apply a canvas edit through the Document API; returns its result (undefined when the text does not parse). */
   edit: <T>(fn: (doc: Document) => T) => T | undefined;
+  /** Rename a node (edges, references, position and selection follow); returns why not, or null. */
+  rename: (from: string, to: string) => string | null;
   /** Set node positions; `automatic` ones (placement of unplaced nodes) are not saved to the layout file. */
   setPositions: (positions: Record<string, XY>, replace?: boolean, automatic?: boolean) => void;
-  /** Counts position changes a person made (drag, add, paste, Auto layout): the layout file is saved on them. */
+  /** Counts position changes a person made (drag, add, paste, Auto layout). */
   layoutEdits: number;
+  /** `layoutEdits` when the layout was last saved or loaded: more means Save has a layout to write. */
+  savedLayoutEdits: number;
+  dismissRestored: () => void;
   requestLayout: () => void;
   select: (nodes: string[], edges?: string[]) => void;
   setServerIssues: (issues: SpecIssue[]) => void;
   revealLine: (line: number, column?: number) => void;
-  /** Mark the current text as saved (the new base for diffs) under a version. */
+  /** Mark the current text and layout as saved (the new base for diffs) under a version. */
   markSaved: (version: string) => void;
   setNodeStatus: (status: Record<string, NodeRunStatus>) => void;
-  setNodeDiff: (diff: Record<string, NodeDiffMark>) => void;
+  setNodeDiff: (diff: Record<string, NodeDiffMark>, edges?: Record<string, NodeDiffMark>) => void;
   setNodeExtra: (extra: Record<string, ReactNode>) => void;
 }
 
@@ -79,11 +108,30 @@ function derive(yaml: string, previous: GraphModel): Pick<EditorState, "model" |
   return { model: parsed.model ?? previous, derivedYaml: yaml, parseProblems: parsed.problems };
 }
 
+/**
+ * Positions after a change of the text: a node whose key was retyped in the
+ * YAML (one id gone, one new, at the same place in `spec.nodes`) keeps its
+ * position instead of being placed anew.
+ */
+function keptPositions(before: GraphModel, after: GraphModel, positions: Record<string, XY>): Record<string, XY> {
+  if (before === after || before.nodes.length !== after.nodes.length) return positions;
+  const now = new Set(after.nodes.map((n) => n.id));
+  const was = new Set(before.nodes.map((n) => n.id));
+  const gone = before.nodes.findIndex((n) => !now.has(n.id));
+  if (gone < 0 || before.nodes.filter((n) => !now.has(n.id)).length !== 1) return positions;
+  const renamed = after.nodes[gone];
+  if (was.has(renamed.id) || !positions[before.nodes[gone].id] || positions[renamed.id]) return positions;
+  return { ...positions, [renamed.id]: positions[before.nodes[gone].id] };
+}
+
 export const useEditorStore = create<EditorState>()(
   temporal(
     (set, get) => ({
       graphName: null,
       version: null,
+      isNew: false,
+      restoredAt: null,
+      savedNotice: null,
       baseYaml: "",
       yaml: "",
       model: EMPTY_MODEL,
@@ -97,16 +145,23 @@ export const useEditorStore = create<EditorState>()(
       cursorRequest: null,
       nodeStatus: {},
       nodeDiff: {},
+      edgeDiff: {},
       nodeExtra: {},
       layoutEdits: 0,
+      savedLayoutEdits: 0,
 
-      load: ({ name, version, yaml, positions }) => {
+      load: ({ name, version, yaml, positions, baseYaml, isNew = false, restoredAt = null, layoutChanged = false }) => {
         const temporalApi = useEditorStore.temporal.getState();
         temporalApi.pause();
+        const edits = get().layoutEdits;
         set({
           graphName: name,
           version,
-          baseYaml: yaml,
+          isNew,
+          restoredAt,
+          savedNotice: null,
+          baseYaml: baseYaml ?? yaml,
+          savedLayoutEdits: layoutChanged ? edits - 1 : edits,
           yaml,
           ...derive(yaml, EMPTY_MODEL),
           positions: positions ?? {},
@@ -115,6 +170,7 @@ export const useEditorStore = create<EditorState>()(
           serverIssues: [],
           nodeStatus: {},
           nodeDiff: {},
+          edgeDiff: {},
           nodeExtra: {},
         });
         temporalApi.resume();
@@ -123,7 +179,9 @@ export const useEditorStore = create<EditorState>()(
       setYaml: (text, options) => {
         if (text === get().yaml) return;
         typingBurst = options?.typing ?? false;
-        set({ yaml: text, ...derive(text, get().model) });
+        const previous = get().model;
+        const derived = derive(text, previous);
+        set({ yaml: text, savedNotice: null, ...derived, positions: keptPositions(previous, derived.model, get().positions) });
         typingBurst = false;
       },
       edit: (fn) => {
@@ -136,6 +194,21 @@ export const useEditorStore = create<EditorState>()(
         get().setYaml(out.text);
         return out.result;
       },
+      rename: (from, to) => {
+        let out;
+        try {
+          out = applyEdit(get().yaml, (doc) => renameNode(doc, from, to));
+        } catch (e) {
+          return e instanceof Error ? e.message : String(e);
+        }
+        const { [from]: at, ...positions } = get().positions;
+        set({
+          positions: at ? { ...positions, [to]: at } : positions,
+          selectedNodes: get().selectedNodes.map((id) => (id === from ? to : id)),
+        });
+        get().setYaml(out.text);
+        return null;
+      },
       setPositions: (positions, replace = false, automatic = false) =>
         set({
           positions: replace ? positions : { ...get().positions, ...positions },
@@ -145,9 +218,11 @@ export const useEditorStore = create<EditorState>()(
       select: (nodes, edges = []) => set({ selectedNodes: nodes, selectedEdges: edges }),
       setServerIssues: (issues) => set({ serverIssues: issues }),
       revealLine: (line, column = 1) => set({ cursorRequest: { line, column, seq: (get().cursorRequest?.seq ?? 0) + 1 } }),
-      markSaved: (version) => set({ version, baseYaml: get().yaml }),
+      markSaved: (version) => set({ version, baseYaml: get().yaml, isNew: false, restoredAt: null, savedLayoutEdits: get().layoutEdits }),
+      dismissRestored: () => set({ restoredAt: null }),
+      setSavedNotice: (savedNotice) => set({ savedNotice }),
       setNodeStatus: (nodeStatus) => set({ nodeStatus }),
-      setNodeDiff: (nodeDiff) => set({ nodeDiff }),
+      setNodeDiff: (nodeDiff, edgeDiff = {}) => set({ nodeDiff, edgeDiff }),
       setNodeExtra: (nodeExtra) => set({ nodeExtra }),
     }),
     {
@@ -173,6 +248,10 @@ export const useEditorStore = create<EditorState>()(
 useEditorStore.subscribe((state) => {
   if (state.yaml !== state.derivedYaml) useEditorStore.setState(derive(state.yaml, state.model));
 });
+
+/** Whether there is anything Save would store: text or layout changed, or a graph never saved. */
+export const isDirty = (s: Pick<EditorState, "yaml" | "baseYaml" | "isNew" | "layoutEdits" | "savedLayoutEdits">): boolean =>
+  s.isNew || s.yaml !== s.baseYaml || s.layoutEdits !== s.savedLayoutEdits;
 
 export const undo = () => useEditorStore.temporal.getState().undo();
 export const redo = () => useEditorStore.temporal.getState().redo();

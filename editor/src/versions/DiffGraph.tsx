@@ -1,38 +1,35 @@
 /**
  * A read-only canvas of two versions at once: the union of their nodes and
- * edges, with added / removed / changed nodes marked. Removed nodes exist only
- * in the old version, so they cannot be marked on the editor's canvas of the
- * new one; here every mark is visible. Same node components and elk layout as
- * the editor's canvas.
+ * edges, with added / removed / changed nodes and edges marked. Removed nodes
+ * and edges exist only in the old version, so they cannot be marked on the
+ * editor's canvas of the new one; here every mark is visible. Same node
+ * components and elk layout as the editor's canvas; clicking a node picks it.
  */
 
-import { Background, type Edge, ReactFlow, ReactFlowProvider } from "@xyflow/react";
+import { Background, Controls, type Edge, ReactFlow, ReactFlowProvider } from "@xyflow/react";
 import { useEffect, useState } from "react";
 import { toFlowEdge } from "../canvas/edges";
 import { nodeTypeOf, nodeTypes, type SpecFlowNode } from "../canvas/nodes";
 import { autoLayout } from "../spec/layout";
-import { EMPTY_MODEL, END, type GraphModel, parseSpec, START } from "../spec/model";
-import type { NodeDiffMark } from "../store/editorStore";
+import { END, type GraphModel, START } from "../spec/model";
+import { edgeMarks, nodeMarks, type GraphDiffResult } from "./graphDiff";
 
 /** Both versions in one model: the new one, plus the nodes and edges only the old one has. */
-export function unionModel(before: GraphModel, after: GraphModel): GraphModel {
+export function unionModel(before: GraphModel, after: GraphModel, diff: GraphDiffResult): GraphModel {
   const nodeIds = new Set(after.nodes.map((node) => node.id));
-  const edgeKey = (edge: GraphModel["edges"][number]) => `${edge.source}->${edge.target}:${edge.label ?? ""}`;
-  const edgeKeys = new Set(after.edges.map(edgeKey));
   return {
     ...after,
     nodes: [...after.nodes, ...before.nodes.filter((node) => !nodeIds.has(node.id))],
-    edges: [
-      ...after.edges,
-      ...before.edges.filter((edge) => !edgeKeys.has(edgeKey(edge))).map((edge) => ({ ...edge, id: `old:${edge.id}` })),
-    ],
+    edges: [...after.edges, ...diff.edges.removed.map((edge) => ({ ...edge, id: `old:${edge.id}` }))],
     usesEnd: before.usesEnd || after.usesEnd,
   };
 }
 
-async function diffLayout(before: string, after: string, marks: Record<string, NodeDiffMark>): Promise<{ nodes: SpecFlowNode[]; edges: Edge[] }> {
-  const model = unionModel(parseSpec(before).model ?? EMPTY_MODEL, parseSpec(after).model ?? EMPTY_MODEL);
+async function diffLayout(before: GraphModel, after: GraphModel, diff: GraphDiffResult): Promise<{ nodes: SpecFlowNode[]; edges: Edge[] }> {
+  const model = unionModel(before, after, diff);
   const positions = await autoLayout(model);
+  const marks = nodeMarks(diff);
+  const edgesMarked = edgeMarks(diff);
   const terminals = [START, END].map((id) => ({ id, type: "terminal", position: positions[id] ?? { x: 0, y: 0 } }));
   const nodes = [
     ...(terminals as unknown as SpecFlowNode[]),
@@ -45,39 +42,56 @@ async function diffLayout(before: string, after: string, marks: Record<string, N
   ];
   const edges = model.edges.map((edge) => {
     const flow = toFlowEdge(edge, false);
-    return edge.id.startsWith("old:") ? { ...flow, className: `${flow.className ?? ""} diff-edge-removed` } : flow;
+    const mark = edge.id.startsWith("old:") ? "removed" : edgesMarked[edge.id];
+    return mark ? { ...flow, className: `${flow.className ?? ""} diff-edge-${mark}` } : flow;
   });
   return { nodes, edges };
 }
 
-export function DiffGraph({ before, after, marks }: { before: string; after: string; marks: Record<string, NodeDiffMark> }) {
+export function DiffGraph({
+  before,
+  after,
+  diff,
+  picked,
+  onPick,
+}: {
+  before: GraphModel;
+  after: GraphModel;
+  diff: GraphDiffResult;
+  picked: string | null;
+  onPick(node: string | null): void;
+}) {
   const [layout, setLayout] = useState<{ nodes: SpecFlowNode[]; edges: Edge[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
-    diffLayout(before, after, marks)
+    diffLayout(before, after, diff)
       .then((result) => live && setLayout(result))
       .catch((e: unknown) => live && setError(String(e)));
     return () => {
       live = false;
     };
-  }, [before, after, marks]);
+  }, [before, after, diff]);
   if (error) return <p className="error">{error}</p>;
   if (!layout) return <p>Laying out…</p>;
   return (
     <div className="diff-graph" data-testid="diff-graph">
       <ReactFlowProvider>
         <ReactFlow
-          nodes={layout.nodes}
+          nodes={layout.nodes.map((node) => (node.id === picked ? { ...node, selected: true } : node))}
           edges={layout.edges}
           nodeTypes={nodeTypes}
           fitView
+          fitViewOptions={{ padding: 0.1, maxZoom: 1 }}
+          minZoom={0.1}
           nodesDraggable={false}
           nodesConnectable={false}
-          elementsSelectable={false}
+          onNodeClick={(_, node) => onPick(node.id === START || node.id === END ? null : node.id)}
+          onPaneClick={() => onPick(null)}
           proOptions={{ hideAttribution: true }}
         >
           <Background />
+          <Controls showInteractive={false} />
         </ReactFlow>
       </ReactFlowProvider>
     </div>

@@ -1,15 +1,19 @@
 /**
- * Version history of one graph: every stored version; pick two to see what
- * changed — a graph diff (nodes marked added / removed / changed, on a diff
- * canvas and on the editor's canvas through the editor store's `nodeDiff`) and a text diff.
+ * Version history of one graph: every stored version with its change note;
+ * pick two to compare them. The comparison opens full size: a diff canvas
+ * (nodes and edges marked added / removed / changed), the list of changes
+ * (pick a changed node to see its fields before and after) and the text diff.
+ * When the newer one is the version open in the editor, its canvas is marked
+ * too (the editor store's `nodeDiff` / `edgeDiff`).
  */
 
 import { useCallback, useEffect, useState } from "react";
 import "./versions.css";
-import { graphs, type GraphDiff, type GraphVersionInfo } from "../api/client";
+import { graphs, type GraphVersionInfo } from "../api/client";
+import { EMPTY_MODEL, parseSpec, type GraphModel } from "../spec/model";
+import { useEditorStore } from "../store/editorStore";
 import { DiffGraph } from "./DiffGraph";
-import { type NodeDiffMark, useEditorStore } from "../store/editorStore";
-import { marksOf } from "./diffMarks";
+import { edgeLabel, edgeMarks, graphDiff, nodeMarks, type GraphDiffResult } from "./graphDiff";
 import { TextDiff } from "./TextDiff";
 
 export interface VersionHistoryProps {
@@ -19,11 +23,14 @@ export interface VersionHistoryProps {
   onOpen(version: string): void;
 }
 
-interface Comparison {
-  diff: GraphDiff;
-  marks: Record<string, NodeDiffMark>;
+export interface Comparison {
+  from: string;
+  to: string;
   before: string;
   after: string;
+  beforeModel: GraphModel;
+  afterModel: GraphModel;
+  diff: GraphDiffResult;
 }
 
 export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) {
@@ -59,14 +66,13 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
   async function compare() {
     setError(null);
     try {
-      const [diff, before, after] = await Promise.all([
-        graphs.diff(graph, from, to),
-        graphs.yaml(graph, from),
-        graphs.yaml(graph, to),
-      ]);
-      const marks = marksOf(diff);
-      setComparison({ diff, marks, before, after });
-      setNodeDiff(marks);
+      const [before, after] = await Promise.all([graphs.yaml(graph, from), graphs.yaml(graph, to)]);
+      const beforeModel = parseSpec(before).model ?? EMPTY_MODEL;
+      const afterModel = parseSpec(after).model ?? EMPTY_MODEL;
+      const diff = graphDiff(beforeModel, afterModel);
+      setComparison({ from, to, before, after, beforeModel, afterModel, diff });
+      if (to === current) setNodeDiff(nodeMarks(diff), edgeMarks(diff));
+      else clear();
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
     }
@@ -75,28 +81,33 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
   return (
     <div className="version-history" data-testid="version-history">
       <h3>Versions of {graph}</h3>
-      <table className="version-list">
-        <tbody>
-          {[...versions].reverse().map((v) => (
-            <tr key={v.version} className={v.version === current ? "current" : undefined} data-version={v.version}>
-              <td>{v.version}</td>
-              <td className="muted">{new Date(v.created_at).toLocaleString()}</td>
-              <td className="muted" title={v.digest}>
+      <ol className="version-list">
+        {[...versions].reverse().map((v) => (
+          <li key={v.version} className={v.version === current ? "current" : undefined} data-version={v.version} data-testid="version-row">
+            <div className="version-head">
+              <strong>{v.version}</strong>
+              <span className="muted">{new Date(v.created_at).toLocaleString()}</span>
+              <span className="muted" title={v.digest}>
                 {v.digest.replace(/^sha256:/, "").slice(0, 8)}
-              </td>
-              <td>
-                {v.version === current ? (
-                  <span className="muted">open</span>
-                ) : (
-                  <button type="button" onClick={() => onOpen(v.version)}>
-                    Open
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+              </span>
+              {v.version === current ? (
+                <span className="muted">open</span>
+              ) : (
+                <button type="button" onClick={() => onOpen(v.version)}>
+                  Open
+                </button>
+              )}
+            </div>
+            {v.note ? (
+              <p className="version-note" data-testid="version-note">
+                {v.note}
+              </p>
+            ) : (
+              <p className="version-note muted">No change note.</p>
+            )}
+          </li>
+        ))}
+      </ol>
       <div className="version-compare">
         <label>
           From
@@ -117,17 +128,6 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
         <button type="button" data-testid="diff-compare" disabled={!from || !to || from === to} onClick={() => void compare()}>
           Compare
         </button>
-        {comparison && (
-          <button
-            type="button"
-            onClick={() => {
-              setComparison(null);
-              clear();
-            }}
-          >
-            Clear
-          </button>
-        )}
       </div>
       {error && (
         <p className="error" role="alert">
@@ -135,18 +135,130 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
         </p>
       )}
       {comparison && (
-        <div className="version-diff" data-testid="version-diff">
-          <ul className="diff-summary">
-            {Object.entries(comparison.marks).map(([node, mark]) => (
-              <li key={node} className={`diff-${mark}`} data-node={node} data-mark={mark}>
-                {mark === "added" ? "+" : mark === "removed" ? "−" : "~"} {node} <span className="muted">{mark}</span>
-              </li>
-            ))}
-          </ul>
-          <DiffGraph before={comparison.before} after={comparison.after} marks={comparison.marks} />
-          <TextDiff before={comparison.before} after={comparison.after} testId="version-text-diff" />
-        </div>
+        <VersionCompare
+          graph={graph}
+          comparison={comparison}
+          onClose={() => {
+            setComparison(null);
+            clear();
+          }}
+        />
       )}
     </div>
+  );
+}
+
+const show = (value: unknown) => (value === undefined ? "—" : typeof value === "string" ? value : JSON.stringify(value, null, 1));
+
+/** The comparison, full size: diff canvas and changes side by side, the text diff below. */
+function VersionCompare({ graph, comparison, onClose }: { graph: string; comparison: Comparison; onClose(): void }) {
+  const { diff } = comparison;
+  const [picked, setPicked] = useState<string | null>(Object.keys(diff.nodes.changed)[0] ?? null);
+  const [tab, setTab] = useState<"graph" | "text">("graph");
+  const changedFields = picked ? diff.nodes.changed[picked] : undefined;
+  const nothing =
+    diff.nodes.added.length + diff.nodes.removed.length + Object.keys(diff.nodes.changed).length + diff.edges.added.length + diff.edges.removed.length + diff.edges.changed.length ===
+    0;
+  return (
+    <div className="modal-backdrop" role="presentation">
+      <div className="modal version-diff-modal" role="dialog" aria-label="Compare versions" data-testid="version-diff">
+        <header className="version-diff-head">
+          <h2>
+            {graph}: {comparison.from} → {comparison.to}
+          </h2>
+          <nav className="tabs">
+            <button type="button" aria-pressed={tab === "graph"} onClick={() => setTab("graph")}>
+              Graph
+            </button>
+            <button type="button" aria-pressed={tab === "text"} data-testid="diff-tab-text" onClick={() => setTab("text")}>
+              Text
+            </button>
+          </nav>
+          <span className="plait-spacer" />
+          <button type="button" onClick={onClose} data-testid="diff-close">
+            Close
+          </button>
+        </header>
+        {tab === "text" ? (
+          <TextDiff before={comparison.before} after={comparison.after} testId="version-text-diff" />
+        ) : (
+          <div className="version-diff-body">
+            <DiffGraph before={comparison.beforeModel} after={comparison.afterModel} diff={diff} picked={picked} onPick={setPicked} />
+            <aside className="version-diff-changes" data-testid="diff-changes">
+              {nothing && <p className="muted">The graphs are the same (only comments or formatting differ: see Text).</p>}
+              <ChangeList title="Nodes added" items={diff.nodes.added} mark="added" onPick={setPicked} />
+              <ChangeList title="Nodes removed" items={diff.nodes.removed} mark="removed" onPick={setPicked} />
+              <ChangeList title="Nodes changed" items={Object.keys(diff.nodes.changed)} mark="changed" onPick={setPicked} picked={picked} />
+              <ChangeList title="Edges added" items={diff.edges.added.map(edgeLabel)} mark="added" testId="diff-edges-added" />
+              <ChangeList title="Edges removed" items={diff.edges.removed.map(edgeLabel)} mark="removed" testId="diff-edges-removed" />
+              <ChangeList title="Edges changed" items={diff.edges.changed.map((c) => `${edgeLabel(c.before)} ⇒ ${c.after.label ?? "no label"}`)} mark="changed" testId="diff-edges-changed" />
+              {changedFields && (
+                <section className="diff-node-fields" data-testid="diff-node-fields" data-node={picked ?? ""}>
+                  <h4>What changed in {picked}</h4>
+                  <table>
+                    <thead>
+                      <tr>
+                        <th>Field</th>
+                        <th>{comparison.from}</th>
+                        <th>{comparison.to}</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {changedFields.map((f) => (
+                        <tr key={f.field} data-field={f.field}>
+                          <td>{f.field}</td>
+                          <td className="diff-removed">
+                            <pre>{show(f.before)}</pre>
+                          </td>
+                          <td className="diff-added">
+                            <pre>{show(f.after)}</pre>
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </section>
+              )}
+            </aside>
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function ChangeList({
+  title,
+  items,
+  mark,
+  onPick,
+  picked,
+  testId,
+}: {
+  title: string;
+  items: string[];
+  mark: "added" | "removed" | "changed";
+  onPick?(item: string): void;
+  picked?: string | null;
+  testId?: string;
+}) {
+  if (items.length === 0) return null;
+  return (
+    <section className="diff-change-list" data-testid={testId}>
+      <h4>{title}</h4>
+      <ul>
+        {items.map((item) => (
+          <li key={item} className={`diff-${mark}${picked === item ? " picked" : ""}`} data-node={onPick ? item : undefined} data-mark={mark}>
+            {onPick ? (
+              <button type="button" className="linkish" onClick={() => onPick(item)}>
+                {item}
+              </button>
+            ) : (
+              item
+            )}
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }

@@ -465,3 +465,42 @@ async def test_another_tenants_thread_id_answers_as_a_free_id(
         # A client's id cannot hold the separator.
         body = problem(await acme.post("/threads", json={"thread_id": f"{globex_tenant}/x"}), 422)
         assert "/" in body["detail"]
+
+
+async def test_a_tenants_draft_obeys_its_code_policy_and_is_its_own(
+    server: Cluster, admin: httpx.AsyncClient
+) -> None:
+    _, key_a = await new_tenant(admin, "drafter")
+    _, key_b = await new_tenant(admin, "peeker")
+    name = unique("draft")
+    text = CODE_SPEC.format(name=name, function="os:system")
+    async with (
+        httpx.AsyncClient(base_url=server.url, headers={"x-api-key": key_a}) as http_a,
+        httpx.AsyncClient(base_url=server.url, headers={"x-api-key": key_b}) as http_b,
+    ):
+        body = problem(await http_a.post("/drafts", json={"yaml": text}), 422)
+        assert {e["code"] for e in body["errors"]} == {"tenant-code-refused"}
+
+        allowed = (
+            text.replace('"os:system"', '"tenant_fns:down"')
+            .replace("    shell: {transport: stdio, command: sh}\n", "")
+            .replace("  mcp_servers:\n", "")
+        )
+        created = await http_a.post("/drafts", json={"yaml": allowed})
+        assert created.status_code == 201, created.text
+        draft = created.json()
+        ran = await http_a.post(
+            "/runs/wait", json={"assistant_id": draft["assistant_id"], "input": {"text": "Hi"}}
+        )
+        assert ran.status_code == 200, ran.text
+        assert "down()" in ran.json()["__error__"]["message"]  # the draft's own code ran
+
+        # Another tenant's draft answers as an unknown assistant would.
+        problem(await http_b.get(f"/assistants/{draft['assistant_id']}"), 404)
+        problem(
+            await http_b.post(
+                "/runs/wait", json={"assistant_id": draft["assistant_id"], "input": {"text": "x"}}
+            ),
+            404,
+        )
+        problem(await http_b.get(f"/graphs/{name}/versions/{draft['version']}"), 404)
