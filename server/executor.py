@@ -168,8 +168,8 @@ async def execute_run(
     Errors of the graph end the run ``error`` (journaled as an ``error``
     event), never escape. A stop from ``stopper`` ends it ``interrupted``,
     deletes it (``rollback``), or releases it to the queue (``release``).
-    A run with ``max_attempts`` lost attempts (its spec's value wins) is
-    dead-lettered instead of run. The attempt is traced, logged and counted
+    A run with ``max_attempts`` lost attempts in a row (its spec's value wins)
+    is dead-lettered instead of run. The attempt is traced, logged and counted
     (:mod:`server.run_tracing`).
     """
     async with run_tracing.observed_attempt(run, pool) as traced:
@@ -221,7 +221,7 @@ async def _dead_letter(
     await runs.finish_run(
         pool, run.run_id, worker_id, "error", message, attempt=run.attempt, dead_letter=record
     )
-    traced.detail = f"{run.lost_attempts} attempts lost their worker, max_attempts {limit}"
+    traced.detail = f"{run.lost_attempts} attempts in a row lost their worker, max_attempts {limit}"
     return "dead_lettered"
 
 
@@ -312,7 +312,7 @@ async def _stream(
     kwargs = run.kwargs
     # Any: LangGraph's astream overloads cannot be matched with options built at run time.
     # Fenced: a checkpoint this attempt writes after losing the run must not fork its thread.
-    saver = FencedCheckpointer(pool, lease)
+    saver = FencedCheckpointer(pool, lease, lost_attempts=run.lost_attempts > 0)
     graph: Any = compiled.bind(saver)
     config = run_config(run, compiled, tool_results)
     config["configurable"][AUDIT_KEY] = PostgresAuditStore(pool)

@@ -65,8 +65,8 @@ class Settings:
     auth_cache_seconds: float = 5.0
     #: Modules tenants' uploaded specs may call besides the specs folder's (code_policy.py).
     tenant_modules: frozenset[str] = frozenset()
-    #: Attempts of a run that may lose their worker before it is dead-lettered
-    #: (a spec's ``max_attempts`` wins).
+    #: Attempts of a run that may lose their worker in a row before it is
+    #: dead-lettered (a spec's ``max_attempts`` wins).
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     #: 1 MiB: a spec at its size limit (512 Ki characters) still fits, even as JSON.
     max_body_bytes: int = 1024 * 1024

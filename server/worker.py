@@ -11,7 +11,7 @@ worker`` runs one). It
   worker took over (every write of a run needs its lease: server/queue/leases.py);
   a run claimed with a cancel already asked (its previous worker died first)
   stops at once;
-- dead-letters a run whose attempts lost their worker ``max_attempts`` times
+- dead-letters a run whose attempts lost their worker ``max_attempts`` times in a row
   (the spec's ``max_attempts`` wins), instead of running it again;
 - resolves approvals past their expiry by resuming their run (the approval node
   applies the spec's ``on_expire`` itself when it resumes after the expiry);

@@ -59,8 +59,9 @@ def worker_command(
             "--max-attempts",
             envvar=MAX_ATTEMPTS_ENV,
             min=1,
-            help="Attempts of a run that may lose their worker (crash, kill, cut-off) before "
-            "the run is dead-lettered; a spec's max_attempts wins.",
+            help="Attempts of a run that may lose their worker in a row (crash, kill, cut-off, "
+            "no step finished between) before the run is dead-lettered; a spec's "
+            "max_attempts wins.",
         ),
     ] = DEFAULT_MAX_ATTEMPTS,
     worker_id: Annotated[

@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncCursor
 from psycopg.rows import DictRow, dict_row
@@ -30,6 +32,7 @@ from engine.store.tool_results import (
     write_record,
 )
 from engine.tools.idempotency import RecordedResult
+from server.queue import runs
 from server.queue.leases import Lease, fence, fenced_transaction, refused_as
 
 
@@ -41,12 +44,33 @@ class FencedCheckpointer(AsyncPostgresSaver):
     begins with the fence (one round trip, as before: the pipeline carries the
     fence too). Reads are not fenced. The version is pinned in pyproject.toml;
     ``tests/integration/server/queue/test_fencing.py`` fails if a write escapes.
+
+    With ``lost_attempts`` (the claimed run had some), the first checkpoint the
+    attempt saves (a finished step) also resets them, in its transaction.
     """
 
-    def __init__(self, pool: Pool, lease: Lease) -> None:
+    def __init__(self, pool: Pool, lease: Lease, *, lost_attempts: bool = False) -> None:
         super().__init__(pool)
         self.pool = pool
         self.lease = lease
+        self._reset_lost = lost_attempts
+        self._saving_checkpoint = False
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Save a checkpoint (fenced); the first one after lost attempts resets them."""
+        self._saving_checkpoint = self._reset_lost
+        try:
+            saved = await super().aput(config, checkpoint, metadata, new_versions)
+        finally:
+            self._saving_checkpoint = False
+        self._reset_lost = False
+        return saved
 
     @asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
@@ -63,6 +87,8 @@ class FencedCheckpointer(AsyncPostgresSaver):
                 conn.cursor(binary=True, row_factory=dict_row) as cur,
             ):
                 await fence(cur, self.lease)
+                if self._saving_checkpoint:
+                    await runs.note_progress(cur, self.lease)
                 yield cur
 
 

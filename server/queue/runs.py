@@ -475,7 +475,8 @@ async def claim_runs(
 
     Claimable: the oldest pending run of a thread with no running run, or a
     running run whose lease expired (its worker died; claimed with
-    ``attempt + 1`` like any claim, and counted in ``lost_attempts``). Runs
+    ``attempt + 1`` like any claim, and counted in ``lost_attempts`` until
+    the run finishes a step: :func:`note_progress`). Runs
     in ``executing`` (the worker's own, still running) are not taken: a
     worker that was cut off past its lease goes on with them, or learns it
     lost them. Concurrent claimers skip each other's rows (``SKIP
@@ -776,6 +777,16 @@ async def release_run(pool: Pool, run_id: str, worker_id: str, attempt: int | No
 # --------------------------------------------------------------------------- dead letters
 
 
+async def note_progress(cursor: AsyncCursor[DictRow], lease: Lease) -> None:
+    """In the caller's fenced transaction: the run finished a step, so its lost attempts
+    so far were not its fault (they count only in a row, without a step between)."""
+    await cursor.execute(
+        "UPDATE plait_runs SET lost_attempts = 0 "
+        "WHERE run_id = %s AND attempt = %s AND lost_attempts > 0",
+        (lease.run_id, lease.attempt),
+    )
+
+
 def max_attempts_of(run: Run, default: int) -> int:
     """How many lost attempts ``run`` may have: its spec's ``max_attempts``, else ``default``."""
     return run.max_attempts or default
@@ -785,9 +796,9 @@ def dead_letter_of(run: Run, limit: int) -> dict[str, Any]:
     """The ``dead_letter`` record of a claimed run whose lost attempts reached ``limit``."""
     return {
         "reason": (
-            f"{run.lost_attempts} attempts lost their worker before the run ended (it crashed, "
-            f"was killed, stalled or was cut off; max_attempts {limit}): a step may be killing "
-            "its worker. Fix the cause, then requeue the run"
+            f"{run.lost_attempts} attempts in a row lost their worker before finishing a step "
+            f"(it crashed, was killed, stalled or was cut off; max_attempts {limit}): the step "
+            "may be killing its worker. Fix the cause, then requeue the run"
         ),
         "attempts": run.lost_attempts,
         "max_attempts": limit,

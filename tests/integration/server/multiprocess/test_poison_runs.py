@@ -212,7 +212,7 @@ async def test_a_run_that_kills_its_workers_is_dead_lettered_then_requeued(
     assert attempts == [1, 2, 3], first
     assert names[-2:] == ["error", "end"], names
     assert first[-2][2]["error"] == "DeadLettered"
-    assert "3 attempts lost their worker" in first[-2][2]["message"]
+    assert "3 attempts in a row lost their worker" in first[-2][2]["message"]
     assert [seq for seq, _, _ in first] == list(range(1, len(first) + 1))
 
     assert (run["status"], run["plait_status"]) == ("error", "dead_lettered")
@@ -223,7 +223,8 @@ async def test_a_run_that_kills_its_workers_is_dead_lettered_then_requeued(
     [line] = [r for r in _log_records(serve.log(), run_id) if r.get("status") == "dead_lettered"]
     assert line["level"] == "ERROR" and line["error_code"] == "DeadLettered", line
     assert (
-        line["message"] == "run ended: dead_lettered (3 attempts lost their worker, max_attempts 3)"
+        line["message"]
+        == "run ended: dead_lettered (3 attempts in a row lost their worker, max_attempts 3)"
     )
 
     assert len(pids) == len(set(pids)) == 3, pids  # each attempt killed the worker that ran it

@@ -288,3 +288,21 @@ async def test_a_claim_leaves_the_workers_own_runs_to_it(qpool: Pool, qgraph: Gr
     assert await claim_runs(qpool, "back", 10, LEASE, executing=[claimed.run_id]) == []
     [again] = await claim_runs(qpool, "back", 10, LEASE)
     assert again.run_id == claimed.run_id and again.attempt == 2
+
+
+async def test_a_finished_step_resets_the_lost_attempts(qpool: Pool, qgraph: GraphVersion) -> None:
+    """Lost attempts count in a row: the first checkpoint an attempt saves resets them."""
+    thread = await create_thread(qpool, thread_id=unique("t"))
+    await create_run(
+        qpool, thread_id=thread["thread_id"], graph=qgraph, kwargs={"input": {}}, metadata={}
+    )
+    for _ in range(3):
+        [claimed] = await claim_runs(qpool, "dying", 10, EXPIRED)
+    assert claimed.lost_attempts == 2
+    saver = FencedCheckpointer(qpool, claimed.lease, lost_attempts=True)
+    await saver.aput(_config(claimed), empty_checkpoint(), {"source": "loop", "step": 1}, {})
+    current = await get_run(qpool, claimed.run_id)
+    assert current is not None and current.lost_attempts == 0
+
+    [again] = await claim_runs(qpool, "next", 10, LEASE)
+    assert (again.attempt, again.lost_attempts) == (4, 1)
