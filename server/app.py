@@ -135,7 +135,12 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
         # connections and claim queries). With worker processes it runs in
         # children instead (server/worker_processes.py).
         worker = (
-            Worker(pool, concurrency=settings.workers, specs_dir=settings.specs_dir)
+            Worker(
+                pool,
+                concurrency=settings.workers,
+                specs_dir=settings.specs_dir,
+                max_attempts=settings.max_attempts,
+            )
             if in_process
             else None
         )
@@ -147,6 +152,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
                 concurrency=settings.workers,
                 specs_dir=settings.specs_dir,
                 url=url,
+                max_attempts=settings.max_attempts,
             )
             await children.enter_async_context(processes.running())
         try:

@@ -17,12 +17,15 @@ from datetime import datetime
 from typing import Any
 
 import pydantic
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from engine.spec.errors import validation_problems
 from engine.spec.models import Decision
 from engine.store.pool import Pool
 from server.mcp_tasks import record_parked
+from server.queue.leases import Lease, fenced_transaction
 from server.queue.runs import Run, create_run_in, hash_request, resume_kwargs
 from server.registry import get_version
 
@@ -65,8 +68,13 @@ async def record_interrupts(
     run: Run,
     interrupts: list[dict[str, Any]],
     budget_used: Mapping[str, Any] | None = None,
+    *,
+    lease: Lease | None = None,
 ) -> list[dict[str, Any]]:
     """Record the approval interrupts a run stopped on; return their rows.
+
+    With ``lease`` (the worker's), only while it holds the run
+    (:class:`~server.queue.leases.LeaseLost` otherwise, and nothing is recorded).
 
     ``interrupts`` are LangGraph interrupts as dicts ``{id, value}``; only
     those whose value has ``kind == "approval"`` (the approval node's
@@ -74,45 +82,55 @@ async def record_interrupts(
     run, or a thread resumed for another of its interrupts) keeps the first row.
     ``budget_used`` is the run's usage so far (spec budgets), shown to the approver.
     """
-    rows: list[dict[str, Any]] = []
+    async with fenced_transaction(pool, lease, "recording approvals") as conn:
+        rows = await _insert_approvals(conn, run, interrupts, budget_used)
     # MCP task interrupts are not approvals: they are parked tool calls the poller resumes.
     await record_parked(pool, run.run_id, interrupts)
-    async with pool.connection() as conn:
-        for item in interrupts:
-            value = item.get("value")
-            if not isinstance(value, Mapping) or value.get("kind") != "approval":
-                continue
-            cursor = await conn.execute(
-                f"""
-                INSERT INTO plait_approvals (
-                    approval_id, thread_id, run_id, graph, version, node, interrupt_id,
-                    action, arguments, reason, expires_at, on_expire, budget_used, tenant_id
-                )
-                VALUES (gen_random_uuid()::text, %s, %s, %s, %s, %s, %s, %s, %s, %s,
-                        %s::timestamptz, %s, %s, %s)
-                ON CONFLICT (thread_id, interrupt_id) DO UPDATE
-                SET interrupt_id = EXCLUDED.interrupt_id  -- no change: returns the row
-                RETURNING {_COLUMNS}
-                """,
-                (
-                    run.thread_id,
-                    run.run_id,
-                    run.graph,
-                    run.version,
-                    value.get("node"),
-                    item["id"],
-                    value.get("action"),
-                    Jsonb(value.get("arguments")),
-                    value.get("reason"),
-                    value.get("expires_at"),
-                    value.get("on_expire") or "reject",
-                    Jsonb(dict(budget_used)) if budget_used is not None else None,
-                    run.tenant,
-                ),
+    return rows
+
+
+async def _insert_approvals(
+    conn: AsyncConnection[DictRow],
+    run: Run,
+    interrupts: list[dict[str, Any]],
+    budget_used: Mapping[str, Any] | None,
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for item in interrupts:
+        value = item.get("value")
+        if not isinstance(value, Mapping) or value.get("kind") != "approval":
+            continue
+        cursor = await conn.execute(
+            f"""
+            INSERT INTO plait_approvals (
+                approval_id, thread_id, run_id, graph, version, node, interrupt_id,
+                action, arguments, reason, expires_at, on_expire, budget_used, tenant_id
             )
-            row = await cursor.fetchone()
-            if row is not None:
-                rows.append(_approval(row))
+            VALUES (gen_random_uuid()::text, %s, %s, %s, %s, %s, %s, %s, %s, %s,
+                    %s::timestamptz, %s, %s, %s)
+            ON CONFLICT (thread_id, interrupt_id) DO UPDATE
+            SET interrupt_id = EXCLUDED.interrupt_id  -- no change: returns the row
+            RETURNING {_COLUMNS}
+            """,
+            (
+                run.thread_id,
+                run.run_id,
+                run.graph,
+                run.version,
+                value.get("node"),
+                item["id"],
+                value.get("action"),
+                Jsonb(value.get("arguments")),
+                value.get("reason"),
+                value.get("expires_at"),
+                value.get("on_expire") or "reject",
+                Jsonb(dict(budget_used)) if budget_used is not None else None,
+                run.tenant,
+            ),
+        )
+        row = await cursor.fetchone()
+        if row is not None:
+            rows.append(_approval(row))
     return rows
 
 

@@ -3,6 +3,9 @@
 ``execute_run`` takes a run the worker holds a lease on and carries it to a
 terminal state (``success``, ``error``, ``timeout``, ``interrupted``), or hands
 it back (``released``) when the worker shuts down, or deletes it (``rollback``).
+A run whose attempts kept losing their worker ends dead-lettered (``error``
+with a ``dead_letter`` record) without running again. Every write of the
+attempt is fenced by its lease (:mod:`server.queue.leases`).
 Every LangGraph stream chunk of a requested mode becomes one journal event in
 the Agent Server format (:mod:`server.stream_events`); ``end`` is journaled last,
 only when the run reached a terminal state.
@@ -42,15 +45,27 @@ from server.auth.tenant_secrets import SecretSources
 from server.journal import RunGone
 from server.journal_writer import JournalCommitter, JournalWriter
 from server.queue import runs
+from server.queue.fenced import FencedCheckpointer
+from server.queue.leases import Lease, LeaseLost, fenced_transaction
 from server.queue.runs import Run
 from server.queue.threads import client_thread_id
 from server.run_tracing import RunTrace
+from server.settings import DEFAULT_MAX_ATTEMPTS
 from server.stream_events import StreamPlan, interrupts_of, plan_stream
 
 #: Why a worker stops a run: a cancel request (``interrupt``, ``rollback``), its
 #: shutdown (``release``), or the run's lease went to another worker (``lost``).
 StopReason = Literal["interrupt", "rollback", "release", "lost"]
-Outcome = Literal["success", "error", "timeout", "interrupted", "released", "rolled_back", "lost"]
+Outcome = Literal[
+    "success",
+    "error",
+    "timeout",
+    "interrupted",
+    "released",
+    "rolled_back",
+    "lost",
+    "dead_lettered",
+]
 
 
 class RunStopped(Exception):
@@ -144,6 +159,7 @@ async def execute_run(
     stopper: RunStopper,
     journal: JournalCommitter,
     tool_results: ToolResultStore | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> Outcome:
     """Run ``run`` to its end and record it; return how it ended.
 
@@ -152,12 +168,18 @@ async def execute_run(
     Errors of the graph end the run ``error`` (journaled as an ``error``
     event), never escape. A stop from ``stopper`` ends it ``interrupted``,
     deletes it (``rollback``), or releases it to the queue (``release``).
-    The attempt is traced, logged and counted (:mod:`server.run_tracing`).
+    A run with ``max_attempts`` lost attempts in a row (its spec's value wins)
+    is dead-lettered instead of run. The attempt is traced, logged and counted
+    (:mod:`server.run_tracing`).
     """
     async with run_tracing.observed_attempt(run, pool) as traced:
-        run_tracing.log_start(run)
+        limit = runs.max_attempts_of(run, max_attempts)
         outcome: Outcome | None = None
         try:
+            if run.lost_attempts >= limit:
+                outcome = await _dead_letter(run, pool, worker_id, journal, limit, traced)
+                return outcome
+            run_tracing.log_start(run)
             outcome = await _execute(
                 run,
                 pool,
@@ -169,16 +191,38 @@ async def execute_run(
                 traced=traced,
             )
             return outcome
-        except RunGone:
-            # The journal refused our events: another worker took the run over
-            # (our lease expired) and records its end, or the run was deleted.
+        except (RunGone, LeaseLost) as refused:
+            # A write was refused: another worker took the run over (our lease
+            # expired) and records its end, or the run was deleted.
+            traced.detail = str(refused)
             outcome = "lost"
             return outcome
         finally:
             ended = outcome or "failed"  # recording the end failed: the lease will expire
             traced.ended(ended)
-            run_tracing.log_end(ended, traced.error_code)
+            run_tracing.log_end(ended, traced.error_code, traced.detail)
             metrics.run_finished(run.graph, ended)
+
+
+async def _dead_letter(
+    run: Run, pool: Pool, worker_id: str, journal: JournalCommitter, limit: int, traced: RunTrace
+) -> Outcome:
+    """End a run whose attempts kept losing their worker: ``error`` event, ``end``, record."""
+    record = runs.dead_letter_of(run, limit)
+    message = (
+        f"run dead-lettered: {record['reason']} (POST /threads/{run.thread_id}/runs/"
+        f"{run.run_id}/requeue, or plait queue requeue {run.run_id})"
+    )
+    writer = JournalWriter(run.run_id, journal, run.attempt)
+    try:
+        _journal_error(writer, traced, "DeadLettered", message)
+    finally:
+        await writer.close()
+    await runs.finish_run(
+        pool, run.run_id, worker_id, "error", message, attempt=run.attempt, dead_letter=record
+    )
+    traced.detail = f"{run.lost_attempts} attempts in a row lost their worker, max_attempts {limit}"
+    return "dead_lettered"
 
 
 async def _execute(
@@ -194,7 +238,8 @@ async def _execute(
 ) -> Outcome:
     """:func:`execute_run` inside the attempt's trace and log context."""
     plan = plan_stream(run.kwargs.get("stream_mode"), bool(run.kwargs.get("stream_subgraphs")))
-    writer = JournalWriter(run.run_id, journal)
+    lease = Lease(run.run_id, worker_id, run.attempt)
+    writer = JournalWriter(run.run_id, journal, run.attempt)
     found: list[dict[str, Any]] = []
     status: Literal["success", "error", "timeout"] = "success"
     error: str | None = None
@@ -205,21 +250,23 @@ async def _execute(
         try:
             stopper.check()
             compiled = await graphs.get(run.graph, run.version, run.tenant)
-            found = await _stream(run, pool, compiled, plan, writer, stopper, tool_results, traced)
+            found = await _stream(
+                run, pool, lease, compiled, plan, writer, stopper, tool_results, traced
+            )
         except RunTimedOut as exc:
             status, error = "timeout", str(exc)
             _journal_error(writer, traced, "TimeoutError", error)
         except GraphRecursionError as exc:
             status, error = "error", f"the run took more steps than its limit: {exc}"
             _journal_error(writer, traced, "GraphRecursionError", error)
-        except RunStopped:
+        except (RunStopped, LeaseLost):
             raise
         except Exception as exc:
             status, error = "error", str(exc) or type(exc).__name__
             _journal_error(writer, traced, type(exc).__name__, error)
     except RunStopped as stopped:
         await writer.close()
-        return await _stopped(run, pool, worker_id, stopped.reason)
+        return await _stopped(run, pool, lease, stopped.reason)
     finally:
         # Also on a cancellation of the whole worker: what was emitted is kept.
         await writer.close()
@@ -227,8 +274,10 @@ async def _execute(
         usage = await read_usage(
             new_checkpointer(pool), {"configurable": {"thread_id": run.thread_id}}
         )
-        await approvals.record_interrupts(pool, run, found, usage)
-    await runs.finish_run(pool, run.run_id, worker_id, status, error, interrupted=bool(found))
+        await approvals.record_interrupts(pool, run, found, usage, lease=lease)
+    await runs.finish_run(
+        pool, run.run_id, worker_id, status, error, interrupted=bool(found), attempt=run.attempt
+    )
     return status
 
 
@@ -251,6 +300,7 @@ def _needs_metadata(run: Run) -> bool:
 async def _stream(
     run: Run,
     pool: Pool,
+    lease: Lease,
     compiled: CompiledSpec,
     plan: StreamPlan,
     writer: JournalWriter,
@@ -261,7 +311,8 @@ async def _stream(
     """Drive the graph, journaling its chunks; return the interrupts it stopped on."""
     kwargs = run.kwargs
     # Any: LangGraph's astream overloads cannot be matched with options built at run time.
-    saver = new_checkpointer(pool)
+    # Fenced: a checkpoint this attempt writes after losing the run must not fork its thread.
+    saver = FencedCheckpointer(pool, lease, lost_attempts=run.lost_attempts > 0)
     graph: Any = compiled.bind(saver)
     config = run_config(run, compiled, tool_results)
     config["configurable"][AUDIT_KEY] = PostgresAuditStore(pool)
@@ -400,33 +451,35 @@ def _goto(goto: Any) -> Any:
     return [_goto(item) for item in goto]
 
 
-async def _stopped(run: Run, pool: Pool, worker_id: str, reason: StopReason) -> Outcome:
+async def _stopped(run: Run, pool: Pool, lease: Lease, reason: StopReason) -> Outcome:
     """Record a run the worker stopped."""
     if reason == "lost":
         # Another worker holds the run now (our lease expired): it records the end.
         return "lost"
     if reason == "release":
-        await runs.release_run(pool, run.run_id, worker_id)
+        await runs.release_run(pool, run.run_id, lease.owner, lease.attempt)
         return "released"
     if reason == "rollback":
-        await delete_checkpoints(pool, run)
-    await runs.finish_run(pool, run.run_id, worker_id, "interrupted", None)
+        await delete_checkpoints(pool, run, lease)
+    await runs.finish_run(pool, run.run_id, lease.owner, "interrupted", None, attempt=lease.attempt)
     if reason == "rollback":
         await runs.delete_run(pool, run.thread_id, run.run_id)
         return "rolled_back"
     return "interrupted"
 
 
-async def delete_checkpoints(pool: Pool, run: Run) -> None:
+async def delete_checkpoints(pool: Pool, run: Run, lease: Lease) -> None:
     """Delete the checkpoints ``run`` wrote, so its thread is as it was before the run.
 
     LangGraph Platform's ``rollback`` deletes the run and its checkpoints; the
     thread continues from the checkpoint the run started from. The checkpoints
     a run wrote carry its ``run_id`` in their metadata (LangGraph copies every
     config metadata key with a plain value there), in every namespace.
-    Channel blobs are shared between checkpoints by version and stay.
+    Channel blobs are shared between checkpoints by version and stay. Only
+    while ``lease`` is held (:class:`LeaseLost` otherwise): the run may be
+    another worker's by now.
     """
-    async with pool.connection() as conn, conn.transaction():
+    async with fenced_transaction(pool, lease, "deleting checkpoints") as conn:
         cursor = await conn.execute(
             """
             DELETE FROM checkpoints

@@ -23,7 +23,7 @@ import contextlib
 import json
 import logging
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,9 @@ class JournalEvent:
     seq: int
     event: str
     data: Any
+    #: An ``error`` or ``end`` a requeue continued past (never streamed; see
+    #: :func:`server.queue.runs.requeue_run`).
+    superseded: bool = False
 
 
 class RunGone(LookupError):
@@ -98,19 +101,22 @@ async def append_many(
 # JSON string with a regex, which cost more CPU than the rest of an append.
 _APPEND = """
 WITH request AS (
-    SELECT * FROM unnest(%(run_ids)b::text[], %(batches)b::jsonb[], %(payloads)b::text[])
-        AS request(run_id, batch, payload)
+    SELECT * FROM unnest(
+        %(run_ids)b::text[], %(batches)b::jsonb[], %(payloads)b::text[], %(attempts)b::int[]
+    ) AS request(run_id, batch, payload, attempt)
 ), locked AS (
     -- Row locks in run_id order, as the heartbeat takes them: two statements
     -- over the same runs in different orders would deadlock. A worker's events
-    -- are written only while it holds the run's lease, so a worker that lost a
-    -- run (its lease expired and another took it over) cannot add events to
-    -- the new attempt's stream or after its `end`.
-    SELECT r.run_id FROM plait_runs r
-    WHERE r.run_id = ANY(%(run_ids)b)
-      AND (%(owner)s::text IS NULL OR (r.lease_owner = %(owner)s AND r.status = 'running'))
+    -- are written only while it holds the run's lease for the attempt that
+    -- emitted them, so a worker that lost a run (its lease expired and another
+    -- claim took it over) cannot add events to the new attempt's stream or
+    -- after its `end` (server/queue/leases.py).
+    SELECT r.run_id FROM plait_runs r JOIN request USING (run_id)
+    WHERE %(owner)s::text IS NULL
+       OR (r.lease_owner = %(owner)s AND r.status = 'running'
+           AND (request.attempt IS NULL OR r.attempt = request.attempt))
     ORDER BY r.run_id
-    FOR NO KEY UPDATE
+    FOR NO KEY UPDATE OF r
 ), bumped AS (
     UPDATE plait_runs r SET event_seq = r.event_seq + jsonb_array_length(request.batch)
     FROM locked JOIN request USING (run_id)
@@ -144,16 +150,18 @@ async def append_runs(
     batches: dict[str, list[tuple[str, Any]]],
     *,
     owner: str | None = None,
+    attempts: Mapping[str, int] | None = None,
 ) -> dict[str, int]:
     """Append each run's events in one statement; return each existing run's first new seq.
 
     Runs missing from the result do not exist (their events were not written);
     with ``owner`` (a worker id), neither do runs that worker does not hold
-    under a lease while they run.
+    under a lease while they run, for the run's attempt in ``attempts`` when
+    it is there.
     """
     if isinstance(target, AsyncConnectionPool):
         async with target.connection() as conn:
-            return await append_runs(conn, batches, owner=owner)
+            return await append_runs(conn, batches, owner=owner, attempts=attempts)
     run_ids = [run_id for run_id, items in batches.items() if items]
     encoded = [encode_batch(batches[run_id]) for run_id in run_ids]
     cursor = await target.execute(
@@ -166,6 +174,7 @@ async def append_runs(
                 text.decode() if len(text) + len(run_id) < NOTIFY_LIMIT else None
                 for run_id, text in zip(run_ids, encoded, strict=True)
             ],
+            "attempts": [(attempts or {}).get(run_id) for run_id in run_ids],
             "channel": EVENTS_CHANNEL,
             "owner": owner,
         },
@@ -197,15 +206,18 @@ async def resume_point(pool: Pool, run_id: str, after: int) -> int:
 async def read_after(
     pool: Pool, run_id: str, after: int = 0, limit: int = 1000
 ) -> list[JournalEvent]:
-    """The run's events with ``seq > after``, in order, at most ``limit``."""
+    """The run's events with ``seq > after``, in order, at most ``limit`` (superseded ones too)."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            "SELECT seq, event, data FROM plait_run_events WHERE run_id = %s AND seq > %s "
-            "ORDER BY seq LIMIT %s",
+            "SELECT seq, event, data, superseded FROM plait_run_events "
+            "WHERE run_id = %s AND seq > %s ORDER BY seq LIMIT %s",
             (run_id, after, limit),
         )
         rows = await cursor.fetchall()
-    return [JournalEvent(run_id, row["seq"], row["event"], row["data"]) for row in rows]
+    return [
+        JournalEvent(run_id, row["seq"], row["event"], row["data"], row["superseded"])
+        for row in rows
+    ]
 
 
 @dataclass(eq=False)
@@ -380,7 +392,7 @@ class JournalListener:
                 FROM plait_runs r
                 LEFT JOIN LATERAL (
                     SELECT seq, event, data FROM plait_run_events
-                    WHERE run_id = r.run_id AND seq > %s
+                    WHERE run_id = r.run_id AND seq > %s AND NOT superseded
                     ORDER BY seq LIMIT %s
                 ) e ON true
                 WHERE r.run_id = %s

@@ -39,6 +39,8 @@ class JournalCommitter:
         # A worker's id: its events are written only while it holds their run's lease.
         self.owner = owner
         self._pending: dict[str, list[tuple[str, Any]]] = {}
+        # The attempt each pending run's events belong to (its lease, with ``owner``).
+        self._attempts: dict[str, int] = {}
         self._round: asyncio.Future[Failures] | None = None
         self._wake = asyncio.Event()
         self._closing = False
@@ -56,11 +58,16 @@ class JournalCommitter:
         self._closing = False
         self._task = asyncio.create_task(self._write_loop(), name="journal committer")
 
-    def emit(self, run_id: str, event: str, data: Any) -> asyncio.Future[Failures]:
-        """Queue an event; the returned future resolves when the round holding it is written."""
+    def emit(
+        self, run_id: str, event: str, data: Any, attempt: int | None = None
+    ) -> asyncio.Future[Failures]:
+        """Queue an event of ``run_id`` (emitted by its ``attempt``: written only while the
+        owner holds that attempt's lease); the future resolves when its round is written."""
         if self._task is None or self._task.done():
             raise RuntimeError("the journal committer is not running")
         self._pending.setdefault(run_id, []).append((event, data))
+        if attempt is not None:
+            self._attempts[run_id] = attempt
         if self._round is None:
             self._round = asyncio.get_running_loop().create_future()
         self._wake.set()
@@ -81,10 +88,11 @@ class JournalCommitter:
                 await self._wake.wait()
                 self._wake.clear()
                 batches, self._pending = self._pending, {}
+                attempts, self._attempts = self._attempts, {}
                 done, self._round = self._round, None
                 if done is not None:
                     try:
-                        failures = await self._write(batches)
+                        failures = await self._write(batches, attempts)
                     except Exception as exc:
                         _fail(done, exc)
                     else:
@@ -126,14 +134,20 @@ class JournalCommitter:
             await conn.close()
             await self.pool.putconn(conn)  # the pool replaces a closed connection
 
-    async def _append(self, batches: dict[str, list[tuple[str, Any]]]) -> dict[str, int]:
+    async def _append(
+        self, batches: dict[str, list[tuple[str, Any]]], attempts: dict[str, int]
+    ) -> dict[str, int]:
         # A broken connection fails this round; the next round takes a new one.
-        return await journal.append_runs(await self._connection(), batches, owner=self.owner)
+        return await journal.append_runs(
+            await self._connection(), batches, owner=self.owner, attempts=attempts
+        )
 
-    async def _write(self, batches: dict[str, list[tuple[str, Any]]]) -> Failures:
+    async def _write(
+        self, batches: dict[str, list[tuple[str, Any]]], attempts: dict[str, int]
+    ) -> Failures:
         """Write one round; a run whose events fail (or is gone) does not fail the others."""
         try:
-            written = await self._append(batches)
+            written = await self._append(batches, attempts)
         except psycopg.Error:
             if len(batches) == 1:
                 raise
@@ -141,7 +155,7 @@ class JournalCommitter:
             written, failures = {}, {}
             for run_id, items in batches.items():
                 try:
-                    written |= await self._append({run_id: items})
+                    written |= await self._append({run_id: items}, attempts)
                 except psycopg.Error as exc:
                     failures[run_id] = exc
             return failures | {
@@ -160,10 +174,17 @@ def _fail(written: asyncio.Future[Failures], exc: BaseException) -> None:
 
 
 class JournalWriter:
-    """One run's events, in order, through the worker's shared :class:`JournalCommitter`."""
+    """One run's events, in order, through the worker's shared :class:`JournalCommitter`.
 
-    def __init__(self, run_id: str, committer: JournalCommitter) -> None:
+    ``attempt`` is the attempt that emits them: with a committer that has an
+    owner, they are written only while that attempt's lease is held.
+    """
+
+    def __init__(
+        self, run_id: str, committer: JournalCommitter, attempt: int | None = None
+    ) -> None:
         self.run_id = run_id
+        self.attempt = attempt
         self._committer = committer
         # Rounds holding this run's events that were not checked yet, oldest first.
         self._rounds: list[asyncio.Future[Failures]] = []
@@ -176,7 +197,7 @@ class JournalWriter:
         # Surface a failed write to the run instead of silently dropping events.
         while self._rounds and self._rounds[0].done():
             self._check(self._rounds.pop(0))
-        written = self._committer.emit(self.run_id, event, data)
+        written = self._committer.emit(self.run_id, event, data, self.attempt)
         if not self._rounds or self._rounds[-1] is not written:
             self._rounds.append(written)
 

@@ -8,7 +8,8 @@ and the state of this process's circuit breakers (read at scrape time from
 
 Queue metrics come from Postgres at scrape time (:func:`database_metrics`), so
 they are the same whichever process is scraped and need no bookkeeping: runs
-by status, queue depth and the age of the oldest pending run, approvals by
+by status, dead-lettered runs waiting for a requeue, queue depth and the age
+of the oldest pending run, approvals by
 status, and a histogram of how long decided approvals waited. Only the API
 serves them (``GET /metrics``); a ``plait worker --metrics-port`` serves the
 process metrics only, so summing over processes never counts a run twice.
@@ -76,7 +77,8 @@ REFUSALS = Counter(
 )
 RUNS_FINISHED = Counter(
     "plait_runs_finished_total",
-    "Run attempts this process finished, by graph and outcome.",
+    "Run attempts this process finished, by graph and outcome (success, error, timeout, "
+    "interrupted, released, rolled_back, lost, dead_lettered, failed).",
     ["graph", "outcome"],
 )
 SSE_STREAMS = Gauge("plait_sse_streams_open", "Server-Sent Events streams open now.")
@@ -188,6 +190,7 @@ SELECT
      FROM (SELECT status, count(*) AS n FROM plait_runs GROUP BY status) s) AS runs,
   (SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)
      FROM plait_runs WHERE status = 'pending') AS oldest_pending,
+  (SELECT count(*) FROM plait_runs WHERE dead_letter IS NOT NULL) AS dead_lettered,
   (SELECT coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
      FROM (SELECT status, count(*) AS n FROM plait_approvals GROUP BY status) a) AS approvals
 """
@@ -222,6 +225,11 @@ async def database_metrics(pool: Pool) -> list[Metric]:
     counted: dict[str, Any] = row["runs"] or {}
     for status in sorted({*_RUN_STATUSES, *counted}):
         runs.add_metric([status], float(counted.get(status, 0)))
+    dead = GaugeMetricFamily(
+        "plait_runs_dead_lettered",
+        "Runs dead-lettered (their attempts kept losing their worker), not requeued.",
+    )
+    dead.add_metric([], float(row["dead_lettered"]))
     depth = GaugeMetricFamily("plait_queue_depth", "Runs waiting for a worker (pending).")
     depth.add_metric([], float(counted.get("pending", 0)))
     oldest = GaugeMetricFamily(
@@ -247,7 +255,7 @@ async def database_metrics(pool: Pool) -> list[Metric]:
     ]
     buckets.append(("+Inf", float(totals["n"])))
     wait.add_metric([], buckets, sum_value=float(totals["total"]))
-    return [runs, depth, oldest, approvals, wait]
+    return [runs, dead, depth, oldest, approvals, wait]
 
 
 async def scrape_database(pool: Pool, seconds: float = SCRAPE_TIMEOUT_SECONDS) -> list[Metric]:

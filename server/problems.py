@@ -27,7 +27,13 @@ from engine.runtime.runner import RunRejected
 from engine.spec.errors import SpecError, SpecIssue
 from engine.store.threads import ThreadSpecMismatch
 from server.approvals import ApprovalClosed, ApprovalNotFound, InvalidDecision
-from server.queue.runs import IdempotencyMismatch, RunActive, RunNotFound, ThreadBusy
+from server.queue.runs import (
+    IdempotencyMismatch,
+    RunActive,
+    RunNotDeadLettered,
+    RunNotFound,
+    ThreadBusy,
+)
 from server.queue.threads import ThreadExists, ThreadNotFound
 from server.registry import VersionConflict
 from server.spec_checks import SpecCheckFailed, SpecChecksBusy
@@ -42,6 +48,7 @@ _TYPE_PREFIX = "urn:plait:problem:"
 _MAPPED: dict[type[Exception], tuple[int, str, str]] = {
     ThreadBusy: (409, "thread-busy", "Thread busy"),
     RunActive: (409, "run-active", "Run still active"),
+    RunNotDeadLettered: (409, "run-not-dead-lettered", "Run not dead-lettered"),
     ThreadExists: (409, "thread-exists", "Thread exists"),
     ThreadSpecMismatch: (409, "thread-spec-mismatch", "Thread runs another spec"),
     VersionConflict: (409, "version-conflict", "Version already published"),

@@ -47,6 +47,8 @@ class RunTrace:
     trace_id: str | None = None
     #: The error event the attempt journaled, if any: its ``error`` (a type name).
     error_code: str | None = None
+    #: A few words on how the attempt ended, for its last log line.
+    detail: str | None = None
 
     def metadata(self, data: dict[str, Any]) -> dict[str, Any]:
         """A ``metadata`` event's data with the run's ``trace_id`` when it is traced."""
@@ -67,7 +69,7 @@ class RunTrace:
         if self.span is None:
             return
         self.span.set_attribute("plait.run.status", outcome)
-        if outcome in ("error", "timeout", "failed"):
+        if outcome in ("error", "timeout", "failed", "dead_lettered"):
             code = self.error_code or outcome
             self.span.set_attribute("error.type", code)
             self.span.set_status(Status(StatusCode.ERROR, code))
@@ -113,14 +115,15 @@ async def _record(pool: Pool, run: Run, ids: tuple[str, str] | None) -> int | No
     """Store the trace ids in the run's metadata; the seq of the attempt's first new event.
 
     Only this worker appends to the run's journal while it holds the run's
-    lease, so the events it journals get consecutive seqs from there.
+    lease, so the events it journals get consecutive seqs from there; an
+    attempt that no longer holds it records nothing.
     """
     added = {"plait_trace_id": ids[0], "plait_traceparent": ids[1]} if ids else {}
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            "UPDATE plait_runs SET metadata = metadata || %s WHERE run_id = %s "
+            "UPDATE plait_runs SET metadata = metadata || %s WHERE run_id = %s AND attempt = %s "
             "RETURNING event_seq + 1 AS next_seq",
-            (Jsonb(added), run.run_id),
+            (Jsonb(added), run.run_id, run.attempt),
         )
         row = await cursor.fetchone()
     return None if row is None else int(row["next_seq"])
@@ -168,10 +171,17 @@ def log_start(run: Run) -> None:
     )
 
 
-def log_end(outcome: str, error_code: str | None) -> None:
-    """The line that says how an attempt ended (``error_code``: its error's type name)."""
+def log_end(outcome: str, error_code: str | None, detail: str | None = None) -> None:
+    """The line that says how an attempt ended (``error_code``: its error's type name;
+    ``detail``: a few words more). A dead-lettered run is an error that needs a person."""
     extra: dict[str, Any] = {"plait_status": outcome}
     if error_code:
         extra["plait_error_code"] = error_code
-    level = logging.WARNING if outcome in ("error", "timeout") else logging.INFO
-    log.log(level, "run ended: %s", outcome, extra=extra)
+    if outcome == "dead_lettered":
+        level = logging.ERROR
+    else:
+        level = logging.WARNING if outcome in ("error", "timeout") else logging.INFO
+    if detail:
+        log.log(level, "run ended: %s (%s)", outcome, detail, extra=extra)
+    else:
+        log.log(level, "run ended: %s", outcome, extra=extra)

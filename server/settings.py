@@ -20,6 +20,15 @@ ADMIN_KEY_ENV = "PLAIT_ADMIN_KEY"
 AUTH_CACHE_ENV = "PLAIT_AUTH_CACHE_SECONDS"
 #: Extra top-level modules tenants' specs may call (server/auth/code_policy.py).
 TENANT_MODULES_ENV = "PLAIT_TENANT_MODULES"
+#: Lost attempts before a run is dead-lettered, for specs without `max_attempts`.
+MAX_ATTEMPTS_ENV = "PLAIT_MAX_ATTEMPTS"
+#: A `plait worker`'s lease on the runs it claims (also its children's under `plait serve`).
+LEASE_SECONDS_ENV = "PLAIT_LEASE_SECONDS"
+#: A worker's lease on the runs it claims: a dead worker's runs are taken over after it.
+DEFAULT_LEASE_SECONDS = 10.0
+#: Lost attempts a run may have before it is dead-lettered, unless its spec says
+#: (``spec.max_attempts``) or the worker is told otherwise (``--max-attempts``).
+DEFAULT_MAX_ATTEMPTS = 3
 #: Largest request body, in bytes; larger ones get 413 (server/request_limits.py).
 MAX_BODY_ENV = "PLAIT_MAX_BODY_BYTES"
 #: Processes that read and lint uploaded specs, and their time limit (server/spec_checks.py).
@@ -56,6 +65,9 @@ class Settings:
     auth_cache_seconds: float = 5.0
     #: Modules tenants' uploaded specs may call besides the specs folder's (code_policy.py).
     tenant_modules: frozenset[str] = frozenset()
+    #: Attempts of a run that may lose their worker in a row before it is
+    #: dead-lettered (a spec's ``max_attempts`` wins).
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
     #: 1 MiB: a spec at its size limit (512 Ki characters) still fits, even as JSON.
     max_body_bytes: int = 1024 * 1024
     spec_processes: int = 2
@@ -79,6 +91,7 @@ class Settings:
             tenant_modules=frozenset(
                 name.strip() for name in env.get(TENANT_MODULES_ENV, "").split(",") if name.strip()
             ),
+            max_attempts=int(env.get(MAX_ATTEMPTS_ENV) or default.max_attempts),
             max_body_bytes=int(env.get(MAX_BODY_ENV) or default.max_body_bytes),
             spec_processes=int(env.get(SPEC_PROCESSES_ENV) or default.spec_processes),
             spec_check_seconds=float(env.get(SPEC_CHECK_SECONDS_ENV) or default.spec_check_seconds),

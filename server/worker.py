@@ -7,8 +7,12 @@ worker`` runs one). It
   (a run starts within milliseconds of its creation), or on a poll interval as
   a fallback when a notification is lost (idle, it costs one query per interval);
 - heartbeats every ``lease / 3`` for all its runs, and stops a run whose
-  cancellation was asked for (``interrupt`` or ``rollback``); a run claimed
-  with a cancel already asked (its previous worker died first) stops at once;
+  cancellation was asked for (``interrupt`` or ``rollback``), or that another
+  worker took over (every write of a run needs its lease: server/queue/leases.py);
+  a run claimed with a cancel already asked (its previous worker died first)
+  stops at once;
+- dead-letters a run whose attempts lost their worker ``max_attempts`` times in a row
+  (the spec's ``max_attempts`` wins), instead of running it again;
 - resolves approvals past their expiry by resuming their run (the approval node
   applies the spec's ``on_expire`` itself when it resumes after the expiry);
 - on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
@@ -32,7 +36,6 @@ from pathlib import Path
 import psycopg
 
 from engine.store.pool import Pool
-from engine.store.tool_results import PostgresToolResultStore
 from engine.tools import children
 from engine.tools.idempotency import ToolResultStore
 from server import approvals
@@ -40,7 +43,9 @@ from server.executor import GraphCache, RunStopper, StopReason, execute_run
 from server.journal_writer import JournalCommitter
 from server.mcp_tasks import McpTaskPoller
 from server.queue import runs
+from server.queue.fenced import FencedToolResultStore
 from server.queue.runs import Run
+from server.settings import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
 
 log = logging.getLogger(__name__)
 
@@ -65,15 +70,18 @@ class Worker:
         *,
         worker_id: str | None = None,
         concurrency: int = 10,
-        lease_seconds: float = 10.0,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
         poll_seconds: float = 1.0,
         sweep_seconds: float = 5.0,
         specs_dir: Path | None = None,
         tool_results: ToolResultStore | None = None,
         conninfo: str | None = None,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     ) -> None:
         if concurrency < 1:
             raise ValueError("a worker needs a concurrency of at least 1")
+        if max_attempts < 1:
+            raise ValueError("a worker needs max_attempts of at least 1")
         if conninfo is None and not isinstance(pool.conninfo, str):
             raise ValueError("give the worker a conninfo for its LISTEN connection")
         self.pool = pool
@@ -82,10 +90,12 @@ class Worker:
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
         self.sweep_seconds = sweep_seconds
+        self.max_attempts = max_attempts
         # Its own connection, outside the pool: LISTEN holds it for the worker's life.
         self._conninfo = conninfo or str(pool.conninfo)
         self.graphs = GraphCache(pool, specs_dir)
-        self.tool_results = tool_results or PostgresToolResultStore(pool)
+        # None: each run records under its lease (FencedToolResultStore).
+        self.tool_results = tool_results
         # One writer for the events of all its runs: one commit per round, not per run.
         self.journal = JournalCommitter(pool, owner=self.worker_id)
         # Resumes threads parked on MCP tasks (server/mcp_tasks.py).
@@ -93,6 +103,8 @@ class Worker:
         #: Set once the worker listens for runs (it may have claimed some already).
         self.started = asyncio.Event()
         self._active: dict[str, tuple[asyncio.Task[object], RunStopper]] = {}
+        # The attempt of each active run (its lease: heartbeats renew that one only).
+        self._attempts: dict[str, int] = {}
         self._wake = asyncio.Event()
         # Whether a claim may find runs: a notification came, the last claim filled
         # every free slot, or the poll interval passed. A run that ends frees a slot
@@ -152,7 +164,11 @@ class Worker:
                 self._maybe_more = False
                 try:
                     claimed = await runs.claim_runs(
-                        self.pool, self.worker_id, free, self.lease_seconds
+                        self.pool,
+                        self.worker_id,
+                        free,
+                        self.lease_seconds,
+                        executing=list(self._active),
                     )
                 except psycopg.Error:
                     log.exception("worker %s: claiming runs failed", self.worker_id)
@@ -181,9 +197,11 @@ class Worker:
             self._execute(run, stopper), name=f"run {run.run_id}"
         )
         self._active[run.run_id] = (task, stopper)
+        self._attempts[run.run_id] = run.attempt
 
         def done(_: asyncio.Task[object]) -> None:
             self._active.pop(run.run_id, None)
+            self._attempts.pop(run.run_id, None)
             self._wake.set()  # a slot is free
 
         task.add_done_callback(done)
@@ -196,8 +214,9 @@ class Worker:
                 worker_id=self.worker_id,
                 graphs=self.graphs,
                 stopper=stopper,
-                tool_results=self.tool_results,
+                tool_results=self.tool_results or FencedToolResultStore(self.pool, run.lease),
                 journal=self.journal,
+                max_attempts=self.max_attempts,
             )
         except Exception:
             # Recording the end failed (e.g. the database went away): the lease
@@ -222,13 +241,15 @@ class Worker:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _heartbeat(self) -> None:
-        run_ids = list(self._active)
-        if not run_ids:
+        if not self._attempts:
             return
-        to_stop = await runs.heartbeat(self.pool, self.worker_id, run_ids, self.lease_seconds)
+        to_stop = await runs.heartbeat(
+            self.pool, self.worker_id, dict(self._attempts), self.lease_seconds
+        )
         for run_id in to_stop:
             run = await runs.get_run(self.pool, run_id)
-            if run is None or run.lease_owner != self.worker_id:
+            held = (self.worker_id, self._attempts.get(run_id))
+            if run is None or (run.lease_owner, run.attempt) != held:
                 self.cancel(run_id, "lost")
             elif run.cancel_action is not None:
                 self.cancel(run_id, run.cancel_action)

@@ -53,7 +53,7 @@ def die_with_supervisor() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def child_command_line(concurrency: int, specs_dir: Path) -> list[str]:
+def child_command_line(concurrency: int, specs_dir: Path, max_attempts: int) -> list[str]:
     """The command line of one child worker (``plait worker``, by this interpreter)."""
     return [
         sys.executable,
@@ -64,15 +64,19 @@ def child_command_line(concurrency: int, specs_dir: Path) -> list[str]:
         str(concurrency),
         "--specs",
         str(specs_dir),
+        "--max-attempts",
+        str(max_attempts),
     ]
 
 
 class WorkerProcesses:
     """Start, restart and stop ``count`` child workers on database ``url``."""
 
-    def __init__(self, count: int, *, concurrency: int, specs_dir: Path, url: str) -> None:
+    def __init__(
+        self, count: int, *, concurrency: int, specs_dir: Path, url: str, max_attempts: int
+    ) -> None:
         self.count = count
-        self.command = child_command_line(concurrency, specs_dir)
+        self.command = child_command_line(concurrency, specs_dir, max_attempts)
         # The server's resolved URL: a child never starts an embedded server of its own.
         self.env = dict(os.environ, **{DATABASE_URL_ENV: url, SUPERVISOR_ENV: str(os.getpid())})
         self._children: list[asyncio.subprocess.Process | None] = [None] * count

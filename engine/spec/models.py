@@ -781,6 +781,15 @@ class GraphBody(_Model):
         default=200, description="LangGraph recursion limit for one run."
     )
     timeout: Duration | None = Field(default=None, description="Wall-clock limit of one run.")
+    max_attempts: Annotated[int, Field(ge=1, le=100)] | None = Field(
+        default=None,
+        description=(
+            "Attempts of one server run that may lose their worker in a row (it crashed, was "
+            "killed or cut off before the run finished another step) before the run is "
+            "dead-lettered; default: the server's `--max-attempts` (3). Attempts handed back "
+            "on shutdown do not count."
+        ),
+    )
     budgets: BudgetSpec | None = Field(
         default=None, description="Per-run limits on steps, tokens, time and cost."
     )

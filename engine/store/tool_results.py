@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from engine.store.pool import Pool
@@ -45,9 +47,7 @@ class PostgresToolResultStore:
     async def get(self, key: str) -> RecordedResult | None:
         """The record under ``key``, if any."""
         async with self.pool.connection() as conn:
-            cursor = await conn.execute(_SELECT, (key,))
-            row = await cursor.fetchone()
-        return None if row is None else RecordedResult(row["result"], row["created_at"])
+            return await read_record(conn, key)
 
     async def put(
         self,
@@ -60,31 +60,18 @@ class PostgresToolResultStore:
         tool: str,
         args: Mapping[str, Any],
     ) -> RecordedResult:
-        """Record ``record`` unless ``key`` has one already; return the stored record.
-
-        ``ON CONFLICT DO NOTHING`` then a read: the first writer's row is the
-        answer for every writer, and the read also returns the value as JSON
-        gives it back, exactly what a later :meth:`get` returns.
-        """
+        """Record ``record`` unless ``key`` has one already; return the stored record."""
         async with self.pool.connection() as conn:
-            await conn.execute(
-                _INSERT,
-                (
-                    key,
-                    thread_id,
-                    run_id,
-                    node,
-                    tool,
-                    Jsonb(dict(args)),
-                    Jsonb(record.value),
-                    record.recorded_at,
-                ),
+            return await write_record(
+                conn,
+                key,
+                record,
+                thread_id=thread_id,
+                run_id=run_id,
+                node=node,
+                tool=tool,
+                args=args,
             )
-            cursor = await conn.execute(_SELECT, (key,))
-            row = await cursor.fetchone()
-        if row is None:
-            raise RuntimeError(f"tool result {key} vanished right after it was recorded")
-        return RecordedResult(row["result"], row["created_at"])
 
     async def intent(self, key: str) -> Intent | None:
         """The intent under ``key``, if a non-idempotent call began there."""
@@ -112,19 +99,93 @@ class PostgresToolResultStore:
         The pool's connections are in autocommit: the row is durable when this returns.
         """
         async with self.pool.connection() as conn:
-            if attempt == 1:
-                cursor = await conn.execute(
-                    _FIRST_ATTEMPT,
-                    (key, thread_id, run_id, node, tool, Jsonb(dict(args)), answered_run),
-                )
-            else:
-                cursor = await conn.execute(_NEXT_ATTEMPT, (run_id, answered_run, key, attempt - 1))
-            return cursor.rowcount == 1
+            return await begin_intent(
+                conn,
+                key,
+                attempt,
+                answered_run=answered_run,
+                thread_id=thread_id,
+                run_id=run_id,
+                node=node,
+                tool=tool,
+                args=args,
+            )
 
     async def park(self, key: str) -> None:
         """Mark the last attempt under ``key`` as parked (its run waits; it did not die)."""
         async with self.pool.connection() as conn:
-            await conn.execute("UPDATE plait_tool_intents SET parked = true WHERE key = %s", (key,))
+            await park_intent(conn, key)
+
+
+async def read_record(conn: AsyncConnection[DictRow], key: str) -> RecordedResult | None:
+    """The record under ``key`` on ``conn`` (inside the caller's transaction, if any)."""
+    cursor = await conn.execute(_SELECT, (key,))
+    row = await cursor.fetchone()
+    return None if row is None else RecordedResult(row["result"], row["created_at"])
+
+
+async def write_record(
+    conn: AsyncConnection[DictRow],
+    key: str,
+    record: RecordedResult,
+    *,
+    thread_id: str,
+    run_id: str | None,
+    node: str,
+    tool: str,
+    args: Mapping[str, Any],
+) -> RecordedResult:
+    """Record ``record`` on ``conn`` unless ``key`` has one already; return the stored record.
+
+    ``ON CONFLICT DO NOTHING`` then a read: the first writer's row is the
+    answer for every writer, and the read also returns the value as JSON
+    gives it back, exactly what a later :meth:`PostgresToolResultStore.get` returns.
+    """
+    await conn.execute(
+        _INSERT,
+        (
+            key,
+            thread_id,
+            run_id,
+            node,
+            tool,
+            Jsonb(dict(args)),
+            Jsonb(record.value),
+            record.recorded_at,
+        ),
+    )
+    cursor = await conn.execute(_SELECT, (key,))
+    row = await cursor.fetchone()
+    if row is None:
+        raise RuntimeError(f"tool result {key} vanished right after it was recorded")
+    return RecordedResult(row["result"], row["created_at"])
+
+
+async def begin_intent(
+    conn: AsyncConnection[DictRow],
+    key: str,
+    attempt: int,
+    *,
+    answered_run: str | None,
+    thread_id: str,
+    run_id: str | None,
+    node: str,
+    tool: str,
+    args: Mapping[str, Any],
+) -> bool:
+    """:meth:`PostgresToolResultStore.begin` on ``conn`` (in the caller's transaction, if any)."""
+    if attempt == 1:
+        cursor = await conn.execute(
+            _FIRST_ATTEMPT, (key, thread_id, run_id, node, tool, Jsonb(dict(args)), answered_run)
+        )
+    else:
+        cursor = await conn.execute(_NEXT_ATTEMPT, (run_id, answered_run, key, attempt - 1))
+    return cursor.rowcount == 1
+
+
+async def park_intent(conn: AsyncConnection[DictRow], key: str) -> None:
+    """:meth:`PostgresToolResultStore.park` on ``conn``."""
+    await conn.execute("UPDATE plait_tool_intents SET parked = true WHERE key = %s", (key,))
 
 
 async def delete_thread_results(pool: Pool, thread_id: str) -> int:

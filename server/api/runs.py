@@ -48,6 +48,7 @@ from server.queue.runs import (
     get_run,
     hash_request,
     list_runs,
+    requeue_run,
 )
 from server.registry import GraphVersion, get_version, is_assistant_uuid
 from server.sse import coalesced, event_names, journal_frame_batches, sse_response
@@ -310,6 +311,18 @@ async def cancel(
         return _run_response(run, status_code=202)
     await _wait_for_end(services, run)
     return _run_response(await get_run(services.pool, run_id, stored, tenant=tenant) or run)
+
+
+@router.post("/threads/{thread_id}/runs/{run_id}/requeue", summary="Requeue a dead-lettered run")
+async def requeue(thread_id: str, run_id: str, services: Svc, tenant: Tenant) -> JSONResponse:
+    """Queue a dead-lettered run again (``pending``), its lost attempts reset.
+
+    It continues from its last checkpoint; its stream (``GET .../stream``)
+    goes on with the same seqs, past the dead letter's ``error`` and ``end``.
+    409 when the run is not dead-lettered.
+    """
+    stored = threads.stored_thread_id(tenant, thread_id)
+    return _run_response(await requeue_run(services.pool, run_id, stored, tenant=tenant))
 
 
 # ----------------------------------------------------------------------- stateless

@@ -1,4 +1,4 @@
-"""The ``plait`` command: validate, run, graph, schema.
+"""The ``plait`` command: validate, run, graph, schema, serve, worker, tenants, keys, queue.
 
 ``main()`` is the console script. User errors end with one clear message and
 an exit code from :class:`server.cli.exits.ExitCode`, never a traceback; an
@@ -16,6 +16,7 @@ import typer
 
 from server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
 from server.cli.graph import graph_command
+from server.cli.queue import queue_app
 from server.cli.run import run_command
 from server.cli.schema import schema_command
 from server.cli.serve import serve_command
@@ -45,6 +46,7 @@ app.command("serve", epilog=EXIT_CODES_HELP)(serve_command)
 app.command("worker", epilog=EXIT_CODES_HELP)(worker_command)
 app.add_typer(tenants_app, name="tenants")
 app.add_typer(keys_app, name="keys")
+app.add_typer(queue_app, name="queue")
 
 
 def main() -> None:

@@ -11,7 +11,9 @@ import typer
 
 from server.cli.exits import CliError
 from server.settings import (
+    DEFAULT_MAX_ATTEMPTS,
     HOST_ENV,
+    MAX_ATTEMPTS_ENV,
     MAX_BODY_ENV,
     PORT_ENV,
     SPECS_ENV,
@@ -57,6 +59,17 @@ def serve_command(
             "different cores; 0 runs them in this process.",
         ),
     ] = 0,
+    max_attempts: Annotated[
+        int,
+        typer.Option(
+            "--max-attempts",
+            envvar=MAX_ATTEMPTS_ENV,
+            min=1,
+            help="Attempts of a run that may lose their worker in a row (crash, kill, cut-off, "
+            "no step finished between) before the run is dead-lettered; a spec's "
+            "max_attempts wins.",
+        ),
+    ] = DEFAULT_MAX_ATTEMPTS,
     no_workers: Annotated[
         bool,
         typer.Option(
@@ -98,6 +111,7 @@ def serve_command(
         specs_dir=specs,
         workers=0 if no_workers else workers,
         worker_processes=worker_processes,
+        max_attempts=max_attempts,
         host=host,
         port=port,
         max_body_bytes=max_body_bytes,

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,6 +20,12 @@ import typer
 
 from server.cli.database import connected_pool
 from server.cli.exits import CliError
+from server.settings import (
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
+    LEASE_SECONDS_ENV,
+    MAX_ATTEMPTS_ENV,
+)
 
 if TYPE_CHECKING:
     from server.cli.worker_health import WorkerHealth
@@ -41,10 +48,22 @@ def worker_command(
         float,
         typer.Option(
             "--lease-seconds",
+            envvar=LEASE_SECONDS_ENV,
             min=0.3,
             help="Lease on a claimed run; a dead worker's runs are taken over after it.",
         ),
-    ] = 10.0,
+    ] = DEFAULT_LEASE_SECONDS,
+    max_attempts: Annotated[
+        int,
+        typer.Option(
+            "--max-attempts",
+            envvar=MAX_ATTEMPTS_ENV,
+            min=1,
+            help="Attempts of a run that may lose their worker in a row (crash, kill, cut-off, "
+            "no step finished between) before the run is dead-lettered; a spec's "
+            "max_attempts wins.",
+        ),
+    ] = DEFAULT_MAX_ATTEMPTS,
     worker_id: Annotated[
         str | None,
         typer.Option("--id", help="Worker id (default: host:pid:random).", metavar="ID"),
@@ -101,7 +120,8 @@ def worker_command(
         health = WorkerHealth()
         with _listening("--health-port", health_host, health_port):
             health.serve(health_host, health_port)
-    _run_loop(_serve(concurrency, specs, lease_seconds, worker_id or default_worker_id(), health))
+    options = _Options(concurrency, specs, lease_seconds, max_attempts)
+    _run_loop(_serve(options, worker_id or default_worker_id(), health))
 
 
 @contextlib.contextmanager
@@ -132,28 +152,33 @@ def _serve_metrics(host: str, port: int) -> None:
     start_http_server(port, addr=host)
 
 
-async def _serve(
-    concurrency: int,
-    specs: Path,
-    lease_seconds: float,
-    worker_id: str,
-    health: WorkerHealth | None = None,
-) -> None:
+@dataclass(frozen=True)
+class _Options:
+    """How the worker works (from the command line)."""
+
+    concurrency: int
+    specs: Path
+    lease_seconds: float
+    max_attempts: int
+
+
+async def _serve(options: _Options, worker_id: str, health: WorkerHealth | None = None) -> None:
     """Work until stopped, with the liveness ticks of ``health`` (if any) running throughout."""
     # From the start: connecting and migrating count as turning, not as stuck.
     ticking = asyncio.create_task(health.tick_forever()) if health is not None else None
     try:
-        await _work(concurrency, specs, lease_seconds, worker_id)
+        await _work(options, worker_id)
     finally:
         if ticking is not None:
             ticking.cancel()
 
 
-async def _work(concurrency: int, specs: Path, lease_seconds: float, worker_id: str) -> None:
+async def _work(options: _Options, worker_id: str) -> None:
     """Connect, run a :class:`server.worker.Worker` until it stops, and say so."""
     # Imported here: the other commands need not load the server and LangGraph.
     from server.worker import Worker
 
+    concurrency, lease_seconds = options.concurrency, options.lease_seconds
     async with connected_pool() as pool:
         # Each run needs a connection now and then (checkpoints, journal, tool results).
         await pool.resize(min_size=1, max_size=2 * concurrency + 2)
@@ -162,7 +187,8 @@ async def _work(concurrency: int, specs: Path, lease_seconds: float, worker_id: 
             worker_id=worker_id,
             concurrency=concurrency,
             lease_seconds=lease_seconds,
-            specs_dir=specs,
+            specs_dir=options.specs,
+            max_attempts=options.max_attempts,
         )
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -176,7 +202,8 @@ async def _work(concurrency: int, specs: Path, lease_seconds: float, worker_id: 
             return
         print(
             f"plait worker {worker_id} started (concurrency {concurrency}, "
-            f"lease {lease_seconds:g}s); SIGTERM or Ctrl-C hands its runs back",
+            f"lease {lease_seconds:g}s, max attempts {options.max_attempts}); "
+            "SIGTERM or Ctrl-C hands its runs back",
             flush=True,
         )
         await running

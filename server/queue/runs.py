@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
 from psycopg import AsyncConnection, AsyncCursor
@@ -29,6 +29,7 @@ from engine.store.pool import Pool
 from engine.store.threads import ThreadRecord, ThreadSpecMismatch
 from server import journal
 from server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT
+from server.queue.leases import Lease
 from server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
 from server.registry import GraphVersion
 
@@ -45,7 +46,7 @@ TERMINAL: frozenset[str] = frozenset({"error", "success", "timeout", "interrupte
 _COLUMNS = (
     "run_id, thread_id, assistant_id, graph, version, digest, status, kwargs, metadata, "
     "multitask_strategy, attempt, error, created_at, updated_at, cancel_action, "
-    "lease_owner, lease_expires_at, queue_id, tenant_id"
+    "lease_owner, lease_expires_at, queue_id, tenant_id, lost_attempts, max_attempts, dead_letter"
 )
 # The same columns qualified by the alias ``r`` (statements joining plait_runs).
 _R_COLUMNS = ", ".join("r." + c.strip() for c in _COLUMNS.split(","))
@@ -85,9 +86,31 @@ class Run:
     #: The tenant's daily limits as read by the claim that handed the run to a
     #: worker (``None``: not read, e.g. a run read by the API).
     tenant_limits: dict[str, Any] | None = None
+    #: Attempts that lost their worker's lease (it died, stalled or was cut off).
+    lost_attempts: int = 0
+    #: The spec's ``max_attempts`` (``None``: the worker's ``--max-attempts``).
+    max_attempts: int | None = None
+    #: Why the run was dead-lettered: ``{reason, attempts, max_attempts, at}``.
+    dead_letter: dict[str, Any] | None = None
+
+    @property
+    def lease(self) -> Lease:
+        """The claim a worker holds this run under (read from a claimed run)."""
+        if self.lease_owner is None:
+            raise ValueError(f"run {self.run_id} is not leased to a worker")
+        return Lease(self.run_id, self.lease_owner, self.attempt)
+
+    @property
+    def plait_status(self) -> str:
+        """The status with Plait's own detail: ``dead_lettered`` for a dead-lettered run."""
+        return "dead_lettered" if self.dead_letter is not None else self.status
 
     def to_api(self) -> dict[str, Any]:
-        """The Agent Server ``Run`` shape (JSON-ready)."""
+        """The Agent Server ``Run`` shape (JSON-ready), plus ``plait_status`` and ``dead_letter``.
+
+        A dead-lettered run is ``status: "error"`` for the SDKs, which know
+        only the Agent Server's statuses; Plait's fields say why.
+        """
         return {
             "run_id": self.run_id,
             "thread_id": client_thread_id(self.tenant, self.thread_id),
@@ -99,6 +122,8 @@ class Run:
             "multitask_strategy": self.multitask_strategy,
             "kwargs": self.kwargs,
             "cancel_reason": self.cancel_action,
+            "plait_status": self.plait_status,
+            "dead_letter": self.dead_letter,
         }
 
 
@@ -133,6 +158,16 @@ class RunNotFound(LookupError):
         shown = client_thread_id(tenant or DEFAULT_TENANT, thread_id) if thread_id else None
         where = f" on thread {shown}" if shown else ""
         super().__init__(f"run {run_id} not found{where}")
+
+
+class RunNotDeadLettered(Exception):
+    """A requeue of a run that is not dead-lettered (HTTP 409)."""
+
+    def __init__(self, run: Run) -> None:
+        super().__init__(
+            f"run {run.run_id} is {run.status}, not dead-lettered; only a dead-lettered run "
+            "can be requeued (start a new run instead)"
+        )
 
 
 class RunActive(Exception):
@@ -302,6 +337,7 @@ async def create_run_in(
             "event": metadata_event.decode(),
             "first_run": first_run,
             "tenant": tenant,
+            "max_attempts": graph.loaded.spec.spec.max_attempts,
             "after": after_seconds,
             "events": journal.EVENTS_CHANNEL,
             "runs": RUNS_CHANNEL,
@@ -427,13 +463,25 @@ async def delete_run(pool: Pool, thread_id: str, run_id: str, *, tenant: str | N
 # --------------------------------------------------------------------------- claims
 
 
-async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: float) -> list[Run]:
+async def claim_runs(
+    pool: Pool,
+    worker_id: str,
+    limit: int,
+    lease_seconds: float,
+    *,
+    executing: Sequence[str] = (),
+) -> list[Run]:
     """Take up to ``limit`` runs for ``worker_id`` under a lease of ``lease_seconds``.
 
     Claimable: the oldest pending run of a thread with no running run, or a
     running run whose lease expired (its worker died; claimed with
-    ``attempt + 1`` like any claim). Concurrent claimers skip each other's
-    rows (``SKIP LOCKED``), so no run is handed to two workers.
+    ``attempt + 1`` like any claim, and counted in ``lost_attempts`` until
+    the run finishes a step: :func:`note_progress`). Runs
+    in ``executing`` (the worker's own, still running) are not taken: a
+    worker that was cut off past its lease goes on with them, or learns it
+    lost them. Concurrent claimers skip each other's rows (``SKIP
+    LOCKED``), so no run is handed to two workers; a run whose row a fenced
+    write holds (:mod:`server.queue.leases`) is skipped until it commits.
 
     Tenants take turns: each tenant's claimable runs are ranked by queue
     order, and a run's place is its rank plus the runs its tenant already
@@ -445,8 +493,11 @@ async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: floa
     """
     if limit <= 0:
         return []
-    # Pipelined: the lock, the claim and the commit cost one round trip.
+    # Pipelined: the lock, the claim and the commit cost one round trip. A claimer
+    # cut off before its commit must not keep the claim lock: its session ends once
+    # silent for a lease (server/queue/leases.py).
     async with pool.connection() as conn, conn.pipeline(), conn.transaction():
+        await conn.execute("SELECT plait_hold_session(%s)", (int(lease_seconds * 1000),))
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
         cursor = await conn.execute(
             f"""
@@ -466,6 +517,7 @@ async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: floa
                 ) OR (
                     r.status = 'running' AND r.lease_owner IS NOT NULL
                     AND r.lease_expires_at < now()
+                    AND r.run_id <> ALL(%(executing)s::text[])
                 )
             ), running AS (
                 -- Live leases only: an expired one is claimable again, in its tenant's turn.
@@ -492,6 +544,8 @@ async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: floa
             UPDATE plait_runs r
             SET status = 'running',
                 attempt = r.attempt + 1,
+                -- Taken from a worker whose lease expired: that attempt was lost.
+                lost_attempts = r.lost_attempts + (r.status = 'running')::int,
                 lease_owner = %(worker)s,
                 lease_expires_at = now() + make_interval(secs => %(lease)s),
                 started_at = CASE WHEN r.attempt = 0 THEN now() ELSE r.started_at END,
@@ -505,23 +559,32 @@ async def claim_runs(pool: Pool, worker_id: str, limit: int, lease_seconds: floa
                     FROM plait_tenants t WHERE t.tenant_id = r.tenant_id
                 ), '{{}}'::jsonb) AS tenant_limits
             """,
-            {"limit": limit, "worker": worker_id, "lease": lease_seconds},
+            {
+                "limit": limit,
+                "worker": worker_id,
+                "lease": lease_seconds,
+                "executing": list(executing),
+            },
         )
         rows = await cursor.fetchall()
     return sorted((_run(row) for row in rows), key=lambda run: run.queue_id)
 
 
 async def heartbeat(
-    pool: Pool, worker_id: str, run_ids: list[str], lease_seconds: float
+    pool: Pool, worker_id: str, attempts: Mapping[str, int], lease_seconds: float
 ) -> set[str]:
     """Extend the leases ``worker_id`` still holds; return the runs it must stop.
 
-    Returned: runs with a cancel requested (read ``cancel_action`` with
-    :func:`get_run`) and runs the worker no longer owns (its lease expired
-    and another worker took the run, or the run was deleted).
+    ``attempts`` gives each run's attempt the worker executes (its lease,
+    :mod:`server.queue.leases`). Returned: runs with a cancel requested (read
+    ``cancel_action`` with :func:`get_run`) and runs the worker no longer owns
+    for that attempt (its lease expired and another claim took the run, or
+    the run ended or was deleted). An expired lease nobody took over is
+    renewed: nothing else wrote for the run meanwhile.
     """
-    if not run_ids:
+    if not attempts:
         return set()
+    run_ids = list(attempts)
     async with pool.connection() as conn:
         # Rows locked in run_id order, as the journal's appends lock them: the
         # same rows locked in two orders deadlock, and a failed heartbeat can
@@ -529,10 +592,12 @@ async def heartbeat(
         cursor = await conn.execute(
             """
             WITH locked AS (
-                SELECT run_id FROM plait_runs
-                WHERE run_id = ANY(%(ids)s) AND lease_owner = %(worker)s AND status = 'running'
-                ORDER BY run_id
-                FOR NO KEY UPDATE
+                SELECT r.run_id FROM plait_runs r
+                JOIN unnest(%(ids)s::text[], %(attempts)s::int[]) AS held(run_id, attempt)
+                  ON held.run_id = r.run_id AND held.attempt = r.attempt
+                WHERE r.lease_owner = %(worker)s AND r.status = 'running'
+                ORDER BY r.run_id
+                FOR NO KEY UPDATE OF r
             )
             UPDATE plait_runs r
             SET lease_expires_at = now() + make_interval(secs => %(lease)s)
@@ -540,7 +605,12 @@ async def heartbeat(
             WHERE r.run_id = locked.run_id
             RETURNING r.run_id, r.cancel_action
             """,
-            {"lease": lease_seconds, "ids": run_ids, "worker": worker_id},
+            {
+                "lease": lease_seconds,
+                "ids": run_ids,
+                "attempts": [attempts[run_id] for run_id in run_ids],
+                "worker": worker_id,
+            },
         )
         rows = await cursor.fetchall()
     owned = {row["run_id"] for row in rows}
@@ -556,10 +626,14 @@ async def finish_run(
     error: str | None = None,
     *,
     interrupted: bool = False,
+    attempt: int | None = None,
+    dead_letter: Mapping[str, Any] | None = None,
 ) -> bool:
-    """Record how a run ended and journal its ``end``, only if ``worker_id`` holds its lease.
+    """Record how a run ended and journal its ``end``, only if ``worker_id`` holds its lease
+    (for ``attempt``, when given: the executor always gives it).
 
-    Returns whether it did. ``interrupted`` says the run stopped on
+    Returns whether it did. ``dead_letter`` (with status ``error``) says why the
+    run was dead-lettered (:func:`dead_letter_of`). ``interrupted`` says the run stopped on
     ``interrupt()`` (status ``success``): its thread becomes ``interrupted``.
     Otherwise the thread becomes ``idle`` (success, cancelled) or ``error``
     (error, timeout), unless more runs wait on it (then it stays ``busy``, and
@@ -581,6 +655,8 @@ async def finish_run(
                 "worker": worker_id,
                 "status": status,
                 "error": error,
+                "attempt": attempt,
+                "dead_letter": Jsonb(dict(dead_letter)) if dead_letter is not None else None,
                 "after": after,
                 "events": journal.EVENTS_CHANNEL,
                 "runs": RUNS_CHANNEL,
@@ -603,8 +679,9 @@ _FINISH = """
 WITH finished AS (
     UPDATE plait_runs
     SET status = %(status)s, error = %(error)s, ended_at = now(), updated_at = now(),
-        lease_expires_at = NULL, event_seq = event_seq + 1
+        lease_expires_at = NULL, event_seq = event_seq + 1, dead_letter = %(dead_letter)s
     WHERE run_id = %(run_id)s AND lease_owner = %(worker)s AND status = 'running'
+      AND (%(attempt)s::int IS NULL OR attempt = %(attempt)s)
     RETURNING thread_id, tenant_id, event_seq
 ), ended AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
@@ -641,12 +718,12 @@ WITH inserted AS (
     INSERT INTO plait_runs (
         run_id, thread_id, assistant_id, graph, version, digest, status, kwargs,
         metadata, multitask_strategy, idempotency_key, request_hash,
-        created_at, updated_at, event_seq, tenant_id, not_before
+        created_at, updated_at, event_seq, tenant_id, not_before, max_attempts
     )
     VALUES (%(run_id)s, %(thread_id)s, %(assistant_id)s, %(graph)s, %(version)s, %(digest)s,
             'pending', %(kwargs)s, %(metadata)s, %(strategy)s, %(key)s, %(hash)s,
             clock_timestamp(), clock_timestamp(), 1, %(tenant)s,
-            clock_timestamp() + make_interval(secs => %(after)s::float8))
+            clock_timestamp() + make_interval(secs => %(after)s::float8), %(max_attempts)s)
     RETURNING {_COLUMNS}
 ), journaled AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
@@ -672,11 +749,12 @@ FROM inserted
 """
 
 
-async def release_run(pool: Pool, run_id: str, worker_id: str) -> bool:
+async def release_run(pool: Pool, run_id: str, worker_id: str, attempt: int | None = None) -> bool:
     """Hand a run back as ``pending`` (SIGTERM): another worker continues it at once.
 
-    Only the lease owner can; returns whether it did. The attempt counter
-    stays, so the next claim is ``attempt + 1``.
+    Only the lease owner can (for ``attempt``, when given); returns whether it
+    did. The attempt counter stays, so the next claim is ``attempt + 1``; an
+    attempt handed back is not a lost one.
     """
     async with pool.connection() as conn, conn.transaction():
         cursor = await conn.execute(
@@ -685,14 +763,119 @@ async def release_run(pool: Pool, run_id: str, worker_id: str) -> bool:
             SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
                 updated_at = now()
             WHERE run_id = %s AND lease_owner = %s AND status = 'running'
+              AND (%s::int IS NULL OR attempt = %s)
             RETURNING run_id
             """,
-            (run_id, worker_id),
+            (run_id, worker_id, attempt, attempt),
         )
         released = await cursor.fetchone() is not None
         if released:
             await conn.execute("SELECT pg_notify(%s, %s)", (RUNS_CHANNEL, run_id))
     return released
+
+
+# --------------------------------------------------------------------------- dead letters
+
+
+async def note_progress(cursor: AsyncCursor[DictRow], lease: Lease) -> None:
+    """In the caller's fenced transaction: the run finished a step, so its lost attempts
+    so far were not its fault (they count only in a row, without a step between)."""
+    await cursor.execute(
+        "UPDATE plait_runs SET lost_attempts = 0 "
+        "WHERE run_id = %s AND attempt = %s AND lost_attempts > 0",
+        (lease.run_id, lease.attempt),
+    )
+
+
+def max_attempts_of(run: Run, default: int) -> int:
+    """How many lost attempts ``run`` may have: its spec's ``max_attempts``, else ``default``."""
+    return run.max_attempts or default
+
+
+def dead_letter_of(run: Run, limit: int) -> dict[str, Any]:
+    """The ``dead_letter`` record of a claimed run whose lost attempts reached ``limit``."""
+    return {
+        "reason": (
+            f"{run.lost_attempts} attempts in a row lost their worker before finishing a step "
+            f"(it crashed, was killed, stalled or was cut off; max_attempts {limit}): the step "
+            "may be killing its worker. Fix the cause, then requeue the run"
+        ),
+        "attempts": run.lost_attempts,
+        "max_attempts": limit,
+        "at": datetime.now(UTC).isoformat(),
+    }
+
+
+async def requeue_run(
+    pool: Pool, run_id: str, thread_id: str | None = None, *, tenant: str | None = None
+) -> Run:
+    """Queue a dead-lettered run again, with its lost attempts reset; return it (``pending``).
+
+    It keeps its id, its attempt number (the next claim continues from the
+    run's last checkpoint, decision 33) and its journal, whose next events
+    follow on from its seq; the dead letter's ``error`` and ``end`` events are
+    marked superseded, so a stream read after the requeue goes on through
+    them to the new attempts. It waits behind the thread's active runs (a new
+    place in the queue). Raises :class:`RunNotFound` (also for another
+    thread's or tenant's run) or :class:`RunNotDeadLettered`.
+    """
+    where = {"run_id": run_id, "thread_id": thread_id, "tenant": tenant}
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute(
+            """
+            SELECT 1 FROM plait_threads t JOIN plait_runs r USING (thread_id)
+            WHERE r.run_id = %(run_id)s
+              AND (%(thread_id)s::text IS NULL OR r.thread_id = %(thread_id)s)
+              AND (%(tenant)s::text IS NULL OR r.tenant_id = %(tenant)s)
+            FOR NO KEY UPDATE OF t
+            """,
+            where,
+        )
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %(run_id)s "
+            f"AND (%(thread_id)s::text IS NULL OR thread_id = %(thread_id)s) AND {_OF_TENANT} "
+            "FOR UPDATE",
+            where,
+        )
+        row = await cursor.fetchone()
+        if row is None:
+            raise RunNotFound(run_id, thread_id, tenant)
+        run = _run(row)
+        if run.dead_letter is None or run.status != "error":
+            raise RunNotDeadLettered(run)
+        cursor = await conn.execute(
+            f"""
+            UPDATE plait_runs
+            SET status = 'pending', queue_id = DEFAULT, lost_attempts = 0, dead_letter = NULL,
+                error = NULL, ended_at = NULL, cancel_action = NULL, lease_owner = NULL,
+                lease_expires_at = NULL, updated_at = now()
+            WHERE run_id = %s
+            RETURNING {_COLUMNS}
+            """,
+            (run_id,),
+        )
+        requeued = _run(await cursor.fetchone())
+        await conn.execute(
+            "UPDATE plait_run_events SET superseded = true "
+            "WHERE run_id = %s AND event IN ('error', 'end') AND NOT superseded",
+            (run_id,),
+        )
+        await _refresh_thread(conn, run.thread_id, None)  # busy again; wakes the workers
+    return requeued
+
+
+async def list_dead_letters(
+    pool: Pool, *, tenant: str | None = None, limit: int = 100
+) -> list[Run]:
+    """Dead-lettered runs, newest first (of ``tenant``; ``None``: every tenant's)."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_runs WHERE dead_letter IS NOT NULL AND {_OF_TENANT} "
+            "ORDER BY updated_at DESC LIMIT %(limit)s",
+            {"tenant": tenant, "limit": limit},
+        )
+        rows = await cursor.fetchall()
+    return [_run(row) for row in rows]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -893,4 +1076,7 @@ def _run(row: Mapping[str, Any] | None) -> Run:
         queue_id=row["queue_id"],
         tenant=row["tenant_id"],
         tenant_limits=row.get("tenant_limits"),
+        lost_attempts=row["lost_attempts"],
+        max_attempts=row["max_attempts"],
+        dead_letter=row["dead_letter"],
     )

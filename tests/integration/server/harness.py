@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,12 +130,15 @@ class Cluster:
         """The separate worker processes."""
         return [p for p in self.processes if p.name.startswith("worker")]
 
-    def start(self, name: str, *args: str) -> PlaitProcess:
-        """Start ``plait <args>`` with its output going to ``<log_dir>/<name>.log``."""
+    def start(self, name: str, *args: str, prefix: Sequence[str] = ()) -> PlaitProcess:
+        """Start ``plait <args>`` with its output going to ``<log_dir>/<name>.log``.
+
+        ``prefix`` runs it through another program (``ip netns exec <ns>``: another host).
+        """
         log_path = self.log_dir / f"{name}.log"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
-                [*PLAIT, *args],
+                [*prefix, *PLAIT, *args],
                 cwd=REPO,
                 env=self.env,
                 stdin=subprocess.DEVNULL,

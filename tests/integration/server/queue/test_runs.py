@@ -188,7 +188,7 @@ async def test_interrupt_and_rollback_ask_the_running_run_to_stop(
     stopping = await get_run(qpool, first.run_id)
     assert stopping is not None
     assert (stopping.status, stopping.cancel_action) == ("running", strategy)
-    assert await heartbeat(qpool, "w1", [claimed.run_id], LEASE) == {first.run_id}
+    assert await heartbeat(qpool, "w1", {claimed.run_id: 1}, LEASE) == {first.run_id}
     assert await claim_runs(qpool, "w2", 10, LEASE) == []  # waits for the first to stop
     assert await finish_run(qpool, first.run_id, "w1", "interrupted")
     assert [run.run_id for run in await claim_runs(qpool, "w2", 10, LEASE)] == [second.run_id]
@@ -364,7 +364,7 @@ async def test_an_expired_lease_is_claimed_again(qpool: Pool, qgraph: GraphVersi
     assert (again.run_id, again.attempt, again.lease_owner) == (run.run_id, 2, "alive")
     assert dead.attempt == 1
     # The first worker lost it: it must stop, and it cannot overwrite the outcome.
-    assert await heartbeat(qpool, "dead", [run.run_id], LEASE) == {run.run_id}
+    assert await heartbeat(qpool, "dead", {run.run_id: dead.attempt}, LEASE) == {run.run_id}
     assert not await finish_run(qpool, run.run_id, "dead", "error", "lost")
     assert not await release_run(qpool, run.run_id, "dead")
     current = await get_run(qpool, run.run_id)
@@ -380,17 +380,17 @@ async def test_heartbeat_extends_leases_and_reports_cancels(
     run = await _create(qpool, qgraph, thread_id)
     [claimed] = await claim_runs(qpool, "w1", 10, 1.0)
 
-    assert await heartbeat(qpool, "w1", [run.run_id], 600.0) == set()
+    assert await heartbeat(qpool, "w1", {run.run_id: claimed.attempt}, 600.0) == set()
     extended = await get_run(qpool, run.run_id)
     assert extended is not None and extended.lease_expires_at is not None
     assert claimed.lease_expires_at is not None
     assert (extended.lease_expires_at - claimed.lease_expires_at).total_seconds() > 500
-    assert await heartbeat(qpool, "w1", [], 600.0) == set()
+    assert await heartbeat(qpool, "w1", {}, 600.0) == set()
 
     cancelled = await cancel_run(qpool, thread_id, run.run_id, "interrupt")
 
     assert cancelled.cancel_action == "interrupt"
-    assert await heartbeat(qpool, "w1", [run.run_id], 600.0) == {run.run_id}
+    assert await heartbeat(qpool, "w1", {run.run_id: claimed.attempt}, 600.0) == {run.run_id}
     # rollback is stronger and is kept over a later interrupt
     await cancel_run(qpool, thread_id, run.run_id, "rollback")
     await cancel_run(qpool, thread_id, run.run_id, "interrupt")

@@ -1,0 +1,162 @@
+"""A run's checkpoints and tool results, written only while its worker holds the lease.
+
+A worker cut off from the database (or stalled) past its lease keeps executing
+until it hears that another worker took its run over; what it then writes
+arrives late. :class:`FencedCheckpointer` and :class:`FencedToolResultStore`
+put :func:`server.queue.leases.fence` in front of each write, in the same
+transaction, so a late checkpoint never forks the thread the new worker
+continues, and a late tool result is never recorded as this run's. Reading a
+recorded tool result is fenced too, and so is the intent a non-idempotent call
+records before it acts: a worker that lost the run finds out before it calls
+the tool again, not after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg import AsyncCursor
+from psycopg.rows import DictRow, dict_row
+
+from engine.store.pool import Pool
+from engine.store.tool_results import (
+    PostgresToolResultStore,
+    begin_intent,
+    park_intent,
+    read_record,
+    write_record,
+)
+from engine.tools.idempotency import RecordedResult
+from server.queue import runs
+from server.queue.leases import Lease, fence, fenced_transaction, refused_as
+
+
+class FencedCheckpointer(AsyncPostgresSaver):
+    """LangGraph's Postgres saver whose writes (``aput``, ``aput_writes``) need ``lease``.
+
+    Every write of langgraph-checkpoint-postgres 3.2.0 goes through
+    ``_cursor(pipeline=True)``; here that cursor is inside a transaction that
+    begins with the fence (one round trip, as before: the pipeline carries the
+    fence too). Reads are not fenced. The version is pinned in pyproject.toml;
+    ``tests/integration/server/queue/test_fencing.py`` fails if a write escapes.
+
+    With ``lost_attempts`` (the claimed run had some), the first checkpoint the
+    attempt saves (a finished step) also resets them, in its transaction.
+    """
+
+    def __init__(self, pool: Pool, lease: Lease, *, lost_attempts: bool = False) -> None:
+        super().__init__(pool)
+        self.pool = pool
+        self.lease = lease
+        self._reset_lost = lost_attempts
+        self._saving_checkpoint = False
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Save a checkpoint (fenced); the first one after lost attempts resets them."""
+        self._saving_checkpoint = self._reset_lost
+        try:
+            saved = await super().aput(config, checkpoint, metadata, new_versions)
+        finally:
+            self._saving_checkpoint = False
+        self._reset_lost = False
+        return saved
+
+    @asynccontextmanager
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
+        if not pipeline:
+            async with super()._cursor() as cur:
+                yield cur
+            return
+        with refused_as(self.lease, "checkpoint"):
+            async with (
+                self.lock,
+                self.pool.connection() as conn,
+                conn.pipeline(),
+                conn.transaction(),
+                conn.cursor(binary=True, row_factory=dict_row) as cur,
+            ):
+                await fence(cur, self.lease)
+                if self._saving_checkpoint:
+                    await runs.note_progress(cur, self.lease)
+                yield cur
+
+
+class FencedToolResultStore(PostgresToolResultStore):
+    """Recorded tool results of one run attempt: read and written only under ``lease``."""
+
+    def __init__(self, pool: Pool, lease: Lease) -> None:
+        super().__init__(pool)
+        self.lease = lease
+
+    async def get(self, key: str) -> RecordedResult | None:
+        """The record under ``key``; :class:`LeaseLost` when the run is no longer ours."""
+        async with fenced_transaction(self.pool, self.lease, "tool call", pipeline=True) as conn:
+            return await read_record(conn, key)
+
+    async def put(
+        self,
+        key: str,
+        record: RecordedResult,
+        *,
+        thread_id: str,
+        run_id: str | None,
+        node: str,
+        tool: str,
+        args: Mapping[str, Any],
+    ) -> RecordedResult:
+        """Record ``record`` (first writer wins); :class:`LeaseLost` when the run is not ours."""
+        async with fenced_transaction(self.pool, self.lease, "tool result", pipeline=True) as conn:
+            return await write_record(
+                conn,
+                key,
+                record,
+                thread_id=thread_id,
+                run_id=run_id,
+                node=node,
+                tool=tool,
+                args=args,
+            )
+
+    async def begin(
+        self,
+        key: str,
+        attempt: int,
+        *,
+        answered_run: str | None,
+        thread_id: str,
+        run_id: str | None,
+        node: str,
+        tool: str,
+        args: Mapping[str, Any],
+    ) -> bool:
+        """Record that a non-idempotent call begins (committed on return); :class:`LeaseLost`
+        when the run is not ours: a stale attempt never starts a call with an effect."""
+        # Not pipelined: the statement's row count is its answer.
+        async with fenced_transaction(self.pool, self.lease, "tool call") as conn:
+            return await begin_intent(
+                conn,
+                key,
+                attempt,
+                answered_run=answered_run,
+                thread_id=thread_id,
+                run_id=run_id,
+                node=node,
+                tool=tool,
+                args=args,
+            )
+
+    async def park(self, key: str) -> None:
+        """Mark the call under ``key`` parked; :class:`LeaseLost` when the run is not ours."""
+        async with fenced_transaction(self.pool, self.lease, "parking a tool call") as conn:
+            await park_intent(conn, key)
