@@ -185,7 +185,10 @@ async def _on_spec_error(request: Request, exc: SpecError) -> JSONResponse:
 async def _on_mapped(request: Request, exc: Exception) -> JSONResponse:
     # Registered only for the classes of _MAPPED, so one of them matches.
     status, name, title = next(v for k, v in _MAPPED.items() if isinstance(exc, k))
-    return problem_response(request, Problem(status, str(exc), kind=name, title=title))
+    retry_after = getattr(exc, "retry_after", None)
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+    problem = Problem(status, str(exc), kind=name, title=title, headers=headers)
+    return problem_response(request, problem)
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:

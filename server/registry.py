@@ -16,7 +16,7 @@ import os
 import re
 import tempfile
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -184,14 +184,36 @@ async def checked_spec(
     spec, issues = await check(text, file, stored)
     if spec is None:
         raise SpecError(issues)
-    if tenant != DEFAULT_TENANT and not has_errors(issues):
-        issues += refused_code(spec, folder_modules(specs_dir) | tenant_modules)
-    if not has_errors(issues):
-        # The secrets it names must be the tenant's (server/auth/tenant_secrets.py).
-        issues += await SecretSources.from_env(pool).ungranted(spec, tenant)
+    issues += await tenant_issues(
+        pool, spec, issues, specs_dir=specs_dir, tenant=tenant, tenant_modules=tenant_modules
+    )
     if has_errors(issues):
         raise SpecError(issues)
     return spec, stored
+
+
+async def tenant_issues(
+    pool: Pool,
+    spec: LoadedSpec,
+    issues: Sequence[SpecIssue],
+    *,
+    specs_dir: Path | None,
+    tenant: str,
+    tenant_modules: frozenset[str],
+) -> list[SpecIssue]:
+    """What ``tenant`` may not do in an otherwise valid spec (none when ``issues`` has errors).
+
+    Code the operator did not allow (:mod:`server.auth.code_policy`, tenants other
+    than ``default``), then secrets the tenant was not granted
+    (:mod:`server.auth.tenant_secrets`).
+    """
+    if has_errors(issues):
+        return []
+    if tenant != DEFAULT_TENANT:
+        refused = refused_code(spec, folder_modules(specs_dir) | tenant_modules)
+        if refused:
+            return refused
+    return await SecretSources.from_env(pool).ungranted(spec, tenant)
 
 
 async def save_version(

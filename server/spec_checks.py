@@ -42,7 +42,10 @@ QUEUED_PER_PROCESS = 8
 
 
 class SpecChecksBusy(Exception):
-    """Too many specs wait for a worker process (HTTP 503)."""
+    """Too many specs wait for a worker process (HTTP 503 with ``Retry-After``)."""
+
+    #: Seconds a client should wait before it tries again (a check takes milliseconds).
+    retry_after = 1
 
     def __init__(self, waiting: int) -> None:
         super().__init__(

@@ -22,8 +22,8 @@ that runs; a single ``ok`` with ``reused: true`` for one answered from its recor
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Mapping
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -43,6 +43,8 @@ from engine.tools.idempotency import RecordedResult, ToolResultStore, store_from
 from engine.tools.in_doubt import Settled, begin_call
 from engine.tools.python_tools import NON_IDEMPOTENT_KEY
 from engine.tools.risk import approved_arguments, is_high_risk
+
+T = TypeVar("T")
 
 
 async def call_tool(
@@ -102,7 +104,7 @@ async def call_tool(
     except GraphBubbleUp:
         if non_idempotent and store is not None and key is not None:
             # Parked (an MCP task): the resumed call continues it, it is not in doubt.
-            await asyncio.shield(store.park(key))
+            await _shielded(store.park(key))
         raise
     except Exception as exc:
         emit({**event, "status": "error", "reused": False, "error": f"{type(exc).__name__}: {exc}"})
@@ -149,7 +151,7 @@ async def _record(
     """Record ``value`` as the call's result; return the stored value (the first writer's)."""
     # Shielded: once the tool has acted, a cancellation (an item timeout, a
     # cancelled run) must not lose the record that stops it acting twice.
-    stored = await asyncio.shield(
+    stored = await _shielded(
         store.put(
             key,
             RecordedResult.now(value),
@@ -161,3 +163,20 @@ async def _record(
         )
     )
     return stored.value
+
+
+async def _shielded(awaitable: Awaitable[T]) -> T:
+    """``asyncio.shield`` that also takes the error of a write whose caller was cancelled.
+
+    After a cancel the write goes on alone; if it is then refused (the fence:
+    the run is another worker's now), nobody is left to tell, and asyncio would
+    log "Task exception was never retrieved".
+    """
+    task = asyncio.ensure_future(awaitable)
+    task.add_done_callback(_take_error)
+    return await asyncio.shield(task)
+
+
+def _take_error(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()

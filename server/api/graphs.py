@@ -17,7 +17,7 @@ from server.api.deps import Services, Svc
 from server.auth.keys import Tenant
 from server.auth.store import DEFAULT_TENANT
 from server.problems import Problem, not_found
-from server.registry import GraphVersion, get_version, list_graphs, save_version
+from server.registry import GraphVersion, get_version, list_graphs, save_version, tenant_issues
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
 
@@ -136,8 +136,19 @@ async def validate(request: Request, services: Svc, tenant: Tenant) -> dict[str,
     this while you type.
     """
     text = await _uploaded_text(request)
-    stored = await list_graphs(services.pool, specs_dir=services.settings.specs_dir, tenant=tenant)
-    _, issues = await _check(services, text, _UPLOAD_FILE, stored, keep=False)
+    settings = services.settings
+    stored = await list_graphs(services.pool, specs_dir=settings.specs_dir, tenant=tenant)
+    spec, issues = await _check(services, text, _UPLOAD_FILE, stored, keep=True)
+    if spec is not None:
+        # What an upload would refuse too: code the tenant may not run, secrets it lacks.
+        issues += await tenant_issues(
+            services.pool,
+            spec,
+            issues,
+            specs_dir=settings.specs_dir,
+            tenant=tenant,
+            tenant_modules=settings.tenant_modules,
+        )
     return {"issues": [issue.to_dict() for issue in issues]}
 
 

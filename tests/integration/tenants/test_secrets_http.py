@@ -319,6 +319,10 @@ async def test_a_secret_not_granted_fails_with_one_error_that_reveals_nothing(
             errors = refused.json()["errors"]
             assert [error["code"] for error in errors] == ["secret-not-granted"], errors
             assert name in errors[0]["message"] and errors[0]["line"] > 1
+            # The editor's check while typing says the same as the upload.
+            checked = await http_client.post("/graphs/validate", json={"yaml": text})
+            assert checked.status_code == 200, checked.text
+            assert checked.json()["issues"] == errors
             stored = store_directly(database_url_of_server, tenant, text)
             ended = await run_to_end(http_client, stored)
         assert listener.under(tag) == []  # nothing was sent
