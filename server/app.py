@@ -24,6 +24,7 @@ from fastapi.staticfiles import StaticFiles
 
 from engine.runtime.secrets import protect
 from engine.store.database import database_url, release_embedded
+from engine.store.items import open_item_store
 from engine.store.migrate import migrate
 from engine.store.pool import open_pool
 from server import metrics, problems
@@ -38,6 +39,7 @@ from server.api import (
     health,
     runs,
     state,
+    store,
     tenants,
     threads,
 )
@@ -94,7 +96,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(metrics_api.router)
     # Every API route but health needs a key once keys exist (server/auth/keys.py).
     protected = [Depends(authenticate)]
-    for module in (assistants, threads, state, runs, graphs, drafts, approvals, events, tenants):
+    routers = (assistants, threads, state, runs, store, graphs, drafts, approvals, events, tenants)
+    for module in routers:
         app.include_router(module.router, dependencies=protected)
     app.include_router(a2a_routes.router, dependencies=protected)
     _add_docs(app)
@@ -128,6 +131,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
             listener=listener,
             graphs=GraphCache(pool, settings.specs_dir),
             specs=specs,
+            items=open_item_store(pool),
             auth=Authenticator(settings.admin_key, settings.auth_cache_seconds),
         )
         # One worker executes up to `workers` runs at once (a Worker is

@@ -34,7 +34,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
+from langgraph.store.postgres.aio import AsyncPostgresStore
 
+from engine.store.items import open_item_store
 from engine.store.pool import Pool
 from engine.tools import children
 from engine.tools.idempotency import ToolResultStore
@@ -100,6 +102,8 @@ class Worker:
         self.journal = JournalCommitter(pool, owner=self.worker_id)
         # Resumes threads parked on MCP tasks (server/mcp_tasks.py).
         self.mcp_tasks = McpTaskPoller(pool)
+        # LangGraph's long-term store for its runs' nodes; it needs the running loop (run()).
+        self.items: AsyncPostgresStore | None = None
         #: Set once the worker listens for runs (it may have claimed some already).
         self.started = asyncio.Event()
         self._active: dict[str, tuple[asyncio.Task[object], RunStopper]] = {}
@@ -129,6 +133,7 @@ class Worker:
     async def run(self) -> None:
         """Claim and execute runs until :meth:`stop`, then release the unfinished ones."""
         self.journal.start()
+        self.items = open_item_store(self.pool)
         helpers = [
             asyncio.create_task(self._listen(), name=f"{self.worker_id} listen"),
             asyncio.create_task(
@@ -217,6 +222,7 @@ class Worker:
                 tool_results=self.tool_results or FencedToolResultStore(self.pool, run.lease),
                 journal=self.journal,
                 max_attempts=self.max_attempts,
+                items=self.items,
             )
         except Exception:
             # Recording the end failed (e.g. the database went away): the lease
