@@ -249,6 +249,7 @@ async def _execute(
     found: list[dict[str, Any]] = []
     status: Literal["success", "error", "timeout"] = "success"
     error: str | None = None
+    compiled: CompiledSpec | None = None
     try:
         if _needs_metadata(run):
             writer.emit("metadata", traced.metadata({"run_id": run.run_id, "attempt": run.attempt}))
@@ -283,9 +284,25 @@ async def _execute(
         )
         await approvals.record_interrupts(pool, run, found, usage, lease=lease)
     await runs.finish_run(
-        pool, run.run_id, worker_id, status, error, interrupted=bool(found), attempt=run.attempt
+        pool,
+        run.run_id,
+        worker_id,
+        status,
+        error,
+        interrupted=bool(found),
+        attempt=run.attempt,
+        values=await _webhook_values(run, pool, compiled),
     )
     return status
+
+
+async def _webhook_values(run: Run, pool: Pool, compiled: CompiledSpec | None) -> Any:
+    """The thread's values at the run's end, for its ``webhook`` (``None`` without one)."""
+    if not run.kwargs.get("webhook") or compiled is None:
+        return None
+    graph: Any = compiled.bind(new_checkpointer(pool))
+    snapshot = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+    return snapshot.values
 
 
 def _journal_error(writer: JournalWriter, traced: RunTrace, code: str, message: str) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.store.database import DATABASE_URL_ENV
+from server.webhook_urls import WebhookPolicy
 
 SPECS_ENV = "PLAIT_SPECS_DIR"
 WORKERS_ENV = "PLAIT_WORKERS"
@@ -72,6 +73,8 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     spec_processes: int = 2
     spec_check_seconds: float = 10.0
+    #: Which addresses runs' ``webhook`` may name besides public ones (server/webhook_urls.py).
+    webhooks: WebhookPolicy = field(default_factory=WebhookPolicy)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -95,4 +98,5 @@ class Settings:
             max_body_bytes=int(env.get(MAX_BODY_ENV) or default.max_body_bytes),
             spec_processes=int(env.get(SPEC_PROCESSES_ENV) or default.spec_processes),
             spec_check_seconds=float(env.get(SPEC_CHECK_SECONDS_ENV) or default.spec_check_seconds),
+            webhooks=WebhookPolicy.from_env(),
         )

@@ -15,6 +15,7 @@ worker`` runs one). It
   (the spec's ``max_attempts`` wins), instead of running it again;
 - resolves approvals past their expiry by resuming their run (the approval node
   applies the spec's ``on_expire`` itself when it resumes after the expiry);
+- calls the webhooks of ended runs (server/webhooks.py);
 - on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
   hands their leases back, so another worker continues them from their last
   checkpoint at once; then it ends what tool calls left running (processes,
@@ -48,11 +49,15 @@ from server.queue import runs
 from server.queue.fenced import FencedToolResultStore
 from server.queue.runs import Run
 from server.settings import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
+from server.webhooks import WebhookSender
 
 log = logging.getLogger(__name__)
 
 #: How often parked MCP tasks are polled (engine/tools/mcp/tasks.py).
 MCP_TASK_POLL_SECONDS = 0.5
+
+#: How often due webhook deliveries are looked for (a run's end is sent within it).
+WEBHOOK_POLL_SECONDS = 0.5
 
 #: Channel the queue notifies when a run becomes claimable.
 RUNS_PENDING_CHANNEL = "plait_runs_pending"
@@ -104,6 +109,8 @@ class Worker:
         self.mcp_tasks = McpTaskPoller(pool)
         # LangGraph's long-term store for its runs' nodes; it needs the running loop (run()).
         self.items: AsyncPostgresStore | None = None
+        # Calls the webhooks that ended runs owe (server/webhooks.py).
+        self.webhooks = WebhookSender(pool, self.worker_id)
         #: Set once the worker listens for runs (it may have claimed some already).
         self.started = asyncio.Event()
         self._active: dict[str, tuple[asyncio.Task[object], RunStopper]] = {}
@@ -147,6 +154,10 @@ class Worker:
                 self._every(MCP_TASK_POLL_SECONDS, self.mcp_tasks.poll_once),
                 name=f"{self.worker_id} mcp tasks",
             ),
+            asyncio.create_task(
+                self._every(WEBHOOK_POLL_SECONDS, self.webhooks.send_due),
+                name=f"{self.worker_id} webhooks",
+            ),
         ]
         try:
             await self._claim_loop()
@@ -157,6 +168,7 @@ class Worker:
             for task in helpers:
                 task.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
+            await self.webhooks.close()
 
     async def _claim_loop(self) -> None:
         while not self._stopping:

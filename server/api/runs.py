@@ -52,6 +52,7 @@ from server.queue.runs import (
 )
 from server.registry import GraphVersion, get_version, is_assistant_uuid
 from server.sse import coalesced, event_names, journal_frame_batches, sse_response
+from server.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
 
 router = APIRouter(tags=["runs"])
 
@@ -86,7 +87,7 @@ RESERVED_PREFIX = "plait_"
 class RunCreate(BaseModel):
     """Body of every run-creating POST (fields of the Agent Server protocol).
 
-    Fields the protocol has and Plait ignores (``webhook``, ``feedback_keys``,
+    Fields the protocol has and Plait ignores (``feedback_keys``,
     ``langsmith_tracer``, ``checkpoint_during``) are accepted and dropped.
     """
 
@@ -111,6 +112,8 @@ class RunCreate(BaseModel):
     on_completion: Literal["delete", "keep"] = "delete"
     durability: Literal["sync", "async", "exit"] | None = None
     after_seconds: float | None = Field(None, ge=0)
+    #: Called with the run when it ends (server/webhooks.py); checked at creation.
+    webhook: str | None = Field(None, max_length=2048)
 
     # plait_* keys carry what the server knows (tenant, trace, graph digest,
     # approval): a client must not be able to set them.
@@ -403,6 +406,8 @@ async def _create(
     ``thread_id`` is the client's (``None``: a stateless run's new temporary thread).
     """
     route = f"{request.method} {request.url.path}"
+    if body.webhook is not None:
+        await _check_webhook(body.webhook, services.settings.webhooks)
     if thread_id is None:
         # Resolved first: an unknown assistant must not leave a thread behind.
         graph = await resolve_assistant(services, body.assistant_id, tenant)
@@ -447,6 +452,20 @@ async def _create(
         after_seconds=body.after_seconds,
     )
     return run
+
+
+async def _check_webhook(url: str, policy: WebhookPolicy) -> None:
+    """A 422 problem unless the server may call ``url`` (server/webhook_urls.py)."""
+    try:
+        await check_webhook_url(url, policy)
+    except WebhookRefused as refused:
+        raise Problem(
+            422,
+            str(refused),
+            kind="request-invalid",
+            title="Invalid request",
+            errors=[{"loc": ["body", "webhook"], "msg": str(refused)}],
+        ) from None
 
 
 def _check_interrupts(body: RunCreate, graph: GraphVersion) -> None:
@@ -555,6 +574,8 @@ def _kwargs(body: RunCreate) -> dict[str, Any]:
         "durability": body.durability,
         "on_disconnect": body.on_disconnect,
     }
+    if body.webhook is not None:
+        kwargs["webhook"] = body.webhook
     return kwargs
 
 
