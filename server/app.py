@@ -33,6 +33,7 @@ from server.a2a.routes import a2a_hub
 from server.api import (
     approvals,
     assistants,
+    crons,
     drafts,
     events,
     graphs,
@@ -96,8 +97,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(metrics_api.router)
     # Every API route but health needs a key once keys exist (server/auth/keys.py).
     protected = [Depends(authenticate)]
-    routers = (assistants, threads, state, runs, store, graphs, drafts, approvals, events, tenants)
-    for module in routers:
+    routers = (assistants, threads, state, crons, runs, store, graphs, drafts, approvals, events)
+    for module in (*routers, tenants):
         app.include_router(module.router, dependencies=protected)
     app.include_router(a2a_routes.router, dependencies=protected)
     _add_docs(app)
@@ -144,6 +145,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
                 concurrency=settings.workers,
                 specs_dir=settings.specs_dir,
                 max_attempts=settings.max_attempts,
+                webhook_policy=settings.webhooks,
             )
             if in_process
             else None
@@ -157,6 +159,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
                 specs_dir=settings.specs_dir,
                 url=url,
                 max_attempts=settings.max_attempts,
+                webhook_policy=settings.webhooks,
             )
             await children.enter_async_context(processes.running())
         try:

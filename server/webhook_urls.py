@@ -5,7 +5,8 @@ inside the server's network (loopback, private ranges, link-local such as a
 cloud's metadata service) would let any API key reach what only the server
 can. Such addresses are refused when the run is created, unless the server
 allows private addresses (``--webhook-allow-private``) or lists their
-networks (``PLAIT_WEBHOOK_ALLOW_CIDRS``).
+networks (``PLAIT_WEBHOOK_ALLOW_CIDRS``), and checked again before each call
+(a name may point elsewhere by then).
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ class WebhookPolicy:
                 if cidr.strip()
             ),
         )
+
+    def to_env(self) -> dict[str, str]:
+        """The variables :meth:`from_env` reads back (for child worker processes)."""
+        return {
+            ALLOW_PRIVATE_ENV: "1" if self.allow_private else "",
+            ALLOW_CIDRS_ENV: ",".join(str(network) for network in self.allowed_networks),
+        }
 
     def allows(self, address: Address) -> bool:
         """Whether a webhook may reach ``address``."""

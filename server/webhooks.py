@@ -29,6 +29,7 @@ import httpx
 from engine.store.pool import Pool
 from server.queue import webhooks
 from server.queue.webhooks import Delivery
+from server.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
 
 log = logging.getLogger(__name__)
 
@@ -83,10 +84,18 @@ def backoff(attempt: int) -> timedelta:
 class WebhookSender:
     """Claims and sends due deliveries; call :meth:`send_due` now and then."""
 
-    def __init__(self, pool: Pool, owner: str, settings: SenderSettings | None = None) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        owner: str,
+        settings: SenderSettings | None = None,
+        policy: WebhookPolicy | None = None,
+    ) -> None:
         self.pool = pool
         self.owner = owner
         self.settings = settings or SenderSettings.from_env()
+        # Checked again before each call: a host name may resolve inside the network by now.
+        self.policy = policy or WebhookPolicy.from_env()
         # No redirects: a public URL must not bounce the server to a private one.
         self._http = httpx.AsyncClient(
             timeout=self.settings.timeout_seconds, follow_redirects=False
@@ -115,8 +124,11 @@ class WebhookSender:
         if self.settings.secret:
             headers[SIGNATURE_HEADER] = signature(self.settings.secret, int(time.time()), body)
         try:
+            await check_webhook_url(delivery.url, self.policy)
             answer = await self._http.post(delivery.url, content=body, headers=headers)
             error = None if answer.is_success else f"answered {answer.status_code}"
+        except WebhookRefused as refused:
+            error = str(refused)
         except httpx.HTTPError as exc:
             error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         if error is None:

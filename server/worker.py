@@ -15,7 +15,8 @@ worker`` runs one). It
   (the spec's ``max_attempts`` wins), instead of running it again;
 - resolves approvals past their expiry by resuming their run (the approval node
   applies the spec's ``on_expire`` itself when it resumes after the expiry);
-- calls the webhooks of ended runs (server/webhooks.py);
+- calls the webhooks of ended runs (server/webhooks.py) and fires due crons
+  (server/crons.py);
 - on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
   hands their leases back, so another worker continues them from their last
   checkpoint at once; then it ends what tool calls left running (processes,
@@ -42,6 +43,7 @@ from engine.store.pool import Pool
 from engine.tools import children
 from engine.tools.idempotency import ToolResultStore
 from server import approvals
+from server.crons import CRON_POLL_SECONDS, CronFirer
 from server.executor import GraphCache, RunStopper, StopReason, execute_run
 from server.journal_writer import JournalCommitter
 from server.mcp_tasks import McpTaskPoller
@@ -49,6 +51,7 @@ from server.queue import runs
 from server.queue.fenced import FencedToolResultStore
 from server.queue.runs import Run
 from server.settings import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
+from server.webhook_urls import WebhookPolicy
 from server.webhooks import WebhookSender
 
 log = logging.getLogger(__name__)
@@ -84,6 +87,7 @@ class Worker:
         tool_results: ToolResultStore | None = None,
         conninfo: str | None = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        webhook_policy: WebhookPolicy | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("a worker needs a concurrency of at least 1")
@@ -110,7 +114,9 @@ class Worker:
         # LangGraph's long-term store for its runs' nodes; it needs the running loop (run()).
         self.items: AsyncPostgresStore | None = None
         # Calls the webhooks that ended runs owe (server/webhooks.py).
-        self.webhooks = WebhookSender(pool, self.worker_id)
+        self.webhooks = WebhookSender(pool, self.worker_id, policy=webhook_policy)
+        # Creates the runs of due crons (server/crons.py).
+        self.crons = CronFirer(pool, specs_dir)
         #: Set once the worker listens for runs (it may have claimed some already).
         self.started = asyncio.Event()
         self._active: dict[str, tuple[asyncio.Task[object], RunStopper]] = {}
@@ -157,6 +163,10 @@ class Worker:
             asyncio.create_task(
                 self._every(WEBHOOK_POLL_SECONDS, self.webhooks.send_due),
                 name=f"{self.worker_id} webhooks",
+            ),
+            asyncio.create_task(
+                self._every(CRON_POLL_SECONDS, self.crons.fire_due),
+                name=f"{self.worker_id} crons",
             ),
         ]
         try:

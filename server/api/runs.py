@@ -407,7 +407,7 @@ async def _create(
     """
     route = f"{request.method} {request.url.path}"
     if body.webhook is not None:
-        await _check_webhook(body.webhook, services.settings.webhooks)
+        await check_webhook(body.webhook, services.settings.webhooks)
     if thread_id is None:
         # Resolved first: an unknown assistant must not leave a thread behind.
         graph = await resolve_assistant(services, body.assistant_id, tenant)
@@ -441,7 +441,7 @@ async def _create(
         services.pool,
         thread_id=thread_id,
         graph=graph,
-        kwargs=_kwargs(body),
+        kwargs=run_kwargs(body),
         metadata=body.metadata or {},
         multitask_strategy=body.multitask_strategy,
         idempotency_key=key,
@@ -454,7 +454,7 @@ async def _create(
     return run
 
 
-async def _check_webhook(url: str, policy: WebhookPolicy) -> None:
+async def check_webhook(url: str, policy: WebhookPolicy) -> None:
     """A 422 problem unless the server may call ``url`` (server/webhook_urls.py)."""
     try:
         await check_webhook_url(url, policy)
@@ -556,7 +556,7 @@ async def _graph_for(
     return graph
 
 
-def _kwargs(body: RunCreate) -> dict[str, Any]:
+def run_kwargs(body: RunCreate) -> dict[str, Any]:
     """What the worker needs to execute the run (stored with it)."""
     modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
     checkpoint_id = _checkpoint_id(body)

@@ -62,3 +62,17 @@ def test_a_receiver_verifies_the_signature_as_documented() -> None:
 def test_backoff_doubles_up_to_an_hour() -> None:
     assert [backoff(n) for n in (1, 2, 3)] == [timedelta(seconds=s) for s in (1, 2, 4)]
     assert backoff(30) == timedelta(hours=1)
+
+
+def test_a_policy_travels_to_child_processes_through_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    policy = WebhookPolicy(
+        allow_private=True, allowed_networks=(ipaddress.ip_network("10.8.0.0/16"),)
+    )
+    for name, value in policy.to_env().items():
+        monkeypatch.setenv(name, value)
+    assert WebhookPolicy.from_env() == policy
+    for name, value in WebhookPolicy().to_env().items():
+        monkeypatch.setenv(name, value)
+    assert WebhookPolicy.from_env() == WebhookPolicy()

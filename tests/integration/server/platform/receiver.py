@@ -55,6 +55,17 @@ class Receiver:
                 raise TimeoutError(f"{path}: {len(self.of(path))} calls, not {count}: {self.calls}")
             return self.of(path)
 
+    def wait_for_deliveries(self, path: str, count: int, timeout: float = 60.0) -> set[str]:
+        """The delivery ids sent to ``path`` once there are ``count`` (repeats count once)."""
+        with self.changed:
+
+            def ids() -> set[str]:
+                return {call.delivery_id for call in self.of(path)}
+
+            if not self.changed.wait_for(lambda: len(ids()) >= count, timeout):
+                raise TimeoutError(f"{path}: {len(ids())} deliveries, not {count}: {self.calls}")
+            return ids()
+
     def of(self, path: str) -> list[Call]:
         """The calls to ``path`` so far."""
         return [call for call in self.calls if call.path == path]

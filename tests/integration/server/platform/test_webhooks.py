@@ -5,62 +5,17 @@ the same delivery id when the worker sending it is killed mid-call (at least onc
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from tests.conftest import fresh_database
-from tests.integration.server.harness import Cluster, cluster
-from tests.integration.server.platform.conftest import SPEC_SOURCES, new_tenant, sdk
+from tests.integration.server.harness import Cluster
+from tests.integration.server.platform.conftest import new_tenant, sdk
 from tests.integration.server.platform.receiver import Call, Receiver
 
 pytestmark = pytest.mark.postgres
-
-SECRET = "whsec-" + uuid.uuid4().hex
-#: A sender's call times out after this long; its claim lasts 2x + 1 s (server/webhooks.py).
-SEND_TIMEOUT_SECONDS = 4
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    """The webhook receiver, listening."""
-    opened = Receiver(SECRET)
-    opened.start()
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
-@pytest.fixture
-def senders(postgres_server_url: str, tmp_path: Path) -> Iterator[tuple[Cluster, str]]:
-    """An API-only ``plait serve`` and two ``plait worker`` processes that may call
-    127.0.0.1, on a database of their own: ``(cluster, database_url)``."""
-    env = {
-        "PLAIT_WEBHOOK_ALLOW_PRIVATE": "1",
-        "PLAIT_WEBHOOK_SECRET": SECRET,
-        "PLAIT_WEBHOOK_TIMEOUT_SECONDS": str(SEND_TIMEOUT_SECONDS),
-    }
-    with (
-        fresh_database(postgres_server_url) as url,
-        cluster(
-            url, tmp_path, SPEC_SOURCES, serve_args=["--no-workers"], workers=2, extra_env=env
-        ) as running,
-    ):
-        yield running, url
-
-
-@pytest.fixture
-async def client(senders: tuple[Cluster, str]) -> AsyncIterator[LangGraphClient]:
-    """The SDK on the API process (single-user: no keys)."""
-    async with get_client(url=senders[0].url, api_key=None, timeout=60.0) as opened:
-        yield opened
 
 
 def sender_of(running: Cluster, database_url: str, delivery_id: str) -> int:
