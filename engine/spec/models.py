@@ -436,10 +436,30 @@ class LlmNode(_NodeBase):
     kind: Literal["llm"]
     model: Identifier
     system: Template | None = None
-    prompt: Template
+    prompt: Template | None = Field(
+        default=None,
+        description="The user message template; without it (a chat) the conversation in "
+        "`messages` is the input.",
+    )
     schema_: dict[str, Any] | None = Field(
         default=None, alias="schema", description="JSON Schema of a structured reply."
     )
+    messages: Identifier | None = Field(
+        default=None,
+        description=(
+            "A `messages` state field: the model sees the conversation it holds, and the "
+            "prompt (if any) and the reply are added to it."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _has_input(self) -> LlmNode:
+        if self.prompt is None and self.messages is None:
+            raise ValueError(
+                "an `llm` node needs a `prompt`, or `messages` (a chat: the conversation "
+                "is the input)"
+            )
+        return self
 
 
 class ToolNode(_NodeBase):

@@ -147,7 +147,8 @@ def _templates(ctx: LintContext) -> Iterator[tuple[str, str]]:
             yield agent.system, pointer("spec", "agents", name, "system")
     for node_id, node in ctx.body.nodes.items():
         if isinstance(node, AgentNode | LlmNode):
-            yield node.prompt, node_pointer(node_id, "prompt")
+            if node.prompt is not None:
+                yield node.prompt, node_pointer(node_id, "prompt")
             if node.system is not None:
                 yield node.system, node_pointer(node_id, "system")
         elif isinstance(node, ApprovalNode) and node.reason is not None:

@@ -205,7 +205,14 @@ def test_unknown_key_suggests_the_closest_one() -> None:
     assert issue.pointer == "/spec/nodes/answer/promt"
     assert issue.line == line_of(text, "promt:")
     assert "did you mean `prompt`?" in issue.fix
-    assert one(issues, "schema-missing-key").pointer == "/spec/nodes/answer/prompt"
+    assert len(issues) == 1  # fixing the typo is the fix: no second error about `prompt`
+
+
+def test_an_llm_node_without_prompt_or_messages_says_it_needs_one() -> None:
+    text = mutate(MINIMAL, '      prompt: "Answer briefly: {{ state.topic }}"\n', "")
+    issue = one(errors_of(text), "schema-value")
+    assert issue.pointer == "/spec/nodes/answer"
+    assert "needs a `prompt`, or `messages`" in issue.message
 
 
 def test_wrong_node_kind_lists_the_kinds() -> None:
