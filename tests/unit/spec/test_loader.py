@@ -215,6 +215,24 @@ def test_an_llm_node_without_prompt_or_messages_says_it_needs_one() -> None:
     assert "needs a `prompt`, or `messages`" in issue.message
 
 
+def test_a_mistyped_literal_argument_gets_only_its_own_errors() -> None:
+    node = (
+        "      kind: python\n      function: mod:fn\n"
+        "      args: {a: {valeu: x}, b: 0.5, c: {value: 'not (cel'}}\n"
+    )
+    text = mutate(
+        MINIMAL,
+        '      kind: llm\n      model: fake\n      prompt: "Answer briefly: {{ state.topic }}"\n',
+        node,
+    )
+    issues = errors_of(text)
+    # Not "must be text or a number": the mapping is meant as `{value: ...}`.
+    assert sorted(issue.code for issue in issues) == ["schema-missing-key", "schema-unknown-key"]
+    typo = one(issues, "schema-unknown-key")
+    assert typo.pointer == "/spec/nodes/answer/args/a/valeu"
+    assert "did you mean `value`?" in typo.fix
+
+
 def test_wrong_node_kind_lists_the_kinds() -> None:
     text = mutate(MINIMAL, "kind: llm", "kind: lmm")
     issue = one(errors_of(text), "unknown-node-kind")
