@@ -714,13 +714,35 @@ class Decision(_Model):
     comment: str | None = None
 
 
+class ScriptOverride(_Model):
+    """Scripted replies a test gives a model instead of the spec's (``script`` or ``fixture``)."""
+
+    script: list[ScriptedResponse] = Field(default_factory=list)
+    fixture: str | None = Field(
+        default=None, description="YAML or JSON file (relative to the spec) of scripted replies."
+    )
+
+
 class Example(_Model):
-    """A named input, with the approval decisions to give, in order."""
+    """A named input, with the approval decisions to give, in order.
+
+    With ``expect`` it is also a test that ``plait test`` runs (docs/testing.md).
+    """
 
     name: Identifier
     description: str | None = None
     input: dict[str, Any] = Field(default_factory=dict)
     decisions: list[Decision] = Field(default_factory=list)
+    models: dict[Identifier, ScriptOverride] = Field(
+        default_factory=dict,
+        description="Replies of these models for this example, instead of the spec's script "
+        "(the model becomes `scripted`).",
+    )
+    expect: list[Cel] = Field(
+        default_factory=list,
+        description="Assertions (CEL) over `outcome`, `state`, `output`, `steps`, `usage` and "
+        "`error` that `plait test` checks after the run.",
+    )
 
 
 # --------------------------------------------------------------------------- governance

@@ -43,6 +43,10 @@ _MACRO = re.compile(
 )
 
 
+#: What an example's ``expect`` assertions read (engine/runtime/spec_tests.py).
+EXPECT_ROOTS = frozenset({"outcome", "state", "output", "steps", "usage", "error"})
+
+
 @dataclass(frozen=True)
 class CelField:
     """One CEL expression of the spec, where it is, and the roots it may read."""
@@ -81,6 +85,11 @@ def cel_fields(ctx: LintContext) -> Iterator[CelField]:
                 yield CelField(source, node_pointer(node_id, "do", "input", name), _IN_MAP)
             if node.do.result is not None:
                 yield CelField(node.do.result, node_pointer(node_id, "do", "result"), _MAP_RESULT)
+    for index, example in enumerate(ctx.body.examples):
+        for number, source in enumerate(example.expect):
+            yield CelField(
+                source, pointer("spec", "examples", index, "expect", number), EXPECT_ROOTS
+            )
     for index, edge in enumerate(ctx.body.edges):
         if isinstance(edge, SwitchEdge):
             for case_index, case in enumerate(edge.switch):
