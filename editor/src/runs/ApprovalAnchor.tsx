@@ -18,6 +18,9 @@ import { type ApprovalRequest, useRunStore } from "./runStore";
 
 const GAP = 10;
 const MARGIN = 8;
+/** The card's width where there is room; a narrow canvas gets a narrower (taller) card. */
+const CARD_WIDTH = 340;
+const MIN_CARD_WIDTH = 220;
 const POSITION: Record<Side, Position> = { bottom: Position.Bottom, top: Position.Top, left: Position.Left, right: Position.Right };
 /** What floats over the canvas: React Flow's panels (minimap, controls) and panes that mark themselves. */
 const OBSTACLES = ".react-flow__panel, [data-overlays-canvas]";
@@ -35,6 +38,7 @@ export function ApprovalAnchor({ nodeId }: { nodeId: string }) {
 function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRequest }) {
   const flow = useReactFlow();
   const [side, setSide] = useState<Side>("bottom");
+  const [width, setWidth] = useState(CARD_WIDTH);
   const card = useRef<HTMLDivElement>(null);
   // Re-evaluated as the view moves (the side only; panning is for appearing and resizing).
   const transform = useStore((s) => s.transform.join(","));
@@ -52,6 +56,11 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
         right: Math.min(view.right, window.innerWidth),
         bottom: Math.min(view.bottom, window.innerHeight),
       };
+      const fitted = Math.max(MIN_CARD_WIDTH, Math.min(CARD_WIDTH, Math.floor(area.right - area.left - 2 * MARGIN)));
+      if (fitted !== width) {
+        setWidth(fitted); // the resize observer places it again at its new size
+        return;
+      }
       const obstacles = [...document.querySelectorAll(OBSTACLES)]
         .filter((o) => !o.contains(element))
         .map((o) => toRect(o.getBoundingClientRect()));
@@ -69,7 +78,7 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
         void flow.setViewport({ x: x + placed.shift.x, y: y + placed.shift.y, zoom }, { duration: 200 });
       }
     },
-    [flow, nodeId],
+    [flow, nodeId, width],
   );
 
   useLayoutEffect(() => place(false), [place, transform]);
@@ -87,7 +96,7 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
 
   return (
     <NodeToolbar nodeId={nodeId} isVisible position={POSITION[side]} offset={GAP}>
-      <div ref={card} className="approval-anchor" data-testid="approval-anchor" data-side={side}>
+      <div ref={card} className="approval-anchor" data-testid="approval-anchor" data-side={side} style={{ width }}>
         <ApprovalCard approval={approval} onDecide={(decision) => decideHere(approval, decision)} />
       </div>
     </NodeToolbar>
