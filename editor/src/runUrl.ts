@@ -28,7 +28,8 @@ export function useRunUrl(name: string, version: string, view: RunView): void {
 
   // URL → run: a link or a reload names a thread that is not the one shown.
   useEffect(() => {
-    if (!thread || useRunStore.getState().threadId === thread) return;
+    // The URL as it is now: the commit that closed the run panel may have taken the thread out.
+    if (!thread || threadOfHash() !== thread || useRunStore.getState().threadId === thread) return;
     if (!open) {
       useRunStore.getState().requestOpen(name, thread);
       show();
@@ -46,8 +47,7 @@ export function useRunUrl(name: string, version: string, view: RunView): void {
         if (state.threadId === previous.threadId) return;
         if (state.threadId) setThreadInUrl(state.threadId, name, version);
         // Cleared: only the thread it showed (a link to another thread may be opening).
-        else if (previous.threadId && parseRoute(window.location.hash).page === "editor" && threadOfHash() === previous.threadId)
-          setThreadInUrl(null, name, version);
+        else if (previous.threadId && threadOfHash() === previous.threadId) setThreadInUrl(null, name, version);
       }),
     [name, version],
   );

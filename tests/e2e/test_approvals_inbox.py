@@ -307,3 +307,24 @@ def _decided(base: str, approval_id: str) -> dict[str, Any]:
     decided = _approval(base, approval_id)
     assert decided["status"] != "pending" and decided["resume_run_id"], repr(decided)
     return decided
+
+
+def test_the_url_names_the_run_on_screen(editor: Page, plait_server: Cluster) -> None:
+    """Starting a run writes its thread into the URL; closing the run panel takes it out."""
+    base = plait_server.url
+    editor.set_viewport_size({"width": 1440, "height": 900})
+    editor.goto(f"{base}/#/graphs/refund-approval/1.0.0")
+    expect(editor.get_by_test_id("graph-title")).to_contain_text("refund-approval@1.0.0")
+    editor.get_by_test_id("toolbar-run").click()
+    form = editor.get_by_test_id("run-input-form")
+    form.locator('input[name="reason"]').fill("url follows the run")
+    editor.get_by_test_id("run-start").click()
+    phase = editor.get_by_test_id("run-phase")
+    expect(phase).to_have_attribute("data-phase", "waiting")
+    expect(editor).to_have_url(
+        re.compile(r"#/graphs/refund-approval/1\.0\.0\?thread=[0-9a-f-]{36}$")
+    )
+    thread_id = editor.url.rsplit("=", 1)[1]
+    expect(phase).to_contain_text(thread_id[:8])
+    editor.get_by_test_id("toolbar-run").click()
+    expect(editor).to_have_url(re.compile(r"#/graphs/refund-approval/1\.0\.0$"))
