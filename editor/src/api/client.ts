@@ -288,8 +288,8 @@ export interface DecisionResult {
 
 export const approvals = {
   /** `decided`: every approval no longer pending; `order`: by request time. */
-  list: (status: ApprovalStatus | "decided" | "all" = "pending", order: "oldest" | "newest" = "oldest", limit = 100) =>
-    request<Approval[]>("GET", `/approvals?status=${status}&order=${order}&limit=${limit}`),
+  list: (status: ApprovalStatus | "decided" | "all" = "pending", order: "oldest" | "newest" = "oldest") =>
+    request<Approval[]>("GET", `/approvals?status=${status}${order === "newest" ? "&order=newest" : ""}`),
   decide: (id: string, decision: Decision) =>
     request<DecisionResult>("POST", `/approvals/${enc(id)}/decision`, decision),
 };
