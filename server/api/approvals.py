@@ -88,13 +88,16 @@ async def decide(
     """Approve, reject or edit; the thread resumes in a new run, returned with the approval.
 
     ``decided_by`` is the body's ``actor``; with API keys on, the key that decided
-    is recorded too (``alice (key:k1)``), so the audit trail does not rest on a
-    name the client chose.
+    is recorded too, by id and name (``alice (key:k1 'ops laptop')``), so the
+    audit trail does not rest on a name the client chose.
     """
     decision = body.model_dump(exclude_none=True, exclude={"actor"})
     actor = body.actor
     if principal.key_id is not None:
-        actor = f"{actor} (key:{principal.key_id})" if actor else f"key:{principal.key_id}"
+        key = f"key:{principal.key_id}"
+        if principal.key_name:
+            key = f"{key} '{principal.key_name}'"
+        actor = f"{actor} ({key})" if actor else key
     approval, run = await approvals.decide(
         services.pool, approval_id, decision, actor, tenant=principal.tenant
     )
