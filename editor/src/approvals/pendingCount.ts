@@ -6,6 +6,7 @@
 
 import { useEffect } from "react";
 import { create } from "zustand";
+import { apiKeyState, storedKey } from "../api/apiKey";
 import { approvals } from "../api/client";
 
 const POLL_MS = 5000;
@@ -23,6 +24,9 @@ let inFlight: Promise<void> | null = null;
 
 /** Ask the server again (one request at a time). */
 export function refreshPending(): Promise<void> {
+  // The server wants a key nobody gave (or its prompt is open): a count is not worth asking again.
+  const key = apiKeyState();
+  if (key.prompt || (key.asked && !storedKey())) return Promise.resolve();
   inFlight ??= approvals
     .list("pending")
     .then((found) => usePendingCount.setState({ count: found.length }))
