@@ -464,8 +464,8 @@ class LlmNode(_NodeBase):
     system: Template | None = None
     prompt: Template | None = Field(
         default=None,
-        description="The user message template; without it (a chat) the conversation in "
-        "`messages` is the input.",
+        description="The user message: a Jinja2 template (sandboxed, strict undefined). "
+        "Without it (a chat) the conversation in `messages` is the input.",
     )
     schema_: dict[str, Any] | None = Field(
         default=None, alias="schema", description="JSON Schema of a structured reply."
