@@ -48,6 +48,7 @@ from server.api import metrics as metrics_api
 from server.api.deps import Services
 from server.api.health import plait_version
 from server.auth.keys import Authenticator, authenticate
+from server.cors import install_cors
 from server.executor import GraphCache
 from server.journal import JournalListener
 from server.registry import sync_folder
@@ -91,6 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     problems.install(app)
     # Outside every route: oversized bodies, NUL in URLs and odd JSON never reach one.
     app.add_middleware(RequestLimits, max_body_bytes=settings.max_body_bytes)
+    install_cors(app, settings.cors)  # outermost: refusals above reach front ends readable
     app.include_router(health.router)
     # Scraped like /ok, with no key: see docs/observability.md.
     metrics.install()  # the engine observer and the breaker collector, once per process

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.store.database import DATABASE_URL_ENV
+from server.cors import LOCAL_ORIGINS, CorsPolicy, parse_origins
 from server.webhook_urls import WebhookPolicy
 
 SPECS_ENV = "PLAIT_SPECS_DIR"
@@ -37,6 +38,10 @@ SPEC_PROCESSES_ENV = "PLAIT_SPEC_PROCESSES"
 SPEC_CHECK_SECONDS_ENV = "PLAIT_SPEC_CHECK_SECONDS"
 #: Environment variables the ``default`` tenant's specs may read as secrets (tenant_secrets.py).
 ENV_SECRETS_ENV = "PLAIT_ENV_SECRETS"
+#: Browser front ends on other origins that may call the API (server/cors.py).
+CORS_ORIGINS_ENV = "PLAIT_CORS_ORIGINS"
+CORS_ORIGIN_REGEX_ENV = "PLAIT_CORS_ORIGIN_REGEX"
+CORS_CREDENTIALS_ENV = "PLAIT_CORS_CREDENTIALS"
 #: The editor's build output in a source checkout (`npm run build`).
 DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
 
@@ -75,6 +80,8 @@ class Settings:
     spec_check_seconds: float = 10.0
     #: Which addresses runs' ``webhook`` may name besides public ones (server/webhook_urls.py).
     webhooks: WebhookPolicy = field(default_factory=WebhookPolicy)
+    #: Which browser front ends on other origins may call the API.
+    cors: CorsPolicy = field(default_factory=CorsPolicy)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -99,4 +106,9 @@ class Settings:
             spec_processes=int(env.get(SPEC_PROCESSES_ENV) or default.spec_processes),
             spec_check_seconds=float(env.get(SPEC_CHECK_SECONDS_ENV) or default.spec_check_seconds),
             webhooks=WebhookPolicy.from_env(),
+            cors=CorsPolicy(
+                origins=parse_origins(env.get(CORS_ORIGINS_ENV, "")),
+                origin_regex=env.get(CORS_ORIGIN_REGEX_ENV, LOCAL_ORIGINS),
+                credentials=env.get(CORS_CREDENTIALS_ENV, "").lower() in ("1", "true", "yes"),
+            ),
         )
