@@ -50,6 +50,9 @@ router = APIRouter(tags=["thread streams"])
 THREAD_STREAM_MODES = ["values", "updates", "messages-tuple", "custom"]
 #: How often a stream waiting for the thread's next run looks for it.
 NEXT_RUN_POLL_SECONDS = 0.25
+#: How long a stream opened on an interrupted thread waits for the resume run (see
+#: ``_starting_run``).
+RESPOND_GRACE_SECONDS = 1.0
 
 
 class ProtocolCommand(BaseModel):
@@ -107,7 +110,8 @@ async def stream_events(
 ) -> EventSourceResponse:
     """The thread's protocol events matching the filter, from its current run or ``since``."""
     stored = threads.stored_thread_id(tenant, thread_id)
-    if await threads.get_thread(services.pool, stored, tenant) is None:
+    thread = await threads.get_thread(services.pool, stored, tenant)
+    if thread is None:
         raise _refusal(404, "no_such_run", f"thread {thread_id} not found")
     wanted = EventFilter(
         channels=frozenset(body.channels),
@@ -116,7 +120,9 @@ async def stream_events(
         else tuple(tuple(namespace) for namespace in body.namespaces),
         depth=body.depth,
     )
-    return sse_response(coalesced(_thread_frames(services, stored, wanted, body.since)), {})
+    interrupted = thread.get("status") == "interrupted"
+    frames = _thread_frames(services, stored, wanted, body.since, interrupted=interrupted)
+    return sse_response(coalesced(frames), {})
 
 
 #: Methods of the protocol Plait does not serve (yet).
@@ -282,12 +288,20 @@ def _with_id(problem: Problem, command_id: int) -> Problem:
 
 
 async def _thread_frames(
-    services: Services, thread_id: str, wanted: EventFilter, since: int | None
+    services: Services,
+    thread_id: str,
+    wanted: EventFilter,
+    since: int | None,
+    *,
+    interrupted: bool,
 ) -> AsyncGenerator[list[ServerSentEvent], None]:
-    """The thread's protocol events as SSE frames, a batch at a time, run after run."""
+    """The thread's protocol events as SSE frames, a batch at a time, run after run.
+
+    ``interrupted``: the thread waits on an interrupt (see :func:`_starting_run`).
+    """
     pool = services.pool
     if since is None:
-        run, after = await _current_run(pool, thread_id), 0
+        run, after = await _starting_run(pool, thread_id, interrupted), 0
     else:
         since_queue, since_seq = divmod(since, RUN_SPAN)
         run = await _next_run(pool, thread_id, since_queue - 1)
@@ -322,12 +336,35 @@ async def _thread_frames(
         run = await _next_run(pool, thread_id, last_queue)
 
 
-async def _current_run(pool: Pool, thread_id: str) -> tuple[str, int, str] | None:
-    """The thread's first run still to finish, else its latest: ``(run_id, queue_id, graph)``."""
+async def _starting_run(
+    pool: Pool, thread_id: str, interrupted: bool
+) -> tuple[str, int, str] | None:
+    """Where a stream without ``since`` starts: the thread's current run.
+
+    The SDK's ``input.respond`` opens its stream while it sends the command,
+    so the stream may come first: on an interrupted thread with no run to
+    finish, the resume run is awaited a moment (``RESPOND_GRACE_SECONDS``)
+    before the interrupted run is replayed (a client loading the thread).
+    """
+    run = await _current_run(pool, thread_id)
+    if run is None or not interrupted or run[3] in ("pending", "running"):
+        return run[:3] if run else None
+    deadline = asyncio.get_running_loop().time() + RESPOND_GRACE_SECONDS
+    while asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(NEXT_RUN_POLL_SECONDS)
+        resumed = await _next_run(pool, thread_id, run[1])
+        if resumed is not None:
+            return resumed
+    return run[:3]
+
+
+async def _current_run(pool: Pool, thread_id: str) -> tuple[str, int, str, str] | None:
+    """The thread's first run still to finish, else its latest: ``(run_id, queue_id, graph,
+    status)``."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
             """
-            SELECT run_id, queue_id, graph FROM plait_runs WHERE thread_id = %s
+            SELECT run_id, queue_id, graph, status FROM plait_runs WHERE thread_id = %s
             ORDER BY status IN ('pending', 'running') DESC,
                      CASE WHEN status IN ('pending', 'running') THEN queue_id END,
                      queue_id DESC
@@ -336,7 +373,7 @@ async def _current_run(pool: Pool, thread_id: str) -> tuple[str, int, str] | Non
             (thread_id,),
         )
         row = await cursor.fetchone()
-    return (row["run_id"], row["queue_id"], row["graph"]) if row else None
+    return (row["run_id"], row["queue_id"], row["graph"], row["status"]) if row else None
 
 
 async def _next_run(pool: Pool, thread_id: str, after_queue: int) -> tuple[str, int, str] | None:

@@ -109,3 +109,23 @@ def test_interrupt_resumed_with_command(js_results: dict[str, Any]) -> None:
     assert resumed["decision"]["comment"] == "photos confirm it"
     assert resumed["refund"]["status"] == "issued"
     assert resumed["thread_status"] == "idle"
+
+
+def test_thread_stream_runs_and_streams_messages(js_results: dict[str, Any]) -> None:
+    chat = js_results["thread_stream"]
+    assert chat["run_id"]
+    assert chat["output"] == {"text": "protocol", "shouted": "PROTOCOL", "reply": REPLY}
+    assert chat["texts"] == [REPLY]
+    assert chat["interrupted"] is False
+    assert chat["state"] == chat["output"]
+
+
+def test_thread_stream_interrupt_answered_with_input_respond(js_results: dict[str, Any]) -> None:
+    stopped = js_results["thread_interrupt"]
+    assert stopped["interrupted"] is True
+    assert stopped["payload"]["action"] == "issue_refund"
+    resumed = js_results["thread_resumed"]
+    assert resumed["refund"]["status"] == "issued"
+    assert resumed["interrupted"] is False
+    refused = js_results["thread_bad_respond"]
+    assert refused["status"] == 404 and "no-such-interrupt" in refused["message"]

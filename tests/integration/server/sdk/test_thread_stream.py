@@ -167,6 +167,12 @@ async def test_run_start_on_an_interrupted_thread_resumes_it(http: httpx.AsyncCl
     await send(http, tid, "run.start", {"assistant_id": "refund-approval", "input": REFUND})
     wait = await http.get(f"/threads/{tid}/runs/{(await _latest_run(http, tid))}/join")
     assert "__interrupt__" in wait.json()
+    # A client loading the waiting thread sees the interrupt it waits on.
+    async with http.stream(
+        "POST", f"/threads/{tid}/stream/events", json={"channels": ["lifecycle", "input"]}
+    ) as response:
+        loaded = await EventReader(response).until(terminal)
+    assert [item["payload"]["action"] for item in of(loaded, "input.requested")] == ["issue_refund"]
     await send(
         http,
         tid,

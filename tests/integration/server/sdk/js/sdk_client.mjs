@@ -80,4 +80,45 @@ results.resumed = {
   thread_status: (await client.threads.get(refund.thread_id)).status,
 };
 
+// client.threads.stream: the thread protocol (commands + event streams).
+const chat = client.threads.stream({ assistantId: "sdk-echo" });
+const texts = [];
+const reading = (async () => {
+  for await (const message of chat.messages) texts.push(await message.text);
+})();
+const started = await chat.run.start({ input: { text: "protocol" } });
+const output = await chat.output;
+await reading;
+results.thread_stream = {
+  run_id: started.run_id,
+  output,
+  texts,
+  interrupted: chat.interrupted,
+  state: (await chat.state.get({ namespace: [] })).values,
+};
+await chat.close();
+
+// An interrupt seen on the thread stream, answered with input.respond on the same thread.
+const approval = client.threads.stream({ assistantId: "refund-approval" });
+await approval.run.start({ input: { order_id: "A-1002", amount: 180, reason: "Item arrived broken" } });
+await approval.output;
+const [pending] = approval.interrupts;
+results.thread_interrupt = { interrupted: approval.interrupted, payload: pending.payload };
+await approval.close();
+const answer = client.threads.stream(approval.threadId, { assistantId: "refund-approval" });
+await answer.input.respond({
+  namespace: [],
+  interrupt_id: pending.interruptId,
+  response: { decision: "approve", comment: "photos confirm it" },
+});
+const after = await answer.output;
+results.thread_resumed = { refund: after.refund, interrupted: answer.interrupted };
+try {
+  await answer.input.respond({ namespace: [], interrupt_id: "no-such-interrupt", response: {} });
+  results.thread_bad_respond = null;
+} catch (error) {
+  results.thread_bad_respond = { status: error.status ?? null, message: String(error.message) };
+}
+await answer.close();
+
 console.log(JSON.stringify(results));
