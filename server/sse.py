@@ -41,7 +41,12 @@ def event_names(stream_modes: Iterable[str] | None) -> frozenset[str] | None:
     modes = list(stream_modes)
     if not modes:
         return None
-    return _ALWAYS | {name for mode in modes for name in _MODE_EVENTS.get(mode, (mode,))}
+    names = _ALWAYS | {name for mode in modes for name in _MODE_EVENTS.get(mode, (mode,))}
+    if not {"values", "updates"} & names:
+        # Such a run journals its interrupts as `values` events, as the Agent
+        # Server sends them (server/stream_events.py): they must get through.
+        names |= {"values"}
+    return names
 
 
 def wanted(event: str, names: frozenset[str] | None) -> bool:

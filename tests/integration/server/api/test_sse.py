@@ -41,3 +41,5 @@ def test_stream_mode_filter() -> None:
     messages = event_names(["messages"])
     assert wanted("messages/metadata", messages) and wanted("messages/partial|child:1", messages)
     assert wanted("messages/complete", messages) and not wanted("messages", messages)
+    # Without values or updates, interrupts still arrive (as `values` events).
+    assert wanted("values", messages)

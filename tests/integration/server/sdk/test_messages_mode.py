@@ -91,3 +91,20 @@ async def test_rejoin_replays_message_events_after_last_event_id(client: LangGra
     )
     assert [(p.event, p.data) for p in rest] == [(p.event, p.data) for p in first[cut + 1 :]]
     assert rest[-2].event == "messages/partial" and rest[-1].event == "end"
+
+
+async def test_a_messages_only_stream_still_shows_the_interrupt(client: LangGraphClient) -> None:
+    thread = await client.threads.create()
+    parts = await collect(
+        client.runs.stream(
+            thread["thread_id"],
+            "refund-approval",
+            input={"order_id": "A-1002", "amount": 180.0, "reason": "Item arrived broken"},
+            stream_mode="messages",
+        )
+    )
+    assert [part.event for part in parts][-1] == "end"
+    (interrupt,) = [
+        data["__interrupt__"] for data in events_named(parts, "values") if "__interrupt__" in data
+    ]
+    assert interrupt[0]["value"]["action"] == "issue_refund"
