@@ -48,8 +48,12 @@ router = APIRouter(tags=["thread streams"])
 #: What runs started by ``run.start`` and ``input.respond`` journal: what the protocol's
 #: ``values``, ``updates``, ``messages``, ``custom``, ``lifecycle`` and ``input`` carry.
 THREAD_STREAM_MODES = ["values", "updates", "messages-tuple", "custom"]
-#: How often a stream waiting for the thread's next run looks for it.
+#: How often a stream waiting for the thread's next run looks for it: often at
+#: first (a client answering an interrupt), then less (an idle open page).
 NEXT_RUN_POLL_SECONDS = 0.25
+IDLE_POLL_SECONDS = 1.0
+#: Polls at NEXT_RUN_POLL_SECONDS before a waiting stream slows to IDLE_POLL_SECONDS.
+EAGER_POLLS = 40
 #: How long a stream opened on an interrupted thread waits for the resume run (see
 #: ``_starting_run``).
 RESPOND_GRACE_SECONDS = 1.0
@@ -308,8 +312,12 @@ async def _thread_frames(
         after = since_seq if run is not None and run[1] == since_queue else 0
     last_queue = since // RUN_SPAN if since is not None else 0
     while True:
+        polls = 0
         while run is None:
-            await asyncio.sleep(NEXT_RUN_POLL_SECONDS)
+            polls += 1
+            await asyncio.sleep(
+                NEXT_RUN_POLL_SECONDS if polls <= EAGER_POLLS else IDLE_POLL_SECONDS
+            )
             run = await _next_run(pool, thread_id, last_queue)
         run_id, queue_id, graph = run
         translator = RunTranslator(queue_id, graph)

@@ -210,3 +210,17 @@ async def test_refusals_are_problems_the_sdk_shows(http: httpx.AsyncClient) -> N
         http, tid, "run.start", {"assistant_id": "sdk-echo", "input": {"txt": 1}}, status=422
     )
     assert bad_input["message"]
+
+
+async def test_a_stream_opened_before_any_run_waits_for_the_first(
+    http: httpx.AsyncClient,
+) -> None:
+    tid = (await http.post("/threads", json={})).json()["thread_id"]
+    async with http.stream(
+        "POST", f"/threads/{tid}/stream/events", json={"channels": ["lifecycle", "values"]}
+    ) as response:
+        assert response.status_code == 200
+        await send(http, tid, "run.start", {"assistant_id": "sdk-echo", "input": {"text": "x"}})
+        events = await EventReader(response).until(terminal)
+    assert [item["event"] for item in of(events, "lifecycle")] == ["started", "completed"]
+    assert of(events, "values")[-1]["reply"] == REPLY
