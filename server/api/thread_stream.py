@@ -56,7 +56,7 @@ IDLE_POLL_SECONDS = 1.0
 EAGER_POLLS = 40
 #: How long a stream opened on an interrupted thread waits for the resume run (see
 #: ``_starting_run``).
-RESPOND_GRACE_SECONDS = 1.0
+RESPOND_GRACE_SECONDS = 3.0
 
 
 class ProtocolCommand(BaseModel):
