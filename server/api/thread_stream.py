@@ -36,6 +36,7 @@ from server.api.checkpoints import thread_state
 from server.api.deps import Services, Svc
 from server.api.runs import RunCommand, RunCreate, _create
 from server.auth.keys import Tenant
+from server.metrics import SSE_STREAMS
 from server.problems import Problem
 from server.queue import threads
 from server.queue.runs import ThreadBusy, get_run
@@ -304,44 +305,61 @@ async def _thread_frames(
     ``interrupted``: the thread waits on an interrupt (see :func:`_starting_run`).
     """
     pool = services.pool
-    if since is None:
-        run, after = await _starting_run(pool, thread_id, interrupted), 0
-    else:
-        since_queue, since_seq = divmod(since, RUN_SPAN)
-        run = await _next_run(pool, thread_id, since_queue - 1)
-        after = since_seq if run is not None and run[1] == since_queue else 0
-    last_queue = since // RUN_SPAN if since is not None else 0
-    while True:
-        polls = 0
-        while run is None:
-            polls += 1
-            await asyncio.sleep(
-                NEXT_RUN_POLL_SECONDS if polls <= EAGER_POLLS else IDLE_POLL_SECONDS
-            )
+    SSE_STREAMS.inc()
+    try:
+        if since is None:
+            run, after = await _starting_run(pool, thread_id, interrupted), 0
+        else:
+            since_queue, since_seq = divmod(since, RUN_SPAN)
+            run = await _next_run(pool, thread_id, since_queue - 1)
+            after = since_seq if run is not None and run[1] == since_queue else 0
+        last_queue = since // RUN_SPAN if since is not None else 0
+        while True:
+            polls = 0
+            while run is None:
+                polls += 1
+                await asyncio.sleep(
+                    NEXT_RUN_POLL_SECONDS if polls <= EAGER_POLLS else IDLE_POLL_SECONDS
+                )
+                run = await _next_run(pool, thread_id, last_queue)
+            async with contextlib.aclosing(_run_frames(services, run, wanted, after)) as frames:
+                async for batch in frames:
+                    yield batch
+            last_queue, after = run[1], 0
             run = await _next_run(pool, thread_id, last_queue)
-        run_id, queue_id, graph = run
-        translator = RunTranslator(queue_id, graph)
-        async with contextlib.aclosing(services.listener.subscribe_batches(run_id, 0)) as batches:
-            async for events in batches:
-                frames: list[ServerSentEvent] = []
-                for event in events:
-                    status = None
-                    if event.event == "end":
-                        ended = await get_run(pool, run_id)
-                        status = ended.status if ended is not None else None
-                    for translated in translator.translate(event, status):
-                        if event.seq > after and wanted.matches(
-                            translated.method, translated.namespace
-                        ):
-                            frames.append(
-                                ServerSentEvent(
-                                    data=encode(translated.to_json()), id=translated.event_id
-                                )
+    finally:
+        SSE_STREAMS.dec()
+
+
+async def _run_frames(
+    services: Services, run: tuple[str, int, str], wanted: EventFilter, after: int
+) -> AsyncGenerator[list[ServerSentEvent], None]:
+    """One run's protocol events after its journal seq ``after``, until its end.
+
+    The journal is read from its start: what came before ``after`` (an
+    interrupt, a message in progress) shapes the events that follow.
+    """
+    run_id, queue_id, graph = run
+    translator = RunTranslator(queue_id, graph)
+    async with contextlib.aclosing(services.listener.subscribe_batches(run_id, 0)) as batches:
+        async for events in batches:
+            frames: list[ServerSentEvent] = []
+            for event in events:
+                status = None
+                if event.event == "end":
+                    ended = await get_run(services.pool, run_id)
+                    status = ended.status if ended is not None else None
+                for translated in translator.translate(event, status):
+                    if event.seq > after and wanted.matches(
+                        translated.method, translated.namespace
+                    ):
+                        frames.append(
+                            ServerSentEvent(
+                                data=encode(translated.to_json()), id=translated.event_id
                             )
-                if frames:
-                    yield frames
-        last_queue, after = queue_id, 0
-        run = await _next_run(pool, thread_id, last_queue)
+                        )
+            if frames:
+                yield frames
 
 
 async def _starting_run(
