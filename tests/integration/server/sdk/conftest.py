@@ -19,6 +19,7 @@ SPEC_SOURCES = [
     SPECS / "refund-approval.yaml",
     SPECS / "support-subgraph.yaml",
     SPECS / "summarize.yaml",
+    SPECS / "chat.yaml",
     SPECS / "plait_examples",
 ]
 
