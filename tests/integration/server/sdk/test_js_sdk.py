@@ -129,3 +129,13 @@ def test_thread_stream_interrupt_answered_with_input_respond(js_results: dict[st
     assert resumed["interrupted"] is False
     refused = js_results["thread_bad_respond"]
     assert refused["status"] == 404 and "no-such-interrupt" in refused["message"]
+
+
+def test_thread_stream_chat_streams_the_reply_it_keeps(js_results: dict[str, Any]) -> None:
+    chat = js_results["thread_chat"]
+    (reply,) = chat["streamed"]
+    assert reply["text"].startswith("Refunds up to 100 are issued at once")
+    question, answer = chat["conversation"]
+    assert question["type"] == "human" and question["content"] == "How do refunds work?"
+    # The message the page streamed is the one the conversation keeps.
+    assert answer == {"type": "ai", "id": reply["id"], "content": reply["text"]}

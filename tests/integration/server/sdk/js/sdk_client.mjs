@@ -98,6 +98,23 @@ results.thread_stream = {
 };
 await chat.close();
 
+// A chat: the reply streams on `messages` and lands in values.messages.
+const support = client.threads.stream({ assistantId: "chat" });
+const streamedReplies = [];
+const replies = (async () => {
+  for await (const message of support.messages) {
+    streamedReplies.push({ id: message.id, text: await message.text });
+  }
+})();
+await support.run.start({ input: { messages: [{ role: "user", content: "How do refunds work?" }] } });
+const conversation = (await support.output).messages;
+await replies;
+results.thread_chat = {
+  streamed: streamedReplies,
+  conversation: conversation.map((m) => ({ type: m.type ?? m.getType(), id: m.id, content: m.content })),
+};
+await support.close();
+
 // An interrupt seen on the thread stream, answered with input.respond on the same thread.
 const approval = client.threads.stream({ assistantId: "refund-approval" });
 await approval.run.start({ input: { order_id: "A-1002", amount: 180, reason: "Item arrived broken" } });
