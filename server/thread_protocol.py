@@ -15,7 +15,7 @@ The journal holds the Agent Server's events (``metadata``, ``values``,
   ``input.requested`` ``{interrupt_id, payload}`` per interrupt;
 - ``messages`` ``[chunk, metadata]`` -> ``messages`` ``message-start``,
   ``content-block-start``, ``content-block-delta`` (``text-delta``),
-  ``content-block-finish`` and ``message-finish`` (text blocks only);
+  ``content-block-finish`` and ``message-finish`` (a text block, then tool calls);
 - ``custom`` -> ``custom`` ``{payload}``.
 
 Each protocol event's ``seq`` is ``queue_id * RUN_SPAN + journal seq``: the
@@ -26,6 +26,7 @@ a run and an event in it.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -132,6 +133,8 @@ class _OpenMessage:
     node: str | None
     text: str = ""
     usage: dict[str, Any] | None = None
+    #: Tool calls by content block index (the text is block 0): ``{id, name, args}``.
+    tools: dict[int, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -248,11 +251,46 @@ class RunTranslator:
                 {"event": "content-block-delta", "index": 0, "delta": delta},
                 node,
             )
+        yield from self._tool_calls(namespace, opened, chunk)
         if isinstance(chunk.get("usage_metadata"), Mapping):
             opened.usage = dict(chunk["usage_metadata"])
         whole = not str(chunk.get("type", "")).endswith("Chunk")
         if whole or chunk.get("chunk_position") == "last":
             yield from self._close(key)
+
+    def _tool_calls(
+        self, namespace: tuple[str, ...], opened: _OpenMessage, chunk: Mapping[str, Any]
+    ) -> Iterable[tuple[str, tuple[str, ...], Any, str | None]]:
+        """Tool-call blocks: streamed ``tool_call_chunks``, or a whole message's ``tool_calls``."""
+        pieces: list[tuple[int, Mapping[str, Any], str]] = []
+        for position, piece in enumerate(chunk.get("tool_call_chunks") or ()):
+            if isinstance(piece, Mapping):
+                index = piece.get("index")
+                slot = index if isinstance(index, int) else position
+                pieces.append((slot, piece, str(piece.get("args") or "")))
+        if not pieces and not str(chunk.get("type", "")).endswith("Chunk"):
+            for position, call in enumerate(chunk.get("tool_calls") or ()):
+                if isinstance(call, Mapping):
+                    pieces.append((position, call, json.dumps(call.get("args") or {})))
+        for slot, piece, args in pieces:
+            index = slot + 1
+            call = opened.tools.get(index)
+            if call is None:
+                call = opened.tools[index] = {"id": "", "name": "", "args": ""}
+                for key in ("id", "name"):
+                    call[key] = str(piece.get(key) or "")
+                block = {"type": "tool_call_chunk", "id": call["id"], "name": call["name"]}
+                start = {
+                    "event": "content-block-start",
+                    "index": index,
+                    "content": {**block, "args": ""},
+                }
+                yield ("messages", namespace, start, opened.node)
+            if args:
+                call["args"] += args
+                delta = {"type": "tool-call-delta", "args": args}
+                event = {"event": "content-block-delta", "index": index, "delta": delta}
+                yield ("messages", namespace, event, opened.node)
 
     def _finish(
         self, namespace: tuple[str, ...], node: str
@@ -275,10 +313,35 @@ class RunTranslator:
             {"event": "content-block-finish", "index": 0, "content": block},
             opened.node,
         )
+        for index, call in sorted(opened.tools.items()):
+            finished = {
+                "event": "content-block-finish",
+                "index": index,
+                "content": _tool_call(call),
+            }
+            yield ("messages", namespace, finished, opened.node)
         finish: dict[str, Any] = {"event": "message-finish"}
         if opened.usage:
             finish["usage"] = opened.usage
         yield ("messages", namespace, finish, opened.node)
+
+
+def _tool_call(call: Mapping[str, str]) -> dict[str, Any]:
+    """A finished tool-call block: its arguments parsed (``invalid_tool_call`` when they
+    are not a JSON object)."""
+    try:
+        args = json.loads(call["args"] or "{}")
+    except ValueError:
+        args = None
+    if not isinstance(args, dict):
+        return {
+            "type": "invalid_tool_call",
+            "id": call["id"],
+            "name": call["name"],
+            "args": call["args"],
+            "error": "the arguments are not a JSON object",
+        }
+    return {"type": "tool_call", "id": call["id"], "name": call["name"], "args": args}
 
 
 def _text_of(content: Any) -> str:

@@ -92,3 +92,85 @@ def test_filters_match_channels_namespace_prefixes_and_depth() -> None:
     assert exact.matches("values", ("child:abc", "x:1")) and not exact.matches(
         "values", ("child:xyz",)
     )
+
+
+def test_tool_calls_are_blocks_after_the_text() -> None:
+    meta = {"langgraph_node": "agent"}
+    piece = {"type": "tool_call_chunk", "index": 0, "id": "c1", "name": "schedule"}
+    events = _events(
+        RunTranslator(1, "g"),
+        (
+            "messages",
+            [
+                {
+                    "type": "AIMessageChunk",
+                    "id": "m",
+                    "content": "",
+                    "tool_call_chunks": [{**piece, "args": '{"hours": '}],
+                },
+                meta,
+            ],
+        ),
+        (
+            "messages",
+            [
+                {
+                    "type": "AIMessageChunk",
+                    "id": "m",
+                    "content": "",
+                    "chunk_position": "last",
+                    "tool_call_chunks": [{"index": 0, "args": "[1, 2]}"}],
+                },
+                meta,
+            ],
+        ),
+        (
+            "messages",
+            [
+                {
+                    "type": "ai",
+                    "id": "w",
+                    "content": "",
+                    "tool_calls": [{"id": "c2", "name": "lookup", "args": {"q": "x"}}],
+                },
+                meta,
+            ],
+        ),
+        (
+            "messages",
+            [
+                {
+                    "type": "ai",
+                    "id": "bad",
+                    "content": "",
+                    "tool_call_chunks": [{"index": 0, "id": "c3", "name": "n", "args": "{oops"}],
+                },
+                meta,
+            ],
+        ),
+    )
+    blocks = [
+        (data["event"], data.get("index"), data.get("content") or data.get("delta"))
+        for _, _, data in events
+    ]
+    assert blocks[2:5] == [
+        (
+            "content-block-start",
+            1,
+            {"type": "tool_call_chunk", "id": "c1", "name": "schedule", "args": ""},
+        ),
+        ("content-block-delta", 1, {"type": "tool-call-delta", "args": '{"hours": '}),
+        ("content-block-delta", 1, {"type": "tool-call-delta", "args": "[1, 2]}"}),
+    ]
+    assert blocks[5:8] == [
+        ("content-block-finish", 0, {"type": "text", "text": ""}),
+        (
+            "content-block-finish",
+            1,
+            {"type": "tool_call", "id": "c1", "name": "schedule", "args": {"hours": [1, 2]}},
+        ),
+        ("message-finish", None, None),
+    ]
+    whole = [content for event, _, content in blocks[8:] if event == "content-block-finish"]
+    assert whole[1] == {"type": "tool_call", "id": "c2", "name": "lookup", "args": {"q": "x"}}
+    assert whole[-1]["type"] == "invalid_tool_call" and whole[-1]["args"] == "{oops"
