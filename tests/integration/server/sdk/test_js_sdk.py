@@ -139,3 +139,14 @@ def test_thread_stream_chat_streams_the_reply_it_keeps(js_results: dict[str, Any
     assert question["type"] == "human" and question["content"] == "How do refunds work?"
     # The message the page streamed is the one the conversation keeps.
     assert answer == {"type": "ai", "id": reply["id"], "content": reply["text"]}
+
+
+def test_thread_stream_messages_carry_an_agents_tool_calls(js_results: dict[str, Any]) -> None:
+    calls = js_results["thread_tool_calls"]
+    assert [(call["node"], call["name"]) for call in calls] == [
+        ("executor", "estimate_tasks"),
+        ("executor", "schedule"),
+        ("executor", "schedule"),
+    ]
+    assert calls[1]["args"] == {"hours": [3.8, 2.5, 3.8, 1.5], "start": "2026-12-07"}
+    assert calls[2]["args"]["buffer_days"] == 2

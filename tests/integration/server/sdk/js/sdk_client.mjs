@@ -115,6 +115,23 @@ results.thread_chat = {
 };
 await support.close();
 
+// An agent's tool calls arrive as content blocks of its messages.
+const planner = client.threads.stream({ assistantId: "planner-team" });
+const toolCalls = [];
+const planning = (async () => {
+  for await (const message of planner.messages) {
+    await message.text;
+    for (const block of message.blocks) {
+      if (block.type === "tool_call") toolCalls.push({ node: message.node, name: block.name, args: block.args });
+    }
+  }
+})();
+await planner.run.start({ input: { goal: "Ship the CSV export feature", start: "2026-12-07" } });
+await planner.output;
+await planning;
+results.thread_tool_calls = toolCalls;
+await planner.close();
+
 // An interrupt seen on the thread stream, answered with input.respond on the same thread.
 const approval = client.threads.stream({ assistantId: "refund-approval" });
 await approval.run.start({ input: { order_id: "A-1002", amount: 180, reason: "Item arrived broken" } });
