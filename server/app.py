@@ -39,6 +39,7 @@ from server.api import (
     runs,
     state,
     tenants,
+    thread_stream,
     threads,
 )
 from server.api import metrics as metrics_api
@@ -98,6 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     protected = [Depends(authenticate)]
     for module in (assistants, threads, state, runs, graphs, drafts, approvals, events, tenants):
         app.include_router(module.router, dependencies=protected)
+    app.include_router(thread_stream.router, dependencies=protected)
     app.include_router(a2a_routes.router, dependencies=protected)
     _add_docs(app)
     _add_editor(app, settings.editor_dir)
