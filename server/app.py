@@ -42,6 +42,7 @@ from server.api import (
     state,
     store,
     tenants,
+    thread_stream,
     threads,
 )
 from server.api import metrics as metrics_api
@@ -102,6 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     routers = (assistants, threads, state, crons, runs, store, graphs, drafts, approvals, events)
     for module in (*routers, tenants):
         app.include_router(module.router, dependencies=protected)
+    app.include_router(thread_stream.router, dependencies=protected)
     app.include_router(a2a_routes.router, dependencies=protected)
     _add_docs(app)
     _add_editor(app, settings.editor_dir)

@@ -20,6 +20,7 @@ SPEC_SOURCES = [
     SPECS / "support-subgraph.yaml",
     SPECS / "summarize.yaml",
     SPECS / "chat.yaml",
+    SPECS / "planner-team.yaml",  # an agent whose tool calls stream (thread streams)
     SPECS / "plait_examples",
 ]
 
