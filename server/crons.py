@@ -7,7 +7,9 @@ that dies mid-way rolls all of it back, and the next one fires the cron.
 Times missed while no worker ran fire once, not once per missed time.
 
 Schedules are cron expressions (croniter): five fields (minute to weekday), or
-six with seconds last, read in the cron's timezone.
+six with seconds last, read in the cron's timezone. A cron without a thread
+makes a thread per run and, unless ``on_run_completed`` is ``keep``, deletes it
+once the run ended (:meth:`CronFirer.delete_ended_threads`).
 """
 
 from __future__ import annotations
@@ -79,6 +81,18 @@ class CronFirer:
         self.pool = pool
         self.specs_dir = specs_dir
 
+    async def delete_ended_threads(self) -> int:
+        """Delete the threads of crons' runs that ended (``on_run_completed: delete``);
+        return how many this worker deleted (another may delete some first)."""
+        deleted = 0
+        for thread_id, tenant in await crons.ended_threads(self.pool, BATCH):
+            try:
+                await threads.delete_thread(self.pool, thread_id, tenant)
+            except threads.ThreadNotFound:
+                continue
+            deleted += 1
+        return deleted
+
     async def fire_due(self) -> int:
         """Fire every due cron (up to :data:`BATCH`); return how many were due."""
         async with self.pool.connection() as conn, conn.transaction():
@@ -98,7 +112,10 @@ class CronFirer:
     async def _fire(self, conn: AsyncConnection[DictRow], cron: Cron) -> None:
         graph = await self._graph(cron)
         scheduled = cron.next_run_at.isoformat() if cron.next_run_at else None
-        thread_id = cron.thread_id or threads.stored_thread_id(cron.tenant, str(uuid.uuid4()))
+        thread_id = cron.thread_id
+        if thread_id is None:  # a new thread each time, deleted after its run unless "keep"
+            thread_id = threads.stored_thread_id(cron.tenant, str(uuid.uuid4()))
+            await crons.insert_thread(conn, thread_id, cron.tenant, cron)
         run, _ = await create_run_in(
             conn,
             thread_id=thread_id,
@@ -114,8 +131,7 @@ class CronFirer:
             idempotency_key=None,
             request_hash=hash_request({"cron": cron.cron_id, "at": scheduled}),
             route="",
-            # A cron without a thread starts a new one each time.
-            if_not_exists="reject" if cron.thread_id else "create",
+            if_not_exists="reject",
             tenant=cron.tenant,
         )
         log.info("cron %s fired run %s (scheduled %s)", cron.cron_id, run.run_id, scheduled)

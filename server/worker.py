@@ -168,6 +168,10 @@ class Worker:
                 self._every(CRON_POLL_SECONDS, self.crons.fire_due),
                 name=f"{self.worker_id} crons",
             ),
+            asyncio.create_task(
+                self._every(self.sweep_seconds, self.crons.delete_ended_threads),
+                name=f"{self.worker_id} cron threads",
+            ),
         ]
         try:
             await self._claim_loop()

@@ -215,6 +215,37 @@ async def reschedule(
     )
 
 
+async def insert_thread(
+    conn: AsyncConnection[DictRow], thread_id: str, tenant: str, cron: Cron
+) -> None:
+    """The new thread of one run of a cron without a thread, marked as the cron's."""
+    mark = {"cron_id": cron.cron_id, "on_run_completed": cron.on_run_completed or "delete"}
+    await conn.execute(
+        "INSERT INTO plait_threads (thread_id, tenant_id, metadata) VALUES (%s, %s, %s)",
+        (thread_id, tenant, Jsonb({"plait_cron": mark})),
+    )
+
+
+async def ended_threads(pool: Pool, limit: int) -> list[tuple[str, str]]:
+    """``(thread_id, tenant)`` of threads a cron made whose run ended, to delete
+    (``on_run_completed: delete``); a thread waiting on a person (``interrupted``) stays."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            """
+            SELECT t.thread_id, t.tenant_id FROM plait_threads t
+            WHERE (t.metadata -> 'plait_cron' ->> 'on_run_completed') = 'delete'
+              AND t.status IN ('idle', 'error')
+              AND NOT EXISTS (
+                  SELECT FROM plait_runs r
+                  WHERE r.thread_id = t.thread_id AND r.status IN ('pending', 'running'))
+            ORDER BY t.updated_at
+            LIMIT %s
+            """,
+            (limit,),
+        )
+        return [(row["thread_id"], row["tenant_id"]) for row in await cursor.fetchall()]
+
+
 _FILTER = """tenant_id = %(tenant)s
     AND (%(assistant_id)s::text IS NULL OR assistant_id = %(assistant_id)s)
     AND (%(thread_id)s::text IS NULL OR thread_id = %(thread_id)s)

@@ -25,4 +25,7 @@ CREATE TABLE plait_crons (
 );
 
 CREATE INDEX plait_crons_due ON plait_crons (next_run_at) WHERE enabled;
+-- Threads a cron made for one run, deleted once it ended (on_run_completed: delete).
+CREATE INDEX plait_threads_of_crons ON plait_threads (updated_at)
+    WHERE (metadata -> 'plait_cron' ->> 'on_run_completed') = 'delete';
 CREATE INDEX plait_crons_tenant ON plait_crons (tenant_id, created_at);

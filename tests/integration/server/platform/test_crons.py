@@ -127,3 +127,46 @@ async def test_two_workers_fire_each_time_once_and_a_restart_keeps_the_schedule(
     assert {call.body["status"] for call in calls} == {"success"}
     deliveries = {call.delivery_id: call.body["run_id"] for call in calls}
     assert len(set(deliveries.values())) == len(deliveries)
+
+
+async def gone(client: LangGraphClient, thread_id: str) -> None:
+    """Wait until the thread is deleted (a worker sweeps every few seconds)."""
+    async with asyncio.timeout(30):
+        while True:
+            try:
+                await client.threads.get(thread_id)
+            except NotFoundError:
+                return
+            await asyncio.sleep(0.2)  # a bounded poll: deletion has no event to wait on
+
+
+async def test_a_cron_without_a_thread_deletes_each_runs_thread_unless_kept(
+    senders: tuple[Cluster, str], client: LangGraphClient, receiver: Receiver
+) -> None:
+    kept = await client.crons.create(
+        "store-notes",
+        schedule="* * * * * */2",
+        input=NOTE,
+        webhook=receiver.url("/ok/kept"),
+        on_run_completed="keep",
+    )
+    [kept_id] = await asyncio.to_thread(receiver.wait_for_deliveries, "/ok/kept", 1)
+    await client.crons.delete(kept["cron_id"])
+    kept_thread = next(
+        call.body["thread_id"] for call in receiver.of("/ok/kept") if call.delivery_id == kept_id
+    )
+    # Started after the kept run ended: a sweep that deletes its thread saw the kept one too.
+    dropped = await client.crons.create(
+        "store-notes", schedule="* * * * * */2", input=NOTE, webhook=receiver.url("/ok/dropped")
+    )
+    [dropped_id] = await asyncio.to_thread(receiver.wait_for_deliveries, "/ok/dropped", 1)
+    await client.crons.delete(dropped["cron_id"])
+    first = next(call for call in receiver.of("/ok/dropped") if call.delivery_id == dropped_id)
+    assert first.body["status"] == "success"
+
+    await gone(client, first.body["thread_id"])
+    still = await client.threads.get(kept_thread)
+    assert still["metadata"]["plait_cron"] == {
+        "cron_id": kept["cron_id"],
+        "on_run_completed": "keep",
+    }
