@@ -15,8 +15,8 @@ worker`` runs one). It
   (the spec's ``max_attempts`` wins), instead of running it again;
 - resolves approvals past their expiry by resuming their run (the approval node
   applies the spec's ``on_expire`` itself when it resumes after the expiry);
-- calls the webhooks of ended runs (server/webhooks.py) and fires due crons
-  (server/crons.py);
+- calls the webhooks of ended runs (server/webhooks.py), fires due crons
+  (server/crons.py) and deletes store items past their TTL;
 - on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
   hands their leases back, so another worker continues them from their last
   checkpoint at once; then it ends what tool calls left running (processes,
@@ -172,6 +172,10 @@ class Worker:
                 self._every(self.sweep_seconds, self.crons.delete_ended_threads),
                 name=f"{self.worker_id} cron threads",
             ),
+            asyncio.create_task(
+                self._every(self.sweep_seconds, self._sweep_store),
+                name=f"{self.worker_id} store ttl",
+            ),
         ]
         try:
             await self._claim_loop()
@@ -285,6 +289,11 @@ class Worker:
                 self.cancel(run_id, "lost")
             elif run.cancel_action is not None:
                 self.cancel(run_id, run.cancel_action)
+
+    async def _sweep_store(self) -> None:
+        """Delete the store's items past their TTL (reads already skip them)."""
+        if self.items is not None:
+            await self.items.sweep_ttl()
 
     async def sweep_expired(self, now: datetime | None = None) -> int:
         """Resume the runs of pending approvals expired by ``now``; return how many.

@@ -3,7 +3,11 @@ and the same items through ``get_store()`` in a python node."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+
 import httpx
+import psycopg
 import pytest
 
 from tests.integration.server.harness import Cluster
@@ -120,3 +124,41 @@ async def test_a_python_node_reads_and_writes_its_tenants_store(
 async def test_info_says_the_store_is_there(admin: httpx.AsyncClient) -> None:
     info = (await admin.get("/info")).json()
     assert info["flags"]["store"] is True
+
+
+async def test_an_item_past_its_ttl_is_gone(
+    platform_server: Cluster, admin: httpx.AsyncClient, platform_database_url: str
+) -> None:
+    async with sdk(platform_server, await new_tenant(admin)) as client:
+        # 0.02 minutes: 1.2 seconds.
+        await client.store.put_item(["tmp"], "brief", {"v": 1}, ttl=0.02)
+        await client.store.put_item(["tmp"], "kept", {"v": 2})
+        assert (await client.store.get_item(["tmp"], "brief"))["value"] == {"v": 1}
+
+        async def expired() -> bool:
+            return await client.store.get_item(["tmp"], "brief", refresh_ttl=False) is None
+
+        async def swept() -> bool:
+            return await stored_keys(platform_database_url, "brief") == 0
+
+        await until(expired)
+        await until(swept)
+        assert (await client.store.get_item(["tmp"], "kept"))["value"] == {"v": 2}
+
+
+async def until(check: Callable[[], Awaitable[bool]]) -> None:
+    """Wait until ``check()`` holds: a bounded poll, as expiry and the workers' sweep
+    have no event to wait on."""
+    async with asyncio.timeout(30):
+        while True:
+            if await check():
+                return
+            await asyncio.sleep(0.2)
+
+
+async def stored_keys(database_url: str, key: str) -> int:
+    """Rows of LangGraph's ``store`` table with ``key``, any tenant (expired ones too)."""
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        cursor = await conn.execute("SELECT count(*) FROM store WHERE key = %s", (key,))
+        row = await cursor.fetchone()
+    return int(row[0]) if row else 0
