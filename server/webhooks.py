@@ -100,15 +100,28 @@ class WebhookSender:
         self._http = httpx.AsyncClient(
             timeout=self.settings.timeout_seconds, follow_redirects=False
         )
+        self._in_flight: set[asyncio.Task[None]] = set()
 
     async def send_due(self) -> int:
-        """Send what is due now (up to :data:`BATCH`); return how many were claimed."""
+        """Send what is due now (up to :data:`BATCH`); return how many were claimed.
+
+        Cancelling this leaves the calls going: :meth:`close` lets them finish.
+        """
         claimed = await webhooks.claim(self.pool, self.owner, BATCH, self.settings.lease_seconds)
-        await asyncio.gather(*(self._send(delivery) for delivery in claimed))
+        calls = [asyncio.create_task(self._send(delivery)) for delivery in claimed]
+        self._in_flight.update(calls)
+        for call in calls:
+            call.add_done_callback(self._in_flight.discard)
+        if calls:
+            await asyncio.shield(asyncio.gather(*calls))
         return len(claimed)
 
     async def close(self) -> None:
-        """Close the HTTP connections."""
+        """Let the calls in flight finish and record their outcome, then close the
+        connections: a worker stopping mid-call (SIGTERM) does not leave its receivers
+        a second delivery."""
+        if self._in_flight:
+            await asyncio.wait(self._in_flight, timeout=self.settings.lease_seconds)
         await self._http.aclose()
 
     async def _send(self, delivery: Delivery) -> None:

@@ -3,7 +3,8 @@
 The path of a webhook URL says how to answer: ``/ok/...`` answers 200;
 ``/fail-once/...`` answers 503 to a delivery's first attempt and 200 after;
 ``/hold/...`` never answers a delivery's first attempt (until :meth:`close`),
-so a test can kill the sender mid-call.
+so a test can kill the sender mid-call; ``/slow/...`` answers 200 after
+:data:`SLOW_SECONDS`, so a test can stop the sender mid-call.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from server.webhooks import ATTEMPT_HEADER, DELIVERY_HEADER, SIGNATURE_HEADER, signature
+
+#: How long ``/slow/...`` takes to answer.
+SLOW_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class Receiver:
                 if self.path.startswith("/hold/") and first:
                     receiver.released.wait()
                     return  # the sender is gone: nobody reads an answer
+                if self.path.startswith("/slow/"):
+                    receiver.released.wait(SLOW_SECONDS)  # a slow receiver, on purpose
                 status = 503 if self.path.startswith("/fail-once/") and first else 200
                 self.send_response(status)
                 self.send_header("Content-Length", "0")

@@ -131,3 +131,27 @@ async def test_private_addresses_are_refused(
             assert refused.json()["errors"][0]["loc"] == ["body", "webhook"]
         # Nothing was queued for them.
         assert await client.runs.list(thread["thread_id"]) == []
+
+
+async def test_a_worker_stopped_mid_call_records_the_answer_before_it_exits(
+    senders: tuple[Cluster, str], client: LangGraphClient, receiver: Receiver
+) -> None:
+    running, database_url = senders
+    await client.runs.wait(
+        None, "store-notes", input={"user": "ada", "note": "slow"}, webhook=receiver.url("/slow/s")
+    )
+    [call] = await asyncio.to_thread(receiver.wait_for, "/slow/s", 1)
+    sender = next(
+        worker
+        for worker in running.workers
+        if worker.pid == sender_of(running, database_url, call.delivery_id)
+    )
+    await asyncio.to_thread(sender.stop)  # SIGTERM while the receiver takes its time
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT attempts, delivered_at IS NOT NULL, lease_owner FROM plait_webhook_deliveries "
+            "WHERE delivery_id = %s",
+            (call.delivery_id,),
+        ).fetchone()
+    # Delivered once: nothing is left for another worker to send again.
+    assert row == (1, True, None), row
