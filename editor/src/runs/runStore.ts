@@ -65,7 +65,8 @@ interface RunState {
   begin(threadId: string, assistantId: string, nodes: string[]): void;
   /** A new run of the same thread (a resume or a fork): keep finished nodes, clear approvals. */
   continueWith(runId: string | null): void;
-  apply(message: SseMessage): void;
+  /** Fold a stream message in (`at`: when it was written or received, for the timeline). */
+  apply(message: SseMessage & { at?: string | null }): void;
   setApprovalId(node: string, approvalId: string): void;
   /** Add a note the stream does not carry (who decided an approval, and when). */
   note(note: Omit<TimelineNote, "kind" | "key" | "run">): void;
