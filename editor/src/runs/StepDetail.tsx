@@ -10,13 +10,16 @@ import * as fmt from "./format";
 /** Values longer than this many characters start folded. */
 const FOLD_AT = 400;
 
-function Folded({ label, value, testId }: { label: string; value: unknown; testId?: string }) {
+/** Tool arguments fold sooner: a step may make many calls. */
+const FOLD_TOOL_AT = 120;
+
+function Folded({ label, value, testId, foldAt = FOLD_AT }: { label: string; value: unknown; testId?: string; foldAt?: number }) {
   const text = fmt.json(value);
   return (
-    <details className="folded" open={text.length <= FOLD_AT} data-testid={testId}>
+    <details className="folded" open={text.length <= foldAt} data-testid={testId}>
       <summary>
         {label}
-        {text.length > FOLD_AT && <span className="muted"> · {fmt.preview(value, 60)}</span>}
+        {text.length > foldAt && <span className="muted"> · {fmt.preview(value, 60)}</span>}
       </summary>
       <pre className="state-json">{text}</pre>
     </details>
@@ -94,6 +97,7 @@ export function StepDetail({ step }: { step: TimelineStep }) {
               label={`${call.tool} · ${call.status}${call.reused ? " (result reused)" : ""}${call.error ? ` · ${call.error}` : ""}`}
               value={call.args}
               testId="tool-call"
+              foldAt={FOLD_TOOL_AT}
             />
           ))}
         </div>

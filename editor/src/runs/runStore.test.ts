@@ -105,6 +105,11 @@ describe("timeline", () => {
       "executor#2",
       "reviewer#2",
     ]);
+    // Start and end are the engine's own times of each task (debug mode), not when events were written.
+    const debug = (plannerTeam as RecordedRun[])[0].events
+      .map((e) => e.data as { type?: string; timestamp?: string })
+      .filter((d) => d?.type === "task" || d?.type === "task_result");
+    expect(steps.flatMap((step) => [step.startedAt, step.endedAt])).toEqual(debug.map((d) => d.timestamp));
     for (const step of steps) {
       expect(step.status).toBe("done");
       expect(step.durationMs).not.toBeNull();

@@ -145,12 +145,12 @@ export function addEvent(timeline: Timeline, message: RunEvent): Timeline {
     case "debug":
       if (!isData(data) || !isData(data.payload)) return tl;
       if (data.type === "task") return startStep(tl, data.payload, numberOr(data.step), stringOr(data.timestamp) ?? at);
-      if (data.type === "task_result") return finishStep(tl, data.payload, stringOr(data.timestamp) ?? at);
+      if (data.type === "task_result") return finishStep(tl, data.payload, stringOr(data.timestamp) ?? at, typeof data.timestamp === "string");
       return tl;
     case "tasks":
       if (!isData(data)) return tl;
       if ("input" in data && !("result" in data) && !("error" in data)) return startStep(tl, data, null, at);
-      return finishStep(tl, data, at);
+      return finishStep(tl, data, at, false);
     case "updates":
       return isData(data) ? updates(tl, data, at) : tl;
     case "messages":
@@ -231,18 +231,19 @@ function startStep(tl: Timeline, task: Data, superstep: number | null, at: strin
   };
 }
 
-function finishStep(tl: Timeline, task: Data, at: string | null): Timeline {
+/** `exact`: `at` is the engine's own time of the result (debug mode), better than when an event was written. */
+function finishStep(tl: Timeline, task: Data, at: string | null, exact: boolean): Timeline {
   const id = stringOr(task.id);
   const index = id ? tl.byTask[id] : undefined;
   if (index === undefined) return tl;
   const step = tl.entries[index] as TimelineStep;
   const interrupts = Array.isArray(task.interrupts) ? task.interrupts : [];
   const error = task.error ? String(task.error) : null;
-  const endedAt = step.endedAt ?? at;
+  const endedAt = exact ? at : (step.endedAt ?? at);
   const finished: TimelineStep = {
     ...step,
     endedAt,
-    durationMs: step.durationMs ?? between(step.startedAt, endedAt),
+    durationMs: exact ? between(step.startedAt, endedAt) : (step.durationMs ?? between(step.startedAt, endedAt)),
     status: error ? "failed" : interrupts.length > 0 ? "waiting" : "done",
     error: error ?? step.error,
     output: step.output ?? publicState(task.result ?? null),
