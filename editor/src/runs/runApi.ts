@@ -56,3 +56,26 @@ export async function editState(
   const answer = await call<{ checkpoint: Checkpoint }>("POST", `/threads/${enc(threadId)}/state`, body);
   return answer.checkpoint;
 }
+
+/** One event of a run's journal: `at` is when the server wrote it. */
+export interface JournalEvent {
+  seq: number;
+  event: string;
+  data: unknown;
+  at?: string;
+  superseded?: boolean;
+}
+
+/** Events the server returns per page (its limit is 10,000). */
+const EVENTS_PAGE = 5000;
+
+/** A run's whole journal, page by page (a long run has thousands of events). */
+export async function eventsOf(runId: string): Promise<JournalEvent[]> {
+  const all: JournalEvent[] = [];
+  for (;;) {
+    const after = all.length > 0 ? all[all.length - 1].seq : 0;
+    const page = await call<JournalEvent[]>("GET", `/runs/${enc(runId)}/events?after=${after}&limit=${EVENTS_PAGE}`);
+    all.push(...page);
+    if (page.length < EVENTS_PAGE) return all;
+  }
+}

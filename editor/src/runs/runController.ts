@@ -6,6 +6,7 @@
 
 import { approvals, resumedRun, runs, threads, type Decision } from "../api/client";
 import type { SseMessage } from "../api/sse";
+import { eventsOf } from "./runApi";
 import { type ApprovalRequest, approvalRequest, useRunStore } from "./runStore";
 
 /**
@@ -61,8 +62,11 @@ export async function startRun(
   assistantId: string = assistantOf(graph, version),
 ): Promise<string> {
   const signal = nextSignal();
+  // Every node reads pending at once: the canvas answers the click before the server does.
+  useRunStore.getState().begin(null, assistantId, nodes);
   const thread = await threads.create({ graph_id: graph, plait_version: version });
-  useRunStore.getState().begin(thread.thread_id, assistantId, nodes);
+  if (signal.aborted) return thread.thread_id;
+  useRunStore.setState({ threadId: thread.thread_id });
   void follow(runs.stream(thread.thread_id, { assistant_id: assistantId, input, metadata: { graph_id: graph }, stream_mode: RUN_STREAM_MODES }, signal), signal);
   return thread.thread_id;
 }
@@ -97,10 +101,9 @@ export async function openThread(threadId: string, assistantId: string, nodes: s
       await follow(runs.join(threadId, run.run_id, signal), signal);
       return;
     }
-    const events = await runs.events(run.run_id);
-    for (const event of events)
-      if (!(event as { superseded?: boolean }).superseded)
-        useRunStore.getState().apply({ event: event.event, data: event.data, id: null, at: (event as { at?: string }).at ?? null });
+    const events = await eventsOf(run.run_id);
+    const shown = events.filter((event) => !event.superseded);
+    useRunStore.getState().applyAll(shown.map((event) => ({ event: event.event, data: event.data, id: null, at: event.at ?? null })));
   }
   await reconcile();
   const thread = await threads.get(threadId);

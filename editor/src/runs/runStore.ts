@@ -61,12 +61,14 @@ interface RunState {
   updatedSince: string[];
   /** A thread another view (the approvals page) asked RunPanel to open. */
   openRequest: { graph: string; threadId: string } | null;
-  /** Start showing a run of `nodes` on `threadId` (every node pending). */
-  begin(threadId: string, assistantId: string, nodes: string[]): void;
+  /** Start showing a run of `nodes` on `threadId` (null: not created yet), every node pending. */
+  begin(threadId: string | null, assistantId: string, nodes: string[]): void;
   /** A new run of the same thread (a resume or a fork): keep finished nodes, clear approvals. */
   continueWith(runId: string | null): void;
   /** Fold a stream message in (`at`: when it was written or received, for the timeline). */
   apply(message: SseMessage & { at?: string | null }): void;
+  /** Fold a recorded journal in at once (one update for the views, however long the run). */
+  applyAll(messages: (SseMessage & { at?: string | null })[]): void;
   setApprovalId(node: string, approvalId: string): void;
   /** Add a note the stream does not carry (who decided an approval, and when). */
   note(note: Omit<TimelineNote, "kind" | "key" | "run">): void;
@@ -117,6 +119,14 @@ export const useRunStore = create<RunState>()((set, get) => ({
 
   apply(message) {
     set((state) => reduce(state, message));
+  },
+
+  applyAll(messages) {
+    set((state) => {
+      let folded: Snapshot = state;
+      for (const message of messages) folded = { ...folded, ...reduce(folded, message) };
+      return folded;
+    });
   },
 
   setApprovalId(node, approvalId) {
