@@ -42,8 +42,9 @@ from pathlib import Path
 import httpx
 from _report import machine, median, percentile, write_section
 from _serve import plait_serve
-from editor import CHROMIUM, CHROMIUM_ARGS, ensure_built
 from playwright.sync_api import Page, sync_playwright
+
+from editor import CHROMIUM, CHROMIUM_ARGS, ensure_built
 
 BENCH = Path(__file__).resolve().parent
 GRAPH = "timeline-loop"
@@ -70,6 +71,7 @@ spec:
       function: bench_steps:step
       args: {n: state.count}
       writes: {count: result}
+      max_visits: 5000
   edges:
     - {from: START, to: tick}
     - from: tick
@@ -99,7 +101,9 @@ ARM_RUN_JS = """
       observer.disconnect();
     }
   });
-  observer.observe(document.body, { attributes: true, attributeFilter: ["data-status"], subtree: true });
+  observer.observe(
+    document.body, { attributes: true, attributeFilter: ["data-status"], subtree: true },
+  );
 }
 """
 
@@ -170,12 +174,20 @@ def open_graph(page: Page, base: str) -> None:
     page.get_by_test_id("node-tick").wait_for()
     if not page.get_by_test_id("run-panel").is_visible():
         page.get_by_test_id("toolbar-run").click()
+    page.get_by_test_id("run-panel").wait_for()
+
+
+def show_run_form(page: Page) -> None:
+    """The input form: open from the start, folded under "Run again" once a run is shown."""
+    if not page.get_by_test_id("run-start").is_visible():
+        page.locator(".run-input > summary").click()
     page.get_by_test_id("run-start").wait_for()
 
 
 def run_to_first_state(page: Page, base: str) -> tuple[float, float]:
     """(ms to the first node status, ms to the first running/done) of one run from the editor."""
     open_graph(page, base)
+    show_run_form(page)
     page.evaluate(ARM_RUN_JS)
     page.get_by_test_id("run-start").click()
     page.wait_for_function("() => window.__run.started !== undefined", timeout=30_000)
@@ -191,12 +203,12 @@ def timeline_render(page: Page, base: str, thread: str, steps: int) -> float:
     row = page.locator(f'[data-testid="past-run"][data-thread="{thread}"]')
     row.wait_for()
     start = page.evaluate(
-        """(thread) => new Promise((resolve) => {
-          const button = document.querySelector(`[data-thread="${thread}"] [data-testid="open-past-run"]`);
+        """(thread) => {
+          const row = document.querySelector(`[data-thread="${thread}"]`);
           const t = performance.now();
-          button.click();
-          resolve(t);
-        })""",
+          row.querySelector('[data-testid="open-past-run"]').click();
+          return t;
+        }""",
         thread,
     )
     return float(page.evaluate(TIMELINE_JS, [steps, start]))
