@@ -21,6 +21,31 @@ export function outputFields(text: string): string[] {
   }
 }
 
+/** Values longer than this show as a one-line preview that opens on a click. */
+const INLINE_CHARS = 90;
+
+function OutcomeField({ field, value }: { field: string; value: unknown }) {
+  const text = value === undefined ? "—" : typeof value === "string" ? value : fmt.json(value);
+  return (
+    <div className="outcome-field" data-testid="outcome-field" data-field={field}>
+      {text.length <= INLINE_CHARS && !text.includes("\n") ? (
+        <>
+          <span className="outcome-name">{field}</span>
+          <span className="outcome-value">{text}</span>
+        </>
+      ) : (
+        <details>
+          <summary>
+            <span className="outcome-name">{field}</span>
+            <span className="outcome-value muted">{fmt.preview(value, INLINE_CHARS)}</span>
+          </summary>
+          <pre>{text}</pre>
+        </details>
+      )}
+    </div>
+  );
+}
+
 const PHASE_WORDS: Record<string, string> = {
   success: "Succeeded",
   error: "Failed",
@@ -58,16 +83,11 @@ export function Outcome() {
       </h3>
       {error && <p className="error">{error}</p>}
       {phase !== "waiting" && (
-        <dl className="outcome-fields">
+        <div className="outcome-fields">
           {shown.map((field) => (
-            <div key={field} className="outcome-field" data-testid="outcome-field" data-field={field}>
-              <dt>{field}</dt>
-              <dd>
-                <pre>{values[field] === undefined ? "—" : typeof values[field] === "string" ? (values[field] as string) : fmt.json(values[field])}</pre>
-              </dd>
-            </div>
+            <OutcomeField key={field} field={field} value={values[field]} />
           ))}
-        </dl>
+        </div>
       )}
     </section>
   );

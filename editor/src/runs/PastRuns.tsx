@@ -82,18 +82,20 @@ export function PastRuns({ graph, version, nodeIds, onOpened, onError }: {
             <tr key={thread.thread_id} data-testid="past-run" data-thread={thread.thread_id} data-version={thread.version ?? ""}>
               <td>
                 <button type="button" data-testid="open-past-run" onClick={() => open(past)} title={`thread ${thread.thread_id}`}>
-                  {new Date(first?.created_at ?? thread.created_at).toLocaleString()}
+                  {fmt.when(first?.created_at ?? thread.created_at)}
                 </button>
               </td>
               <td>
-                <span className={`run-badge past-${status}`} data-testid="past-status">
+                <span
+                  className={`run-badge past-${status}`}
+                  data-testid="past-status"
+                  title={runs.length > 1 ? `${runs.length} runs on this thread (resumes and forks)` : undefined}
+                >
                   {status}
                 </span>
-                {runs.length > 1 && <span className="muted"> · {runs.length} runs</span>}
               </td>
-              <td data-testid="past-version">
+              <td data-testid="past-version" className={thread.version === version ? "shown-version" : undefined} title={thread.version === version ? "the version shown" : "opens that version"}>
                 {thread.version ?? "—"}
-                {thread.version === version && <span className="muted"> (shown)</span>}
               </td>
               <td>{status === "running" || status === "pending" ? "…" : fmt.duration(took)}</td>
             </tr>

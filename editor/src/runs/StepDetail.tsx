@@ -4,7 +4,8 @@
  * for, its error, and the text its model streamed.
  */
 
-import type { TimelineStep } from "./timeline";
+import { useRunStore } from "./runStore";
+import type { TimelineNote, TimelineStep } from "./timeline";
 import * as fmt from "./format";
 
 /** Values longer than this many characters start folded. */
@@ -29,6 +30,10 @@ function Folded({ label, value, testId, foldAt = FOLD_AT }: { label: string; val
 export function StepDetail({ step }: { step: TimelineStep }) {
   const interrupt = step.interrupt as { action?: string; reason?: string; arguments?: unknown } | null;
   const decision = (step.output as { decision?: { decision?: string; comment?: string | null } } | null)?.decision;
+  // Who decided and when: the note of the run that answered it (the step's resumed run).
+  const decided = useRunStore((s) =>
+    interrupt ? s.timeline.entries.find((e): e is TimelineNote => e.kind === "note" && e.type === "decision" && e.run === step.run) : undefined,
+  );
   return (
     <div className="step-detail" data-testid="step-detail" data-node={step.node}>
       <dl className="step-facts">
@@ -80,6 +85,12 @@ export function StepDetail({ step }: { step: TimelineStep }) {
             <div>
               Decision: <b data-testid="step-decision">{decision.decision}</b>
               {decision.comment ? ` · “${decision.comment}”` : ""}
+              {decided && (
+                <span className="muted" data-testid="step-decided">
+                  {" "}
+                  · by {(decided.data as { decided_by?: string | null } | null)?.decided_by ?? "an unnamed person"}, {fmt.clock(decided.at)}
+                </span>
+              )}
             </div>
           )}
         </div>

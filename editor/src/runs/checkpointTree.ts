@@ -29,7 +29,8 @@ function internal(state: ThreadState): boolean {
   return state.next.includes("__start__") || (state.metadata?.step as number | undefined) === -1;
 }
 
-function nameOf(state: ThreadState, parent: ThreadState | null): { label: string; writer: string | null } {
+/** `leaf`: nothing ran after it yet (an interrupt it holds is still waiting). */
+function nameOf(state: ThreadState, parent: ThreadState | null, leaf: boolean): { label: string; writer: string | null } {
   const source = state.metadata?.source;
   // The nodes scheduled at the parent ran to make this checkpoint (unless it is an edit or a fork's copy).
   const wrote = parent && !internal(parent) ? parent.next.filter((node) => !node.startsWith("__")) : [];
@@ -44,7 +45,7 @@ function nameOf(state: ThreadState, parent: ThreadState | null): { label: string
   } else if (wrote.length === 0) label = "input";
   else label = `after ${wrote.join(", ")}`;
   const waiting = state.tasks.filter((task) => task.interrupts.length > 0).map((task) => task.name);
-  if (waiting.length > 0) label += ` · waiting at ${waiting.join(", ")}`;
+  if (waiting.length > 0 && leaf) label += ` · waiting at ${waiting.join(", ")}`;
   else if (state.next.length === 0) label += " · end";
   return { label, writer };
 }
@@ -72,7 +73,7 @@ export function checkpointRows(history: ThreadState[]): CheckpointRow[] {
     let isBranch = branch;
     while (current) {
       const kids: ThreadState[] = children.get(idOf(current)) ?? [];
-      const { label, writer } = nameOf(current, byId.get(parentOf(current) ?? "") ?? null);
+      const { label, writer } = nameOf(current, byId.get(parentOf(current) ?? "") ?? null, kids.length === 0);
       rows.push({ id: idOf(current), state: current, label, depth, branch: isBranch, fork: kids.length > 1, writer });
       for (const other of kids.slice(1)) walk(other, depth + 1, true);
       current = kids[0];

@@ -36,3 +36,10 @@ export function preview(value: unknown, limit = 80): string {
   const text = typeof value === "string" ? value : JSON.stringify(value) ?? "";
   return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
 }
+
+/** A date and time, short: `Dec 2, 23:12:53`. */
+export function when(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "—";
+  return date.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
+}
