@@ -83,6 +83,8 @@ def test_planner_team_tells_its_story(
     expect(steps.nth(3)).to_contain_text("executor #2")
     expect(steps.nth(1)).to_contain_text("2 tools")
     expect(steps.nth(1)).to_contain_text("tok")
+    if size == (1440, 900):
+        screenshot(page, "run-timeline")
 
     # A step's detail: its tool calls with their arguments.
     steps.nth(1).click()
@@ -109,9 +111,6 @@ def test_planner_team_tells_its_story(
     for status in ("planner", "executor", "reviewer"):
         expect_status(page, status, "done")
     expect(page.get_by_test_id("node-tokens")).to_have_count(0)
-    if size == (1440, 900):
-        page.get_by_test_id("node-inspector").evaluate("el => el.scrollIntoView()")
-        screenshot(page, "run-timeline")
 
 
 def test_past_run_opens_on_the_version_that_ran(editor: Page, plait_server: Cluster) -> None:

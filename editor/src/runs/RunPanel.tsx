@@ -146,15 +146,19 @@ export function RunPanel({ graph, version }: RunPanelProps) {
   );
 }
 
-/** Tokens of every node that streamed some, the running ones first. */
+/** The latest model text of every node that streamed some, the running ones first. */
 function TokenStream() {
   const tokens = useRunStore((s) => s.tokens);
   const status = useRunStore((s) => s.nodeStatus);
+  const phase = useRunStore((s) => s.phase);
   const nodes = Object.keys(tokens).filter((node) => tokens[node]);
   if (nodes.length === 0) return null;
   nodes.sort((a, b) => Number(status[b] === "running") - Number(status[a] === "running"));
+  const live = phase === "starting" || phase === "running";
+  // Open while models stream; folded once the run is over (each step's detail has its text).
   return (
-    <div className="token-stream" data-testid="token-stream">
+    <details className="token-stream" data-testid="token-stream" open={live} key={live ? "live" : "over"}>
+      <summary>{live ? "Streaming" : "Model text by node"}</summary>
       {nodes.map((node) => (
         <section key={node} data-node={node}>
           <h4>
@@ -163,7 +167,7 @@ function TokenStream() {
           <pre>{tokens[node]}</pre>
         </section>
       ))}
-    </div>
+    </details>
   );
 }
 

@@ -13,6 +13,8 @@ import * as fmt from "./format";
 
 /** Height of one row in px (CSS `.timeline-row` uses the same). */
 export const ROW_HEIGHT = 26;
+/** The list's height at most (px); a short run's list is only as tall as its rows. */
+const MAX_HEIGHT = 300;
 /** Rows drawn beyond the visible ones, above and below. */
 const OVERSCAN = 8;
 
@@ -92,7 +94,13 @@ export function TimelineView() {
   const shown = entries.find((entry): entry is TimelineStep => entry.kind === "step" && entry.key === picked);
   return (
     <div className="timeline" data-testid="timeline" data-count={entries.length}>
-      <div className="timeline-scroll" ref={box} onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)} data-testid="timeline-scroll">
+      <div
+        className="timeline-scroll"
+        ref={box}
+        style={{ height: Math.min(MAX_HEIGHT, entries.length * ROW_HEIGHT + 2) }}
+        onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
+        data-testid="timeline-scroll"
+      >
         <div style={{ height: entries.length * ROW_HEIGHT, position: "relative" }}>
           {entries.slice(from, to).map((entry, i) => (
             <div key={entry.key} className="timeline-slot" style={{ top: (from + i) * ROW_HEIGHT, height: ROW_HEIGHT }}>
