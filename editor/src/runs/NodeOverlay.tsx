@@ -12,7 +12,7 @@ import { useEffect } from "react";
 import { useEditorStore } from "../store/editorStore";
 import { ApprovalCard } from "./ApprovalCard";
 import { decide } from "./runController";
-import { type NodeRunStatus, useRunStore } from "./runStore";
+import { shownStatus, useRunStore } from "./runStore";
 import { takenEdges } from "./timeline";
 
 /** Characters of streamed text a card shows (one line; the inspector has it all). */
@@ -56,12 +56,6 @@ export function NodeRunExtra({ nodeId }: { nodeId: string }) {
       )}
     </div>
   );
-}
-
-/** Node statuses as the canvas shows them: once a run has ended, a node it never reached reads "skipped". */
-export function shownStatus(status: Record<string, NodeRunStatus>, phase: string): Record<string, NodeRunStatus> {
-  if (phase !== "success" && phase !== "error") return status;
-  return Object.fromEntries(Object.entries(status).map(([node, s]) => [node, s === "pending" ? "skipped" : s]));
 }
 
 /** Mirror the run onto the canvas while mounted (RunPanel mounts it); clears it on unmount. */

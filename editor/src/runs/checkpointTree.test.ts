@@ -57,6 +57,9 @@ describe("checkpoint tree", () => {
     const waiting = cp("c1", "c0", ["approve"], { tasks: [{ id: "x", name: "approve", interrupts: [{ value: {} }] }] });
     const rows = checkpointRows([waiting, cp("c0", null, ["assess"])]);
     expect(rows.map((row) => row.label)).toEqual(["input", "after assess · waiting at approve"]);
+    // Once decided, the run went on from it: it no longer waits.
+    const resumed = checkpointRows([cp("c2", "c1", ["refund"]), waiting, cp("c0", null, ["assess"])]);
+    expect(resumed.map((row) => row.label)).toEqual(["input", "after assess", "after approve"]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { reduce } from "./runStore";
+import { reduce, shownStatus } from "./runStore";
 import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges } from "./timeline";
 import plannerTeam from "./fixtures/planner-team.json";
 import refundResume from "./fixtures/refund-resume.json";
@@ -178,5 +178,23 @@ describe("timeline", () => {
     ];
     expect(takenEdges(state.timeline, edges, true)).toEqual(["e0", "e1", "e2", "e3:route:approve", "e3:route:revise"]);
     expect(takenEdges(state.timeline, edges, false)).not.toContain("e3:route:approve");
+  });
+});
+
+describe("canvas statuses", () => {
+  it("reads skipped for nodes a finished run never reached, not while it waits", () => {
+    const state = replay(refundResume as RecordedRun[], ["assess", "approve", "refund", "decline"]);
+    expect(shownStatus(state.nodeStatus, "success")).toEqual({ assess: "done", approve: "done", refund: "done", decline: "skipped" });
+    expect(shownStatus({ assess: "done", approve: "waiting", decline: "pending" }, "waiting")).toEqual({
+      assess: "done",
+      approve: "waiting",
+      decline: "pending",
+    });
+    expect(shownStatus({ a: "failed", b: "pending" }, "error")).toEqual({ a: "failed", b: "skipped" });
+  });
+
+  it("counts each node's visits, a resumed approval once", () => {
+    const state = replay(refundResume as RecordedRun[], ["assess", "approve", "refund", "decline"]);
+    expect(state.timeline.visits).toEqual({ assess: 1, approve: 1, refund: 1 });
   });
 });

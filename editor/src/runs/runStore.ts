@@ -301,3 +301,9 @@ function summarize(data: unknown): string {
   const text = typeof data === "string" ? data : JSON.stringify(data);
   return text.length > 160 ? `${text.slice(0, 157)}...` : text;
 }
+
+/** Node statuses as the canvas shows them: once a run has ended, a node it never reached reads "skipped". */
+export function shownStatus(status: Record<string, NodeRunStatus>, phase: RunPhase): Record<string, NodeRunStatus> {
+  if (phase !== "success" && phase !== "error") return status;
+  return Object.fromEntries(Object.entries(status).map(([node, s]) => [node, s === "pending" ? "skipped" : s]));
+}
