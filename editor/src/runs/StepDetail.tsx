@@ -65,9 +65,9 @@ export function StepDetail({ step }: { step: TimelineStep }) {
           <>
             <dt>Items</dt>
             <dd data-testid="map-progress">
-              {step.map.done + step.map.failed}
+              {step.map.done}
               {step.map.total !== null ? ` of ${step.map.total}` : ""} done
-              {step.map.failed > 0 ? `, ${step.map.failed} failed` : ""}
+              {step.map.failed > 0 ? `, ${step.map.failed} failed (item${step.map.failed > 1 ? "s" : ""} ${step.map.failedItems.join(", ")})` : ""}
             </dd>
           </>
         )}

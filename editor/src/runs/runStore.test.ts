@@ -161,7 +161,7 @@ describe("timeline", () => {
     expect(steps[0].cost).toBe(0.25);
     expect(steps[1].cost).toBeCloseTo(0.15);
     expect(steps[1].attempt).toBe(2);
-    expect(steps[1].map).toEqual({ done: 2, failed: 1, total: 3 });
+    expect(steps[1].map).toEqual({ done: 2, failed: 1, failedItems: [1], total: 3 });
     const notes = state.timeline.entries.filter((e) => e.kind === "note");
     expect(notes.map((note) => note.type)).toEqual(["attempt"]);
   });

@@ -30,6 +30,8 @@ export interface Retry {
 export interface MapProgress {
   done: number;
   failed: number;
+  /** Indexes of the items that failed, in the order they failed. */
+  failedItems: number[];
   /** The number of items, once known (the length of the list the map's output holds). */
   total: number | null;
 }
@@ -365,8 +367,9 @@ function custom(tl: Timeline, data: Data, at: string | null): Timeline {
       const index = node ? lastStepOf(tl, node) : -1;
       if (index < 0) return tl;
       const step = tl.entries[index] as TimelineStep;
-      const map = step.map ?? { done: 0, failed: 0, total: null };
-      return replace(tl, index, { ...step, map: data.ok ? { ...map, done: map.done + 1 } : { ...map, failed: map.failed + 1 } });
+      const map = step.map ?? { done: 0, failed: 0, failedItems: [], total: null };
+      const failed = { ...map, failed: map.failed + 1, failedItems: [...map.failedItems, Number(data.index)] };
+      return replace(tl, index, { ...step, map: data.ok ? { ...map, done: map.done + 1 } : failed });
     }
     case "budget": {
       const usage = isData(data.usage) ? data.usage : {};
