@@ -148,9 +148,13 @@ describe("timeline", () => {
         ["metadata", { run_id: "r1", attempt: 2 }],
         ["tasks", { id: "t1", name: "fetch", result: { a: 1 }, error: null, interrupts: [] }],
         ["tasks", { id: "t2", name: "each", input: {} }],
+        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "a" }, status: "started", reused: false }],
+        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "b" }, status: "started", reused: false }],
+        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "a" }, status: "ok", reused: false }],
         ["custom", { plait: "map_item", node: "each", index: 0, ok: true }],
+        ["custom", { plait: "map_item", node: "each", index: 2, ok: false }],
         ["custom", { plait: "map_item", node: "each", index: 1, ok: false }],
-        ["custom", { plait: "map_item", node: "each", index: 2, ok: true }],
+        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "b" }, status: "error", error: "E: no", reused: false }],
         ["custom", { plait: "budget", node: "each", usage: { cost: 0.4 }, limits: {} }],
         ["tasks", { id: "t2", name: "each", result: { results: ["x", "y"] }, error: null, interrupts: [] }],
       ],
@@ -161,7 +165,9 @@ describe("timeline", () => {
     expect(steps[0].cost).toBe(0.25);
     expect(steps[1].cost).toBeCloseTo(0.15);
     expect(steps[1].attempt).toBe(2);
-    expect(steps[1].map).toEqual({ done: 2, failed: 1, failedItems: [1], total: 3 });
+    expect(steps[1].map).toEqual({ done: 1, failed: 2, failedItems: [1, 2], total: 3 });
+    // Parallel calls of one tool: each result goes to the call with its arguments.
+    expect(steps[1].toolCalls.map((call) => `${JSON.stringify(call.args)}:${call.status}`)).toEqual(['{"q":"a"}:ok', '{"q":"b"}:error']);
     const notes = state.timeline.entries.filter((e) => e.kind === "note");
     expect(notes.map((note) => note.type)).toEqual(["attempt"]);
   });

@@ -30,9 +30,9 @@ export interface Retry {
 export interface MapProgress {
   done: number;
   failed: number;
-  /** Indexes of the items that failed, in the order they failed. */
+  /** Indexes of the items that failed. */
   failedItems: number[];
-  /** The number of items, once known (the length of the list the map's output holds). */
+  /** The number of items, once the step ended (every item reports, succeeded or failed). */
   total: number | null;
 }
 
@@ -250,16 +250,14 @@ function finishStep(tl: Timeline, task: Data, at: string | null, exact: boolean)
     error: error ?? step.error,
     output: step.output ?? publicState(task.result ?? null),
     interrupt: interrupts.length > 0 ? ((interrupts[0] as Data).value ?? interrupts[0]) : step.interrupt,
-    map: step.map ? { ...step.map, total: mapTotal(step, task.result) } : null,
+    map: step.map ? { ...step.map, total: mapTotal(step) } : null,
   };
   return replace(tl, index, finished);
 }
 
-function mapTotal(step: TimelineStep, result: unknown): number | null {
-  if (!step.map) return null;
-  // A map writes its results as one list: its length is the number of items that succeeded.
-  if (isData(result)) for (const value of Object.values(result)) if (Array.isArray(value)) return value.length + step.map.failed;
-  return step.map.done + step.map.failed;
+function mapTotal(step: TimelineStep): number | null {
+  // Every item reports once, succeeded or failed: when the step ends, that is all of them.
+  return step.map ? step.map.done + step.map.failed : null;
 }
 
 function between(start: string | null, end: string | null): number | null {
@@ -346,7 +344,10 @@ function custom(tl: Timeline, data: Data, at: string | null): Timeline {
       const step = tl.entries[index] as TimelineStep;
       const status = data.status === "ok" || data.status === "error" ? data.status : "started";
       const call: ToolCall = { tool: String(data.tool), args: data.args ?? null, status, error: stringOr(data.error), reused: Boolean(data.reused) };
-      const open = status === "started" ? -1 : findLastIndex(step.toolCalls, (c) => c.tool === call.tool && c.status === "started");
+      // Calls of one node may run in parallel (a map): the result is the started call with the same arguments.
+      const args = JSON.stringify(call.args);
+      const open =
+        status === "started" ? -1 : findLastIndex(step.toolCalls, (c) => c.tool === call.tool && c.status === "started" && JSON.stringify(c.args) === args);
       const toolCalls = open >= 0 ? step.toolCalls.map((c, i) => (i === open ? call : c)) : [...step.toolCalls, call];
       return replace(tl, index, { ...step, toolCalls });
     }
@@ -368,7 +369,8 @@ function custom(tl: Timeline, data: Data, at: string | null): Timeline {
       if (index < 0) return tl;
       const step = tl.entries[index] as TimelineStep;
       const map = step.map ?? { done: 0, failed: 0, failedItems: [], total: null };
-      const failed = { ...map, failed: map.failed + 1, failedItems: [...map.failedItems, Number(data.index)] };
+      const failedItems = [...map.failedItems, Number(data.index)].sort((a, b) => a - b);
+      const failed = { ...map, failed: map.failed + 1, failedItems };
       return replace(tl, index, { ...step, map: data.ok ? { ...map, done: map.done + 1 } : failed });
     }
     case "budget": {
