@@ -105,7 +105,7 @@ export function StepDetail({ step }: { step: TimelineStep }) {
           {step.toolCalls.map((call, i) => (
             <Folded
               key={i}
-              label={`${call.tool} · ${call.status}${call.reused ? " (result reused)" : ""}${call.error ? ` · ${call.error}` : ""}`}
+              label={`${call.tool} · ${call.status === "unfinished" ? "no result (cancelled: a timeout?)" : call.status}${call.reused ? " (result reused)" : ""}${call.error ? ` · ${call.error}` : ""}`}
               value={call.args}
               testId="tool-call"
               foldAt={FOLD_TOOL_AT}

@@ -150,6 +150,7 @@ describe("timeline", () => {
         ["tasks", { id: "t2", name: "each", input: {} }],
         ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "a" }, status: "started", reused: false }],
         ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "b" }, status: "started", reused: false }],
+        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "c" }, status: "started", reused: false }],
         ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "a" }, status: "ok", reused: false }],
         ["custom", { plait: "map_item", node: "each", index: 0, ok: true }],
         ["custom", { plait: "map_item", node: "each", index: 2, ok: false }],
@@ -167,7 +168,7 @@ describe("timeline", () => {
     expect(steps[1].attempt).toBe(2);
     expect(steps[1].map).toEqual({ done: 1, failed: 2, failedItems: [1, 2], total: 3 });
     // Parallel calls of one tool: each result goes to the call with its arguments.
-    expect(steps[1].toolCalls.map((call) => `${JSON.stringify(call.args)}:${call.status}`)).toEqual(['{"q":"a"}:ok', '{"q":"b"}:error']);
+    expect(steps[1].toolCalls.map((call) => `${JSON.stringify(call.args)}:${call.status}`)).toEqual(['{"q":"a"}:ok', '{"q":"b"}:error', '{"q":"c"}:unfinished']);
     const notes = state.timeline.entries.filter((e) => e.kind === "note");
     expect(notes.map((note) => note.type)).toEqual(["attempt"]);
   });

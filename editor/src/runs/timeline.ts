@@ -14,7 +14,8 @@
 export interface ToolCall {
   tool: string;
   args: unknown;
-  status: "started" | "ok" | "error";
+  /** `unfinished`: its step ended without a result for it (cancelled, e.g. an item timeout). */
+  status: "started" | "ok" | "error" | "unfinished";
   error: string | null;
   reused: boolean;
 }
@@ -251,6 +252,7 @@ function finishStep(tl: Timeline, task: Data, at: string | null, exact: boolean)
     output: step.output ?? publicState(task.result ?? null),
     interrupt: interrupts.length > 0 ? ((interrupts[0] as Data).value ?? interrupts[0]) : step.interrupt,
     map: step.map ? { ...step.map, total: mapTotal(step) } : null,
+    toolCalls: step.toolCalls.map((call) => (call.status === "started" ? { ...call, status: "unfinished" } : call)),
   };
   return replace(tl, index, finished);
 }
