@@ -39,12 +39,14 @@ from server.api import (
     runs,
     state,
     tenants,
+    thread_stream,
     threads,
 )
 from server.api import metrics as metrics_api
 from server.api.deps import Services
 from server.api.health import plait_version
 from server.auth.keys import Authenticator, authenticate
+from server.cors import install_cors
 from server.executor import GraphCache
 from server.journal import JournalListener
 from server.registry import sync_folder
@@ -88,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     problems.install(app)
     # Outside every route: oversized bodies, NUL in URLs and odd JSON never reach one.
     app.add_middleware(RequestLimits, max_body_bytes=settings.max_body_bytes)
+    install_cors(app, settings.cors)  # outermost: refusals above reach front ends readable
     app.include_router(health.router)
     # Scraped like /ok, with no key: see docs/observability.md.
     metrics.install()  # the engine observer and the breaker collector, once per process
@@ -96,6 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     protected = [Depends(authenticate)]
     for module in (assistants, threads, state, runs, graphs, drafts, approvals, events, tenants):
         app.include_router(module.router, dependencies=protected)
+    app.include_router(thread_stream.router, dependencies=protected)
     app.include_router(a2a_routes.router, dependencies=protected)
     _add_docs(app)
     _add_editor(app, settings.editor_dir)

@@ -30,6 +30,8 @@ from server.queue.runs import Run, create_run_in, hash_request, resume_kwargs
 from server.registry import get_version
 
 APPROVAL_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected", "edited", "expired")
+#: A ``status`` filter for every approval no longer pending (the inbox's decided tab).
+DECIDED = "decided"
 #: ``decided_by`` of decisions made by the expiry sweep.
 EXPIRY_ACTOR = "plait:expiry"
 
@@ -155,19 +157,27 @@ async def list_approvals(
     limit: int = 100,
     offset: int = 0,
     tenant: str | None = None,
+    newest_first: bool = False,
 ) -> list[dict[str, Any]]:
-    """Approvals across threads, oldest first; ``status=None`` lists every status."""
-    if status is not None and status not in APPROVAL_STATUSES:
+    """Approvals across threads, oldest first (``newest_first``: the reverse).
+
+    ``status=None`` lists every status, ``"decided"`` every one no longer pending.
+    """
+    if status is not None and status not in (*APPROVAL_STATUSES, DECIDED):
         raise ValueError(
-            f"unknown approval status {status!r}; use one of {', '.join(APPROVAL_STATUSES)}"
+            f"unknown approval status {status!r}; use one of "
+            f"{', '.join((*APPROVAL_STATUSES, DECIDED))}"
         )
+    # Constant SQL per order (no identifier built from input).
+    order = "created_at DESC, approval_id DESC" if newest_first else "created_at, approval_id"
     async with pool.connection() as conn:
         cursor = await conn.execute(
             f"""
             SELECT {_COLUMNS} FROM plait_approvals
-            WHERE (%(status)s::text IS NULL OR status = %(status)s)
+            WHERE (%(status)s::text IS NULL OR status = %(status)s
+                   OR (%(status)s = 'decided' AND status <> 'pending'))
               AND (%(thread)s::text IS NULL OR thread_id = %(thread)s) AND {_OF_TENANT}
-            ORDER BY created_at, approval_id
+            ORDER BY {order}
             LIMIT %(limit)s OFFSET %(offset)s
             """.encode(),
             {

@@ -24,6 +24,8 @@ from typing import Any
 from opentelemetry import trace
 from pythonjsonlogger.json import JsonFormatter
 
+from engine.store.database import EMBEDDED_LOGGER
+
 FORMAT_ENV = "PLAIT_LOG_FORMAT"
 LEVEL_ENV = "PLAIT_LOG_LEVEL"
 
@@ -144,4 +146,8 @@ def configure_logging(
         # uvicorn's own handlers would print a second, unstructured copy.
         logging.getLogger(name).handlers.clear()
         logging.getLogger(name).propagate = True
+    # The embedded server's initdb and pg_ctl command lines are for debugging
+    # it; Plait logs one line of its own when it starts one.
+    embedded = logging.getLogger(EMBEDDED_LOGGER)
+    embedded.setLevel(logging.NOTSET if level_name == "DEBUG" else logging.WARNING)
     return chosen

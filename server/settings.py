@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.store.database import DATABASE_URL_ENV
+from server.cors import LOCAL_ORIGINS, CorsPolicy, parse_origins
 
 SPECS_ENV = "PLAIT_SPECS_DIR"
 WORKERS_ENV = "PLAIT_WORKERS"
@@ -36,6 +37,10 @@ SPEC_PROCESSES_ENV = "PLAIT_SPEC_PROCESSES"
 SPEC_CHECK_SECONDS_ENV = "PLAIT_SPEC_CHECK_SECONDS"
 #: Environment variables the ``default`` tenant's specs may read as secrets (tenant_secrets.py).
 ENV_SECRETS_ENV = "PLAIT_ENV_SECRETS"
+#: Browser front ends on other origins that may call the API (server/cors.py).
+CORS_ORIGINS_ENV = "PLAIT_CORS_ORIGINS"
+CORS_ORIGIN_REGEX_ENV = "PLAIT_CORS_ORIGIN_REGEX"
+CORS_CREDENTIALS_ENV = "PLAIT_CORS_CREDENTIALS"
 #: The editor's build output in a source checkout (`npm run build`).
 DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
 
@@ -72,6 +77,8 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     spec_processes: int = 2
     spec_check_seconds: float = 10.0
+    #: Which browser front ends on other origins may call the API.
+    cors: CorsPolicy = field(default_factory=CorsPolicy)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -95,4 +102,9 @@ class Settings:
             max_body_bytes=int(env.get(MAX_BODY_ENV) or default.max_body_bytes),
             spec_processes=int(env.get(SPEC_PROCESSES_ENV) or default.spec_processes),
             spec_check_seconds=float(env.get(SPEC_CHECK_SECONDS_ENV) or default.spec_check_seconds),
+            cors=CorsPolicy(
+                origins=parse_origins(env.get(CORS_ORIGINS_ENV, "")),
+                origin_regex=env.get(CORS_ORIGIN_REGEX_ENV, LOCAL_ORIGINS),
+                credentials=env.get(CORS_CREDENTIALS_ENV, "").lower() in ("1", "true", "yes"),
+            ),
         )

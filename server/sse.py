@@ -27,8 +27,11 @@ logger = logging.getLogger("plait.server")
 KEEP_ALIVE_SECONDS = 15
 #: Sent whatever stream modes the client asked for.
 _ALWAYS = frozenset({"metadata", "error", "end"})
-#: Stream modes whose events have another name.
-_MODE_EVENTS = {"messages-tuple": "messages"}
+#: Stream modes whose events have other names.
+_MODE_EVENTS = {
+    "messages-tuple": ("messages",),
+    "messages": ("messages/metadata", "messages/partial", "messages/complete"),
+}
 
 
 def event_names(stream_modes: Iterable[str] | None) -> frozenset[str] | None:
@@ -38,15 +41,19 @@ def event_names(stream_modes: Iterable[str] | None) -> frozenset[str] | None:
     modes = list(stream_modes)
     if not modes:
         return None
-    return _ALWAYS | {_MODE_EVENTS.get(mode, mode) for mode in modes}
+    names = _ALWAYS | {name for mode in modes for name in _MODE_EVENTS.get(mode, (mode,))}
+    if not {"values", "updates"} & names:
+        # Such a run journals its interrupts as `values` events, as the Agent
+        # Server sends them (server/stream_events.py): they must get through.
+        names |= {"values"}
+    return names
 
 
 def wanted(event: str, names: frozenset[str] | None) -> bool:
     """Whether ``event`` (``values``, ``messages/partial``, ``updates|ns``...) is in ``names``."""
     if names is None:
         return True
-    base = event.split("|", 1)[0]
-    return base in names or base.split("/", 1)[0] in names
+    return event.split("|", 1)[0] in names
 
 
 def encode(data: Any) -> str:

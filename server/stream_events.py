@@ -4,8 +4,11 @@ The names and payloads are those of the LangGraph Agent Server (``langgraph
 dev``), which the LangGraph SDKs parse: one event per chunk, named after its
 stream mode (``values``, ``updates``, ``messages``, ``custom``, ``debug``,
 ``tasks``, ``checkpoints``), with ``|<namespace>`` appended for chunks from a
-subgraph when subgraphs are streamed. ``messages-tuple`` is LangGraph's
-``messages`` mode and arrives as ``messages`` with ``[message, metadata]``.
+subgraph when subgraphs are streamed. Both message modes come from
+LangGraph's ``messages`` mode: ``messages-tuple`` arrives as ``messages`` with
+``[message_chunk, metadata]``; ``messages`` as the Agent Server's
+``messages/metadata`` (once per message id), ``messages/partial`` (the message
+accumulated so far) and ``messages/complete`` (a whole message).
 """
 
 from __future__ import annotations
@@ -14,14 +17,14 @@ import dataclasses
 import datetime
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk_to_message
 from langgraph.types import Interrupt, Send
 from pydantic import BaseModel
 
-#: Agent Server stream mode -> LangGraph stream mode. ``messages`` (the
-#: Agent Server's partial/complete message events) is served as the tuple form.
+#: Agent Server stream mode -> LangGraph stream mode.
 _MODES = {
     "values": "values",
     "updates": "updates",
@@ -39,19 +42,74 @@ DEFAULT_STREAM_MODES = ("values",)
 INTERRUPT_KEY = "__interrupt__"
 
 
+@dataclass
+class MessageAccumulator:
+    """The Agent Server's ``messages`` mode: each message id's chunks added up.
+
+    One per run attempt. A run continued by another worker starts with none:
+    its new model calls have new message ids.
+    """
+
+    _messages: dict[str, BaseMessage] = field(default_factory=dict)
+
+    def events(self, message: Any, metadata: Any) -> list[tuple[str, Any]]:
+        """``messages/metadata`` for a new id, then ``messages/partial`` (a chunk:
+        the accumulated message) or ``messages/complete`` (a whole message)."""
+        if not isinstance(message, BaseMessage):
+            return []
+        message_id = message.id or f"run-{uuid.uuid4()}"
+        events: list[tuple[str, Any]] = []
+        before = self._messages.get(message_id)
+        if before is not None:
+            # Chunks add up; a whole message with a known id replaces what came before.
+            if isinstance(before, BaseMessageChunk) and isinstance(message, BaseMessageChunk):
+                self._messages[message_id] = before + message
+            else:
+                self._messages[message_id] = message
+        else:
+            self._messages[message_id] = message
+            events.append(("messages/metadata", {message_id: {"metadata": to_json(metadata)}}))
+        # As the Agent Server sends it: the whole message so far, as a message
+        # (`type: "ai"`), not as a chunk, in a list of one.
+        whole = message_chunk_to_message(self._messages[message_id])
+        dumped = to_json(whole)
+        dumped["id"] = message_id
+        kind = "messages/partial" if isinstance(message, BaseMessageChunk) else "messages/complete"
+        events.append((kind, [dumped]))
+        return events
+
+
 @dataclass(frozen=True)
 class StreamPlan:
-    """Which LangGraph modes to stream, and which of them become journal events."""
+    """Which LangGraph modes to stream, and which of them become journal events.
+
+    ``message_modes`` are the requested Agent Server modes served by LangGraph's
+    ``messages`` mode: ``messages-tuple`` and/or ``messages``.
+    """
 
     requested: frozenset[str]
     langgraph_modes: tuple[str, ...]
     subgraphs: bool
+    message_modes: frozenset[str] = frozenset()
+    _accumulator: MessageAccumulator = field(
+        default_factory=MessageAccumulator, init=False, compare=False, repr=False
+    )
 
     def events(self, namespace: tuple[str, ...], mode: str, chunk: Any) -> list[tuple[str, Any]]:
         """The journal events of one LangGraph chunk (none when its mode was not requested)."""
         if mode == "messages":
             message, metadata = chunk
-            return [(self._name("messages", namespace), [to_json(message), to_json(metadata)])]
+            events: list[tuple[str, Any]] = []
+            if "messages-tuple" in self.message_modes:
+                events.append(
+                    (self._name("messages", namespace), [to_json(message), to_json(metadata)])
+                )
+            if "messages" in self.message_modes:
+                events.extend(
+                    (self._name(name, namespace), data)
+                    for name, data in self._accumulator.events(message, metadata)
+                )
+            return events
         if mode in self.requested:
             return [(self._name(mode, namespace), to_json(chunk))]
         if (
@@ -84,7 +142,12 @@ def plan_stream(stream_mode: str | Iterable[str] | None, subgraphs: bool) -> Str
         names = tuple(stream_mode)
     requested = frozenset(_MODES[name] for name in names if name in _MODES)
     modes = tuple(sorted(requested | {"updates"}))
-    return StreamPlan(requested=requested, langgraph_modes=modes, subgraphs=subgraphs)
+    return StreamPlan(
+        requested=requested,
+        langgraph_modes=modes,
+        subgraphs=subgraphs,
+        message_modes=frozenset(names) & {"messages", "messages-tuple"},
+    )
 
 
 def interrupts_of(chunk: Any) -> list[dict[str, Any]]:

@@ -1,9 +1,12 @@
 /**
- * The app shell: header navigation and hash routes — `#/` graphs list,
- * `#/graphs/<name>/<version>` editor, `#/approvals` pending approvals.
+ * The app shell: header navigation (with the count of pending approvals and
+ * the outcome of the last decision made here) and hash routes — `#/` graphs
+ * list, `#/graphs/<name>/<version>[?thread=<id>]` editor, `#/approvals` the inbox.
  */
 import { ApiKeyControl, useApiKeyState } from "./apikey/ApiKeyControl";
 import { ApprovalsPage } from "./approvals/ApprovalsPage";
+import { LatestDecision } from "./approvals/DecisionNote";
+import { PendingBadge } from "./approvals/PendingBadge";
 import { EditorPage } from "./graphs/EditorPage";
 import { GraphsPage } from "./graphs/GraphsPage";
 import { parseRoute, useHash } from "./routes";
@@ -17,8 +20,12 @@ export function App() {
       <header className="plait-header" data-testid="app-header">
         <a className="plait-logo" href="#/">Plait</a>
         <a href="#/" data-testid="nav-graphs" className={route.page === "graphs" ? "active" : ""}>Graphs</a>
-        <a href="#/approvals" data-testid="nav-approvals" className={route.page === "approvals" ? "active" : ""}>Approvals</a>
+        <a href="#/approvals" data-testid="nav-approvals" className={route.page === "approvals" ? "active" : ""}>
+          Approvals
+          <PendingBadge />
+        </a>
         <span className="plait-spacer" />
+        {route.page !== "approvals" && <LatestDecision />}
         <ApiKeyControl />
       </header>
       <main className="plait-main">

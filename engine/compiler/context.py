@@ -10,6 +10,7 @@ that reads only ``state`` never builds ``run`` or ``input``.
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from engine.runtime.model_access import ModelAccess
 from engine.runtime.secrets import current_source
 from engine.spec.document import LoadedSpec
 from engine.spec.expressions import ROOTS, cel_variables, compile_cel, evaluate, render
+from engine.spec.models import Argument, literal_of
 from engine.spec.registry import SpecRegistry
 from engine.tools.python_tools import import_function, load_python_tool
 
@@ -48,6 +50,26 @@ class Expr:
         compile_cel(source)  # fail at compile time, and warm the cache
         self.source = source
         self.roots = frozenset(cel_variables(source)) & ROOTS
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """An argument given as written: its value, never evaluated."""
+
+    value: Any
+
+
+#: Compiled arguments: (name, CEL or value as written), in the spec's order.
+Arguments = list[tuple[str, Expr | Const]]
+
+
+def compile_arguments(args: Mapping[str, Argument]) -> Arguments:
+    """Each argument of an argument map compiled once: CEL as :class:`Expr`, or a :class:`Const`."""
+    compiled: Arguments = []
+    for name, argument in args.items():
+        literal, value = literal_of(argument)
+        compiled.append((name, Const(value) if literal else Expr(value)))
+    return compiled
 
 
 @dataclass
@@ -231,6 +253,13 @@ class Scope:
     def eval(self, expr: Expr, result: Any = NO_RESULT) -> Any:
         """Evaluate ``expr`` with just the roots it reads."""
         return evaluate(expr.source, {name: self._root(name, result) for name in expr.roots})
+
+    def arguments(self, compiled: Arguments) -> dict[str, Any]:
+        """The values of compiled arguments (a value as written is copied: a call may change it)."""
+        return {
+            name: copy.deepcopy(arg.value) if isinstance(arg, Const) else self.eval(arg)
+            for name, arg in compiled
+        }
 
     def render(self, template: str) -> str:
         """Render a prompt template (roots ``state``, ``input``, ``run``, ``item``, ``index``)."""

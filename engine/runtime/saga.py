@@ -26,6 +26,7 @@ that subgraph.
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -43,7 +44,7 @@ from engine.runtime.errors import NodeError
 from engine.runtime.events_out import emit
 from engine.runtime.policies import is_transient
 from engine.spec.expressions import evaluate, to_plain
-from engine.spec.models import Compensation, GraphSpec, duration_seconds
+from engine.spec.models import Compensation, GraphSpec, duration_seconds, literal_of
 from engine.spec.models import _NodeBase as NodeBase
 
 #: The private channel of completed compensable steps, in order of completion.
@@ -227,7 +228,10 @@ async def compensate(
 
 async def _undo(ctx: CompileContext, definition: Compensation, step: Step) -> None:
     roots = {"args": step["args"], "result": step["result"]}
-    args = {name: evaluate(source, roots) for name, source in definition.args.items()}
+    args = {}
+    for name, argument in definition.args.items():
+        literal, value = literal_of(argument)
+        args[name] = copy.deepcopy(value) if literal else evaluate(value, roots)
     if definition.tool is not None:
         await ctx.load_tools((definition.tool,))
         await ctx.tool(definition.tool).ainvoke(args)

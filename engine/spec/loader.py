@@ -576,7 +576,7 @@ def schema_issues(
 ) -> list[SpecIssue]:
     """Rewrite pydantic errors as issues: one per pointer, located, each with a fix."""
     grouped: dict[str, list[tuple[dict[str, Any], _Resolved]]] = {}
-    for error in exc.errors(include_url=False):
+    for error in _relevant(exc.errors(include_url=False)):
         resolved = _resolve(error["loc"])
         grouped.setdefault(resolved.pointer, []).append((dict(error), resolved))
     issues = []
@@ -585,6 +585,31 @@ def schema_issues(
         message, fix, code = _explain(errors, text, position)
         issues.append(_issue(file, position.line, position.column, pointer, message, fix, code))
     return issues
+
+
+def _relevant(errors: list[Any]) -> list[Any]:
+    """The errors that explain a value, without the union members it plainly is not.
+
+    A mapping given where a union takes scalars or a model (an argument:
+    CEL, a number... or ``{value: ...}``) fails every scalar member too;
+    once the model member has errors of its own below it, those say what
+    is wrong, and "must be text or a number" is noise.
+    """
+    locs = [tuple(e["loc"]) for e in errors]
+
+    def deeper_sibling(loc: tuple[Any, ...]) -> bool:
+        # Another member of the same union (same location but the tag) failed further down.
+        return any(len(other) > len(loc) and other[: len(loc) - 1] == loc[:-1] for other in locs)
+
+    return [
+        e
+        for e in errors
+        if not (
+            isinstance(e.get("input"), dict)
+            and e["type"].endswith("_type")
+            and deeper_sibling(tuple(e["loc"]))
+        )
+    ]
 
 
 class _Resolved(typing.NamedTuple):
@@ -663,6 +688,8 @@ def _pick_member(members: list[Any], tag: str) -> Any:
                 return typing.get_args(member)[0]
         inner = _strip(member)
         if isinstance(inner, type) and issubclass(inner, BaseModel):
+            if inner.__name__ == tag:  # a model in a smart union is tagged by its name
+                return inner
             kind = inner.model_fields.get("kind")
             if kind is not None and tag in typing.get_args(kind.annotation):
                 return inner

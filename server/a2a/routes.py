@@ -13,7 +13,11 @@ hands the untouched request to it.
   interface URL is built from the request's base URL).
 - ``POST /a2a/<graph>/`` is the JSON-RPC endpoint (``SendMessage``,
   ``SendStreamingMessage``, ``GetTask``, ``ListTasks``, ``CancelTask``,
-  ``SubscribeToTask``).
+  ``SubscribeToTask``); protocol 0.3 requests (``message/send``...) are
+  answered there too, by the SDK's compatibility layer.
+- ``/a2a/<graph>/rest/...`` is the HTTP+JSON binding (``POST
+  message:send``, ``GET tasks/{id}``, ``POST tasks/{id}:cancel``..., and
+  0.3's ``/v1/...`` paths), from ``create_rest_routes``.
 """
 
 from __future__ import annotations
@@ -26,15 +30,20 @@ from typing import Annotated, Any
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
-from a2a.server.routes import DefaultServerCallContextBuilder, create_jsonrpc_routes
+from a2a.server.routes import (
+    DefaultServerCallContextBuilder,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.applications import Starlette
 from starlette.requests import Request as StarletteRequest
+from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server import registry
-from server.a2a.cards import PREFIX, agent_card, agent_url, is_exposed
+from server.a2a.cards import PREFIX, REST_PATH, agent_card, agent_url, is_exposed
 from server.a2a.executor import PlaitAgentExecutor
 from server.a2a.task_store import TENANT_STATE_KEY, PostgresTaskStore
 from server.api.deps import Services, Svc
@@ -85,8 +94,7 @@ class A2AHub:
                 agent_card=agent_card(graph.loaded.spec, f"{PREFIX}/{graph.name}/"),
                 interrupted_task_timeout=PARKED_TASK_SECONDS,
             )
-            routes = create_jsonrpc_routes(handler, rpc_url="/", context_builder=_ContextBuilder())
-            found = _Agent(handler, Starlette(routes=routes))
+            found = _Agent(handler, Starlette(routes=_routes(handler)))
             self._agents[graph.name] = found
         return found
 
@@ -95,6 +103,23 @@ class A2AHub:
         for agent in self._agents.values():
             await agent.handler.aclose()
         self._agents.clear()
+
+
+def _routes(handler: DefaultRequestHandler) -> list[BaseRoute]:
+    """The SDK's JSON-RPC and HTTP+JSON routes of one graph, each also speaking 0.3.
+
+    The REST routes' catch-all ``Mount('/{tenant}')`` (A2A's own tenant in
+    the path) is left out: Plait's tenant is the request's key, resolved by
+    the route below, and a path segment must not be able to name another.
+    """
+    builder = _ContextBuilder()
+    jsonrpc = create_jsonrpc_routes(
+        handler, rpc_url="/", context_builder=builder, enable_v0_3_compat=True
+    )
+    rest = create_rest_routes(
+        handler, context_builder=builder, enable_v0_3_compat=True, path_prefix=f"/{REST_PATH}"
+    )
+    return [*jsonrpc, *(route for route in rest if not isinstance(route, Mount))]
 
 
 @contextlib.asynccontextmanager
@@ -169,6 +194,19 @@ async def card(graph: str, request: Request, services: Svc, tenant: Tenant) -> J
 )
 async def endpoint(graph: str, services: Svc, hub: Hub, tenant: Tenant) -> Response:
     """Hand the request to the graph's A2A JSON-RPC handler (the body is read there)."""
+    served = await _served(services, graph, tenant)
+    return _Forward(hub.agent(served).app, f"{PREFIX}/{graph}", tenant)
+
+
+@router.api_route(
+    "/{graph}/" + REST_PATH + "/{path:path}",
+    methods=["GET", "POST", "DELETE"],
+    summary="A2A HTTP+JSON binding of a served graph",
+    response_class=Response,
+    operation_id="a2a_rest",
+)
+async def rest_endpoint(graph: str, path: str, services: Svc, hub: Hub, tenant: Tenant) -> Response:
+    """Hand the request to the graph's HTTP+JSON routes (``message:send``, ``tasks/{id}``...)."""
     served = await _served(services, graph, tenant)
     return _Forward(hub.agent(served).app, f"{PREFIX}/{graph}", tenant)
 

@@ -16,7 +16,7 @@ from server.queue import threads
 
 router = APIRouter(prefix="/approvals", tags=["approvals"])
 
-ApprovalStatus = Literal["pending", "approved", "rejected", "edited", "expired", "all"]
+ApprovalStatus = Literal["pending", "approved", "rejected", "edited", "expired", "decided", "all"]
 
 
 class DecisionBody(BaseModel):
@@ -50,8 +50,13 @@ async def list_approvals(
     thread_id: str | None = None,
     limit: int = 100,
     offset: int = 0,
+    order: Literal["oldest", "newest"] = "oldest",
 ) -> list[dict[str, Any]]:
-    """Approvals across threads, oldest first (``status=all`` for every status)."""
+    """Approvals across threads, oldest first (``order=newest`` for the reverse).
+
+    ``status=all`` lists every status, ``status=decided`` every decided or expired
+    one (with ``decided_by``, ``decided_at``, ``decision`` and ``resume_run_id``).
+    """
     found = await approvals.list_approvals(
         services.pool,
         None if status == "all" else status,
@@ -59,6 +64,7 @@ async def list_approvals(
         limit=limit,
         offset=offset,
         tenant=tenant,
+        newest_first=order == "newest",
     )
     return [approval_to_api(item) for item in found]
 
@@ -82,13 +88,16 @@ async def decide(
     """Approve, reject or edit; the thread resumes in a new run, returned with the approval.
 
     ``decided_by`` is the body's ``actor``; with API keys on, the key that decided
-    is recorded too (``alice (key:k1)``), so the audit trail does not rest on a
-    name the client chose.
+    is recorded too, by id and name (``alice (key:k1 'ops laptop')``), so the
+    audit trail does not rest on a name the client chose.
     """
     decision = body.model_dump(exclude_none=True, exclude={"actor"})
     actor = body.actor
     if principal.key_id is not None:
-        actor = f"{actor} (key:{principal.key_id})" if actor else f"key:{principal.key_id}"
+        key = f"key:{principal.key_id}"
+        if principal.key_name:
+            key = f"{key} '{principal.key_name}'"
+        actor = f"{actor} ({key})" if actor else key
     approval, run = await approvals.decide(
         services.pool, approval_id, decision, actor, tenant=principal.tenant
     )

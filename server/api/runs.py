@@ -33,6 +33,7 @@ from engine.store.checkpointer import new_checkpointer
 from server.api.assistants import resolve_assistant
 from server.api.checkpoints import thread_state, values_with_interrupts
 from server.api.deps import Services, Svc
+from server.api.stream_modes import StreamMode, query_stream_modes
 from server.auth.keys import Tenant
 from server.auth.store import DEFAULT_TENANT
 from server.journal import JournalEvent, resume_point
@@ -58,17 +59,6 @@ router = APIRouter(tags=["runs"])
 IDEMPOTENCY_NAMESPACE = uuid.UUID("0c5e6a0e-8f0b-5b3e-9d1c-706c61697402")
 
 RunStatusFilter = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
-StreamMode = Literal[
-    "values",
-    "updates",
-    "messages",
-    "messages-tuple",
-    "custom",
-    "debug",
-    "tasks",
-    "checkpoints",
-    "events",
-]
 
 
 class RunCommand(BaseModel):
@@ -278,14 +268,12 @@ async def join_stream(
     run_id: str,
     services: Svc,
     tenant: Tenant,
+    modes: Annotated[list[str], Depends(query_stream_modes)],
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-    # The SDK sends `stream_mode=` (empty) when it has none: that means every mode.
-    stream_mode: Annotated[list[StreamMode | Literal[""]] | None, Query()] = None,
     cancel_on_disconnect: bool = False,
 ) -> EventSourceResponse:
     """The run's events after ``Last-Event-ID`` (all of them without it), until ``end``."""
     run = await _run(services, thread_id, run_id, tenant)
-    modes = [mode for mode in stream_mode or () if mode]
     after = _seq(last_event_id)
     if after:
         after = await resume_point(services.pool, run_id, after)

@@ -81,6 +81,8 @@ class Principal:
     tenant: str
     role: Role
     key_id: str | None = None
+    #: The name the admin gave the key (shown beside its id where a person acted with it).
+    key_name: str | None = None
 
     @property
     def is_admin(self) -> bool:
@@ -222,14 +224,19 @@ async def principal_of(pool: Pool, key: str) -> Principal | None:
     """The principal of a valid (stored, not revoked) key, else ``None``."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            "SELECT key_id, tenant_id, role FROM plait_api_keys "
+            "SELECT key_id, tenant_id, role, name FROM plait_api_keys "
             "WHERE key_hash = %s AND revoked_at IS NULL",
             (hash_key(key),),
         )
         row = await cursor.fetchone()
     if row is None:
         return None
-    return Principal(tenant=row["tenant_id"], role=row["role"], key_id=row["key_id"])
+    return Principal(
+        tenant=row["tenant_id"],
+        role=row["role"],
+        key_id=row["key_id"],
+        key_name=row["name"] or None,
+    )
 
 
 async def keys_exist(pool: Pool) -> bool:

@@ -1,4 +1,4 @@
-"""The ``plait`` command: validate, run, graph, schema, serve, worker, tenants, keys, queue.
+"""The ``plait`` command: validate, run, test, graph, schema, serve, worker, tenants, keys, queue.
 
 ``main()`` is the console script. User errors end with one clear message and
 an exit code from :class:`server.cli.exits.ExitCode`, never a traceback; an
@@ -22,6 +22,7 @@ from server.cli.schema import schema_command
 from server.cli.serve import serve_command
 from server.cli.specs import InvalidSpec
 from server.cli.tenants import keys_app, tenants_app
+from server.cli.test import test_command
 from server.cli.validate import validate_command
 from server.cli.worker import worker_command
 
@@ -40,6 +41,7 @@ app = typer.Typer(
 )
 app.command("validate", epilog=EXIT_CODES_HELP)(validate_command)
 app.command("run", epilog=EXIT_CODES_HELP)(run_command)
+app.command("test", epilog=EXIT_CODES_HELP)(test_command)
 app.command("graph", epilog=EXIT_CODES_HELP)(graph_command)
 app.command("schema", epilog=EXIT_CODES_HELP)(schema_command)
 app.command("serve", epilog=EXIT_CODES_HELP)(serve_command)

@@ -19,6 +19,8 @@ class ExitCode(IntEnum):
     WAITING = 4
     #: Plait's environment is broken: the database cannot be reached or migrated.
     ENVIRONMENT = 5
+    #: ``plait test``: a test's assertion did not hold.
+    TESTS_FAILED = 6
     #: A bug in Plait: an unexpected exception (set PLAIT_DEBUG=1 for the traceback).
     INTERNAL = 70
     #: Stopped with Ctrl-C.
@@ -35,6 +37,7 @@ Exit codes:
   3    the run failed (a node failed, timeout, max_steps)
   4    the run waits for an approval; no terminal and no --decision (resume command printed)
   5    environment: the database cannot be reached or migrated
+  6    plait test: a test failed
   70   internal error (a bug; PLAIT_DEBUG=1 shows the traceback)
   130  interrupted (Ctrl-C)"""
 

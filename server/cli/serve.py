@@ -10,7 +10,11 @@ from typing import Annotated
 import typer
 
 from server.cli.exits import CliError
+from server.cors import CorsPolicy, parse_origins
 from server.settings import (
+    CORS_CREDENTIALS_ENV,
+    CORS_ORIGIN_REGEX_ENV,
+    CORS_ORIGINS_ENV,
     DEFAULT_MAX_ATTEMPTS,
     HOST_ENV,
     MAX_ATTEMPTS_ENV,
@@ -85,6 +89,35 @@ def serve_command(
             help="Largest request body accepted (larger ones get 413).",
         ),
     ] = 1024 * 1024,
+    cors_origins: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cors-origin",
+            envvar=CORS_ORIGINS_ENV,
+            metavar="ORIGIN",
+            help="An origin (scheme://host[:port]) whose browser pages may call the API; "
+            "repeat it, or * for any (PLAIT_CORS_ORIGINS takes a comma-separated list).",
+            show_default=False,
+        ),
+    ] = None,
+    cors_origin_regex: Annotated[
+        str | None,
+        typer.Option(
+            "--cors-origin-regex",
+            envvar=CORS_ORIGIN_REGEX_ENV,
+            help="Origins allowed as a regular expression of the whole origin; default any "
+            "port of localhost, 127.0.0.1 and [::1]; '' for none.",
+            show_default=False,
+        ),
+    ] = None,
+    cors_credentials: Annotated[
+        bool,
+        typer.Option(
+            "--cors-credentials",
+            envvar=CORS_CREDENTIALS_ENV,
+            help="Let allowed origins send cookies and HTTP auth too (x-api-key needs none).",
+        ),
+    ] = False,
     log_level: Annotated[
         str | None,
         typer.Option(
@@ -106,8 +139,20 @@ def serve_command(
     from server.app import create_app
     from server.logs import configure_logging
 
+    from_env = Settings.from_env()
+    try:
+        cors = CorsPolicy(
+            origins=parse_origins(",".join(cors_origins or ())),
+            origin_regex=from_env.cors.origin_regex
+            if cors_origin_regex is None
+            else cors_origin_regex,
+            credentials=cors_credentials,
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     settings = dataclasses.replace(
-        Settings.from_env(),
+        from_env,
+        cors=cors,
         specs_dir=specs,
         workers=0 if no_workers else workers,
         worker_processes=worker_processes,

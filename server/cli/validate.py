@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from engine.spec.errors import has_errors
-from engine.spec.validate import validate_paths
+from engine.spec.validate import check_paths
 from server.cli.console import make_console, print_issues
 from server.cli.exits import ExitCode
 
@@ -40,7 +40,7 @@ def validate_command(
     Every problem names file, line, column and JSON pointer, and says how to fix
     it. Exits 1 when any error is found (warnings alone exit 0).
     """
-    issues = validate_paths(paths)
+    files, issues = check_paths(paths)
     failed = has_errors(issues)
     if format is Format.json:
         typer.echo(json.dumps([issue.to_dict() for issue in issues], indent=2))
@@ -49,9 +49,10 @@ def validate_command(
         print_issues(console, issues)
         errors = sum(issue.severity == "error" for issue in issues)
         warnings = len(issues) - errors
+        checked = f"{len(files)} spec file{'' if len(files) == 1 else 's'}"
         if failed:
-            console.print(f"[bold red]{errors} error(s)[/], {warnings} warning(s)")
+            console.print(f"[bold red]{errors} error(s)[/], {warnings} warning(s) in {checked}")
         else:
             note = f" ({warnings} warning(s))" if warnings else ""
-            console.print(f"[green]✓ valid[/]{note}")
+            console.print(f"[green]✓ {checked} valid[/]{note}")
     raise typer.Exit(ExitCode.INVALID_SPEC if failed else ExitCode.OK)

@@ -55,13 +55,13 @@ def test_approvals_page_lists_and_decides(editor: Page, plait_server: Cluster) -
     expect(two).to_be_visible()
     expect(one).to_contain_text("issue_refund")
     expect(one.get_by_test_id("approval-open-run")).to_have_attribute(
-        "href", "#/graphs/refund-approval/1.0.0"
+        "href", f"#/graphs/refund-approval/1.0.0?thread={first}"
     )
-    screenshot(editor, "approvals")
 
     # Edit the arguments of the second (a smaller refund), reject the first.
     two.get_by_test_id("approval-edit").click()
-    two.get_by_test_id("approval-arguments-editor").fill('{"order_id": "A-1002", "amount": 90}')
+    two.get_by_test_id("arguments-mode-json").click()
+    two.get_by_test_id("approval-arguments-json").fill('{"order_id": "A-1002", "amount": 90}')
     two.get_by_test_id("approval-send-edit").click()
     expect(two).to_have_count(0)
     one.get_by_test_id("approval-reject").click()
@@ -83,7 +83,6 @@ def test_approval_link_opens_the_waiting_run(editor: Page, plait_server: Cluster
     card = editor.get_by_test_id("approval-card").filter(has_text="e2e link to run")
     card.get_by_test_id("approval-open-run").click()
     expect(editor.get_by_test_id("graph-title")).to_contain_text("refund-approval@1.0.0")
-    editor.get_by_test_id("toolbar-run").click()
     node_card = editor.locator('[data-testid="approval-card"][data-node="approve"]')
     expect(node_card).to_contain_text("e2e link to run")
     node_card.get_by_test_id("approval-approve").click()

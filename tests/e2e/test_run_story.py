@@ -135,7 +135,8 @@ def test_past_run_opens_on_the_version_that_ran(editor: Page, plait_server: Clus
     # Opening it shows it on 1.0.0: that version's editor, with the run's story.
     row.get_by_test_id("open-past-run").click()
     expect(page.get_by_test_id("graph-title")).to_contain_text(f"{PLANNER}@1.0.0")
-    assert page.evaluate("() => location.hash") == f"#/graphs/{PLANNER}/1.0.0"
+    hash = f"#/graphs/{PLANNER}/1.0.0?thread={thread['thread_id']}"
+    expect(page).to_have_url(re.compile(re.escape(hash) + "$"))
     expect(page.get_by_test_id("timeline-step")).to_have_count(len(PLANNER_STEPS))
     expect(page.get_by_test_id("run-outcome")).to_have_attribute("data-phase", "success")
 

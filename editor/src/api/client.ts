@@ -265,6 +265,11 @@ export interface Approval {
   status: ApprovalStatus;
   decision?: unknown;
   created_at?: string;
+  /** Who decided: the decision's `actor`, and with API keys on the key (`alice (key:k1)`). */
+  decided_by?: string | null;
+  decided_at?: string | null;
+  /** The run the decision started to resume the thread. */
+  resume_run_id?: string | null;
 }
 
 export interface Decision {
@@ -282,8 +287,9 @@ export interface DecisionResult {
 }
 
 export const approvals = {
-  list: (status: ApprovalStatus | "all" = "pending") =>
-    request<Approval[]>("GET", status === "all" ? "/approvals" : `/approvals?status=${status}`),
+  /** `decided`: every approval no longer pending; `order`: by request time. */
+  list: (status: ApprovalStatus | "decided" | "all" = "pending", order: "oldest" | "newest" = "oldest") =>
+    request<Approval[]>("GET", `/approvals?status=${status}${order === "newest" ? "&order=newest" : ""}`),
   decide: (id: string, decision: Decision) =>
     request<DecisionResult>("POST", `/approvals/${enc(id)}/decision`, decision),
 };

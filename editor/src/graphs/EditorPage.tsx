@@ -14,6 +14,7 @@ import { Palette } from "../canvas/Palette";
 import { ProblemsPanel, useServerValidation } from "../problems/ProblemsPanel";
 import { PropertiesPanel } from "../properties/PropertiesPanel";
 import { editorHash } from "../routes";
+import { useRunUrl } from "../runUrl";
 import { RunPanel } from "../runs/RunPanel";
 import { readDraft, removeDraft } from "../store/drafts";
 import { isDirty, redo, undo, useEditorStore } from "../store/editorStore";
@@ -100,6 +101,8 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
   const saved = useEditorStore((s) => s.savedNotice);
   const [side, setSide] = useState<SidePanel>(null);
   const toggle = (panel: SidePanel) => setSide((current) => (current === panel ? null : panel));
+  // The URL's `?thread=` opens that run here; runs started or opened here are named in the URL.
+  useRunUrl(name, version, { open: side === "run", show: () => setSide("run") });
 
   // Ctrl/Cmd+S saves, wherever the focus is (the dialog handles it while open).
   useEffect(() => {

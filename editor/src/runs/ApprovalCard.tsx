@@ -1,13 +1,18 @@
 /**
  * One pending approval: the action, its arguments, the reason, budget used and
- * expiry, with approve / reject / edit-arguments. Editing opens a JSON editor
- * for the arguments; "edit" is sent only when they parse. Used on the waiting
- * node's card (canvas) and on the approvals page.
+ * expiry, with approve / reject / edit-arguments. Editing opens a form built
+ * from the arguments (or JSON) and shows old → new per argument before
+ * "Approve edited" sends it. The approver's name is remembered in this
+ * browser and sent as the decision's `actor`. Used on the waiting node's
+ * card (canvas) and in the approvals inbox.
  */
 
 import { useState } from "react";
 import "./runs.css";
 import type { Decision } from "../api/client";
+import { ArgumentChanges } from "../approvals/ArgumentChanges";
+import { ArgumentsEditor } from "../approvals/ArgumentsEditor";
+import { changesOf } from "../approvals/argumentFields";
 
 export interface ApprovalView {
   action: string | null;
@@ -16,6 +21,8 @@ export interface ApprovalView {
   budgetUsed: unknown;
   expiresAt: string | null;
   node: string;
+  /** When the run asked (the inbox knows it; the canvas card may not). */
+  requestedAt?: string | null;
 }
 
 export interface ApprovalCardProps {
@@ -23,6 +30,16 @@ export interface ApprovalCardProps {
   onDecide(decision: Decision): Promise<void>;
   /** Extra content (e.g. links on the approvals page). */
   children?: React.ReactNode;
+}
+
+const APPROVER_KEY = "plait.approver";
+
+function savedApprover(): string {
+  try {
+    return window.localStorage.getItem(APPROVER_KEY) ?? "";
+  } catch {
+    return "";
+  }
 }
 
 function formatBudget(budget: unknown): string {
@@ -39,6 +56,14 @@ function formatBudget(budget: unknown): string {
   return JSON.stringify(budget);
 }
 
+/** "3 min ago (2 Dec, 22:40)". */
+export function formatRequested(at: string): string {
+  const when = new Date(at);
+  const minutes = Math.round((Date.now() - when.getTime()) / 60000);
+  const relative = minutes < 1 ? "just now" : minutes < 60 ? `${minutes} min ago` : minutes < 48 * 60 ? `${Math.round(minutes / 60)} h ago` : `${Math.round(minutes / 1440)} days ago`;
+  return `${relative} (${when.toLocaleString()})`;
+}
+
 function formatExpiry(expiresAt: string | null): string {
   if (!expiresAt) return "never";
   const when = new Date(expiresAt);
@@ -50,26 +75,25 @@ function formatExpiry(expiresAt: string | null): string {
 
 export function ApprovalCard({ approval, onDecide, children }: ApprovalCardProps) {
   const [editing, setEditing] = useState(false);
-  const [text, setText] = useState(() => JSON.stringify(approval.arguments ?? {}, null, 2));
+  // The edited arguments, or null while an input does not parse.
+  const [edited, setEdited] = useState<unknown | null>(approval.arguments ?? {});
   const [comment, setComment] = useState("");
+  const [approver, setApprover] = useState(savedApprover);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-
-  let parsed: unknown = undefined;
-  let parseError: string | null = null;
-  if (editing) {
-    try {
-      parsed = JSON.parse(text);
-    } catch (e) {
-      parseError = e instanceof Error ? e.message : String(e);
-    }
-  }
+  const changed = edited !== null && changesOf(approval.arguments, edited).length > 0;
 
   async function send(decision: Decision) {
     setBusy(true);
     setError(null);
+    const actor = approver.trim();
     try {
-      await onDecide(comment ? { ...decision, comment } : decision);
+      window.localStorage.setItem(APPROVER_KEY, actor);
+    } catch {
+      // Private mode: the name is still sent, just not remembered.
+    }
+    try {
+      await onDecide({ ...decision, ...(comment ? { comment } : {}), ...(actor ? { actor } : {}) });
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
     } finally {
@@ -78,8 +102,8 @@ export function ApprovalCard({ approval, onDecide, children }: ApprovalCardProps
   }
 
   return (
-    // nodrag/nowheel: inside a React Flow node, clicks and scrolls belong to the card.
-    <div className="approval-card nodrag nowheel" data-testid="approval-card" data-node={approval.node}>
+    // nodrag/nowheel: on the canvas, clicks and scrolls belong to the card.
+    <div className="approval-card nodrag nowheel" data-testid="approval-card" data-node={approval.node} data-editing={editing || undefined}>
       <div className="approval-title">
         Approval needed: <strong>{approval.action ?? approval.node}</strong>
       </div>
@@ -88,32 +112,47 @@ export function ApprovalCard({ approval, onDecide, children }: ApprovalCardProps
         <dt>Arguments</dt>
         <dd>
           {editing ? (
-            <>
-              <textarea
-                data-testid="approval-arguments-editor"
-                className={parseError ? "invalid" : undefined}
-                value={text}
-                rows={Math.min(12, text.split("\n").length + 1)}
-                spellCheck={false}
-                onChange={(event) => setText(event.target.value)}
-              />
-              {parseError && <span className="error">{parseError}</span>}
-            </>
+            <ArgumentsEditor initial={approval.arguments} onChange={setEdited} />
           ) : (
             <pre data-testid="approval-arguments">{JSON.stringify(approval.arguments, null, 2)}</pre>
           )}
         </dd>
+        {editing && edited !== null && (
+          <>
+            <dt>Change</dt>
+            <dd>
+              <ArgumentChanges before={approval.arguments} after={edited} />
+            </dd>
+          </>
+        )}
+        {approval.requestedAt && (
+          <>
+            <dt>Requested</dt>
+            <dd data-testid="approval-requested">{formatRequested(approval.requestedAt)}</dd>
+          </>
+        )}
         <dt>Budget used</dt>
         <dd data-testid="approval-budget">{formatBudget(approval.budgetUsed)}</dd>
         <dt>Expires</dt>
         <dd data-testid="approval-expiry">{formatExpiry(approval.expiresAt)}</dd>
       </dl>
-      <input
-        className="approval-comment"
-        placeholder="Comment (optional)"
-        value={comment}
-        onChange={(event) => setComment(event.target.value)}
-      />
+      <div className="approval-who">
+        <input
+          className="approval-comment"
+          data-testid="approval-comment"
+          placeholder="Comment (optional)"
+          value={comment}
+          onChange={(event) => setComment(event.target.value)}
+        />
+        <input
+          className="approval-actor"
+          data-testid="approval-actor"
+          placeholder="Your name (recorded)"
+          aria-label="Your name, recorded with the decision"
+          value={approver}
+          onChange={(event) => setApprover(event.target.value)}
+        />
+      </div>
       <div className="approval-buttons">
         {editing ? (
           <>
@@ -121,8 +160,9 @@ export function ApprovalCard({ approval, onDecide, children }: ApprovalCardProps
               type="button"
               className="primary"
               data-testid="approval-send-edit"
-              disabled={busy || parseError !== null}
-              onClick={() => void send({ decision: "edit", arguments: parsed })}
+              disabled={busy || !changed}
+              title={edited === null ? "Fix the arguments first" : changed ? undefined : "Nothing changed: use Approve"}
+              onClick={() => void send({ decision: "edit", arguments: edited })}
             >
               Approve edited
             </button>
@@ -144,7 +184,15 @@ export function ApprovalCard({ approval, onDecide, children }: ApprovalCardProps
             <button type="button" data-testid="approval-reject" disabled={busy} onClick={() => void send({ decision: "reject" })}>
               Reject
             </button>
-            <button type="button" data-testid="approval-edit" disabled={busy} onClick={() => setEditing(true)}>
+            <button
+              type="button"
+              data-testid="approval-edit"
+              disabled={busy}
+              onClick={() => {
+                setEdited(approval.arguments ?? {});
+                setEditing(true);
+              }}
+            >
               Edit arguments
             </button>
           </>

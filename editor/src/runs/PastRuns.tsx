@@ -52,9 +52,8 @@ export function PastRuns({ graph, version, nodeIds, onOpened, onError }: {
     const ran = thread.version ?? version;
     onOpened();
     if (ran !== version && !ran.includes("+draft")) {
-      // Show it on the version that ran: that version's editor opens the thread.
-      useRunStore.getState().requestOpen(graph, thread.thread_id);
-      window.location.hash = editorHash(graph, ran);
+      // Show it on the version that ran: that version's editor opens the thread the URL names.
+      window.location.hash = editorHash(graph, ran, thread.thread_id);
       return;
     }
     const last = runs[runs.length - 1];

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import jsonschema
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from engine.compiler.context import CompileContext, Scope
 from engine.compiler.nodes.base import Compute
@@ -21,22 +21,43 @@ def llm_compute(
     *,
     model: str,
     system: str | None,
-    prompt: str,
+    prompt: str | None,
     schema: dict[str, Any] | None,
+    messages_field: str | None = None,
 ) -> Compute:
-    """One call of ``model``; the result is the reply text, or the validated dict."""
+    """One call of ``model``; the result is the reply text, or the validated dict.
+
+    With ``messages_field`` the model also sees that conversation, and the
+    prompt (if any) and the reply are added to it (as an ``agent`` node does),
+    so a chat front end shows the exchange.
+    """
     validator = _validator(schema) if schema is not None else None
+    extend = messages_field is not None and ctx.loaded.spec.spec.state[messages_field].reducer in (
+        "add_messages",
+        "extend",
+    )
 
     async def compute(scope: Scope) -> Any:
-        messages: list[BaseMessage] = []
+        head: list[BaseMessage] = []
         if system is not None:
-            messages.append(SystemMessage(scope.render(system)))
-        messages.append(HumanMessage(scope.render(prompt)))
+            head.append(SystemMessage(scope.render(system)))
+        history = list(scope.raw.get(messages_field) or []) if messages_field else []
+        # Without a prompt (a chat), the conversation's last message is what is asked.
+        asked = [HumanMessage(scope.render(prompt))] if prompt is not None else []
+        messages = [*head, *history, *asked]
         if validator is None:
-            return (await invoke_model(ctx, model, messages)).text
-        return await structured_reply(
-            ctx, model, messages, lambda text: _structured(node_id, text, validator)
-        )
+            reply = await invoke_model(ctx, model, messages)
+            result: Any = reply.text
+        else:
+            result = await structured_reply(
+                ctx, model, messages, lambda text: _structured(node_id, text, validator)
+            )
+            # The conversation keeps the data the reply was validated as.
+            reply = AIMessage(json.dumps(result, ensure_ascii=False))
+        if messages_field is not None:
+            new = [*asked, reply]
+            scope.updates[messages_field] = new if extend else [*history, *new]
+        return result
 
     return compute
 
@@ -44,7 +65,13 @@ def llm_compute(
 def build(node_id: str, node: LlmNode, ctx: CompileContext) -> Compute:
     """The ``llm`` node's work."""
     return llm_compute(
-        ctx, node_id, model=node.model, system=node.system, prompt=node.prompt, schema=node.schema_
+        ctx,
+        node_id,
+        model=node.model,
+        system=node.system,
+        prompt=node.prompt,
+        schema=node.schema_,
+        messages_field=node.messages,
     )
 
 

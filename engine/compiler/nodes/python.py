@@ -7,9 +7,9 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from engine.compiler.context import CompileContext, Expr, Scope
+from engine.compiler.context import CompileContext, Scope, compile_arguments
 from engine.compiler.nodes.base import Compute
-from engine.spec.models import PythonNode
+from engine.spec.models import Argument, PythonNode
 
 #: ``configurable`` flag: run sync functions in a thread (set by the server's workers).
 OFFLOAD_SYNC_KEY = "plait_offload_sync"
@@ -40,7 +40,7 @@ def _offloaded(target: Callable[..., Any], config: Mapping[str, Any]) -> bool:
     return not getattr(target, INLINE_ATTRIBUTE, False)
 
 
-def python_compute(ctx: CompileContext, *, function: str, args: dict[str, str]) -> Compute:
+def python_compute(ctx: CompileContext, *, function: str, args: Mapping[str, Argument]) -> Compute:
     """Call ``function`` (sync or async); the result is its return value.
 
     A sync function runs on the event loop, like a plain LangGraph node: a thread
@@ -49,14 +49,14 @@ def python_compute(ctx: CompileContext, *, function: str, args: dict[str, str]) 
     cancels, so it sets ``configurable["plait_offload_sync"]`` and sync
     functions run in a thread there, unless marked with :func:`inline`.
     """
-    exprs = [(name, Expr(source)) for name, source in args.items()]
+    compiled = compile_arguments(args)
 
     async def compute(scope: Scope) -> Any:
         target = ctx.function(function)
         call_args: tuple[Any, ...] = ()
         call_kwargs: dict[str, Any] = {}
-        if exprs:
-            call_kwargs = {name: scope.eval(expr) for name, expr in exprs}
+        if compiled:
+            call_kwargs = scope.arguments(compiled)
         else:
             call_args = (dict(scope.state),)
         if _offloaded(target, scope.config):

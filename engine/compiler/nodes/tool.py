@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from engine.compiler.context import CompileContext, Expr, Scope
+from engine.compiler.context import CompileContext, Scope, compile_arguments
 from engine.compiler.nodes.base import Compute
-from engine.spec.models import ToolNode
+from engine.spec.models import Argument, ToolNode
 from engine.tools.gateway import call_tool
 from engine.tools.rejection import RejectionAsResult
 
 
-def tool_compute(ctx: CompileContext, node_id: str, *, tool: str, args: dict[str, str]) -> Compute:
+def tool_compute(
+    ctx: CompileContext, node_id: str, *, tool: str, args: Mapping[str, Argument]
+) -> Compute:
     """Call ``tool`` through the gateway (at most once per step); the result is its return value."""
-    exprs = [(name, Expr(source)) for name, source in args.items()]
+    compiled = compile_arguments(args)
 
     async def compute(scope: Scope) -> Any:
-        values = {name: scope.eval(expr) for name, expr in exprs}
+        values = scope.arguments(compiled)
         await ctx.load_tools((tool,))
         return await call_tool(
             ctx.tool(tool),

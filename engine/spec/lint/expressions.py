@@ -28,6 +28,7 @@ from engine.spec.models import (
     SubgraphNode,
     SwitchEdge,
     ToolNode,
+    literal_of,
 )
 
 _BASE = frozenset({"state", "input", "run"})
@@ -40,6 +41,10 @@ _MACRO = re.compile(
     r"\.\s*(?:all|exists|exists_one|map|filter|sortBy|transformList|transformMap)\s*\(\s*"
     r"([A-Za-z_]\w*)\s*,(?:\s*([A-Za-z_]\w*)\s*,)?"
 )
+
+
+#: What an example's ``expect`` assertions read (engine/runtime/spec_tests.py).
+EXPECT_ROOTS = frozenset({"outcome", "state", "output", "steps", "usage", "error"})
 
 
 @dataclass(frozen=True)
@@ -57,8 +62,10 @@ def cel_fields(ctx: LintContext) -> Iterator[CelField]:
         for field, source in node.writes.items():
             yield CelField(source, node_pointer(node_id, "writes", field), _WITH_RESULT)
         if isinstance(node, ToolNode | PythonNode):
-            for name, source in node.args.items():
-                yield CelField(source, node_pointer(node_id, "args", name), _BASE)
+            for name, argument in node.args.items():
+                literal, source = literal_of(argument)
+                if not literal:
+                    yield CelField(source, node_pointer(node_id, "args", name), _BASE)
         elif isinstance(node, RouterNode):
             yield CelField(node.label, node_pointer(node_id, "label"), _BASE)
         elif isinstance(node, ApprovalNode) and node.arguments is not None:
@@ -70,11 +77,19 @@ def cel_fields(ctx: LintContext) -> Iterator[CelField]:
                 yield CelField(source, node_pointer(node_id, "input", name), _BASE)
         elif isinstance(node, MapNode):
             yield CelField(node.items, node_pointer(node_id, "items"), _BASE)
-            for key in ("args", "input"):
-                for name, source in getattr(node.do, key).items():
-                    yield CelField(source, node_pointer(node_id, "do", key, name), _IN_MAP)
+            for name, argument in node.do.args.items():
+                literal, source = literal_of(argument)
+                if not literal:
+                    yield CelField(source, node_pointer(node_id, "do", "args", name), _IN_MAP)
+            for name, source in node.do.input.items():
+                yield CelField(source, node_pointer(node_id, "do", "input", name), _IN_MAP)
             if node.do.result is not None:
                 yield CelField(node.do.result, node_pointer(node_id, "do", "result"), _MAP_RESULT)
+    for index, example in enumerate(ctx.body.examples):
+        for number, source in enumerate(example.expect):
+            yield CelField(
+                source, pointer("spec", "examples", index, "expect", number), EXPECT_ROOTS
+            )
     for index, edge in enumerate(ctx.body.edges):
         if isinstance(edge, SwitchEdge):
             for case_index, case in enumerate(edge.switch):
@@ -147,7 +162,8 @@ def _templates(ctx: LintContext) -> Iterator[tuple[str, str]]:
             yield agent.system, pointer("spec", "agents", name, "system")
     for node_id, node in ctx.body.nodes.items():
         if isinstance(node, AgentNode | LlmNode):
-            yield node.prompt, node_pointer(node_id, "prompt")
+            if node.prompt is not None:
+                yield node.prompt, node_pointer(node_id, "prompt")
             if node.system is not None:
                 yield node.system, node_pointer(node_id, "system")
         elif isinstance(node, ApprovalNode) and node.reason is not None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from engine.spec.expressions import ExpressionError, cel_variables
 from engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
 from engine.spec.lint.imports import module_file
-from engine.spec.models import Compensation, MapNode, ToolNode
+from engine.spec.models import Compensation, MapNode, ToolNode, literal_of
 
 #: Modules larger than this are not parsed to check a ``reconcile`` function's shape.
 _MAX_SOURCE_BYTES = 1_000_000
@@ -55,8 +55,10 @@ def check_governance_tools(ctx: LintContext) -> None:
                 "use a tool whose risk is low or medium for the compensation",
                 severity="warning",
             )
-        for arg, source in comp.args.items():
-            _check_cel(ctx, f"{where}/args/{arg}", source)
+        for arg, argument in comp.args.items():
+            literal, source = literal_of(argument)
+            if not literal:
+                _check_cel(ctx, f"{where}/args/{arg}", source)
     declared = set(ctx.body.secrets)
     for name, tool in tools.items():
         for index, secret in enumerate(tool.secrets):

@@ -13,6 +13,7 @@ from engine.spec.models import (
     START,
     AgentNode,
     ApprovalNode,
+    LlmNode,
     MapNode,
     Node,
     ParallelNode,
@@ -209,7 +210,7 @@ def writes_of(node: Node) -> dict[str, tuple[str, ...]]:
     written: dict[str, tuple[str, ...]] = {field: ("writes", field) for field in node.writes}
     if node.output:
         written[node.output] = ("output",)
-    if isinstance(node, AgentNode) and node.messages:
+    if isinstance(node, AgentNode | LlmNode) and node.messages:
         written[node.messages] = ("messages",)
     if isinstance(node, MapNode) and node.errors:
         written[node.errors] = ("errors",)

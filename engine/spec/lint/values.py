@@ -130,6 +130,16 @@ def check_examples(ctx: LintContext) -> None:
                 "give each example its own name (`plait run --example NAME` picks by it)",
             )
         seen.add(example.name)
+        for name in example.models:
+            if name not in body.models:
+                ctx.report(
+                    f"{where}/models/{name}",
+                    "example-unknown-model",
+                    f"example `{example.name}` gives replies for `{name}`, which is not a model "
+                    "of this spec",
+                    f"use a name of spec.models.{did_you_mean(name, body.models)} "
+                    f"({known(body.models)})",
+                )
         for key in example.input:
             if key not in inputs:
                 ctx.report(

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from a2a.helpers import new_data_part, new_text_message
+from a2a.client.client import Client
+from a2a.helpers import get_data_parts, new_data_part, new_text_message
 from a2a.types.a2a_pb2 import (
+    GetTaskRequest,
     Message,
     Role,
     SendMessageConfiguration,
@@ -81,3 +85,25 @@ def task_id_of(responses: list[StreamResponse]) -> str:
         if kind == "status_update":
             return str(response.status_update.task_id)
     raise AssertionError(f"no task id in {responses}")
+
+
+#: How long a test waits for a task to reach a state.
+DEADLINE_SECONDS = 30.0
+
+
+def output_of(task: Task) -> dict[str, object]:
+    """The ``output`` artifact's data (the graph's output fields)."""
+    (artifact,) = [a for a in task.artifacts if a.name == "output"]
+    (data,) = get_data_parts(artifact.parts)
+    assert isinstance(data, dict)
+    return data
+
+
+async def wait_for_state(client: Client, task_id: str, state: int) -> Task:
+    """Poll GetTask until the task is in ``state`` (a condition with a deadline)."""
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while True:
+        task: Task = await client.get_task(GetTaskRequest(id=task_id))
+        if task.status.state == state or time.monotonic() > deadline:
+            return task
+        await asyncio.sleep(0.1)

@@ -26,37 +26,20 @@ from google.protobuf.json_format import MessageToDict
 
 from tests.integration.a2a.conftest import EXPENSE_AGENT, agent_base
 from tests.integration.a2a.helpers import (
+    DEADLINE_SECONDS,
     drain,
     final_task,
     immediately,
+    output_of,
     states,
     task_id_of,
     user_data,
     user_text,
+    wait_for_state,
 )
 from tests.integration.server.harness import Cluster
 
 pytestmark = pytest.mark.postgres
-
-DEADLINE_SECONDS = 30.0
-
-
-def output_of(task: Task) -> dict[str, object]:
-    """The ``output`` artifact's data (the graph's output fields)."""
-    (artifact,) = [a for a in task.artifacts if a.name == "output"]
-    (data,) = get_data_parts(artifact.parts)
-    assert isinstance(data, dict)
-    return data
-
-
-async def wait_for_state(client: Client, task_id: str, state: int) -> Task:
-    """Poll GetTask until the task is in ``state`` (a condition with a deadline)."""
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while True:
-        task: Task = await client.get_task(GetTaskRequest(id=task_id))
-        if task.status.state == state or time.monotonic() > deadline:
-            return task
-        await asyncio.sleep(0.1)
 
 
 async def waiting_for_input(client: Client, claim: str) -> Task:
@@ -84,9 +67,11 @@ async def test_card_names_the_graph_and_its_endpoint(
     assert card.name == EXPENSE_AGENT
     assert card.version == "1.0.0"
     assert card.capabilities.streaming
-    (interface,) = card.supported_interfaces
+    # The preferred interface comes first (the others: test_a2a_bindings.py).
+    interface = card.supported_interfaces[0]
     assert interface.url == f"{base}/"
     assert interface.protocol_binding == "JSONRPC"
+    assert interface.protocol_version == "1.0"
     assert [skill.id for skill in card.skills] == ["settle-expense"]
 
     listed = (await http.get("/a2a")).json()

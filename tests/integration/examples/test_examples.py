@@ -155,6 +155,19 @@ async def test_mcp_tools_calls_the_demo_server_and_waits_for_its_task(
     ]
     assert outcome.output["answer"].startswith("Order A-1002 (grace@example.com)")
     assert outcome.output["report"]["report"] == "All quiet on order A-1002."
+    # The agent's conversation is in the state, for a chat front end.
+    [finished] = [e for e in outcome.events if isinstance(e, NodeFinished) and e.node == "help"]
+    kinds = [message["type"] for message in finished.update["messages"]]
+    assert kinds[0] == "human" and kinds[-1] == "ai"
+    assert "tool" in kinds
+
+
+async def test_chat_answers_from_the_conversation(run_example: Runner) -> None:
+    outcome = await run_example("chat", example="refund_question")
+    said = [(m["type"], m["content"]) for m in outcome.output["messages"]]
+    assert said[0] == ("human", "How do refunds work?")
+    assert said[1][0] == "ai"
+    assert said[1][1].startswith("Refunds up to 100 are issued at once")
 
 
 async def test_a2a_expense_agent_asks_for_large_claims(run_example: Runner) -> None:
@@ -200,4 +213,5 @@ def test_every_example_spec_is_covered() -> None:
         "mcp-tools",
         "a2a-expense-agent",
         "a2a-expense-caller",
+        "chat",
     }

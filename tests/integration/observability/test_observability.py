@@ -201,11 +201,20 @@ def test_metrics_count_runs_steps_tools_and_tokens(http: httpx.Client) -> None:
     thread_id = new_thread(http)
     frames = stream_run(http, thread_id, "planner-team", PLANNER_INPUT)
     assert frames[-1].event == "end"
-    after = scrape(http)
 
     def delta(name: str, **labels: str) -> float:
         return value(after, name, **labels) - value(before, name, **labels)
 
+    # The worker counts the attempt once it has recorded the run's end, a moment
+    # after the client sees ``end``: wait for that scrape, then read the rest from it.
+    finished = {"graph": "planner-team", "outcome": "success"}
+
+    def counted() -> dict[tuple[str, frozenset[tuple[str, str]]], float] | None:
+        now = scrape(http)
+        ended = value(now, "plait_runs_finished_total", **finished)
+        return now if ended > value(before, "plait_runs_finished_total", **finished) else None
+
+    after = wait_until(counted, "the run's end to be counted")
     assert value(after, "plait_runs", status="success") >= 1
     assert delta("plait_runs", status="success") == 1
     assert value(after, "plait_queue_depth") == 0
@@ -221,7 +230,7 @@ def test_metrics_count_runs_steps_tools_and_tokens(http: httpx.Client) -> None:
     assert delta("plait_model_tokens_total", **tokens, direction="input") > 0
     assert delta("plait_model_tokens_total", **tokens, direction="output") > 0
     assert delta("plait_model_calls_total", **tokens, outcome="success") >= 3
-    assert delta("plait_runs_finished_total", graph="planner-team", outcome="success") == 1
+    assert delta("plait_runs_finished_total", **finished) == 1
 
 
 def test_approvals_are_counted_and_the_resume_links_to_the_parked_trace(

@@ -48,7 +48,9 @@ async def test_an_operator_bootstraps_a_tenant_and_its_keys(
     key = output(plait(tenants_database_url, "keys", "create", tenant, "--name", "ci"))
     assert key["key"].startswith(key["prefix"]) and key["role"] == "member"
     principal = await store.principal_of(tpool, key["key"])
-    assert principal == store.Principal(tenant=tenant, role="member", key_id=key["key_id"])
+    assert principal == store.Principal(
+        tenant=tenant, role="member", key_id=key["key_id"], key_name="ci"
+    )
     # Admin keys manage every tenant: only the operator's tenant has them.
     admin = plait(tenants_database_url, "keys", "create", tenant, "--role", "admin")
     assert admin.returncode == 2 and "member keys" in admin.stderr

@@ -211,9 +211,9 @@ async def test_another_tenants_thread_run_graph_and_approval_answer_404(
                 json={"decision": "reject", "actor": "alice"},
             )
             assert decided.status_code == 200, decided.text
-            # The name is the client's word; the key that decided is recorded beside it.
+            # The name is the client's word; the key that decided (id and name) is beside it.
             key_id = key_a.split("_")[1]
-            assert decided.json()["approval"]["decided_by"] == f"alice (key:{key_id})"
+            assert decided.json()["approval"]["decided_by"] == f"alice (key:{key_id} 'test')"
 
 
 async def test_tool_calls_are_audited_with_their_tenant(

@@ -82,6 +82,19 @@ def test_validate_never_crashes_on_random_text(tmp_path: Path, text: str) -> Non
     assert "Traceback" not in result.output
 
 
+def test_validate_says_how_many_spec_files_it_checked(tmp_path: Path) -> None:
+    for name in ("one", "two"):
+        spec = (SPECS / "summarize.yaml").read_text(encoding="utf-8")
+        (tmp_path / f"{name}.yaml").write_text(spec.replace("name: summarize", f"name: {name}"))
+    result = runner.invoke(app, ["validate", str(tmp_path)])
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "✓ 2 spec files valid" in result.output
+    (tmp_path / "two.yaml").write_text("apiVersion: plait/v1\nkind: Graph\n")
+    result = runner.invoke(app, ["validate", str(tmp_path)])
+    assert result.exit_code == ExitCode.INVALID_SPEC
+    assert "in 2 spec files" in result.output
+
+
 def test_run_json_reports_an_invalid_spec_as_one_error_event(tmp_path: Path) -> None:
     spec = tmp_path / "bad.yaml"
     spec.write_text("apiVersion: plait/v1\nkind: Graph\nmetadata: {name: bad}\n")

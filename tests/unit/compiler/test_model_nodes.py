@@ -59,6 +59,39 @@ async def test_llm_reply_that_breaks_the_schema_fails_clearly() -> None:
         await run(spec, {"topic": "x"})
 
 
+def _chat_llm(schema: dict[str, Any] | None, *replies: dict[str, Any]) -> Any:
+    node: dict[str, Any] = {
+        "kind": "llm",
+        "model": "m",
+        "system": "Be brief.",
+        "prompt": "And {{ state.topic }}?",
+        "messages": "chat",
+        "output": "answer",
+    }
+    if schema is not None:
+        node["schema"] = schema
+    state = {"topic": {}, "answer": {}, "chat": {"type": "messages", "reducer": "add_messages"}}
+    return make_spec({"ask": node}, chain("ask"), state, models={"m": scripted(*replies)})
+
+
+async def test_llm_with_messages_sees_the_conversation_and_adds_to_it() -> None:
+    spec = _chat_llm(None, {"content": "first reply"}, {"content": "second reply"})
+    history = [HumanMessage("Tell me about cats"), AIMessage("Cats purr.")]
+    out = await run(spec, {"topic": "dogs", "chat": history})
+    # The scripted model picks its reply by the AI messages it is shown: it saw the history.
+    assert out["answer"] == "second reply"
+    assert [type(m) for m in out["chat"]] == [HumanMessage, AIMessage, HumanMessage, AIMessage]
+    assert [m.content for m in out["chat"][2:]] == ["And dogs?", "second reply"]
+    assert not any(isinstance(m, SystemMessage) for m in out["chat"])
+
+
+async def test_llm_with_messages_and_a_schema_adds_the_data_as_its_reply() -> None:
+    spec = _chat_llm(SCHEMA, {"data": {"score": 7}})
+    out = await run(spec, {"topic": "x"})
+    assert out["answer"] == {"score": 7}
+    assert [m.content for m in out["chat"]] == ["And x?", '{"score": 7}']
+
+
 def _agent(*replies: dict[str, Any], max_iterations: int = 5, messages: bool = False) -> Any:
     node: dict[str, Any] = {"kind": "agent", "agent": "helper", "prompt": "Define {{ state.word }}"}
     node["output"] = "answer"

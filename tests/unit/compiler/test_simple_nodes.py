@@ -73,6 +73,53 @@ async def test_tool_node_calls_the_tool_with_cel_args() -> None:
     assert (await run(spec, {"q": "plait"}))["a"] == "a braid"
 
 
+async def test_arguments_given_as_written_are_not_evaluated() -> None:
+    args = {
+        "cel": "state.q + '!'",
+        "number": 0.3,
+        "count": 3,
+        "flag": True,
+        "nothing": None,
+        "text": {"value": "hello world"},
+        "looks_like_cel": {"value": "state.q"},
+        "nested": {"value": {"repository": "/srv/repo", "paths": ["a", "b"]}},
+    }
+    spec = make_spec(
+        {"c": {"kind": "python", "function": f"{FNS}:collect", "args": args, "output": "out"}},
+        chain("c"),
+        {"q": {}, "out": {}},
+    )
+    assert (await run(spec, {"q": "hi"}))["out"] == {
+        "cel": "hi!",
+        "number": 0.3,
+        "count": 3,
+        "flag": True,
+        "nothing": None,
+        "text": "hello world",
+        "looks_like_cel": "state.q",
+        "nested": {"repository": "/srv/repo", "paths": ["a", "b"]},
+    }
+
+
+async def test_a_literal_argument_is_fresh_for_every_call() -> None:
+    spec = make_spec(
+        {
+            "t": {
+                "kind": "python",
+                "function": f"{FNS}:append_one",
+                "args": {"items": {"value": ["a", "b"]}},
+                "output": "n",
+            }
+        },
+        chain("t"),
+        {"n": {}},
+    )
+    runner = Runner(spec)  # one compiled graph, two runs
+    assert (await runner.start())["n"] == 3
+    runner.config["configurable"]["thread_id"] = "another"
+    assert (await runner.start())["n"] == 3
+
+
 async def test_router_result_is_the_label_and_unknown_labels_fail() -> None:
     nodes = {
         "r": {"kind": "router", "label": "state.pick", "labels": ["x", "y"], "output": "picked"}

@@ -205,7 +205,32 @@ def test_unknown_key_suggests_the_closest_one() -> None:
     assert issue.pointer == "/spec/nodes/answer/promt"
     assert issue.line == line_of(text, "promt:")
     assert "did you mean `prompt`?" in issue.fix
-    assert one(issues, "schema-missing-key").pointer == "/spec/nodes/answer/prompt"
+    assert len(issues) == 1  # fixing the typo is the fix: no second error about `prompt`
+
+
+def test_an_llm_node_without_prompt_or_messages_says_it_needs_one() -> None:
+    text = mutate(MINIMAL, '      prompt: "Answer briefly: {{ state.topic }}"\n', "")
+    issue = one(errors_of(text), "schema-value")
+    assert issue.pointer == "/spec/nodes/answer"
+    assert "needs a `prompt`, or `messages`" in issue.message
+
+
+def test_a_mistyped_literal_argument_gets_only_its_own_errors() -> None:
+    node = (
+        "      kind: python\n      function: mod:fn\n"
+        "      args: {a: {valeu: x}, b: 0.5, c: {value: 'not (cel'}}\n"
+    )
+    text = mutate(
+        MINIMAL,
+        '      kind: llm\n      model: fake\n      prompt: "Answer briefly: {{ state.topic }}"\n',
+        node,
+    )
+    issues = errors_of(text)
+    # Not "must be text or a number": the mapping is meant as `{value: ...}`.
+    assert sorted(issue.code for issue in issues) == ["schema-missing-key", "schema-unknown-key"]
+    typo = one(issues, "schema-unknown-key")
+    assert typo.pointer == "/spec/nodes/answer/args/a/valeu"
+    assert "did you mean `value`?" in typo.fix
 
 
 def test_wrong_node_kind_lists_the_kinds() -> None:

@@ -80,3 +80,45 @@ async def test_the_inbox_shows_what_the_run_has_spent(client: httpx.AsyncClient)
     used = approval["budget_used"]
     # `assess` ran before the approval parked the run.
     assert used is not None and used["steps"] >= 1
+
+
+async def test_the_decided_tab_lists_who_decided_newest_first(client: httpx.AsyncClient) -> None:
+    """``status=decided`` lists every approval no longer pending, with who decided and
+    when; ``order=newest`` lists the newest requests first."""
+    thread_ids = [await new_thread(client) for _ in range(2)]
+    for thread_id in thread_ids:
+        parked = await client.post(
+            f"/threads/{thread_id}/runs/wait",
+            json={"assistant_id": "refund-approval", "input": REFUND_HIGH},
+        )
+        assert parked.json()["__interrupt__"]
+    pending = (await client.get("/approvals", params={"status": "pending"})).json()
+    first, second = (
+        next(item for item in pending if item["thread_id"] == thread_id) for thread_id in thread_ids
+    )
+    decided = await client.post(
+        f"/approvals/{first['approval_id']}/decision",
+        json={"decision": "reject", "comment": "not ours", "actor": "ops@example.com"},
+    )
+    assert decided.status_code == 200, decided.text
+
+    listed = (await client.get("/approvals", params={"status": "decided"})).json()
+    [row] = [item for item in listed if item["approval_id"] == first["approval_id"]]
+    assert row["status"] == "rejected"
+    assert row["decided_by"] == "ops@example.com"
+    assert row["decided_at"] is not None
+    assert row["decision"] == {"decision": "reject", "comment": "not ours"}
+    assert row["resume_run_id"] == decided.json()["run"]["run_id"]
+    assert all(item["status"] != "pending" for item in listed)
+    assert second["approval_id"] not in {item["approval_id"] for item in listed}
+
+    def order_of(items: list[dict[str, object]]) -> list[int]:
+        ids = [item["approval_id"] for item in items]
+        return [ids.index(first["approval_id"]), ids.index(second["approval_id"])]
+
+    every = {"status": "all", "limit": 1000}
+    oldest = (await client.get("/approvals", params=every)).json()
+    newest = (await client.get("/approvals", params={**every, "order": "newest"})).json()
+    assert order_of(oldest)[0] < order_of(oldest)[1]
+    assert order_of(newest)[0] > order_of(newest)[1]
+    assert_problem(await client.get("/approvals", params={"order": "sideways"}), 422)

@@ -36,3 +36,10 @@ def test_stream_mode_filter() -> None:
     assert wanted("metadata", names) and wanted("end", names) and wanted("error", names)
     assert not wanted("values", names)
     assert wanted("values", event_names(None)) and wanted("values", event_names([]))
+    # The two message modes have events of their own: neither lets the other's through.
+    assert not wanted("messages/partial", names)
+    messages = event_names(["messages"])
+    assert wanted("messages/metadata", messages) and wanted("messages/partial|child:1", messages)
+    assert wanted("messages/complete", messages) and not wanted("messages", messages)
+    # Without values or updates, interrupts still arrive (as `values` events).
+    assert wanted("values", messages)

@@ -19,6 +19,8 @@ SPEC_SOURCES = [
     SPECS / "refund-approval.yaml",
     SPECS / "support-subgraph.yaml",
     SPECS / "summarize.yaml",
+    SPECS / "chat.yaml",
+    SPECS / "planner-team.yaml",  # an agent whose tool calls stream (thread streams)
     SPECS / "plait_examples",
 ]
 

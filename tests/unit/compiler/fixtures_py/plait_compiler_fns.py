@@ -66,3 +66,14 @@ def slow_tool(seconds: float) -> str:
 
     time.sleep(seconds)
     return "done"
+
+
+def collect(**values: Any) -> dict[str, Any]:
+    """Return the keyword arguments it was given."""
+    return values
+
+
+def append_one(items: list[Any]) -> int:
+    """Change the list it was given (a literal argument must not remember it)."""
+    items.append("one more")
+    return len(items)

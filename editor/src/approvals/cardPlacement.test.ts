@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { cardRect, freeRects, placeCard, type Rect } from "./cardPlacement";
+
+const rect = (left: number, top: number, right: number, bottom: number): Rect => ({ left, top, right, bottom });
+const area = rect(0, 0, 800, 600);
+const minimap = rect(580, 440, 790, 590);
+const card = { width: 340, height: 300 };
+const base = { card, area, obstacles: [minimap], gap: 10, margin: 8 };
+
+describe("approval card placement", () => {
+  it("keeps the card below its node when it fits there", () => {
+    const placed = placeCard({ ...base, node: rect(100, 50, 300, 110) });
+    expect(placed).toEqual({ side: "bottom", shift: { x: 0, y: 0 }, fits: true });
+  });
+
+  it("goes to the side with room instead of under the minimap or off the canvas", () => {
+    // Near the bottom: below it would leave the canvas, above it fits.
+    const low = placeCard({ ...base, node: rect(100, 480, 300, 540) });
+    expect(low.side).toBe("top");
+    expect(low.shift).toEqual({ x: 0, y: 0 });
+    // At the right edge: below or right would leave the canvas; left has room, clear of the minimap.
+    const right = placeCard({ ...base, node: rect(560, 200, 760, 260) });
+    expect(right).toEqual({ side: "left", shift: { x: 0, y: 0 }, fits: true });
+    const placed = cardRect(rect(560, 200, 760, 260), card, right.side, 10);
+    expect(placed.right <= minimap.left || placed.bottom <= minimap.top).toBe(true);
+  });
+
+  it("pans the least when no side fits as it is", () => {
+    const placed = placeCard({ ...base, area: rect(0, 0, 420, 600), obstacles: [], node: rect(200, 400, 400, 460) });
+    expect(placed.fits).toBe(true);
+    const box = cardRect(rect(200, 400, 400, 460), card, placed.side, 10);
+    const moved = { left: box.left + placed.shift.x, right: box.right + placed.shift.x, top: box.top + placed.shift.y, bottom: box.bottom + placed.shift.y };
+    expect(moved.left).toBeGreaterThanOrEqual(8);
+    expect(moved.right).toBeLessThanOrEqual(412);
+    expect(moved.top).toBeGreaterThanOrEqual(8);
+    expect(moved.bottom).toBeLessThanOrEqual(592);
+  });
+
+  it("splits the canvas around obstacles into maximal free rectangles", () => {
+    const free = freeRects(area, [minimap]);
+    expect(free).toContainEqual(rect(0, 0, 800, 440));
+    expect(free).toContainEqual(rect(0, 0, 580, 600));
+    expect(free.every((r) => !(r.left < minimap.right && minimap.left < r.right && r.top < minimap.bottom && minimap.top < r.bottom))).toBe(true);
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * What became of the decisions made in this tab: which run each one
+ * resumed and how that run ended ("Approved — resumed run 1a2b… · success").
+ * The inbox and the canvas card both report here; the top bar shows the newest.
+ */
+
+import { create } from "zustand";
+import { runs, type Decision, type RunStatus } from "../api/client";
+import { refreshPending } from "./pendingCount";
+
+export interface DecisionOutcome {
+  /** Unique per decision (the approval id, or thread and node when the card had none). */
+  key: string;
+  graph: string;
+  version: string;
+  node: string;
+  action: string | null;
+  decision: Decision["decision"];
+  threadId: string;
+  /** The run that resumes the thread (null until known). */
+  runId: string | null;
+  /** That run's status (null until known); `pending`/`running` until it ends. */
+  status: RunStatus | null;
+  error: string | null;
+}
+
+interface Feedback {
+  /** Newest first. */
+  outcomes: DecisionOutcome[];
+  dismiss(key: string): void;
+}
+
+const KEEP = 20;
+const POLL_MS = 1000;
+const TERMINAL: RunStatus[] = ["success", "error", "timeout", "interrupted"];
+
+export const useDecisionFeedback = create<Feedback>()((set) => ({
+  outcomes: [],
+  dismiss: (key) => set((s) => ({ outcomes: s.outcomes.filter((o) => o.key !== key) })),
+}));
+
+function update(key: string, change: Partial<DecisionOutcome>): void {
+  useDecisionFeedback.setState((s) => ({ outcomes: s.outcomes.map((o) => (o.key === key ? { ...o, ...change } : o)) }));
+}
+
+/** Record a decision being sent (its run not known yet). */
+export function decisionSent(outcome: Omit<DecisionOutcome, "runId" | "status" | "error">): void {
+  useDecisionFeedback.setState((s) => ({
+    outcomes: [{ ...outcome, runId: null, status: null, error: null }, ...s.outcomes.filter((o) => o.key !== outcome.key)].slice(0, KEEP),
+  }));
+}
+
+/** The decision failed: say so where its outcome would be. */
+export function decisionFailed(key: string, message: string): void {
+  update(key, { error: message });
+}
+
+/** The decision resumed `runId`: follow it until it ends (polling its status). */
+export async function decisionResumed(key: string, threadId: string, runId: string): Promise<void> {
+  update(key, { runId, threadId });
+  void refreshPending();
+  for (;;) {
+    let status: RunStatus;
+    try {
+      status = (await runs.get(threadId, runId)).status;
+    } catch (e) {
+      update(key, { error: e instanceof Error ? e.message : String(e) });
+      return;
+    }
+    update(key, { status });
+    if (TERMINAL.includes(status)) break;
+    await new Promise((resolve) => window.setTimeout(resolve, POLL_MS));
+    if (!useDecisionFeedback.getState().outcomes.some((o) => o.key === key)) return; // dismissed
+  }
+  // A resumed run may park on the next approval.
+  void refreshPending();
+}
+
+const VERB: Record<Decision["decision"], string> = { approve: "Approved", reject: "Rejected", edit: "Approved with edits" };
+
+/** "Approved with edits" etc. */
+export function decisionVerb(decision: Decision["decision"]): string {
+  return VERB[decision];
+}
+
+/** How the resumed run stands, in words a person reads ("running…", "success", "waits for another approval"). */
+export function runOutcomeText(outcome: Pick<DecisionOutcome, "runId" | "status" | "error">): string {
+  if (outcome.error) return `could not follow the run: ${outcome.error}`;
+  if (!outcome.runId) return "resuming…";
+  if (outcome.status === null || outcome.status === "pending") return "queued…";
+  if (outcome.status === "running") return "running…";
+  // A run that stops on an interrupt ends `success` with the thread waiting again; `interrupted` is a cancel.
+  return outcome.status;
+}

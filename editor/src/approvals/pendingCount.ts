@@ -1,0 +1,56 @@
+/**
+ * How many approvals wait for a decision: the top bar's badge. Refreshed
+ * every few seconds while the page is visible, when the window regains
+ * focus, and right after a decision made here (`refreshPending`).
+ */
+
+import { useEffect } from "react";
+import { create } from "zustand";
+import { apiKeyState, storedKey } from "../api/apiKey";
+import { approvals } from "../api/client";
+
+const POLL_MS = 5000;
+/** The server lists at most this many per request: more reads as "99+". */
+export const COUNT_LIMIT = 100;
+
+interface PendingCount {
+  /** null until known (or when the server cannot be asked, e.g. a missing API key). */
+  count: number | null;
+}
+
+export const usePendingCount = create<PendingCount>()(() => ({ count: null }));
+
+let inFlight: Promise<void> | null = null;
+
+/** Ask the server again (one request at a time). */
+export function refreshPending(): Promise<void> {
+  // The server wants a key nobody gave (or its prompt is open): a count is not worth asking again.
+  const key = apiKeyState();
+  if (key.prompt || (key.asked && !storedKey())) return Promise.resolve();
+  inFlight ??= approvals
+    .list("pending")
+    .then((found) => usePendingCount.setState({ count: found.length }))
+    .catch(() => usePendingCount.setState({ count: null }))
+    .finally(() => {
+      inFlight = null;
+    });
+  return inFlight;
+}
+
+/** Keep the count fresh while mounted (the app shell mounts it once). */
+export function usePendingPolling(): void {
+  useEffect(() => {
+    void refreshPending();
+    const timer = window.setInterval(() => {
+      if (document.visibilityState === "visible") void refreshPending();
+    }, POLL_MS);
+    const onFocus = () => void refreshPending();
+    window.addEventListener("focus", onFocus);
+    document.addEventListener("visibilitychange", onFocus);
+    return () => {
+      window.clearInterval(timer);
+      window.removeEventListener("focus", onFocus);
+      document.removeEventListener("visibilitychange", onFocus);
+    };
+  }, []);
+}

@@ -1,0 +1,254 @@
+"""Tests of a spec, written in the spec: examples with ``expect`` assertions.
+
+An example (``spec.examples``) gives an input, the approval decisions to give
+in order and, for this example only, replies of its models (``models``). With
+``expect`` it is a test: :func:`run_case` runs it like ``plait run`` does
+(on a thread of its own, resuming with each decision), then evaluates each
+assertion, a CEL expression that must be ``true``, over what a person checks
+after a run:
+
+- ``outcome``: ``success``, ``failed`` or ``interrupted`` (waiting on a
+  decision the example does not give);
+- ``state``: the thread's final state; ``output``: the spec's output fields;
+- ``steps``: the top-level nodes in the order they ran;
+- ``usage``: ``{input_tokens, output_tokens, total_tokens, cost, model_calls,
+  tool_calls}`` of this run's model and tool calls;
+- ``error``: the failure's message (empty unless ``failed``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from engine.runtime import observe
+from engine.runtime.events import Completed, Failed, Interrupted, NodeStarted, RunEvent
+from engine.runtime.observe import ToolOutcome
+from engine.runtime.runner import CompiledGraph, inspect_thread, new_thread_id, run_graph
+from engine.spec.document import LoadedSpec
+from engine.spec.expressions import ExpressionError, evaluate, to_plain
+from engine.spec.models import Example, GraphSpec
+from engine.store.pool import Pool
+
+Outcome = Literal["success", "failed", "interrupted"]
+
+
+@dataclass
+class Usage:
+    """What one test's run spent (counted by :class:`_UsageObserver`)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    model_calls: int = 0
+    tool_calls: int = 0
+
+    def as_root(self) -> dict[str, Any]:
+        """The ``usage`` root of the assertions."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.input_tokens + self.output_tokens,
+            "cost": self.cost,
+            "model_calls": self.model_calls,
+            "tool_calls": self.tool_calls,
+        }
+
+
+@dataclass(frozen=True)
+class Check:
+    """One assertion and how it went."""
+
+    source: str
+    passed: bool
+    #: Why it failed, in words: the values it read, or its evaluation error.
+    detail: str = ""
+
+
+@dataclass
+class CaseResult:
+    """One example run as a test."""
+
+    spec: str
+    example: str
+    outcome: Outcome
+    seconds: float
+    steps: list[str] = field(default_factory=list)
+    error: str = ""
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """Every assertion held."""
+        return all(check.passed for check in self.checks)
+
+
+#: The usage of the test whose run is in this context (nodes inherit it).
+_CURRENT: ContextVar[Usage | None] = ContextVar("plait_test_usage", default=None)
+
+
+class _UsageObserver(observe.Observer):
+    """Adds each model and tool call to the usage of the test it belongs to."""
+
+    def model_called(
+        self,
+        model: str,
+        provider: str,
+        *,
+        ok: bool,
+        seconds: float,
+        input_tokens: int,
+        output_tokens: int,
+        cost: float | None,
+    ) -> None:
+        usage = _CURRENT.get()
+        if usage is not None:
+            usage.model_calls += 1
+            usage.input_tokens += input_tokens
+            usage.output_tokens += output_tokens
+            usage.cost += cost or 0.0
+
+    def tool_called(self, tool: str, outcome: ToolOutcome, seconds: float, reused: bool) -> None:
+        usage = _CURRENT.get()
+        if usage is not None and not reused:
+            usage.tool_calls += 1
+
+
+_OBSERVER = _UsageObserver()
+
+
+@contextlib.contextmanager
+def counting_usage() -> Iterator[None]:
+    """Count model and tool calls per test while inside (a process-wide observer)."""
+    observe.add_observer(_OBSERVER)
+    try:
+        yield
+    finally:
+        observe.remove_observer(_OBSERVER)
+
+
+def tests_of(spec: GraphSpec) -> list[Example]:
+    """The examples that are tests (they have ``expect``)."""
+    return [example for example in spec.spec.examples if example.expect]
+
+
+def with_replies(loaded: LoadedSpec, example: Example) -> LoadedSpec:
+    """``loaded`` with the example's model replies in place of the spec's (a new digest)."""
+    if not example.models:
+        return loaded
+    data = copy.deepcopy(loaded.data)
+    index = loaded.spec.spec.examples.index(example)
+    given = data["spec"]["examples"][index]["models"]
+    for name, replies in given.items():
+        defined = data["spec"]["models"][name]
+        data["spec"]["models"][name] = {
+            "provider": "scripted",
+            **{key: replies[key] for key in ("script", "fixture") if key in replies},
+            **({"price": defined["price"]} if "price" in defined else {}),
+        }
+    spec = GraphSpec.model_validate(data)
+    return LoadedSpec(
+        file=loaded.file,
+        text=loaded.text,
+        data=data,
+        spec=spec,
+        source_map=loaded.source_map,
+        path=loaded.path,
+    )
+
+
+async def run_case(
+    loaded: LoadedSpec,
+    compile_spec: Callable[[LoadedSpec], CompiledGraph],
+    pool: Pool,
+    example: Example,
+) -> CaseResult:
+    """Run ``example`` on a new thread, giving its decisions, and check its ``expect``.
+
+    ``compile_spec`` compiles the spec with the example's replies in place
+    (the caller's compiler and registry: this layer does not compile).
+    """
+    compiled = compile_spec(with_replies(loaded, example))
+    usage = Usage()
+    token = _CURRENT.set(usage)
+    started = time.monotonic()
+    events: list[RunEvent] = []
+    try:
+        thread_id = new_thread_id()
+        decisions = [decision.model_dump(exclude_none=True) for decision in example.decisions]
+        kwargs: dict[str, Any] = {"input": example.input}
+        while True:
+            pending: list[Interrupted] = []
+            async with contextlib.aclosing(run_graph(compiled, pool, thread_id, **kwargs)) as run:
+                async for event in run:
+                    events.append(event)
+                    if isinstance(event, Interrupted):
+                        pending.append(event)
+            if not pending or not decisions:
+                break
+            kwargs = {"decisions": {pending[0].interrupt_id: decisions.pop(0)}}
+        values = (await inspect_thread(compiled, pool, thread_id)).values
+    finally:
+        _CURRENT.reset(token)
+    last = events[-1] if events else None
+    outcome: Outcome = (
+        "success"
+        if isinstance(last, Completed)
+        else "failed"
+        if isinstance(last, Failed)
+        else "interrupted"
+    )
+    result = CaseResult(
+        spec=loaded.name,
+        example=example.name,
+        outcome=outcome,
+        seconds=time.monotonic() - started,
+        steps=[e.node for e in events if isinstance(e, NodeStarted) and not e.path],
+        error=last.error if isinstance(last, Failed) else "",
+    )
+    roots = {
+        "outcome": outcome,
+        "state": to_plain(values),
+        "output": to_plain(last.output) if isinstance(last, Completed) else {},
+        "steps": result.steps,
+        "usage": usage.as_root(),
+        "error": result.error,
+    }
+    result.checks = [_check(source, roots) for source in example.expect]
+    return result
+
+
+def _check(source: str, roots: dict[str, Any]) -> Check:
+    """Evaluate one assertion; a failure says what it read."""
+    try:
+        value = evaluate(source, roots)
+    except ExpressionError as exc:
+        return Check(source, False, f"could not be evaluated: {exc.message}")
+    if value is True:
+        return Check(source, True)
+    if value is not False:
+        return Check(source, False, f"gave {_short(value)}, not true or false")
+    return Check(source, False, _what_it_read(source, roots))
+
+
+def _what_it_read(source: str, roots: dict[str, Any]) -> str:
+    """``root.field = value`` for what a failed assertion reads, so the report explains it."""
+    shown: list[str] = []
+    for root in ("outcome", "error", "steps"):
+        if root in source:
+            shown.append(f"{root} = {_short(roots[root])}")
+    for root in ("state", "output", "usage"):
+        for name, value in roots[root].items():
+            if f"{root}.{name}" in source:
+                shown.append(f"{root}.{name} = {_short(value)}")
+    return "; ".join(shown) or "it was false"
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,330 @@
+"""The approvals inbox and the approval card, as a reviewer uses them.
+
+A refund parked on its approval: the top bar counts it, the inbox lists it
+(filters, sort, requested-at), its link opens the editor on that graph,
+version and thread with the card beside the waiting node (also after a
+reload), the card is inside the canvas and clear of the minimap and panes,
+arguments are edited through a form that shows the change, and the decision
+is followed to the run it resumed; the decided tab says who, what and when.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import suppress
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from tests.e2e.conftest import screenshot
+from tests.e2e.helpers import api
+from tests.integration.server.harness import Cluster
+
+REFUND_INPUT = {"order_id": "A-1002", "amount": 180.0}
+
+#: Rectangles of the card, the canvas and everything that may cover the canvas.
+_GEOMETRY_JS = """
+() => {
+  const box = (el) => { const r = el.getBoundingClientRect();
+    return {left: r.left, top: r.top, right: r.right, bottom: r.bottom}; };
+  const anchor = document.querySelector('[data-testid="approval-anchor"]');
+  const canvas = document.querySelector('.react-flow');
+  if (!anchor || !canvas) return null;
+  const covers = [...document.querySelectorAll('.react-flow__panel')].map(
+    (el) => ({name: el.className, box: box(el)}));
+  // Every pane of the workspace beside the canvas (YAML, properties, run panel, palette).
+  for (const el of document.querySelectorAll('.plait-workspace > *'))
+    if (!el.contains(canvas)) covers.push({name: el.className, box: box(el)});
+  for (const el of document.querySelectorAll('[data-overlays-canvas]'))
+    covers.push({name: el.className, box: box(el)});
+  return {card: box(anchor), canvas: box(canvas), covers,
+          window: {right: window.innerWidth, bottom: window.innerHeight}};
+}
+"""
+
+
+def _placed_well(geometry: dict[str, Any] | None) -> list[str]:
+    """What is wrong with where the card is (nothing: an empty list)."""
+    if geometry is None:
+        return ["no approval card on the canvas"]
+    card, canvas = geometry["card"], geometry["canvas"]
+    problems = []
+    for side in ("left", "top"):
+        if card[side] < canvas[side] - 0.5:
+            problems.append(f"card sticks out of the canvas on the {side}")
+    for side in ("right", "bottom"):
+        if card[side] > min(canvas[side], geometry["window"][side]) + 0.5:
+            problems.append(f"card sticks out of the canvas on the {side}")
+    for cover in geometry["covers"]:
+        other = cover["box"]
+        if (
+            card["left"] < other["right"]
+            and other["left"] < card["right"]
+            and card["top"] < other["bottom"]
+            and other["top"] < card["bottom"]
+        ):
+            problems.append(f"card overlaps {cover['name']}")
+    return problems
+
+
+def expect_card_in_view(page: Page) -> None:
+    """The card settles fully inside the canvas, clear of the minimap, controls and panes."""
+    check = f"() => {{ const g = ({_GEOMETRY_JS})(); return g !== null; }}"
+    page.wait_for_function(check)
+    # Placement may pan the view (animated): wait for it to settle, then say what is wrong.
+    with suppress(PlaywrightTimeout):
+        page.wait_for_function(
+            f"""() => {{
+              const g = ({_GEOMETRY_JS})();
+              if (!g) return false;
+              const c = g.card, v = g.canvas;
+              const inside = c.left >= v.left - 0.5 && c.top >= v.top - 0.5
+                && c.right <= Math.min(v.right, g.window.right) + 0.5
+                && c.bottom <= Math.min(v.bottom, g.window.bottom) + 0.5;
+              const clear = g.covers.every(({{box: o}}) => !(c.left < o.right && o.left < c.right
+                && c.top < o.bottom && o.top < c.bottom));
+              return inside && clear;
+            }}""",
+            timeout=5_000,
+        )
+    assert _placed_well(page.evaluate(_GEOMETRY_JS)) == []
+
+
+def _park_refund(base: str, reason: str) -> tuple[str, str]:
+    """A high-risk refund parked on its approval: (thread id, approval id)."""
+    with api(base) as http:
+        thread = http.post("/threads", json={"metadata": {"graph_id": "refund-approval"}}).json()
+        run = http.post(
+            f"/threads/{thread['thread_id']}/runs/wait",
+            json={
+                "assistant_id": "refund-approval@1.0.0",
+                "input": {**REFUND_INPUT, "reason": reason},
+            },
+        )
+        assert run.status_code == 200, run.text
+        [approval] = [
+            item
+            for item in http.get("/approvals", params={"status": "pending"}).json()
+            if item["thread_id"] == thread["thread_id"]
+        ]
+    return str(thread["thread_id"]), str(approval["approval_id"])
+
+
+def _pending_count(base: str) -> int:
+    with api(base) as http:
+        return len(http.get("/approvals", params={"status": "pending"}).json())
+
+
+def _approval(base: str, approval_id: str) -> dict[str, Any]:
+    with api(base) as http:
+        found: dict[str, Any] = http.get(f"/approvals/{approval_id}").json()
+    return found
+
+
+def test_inbox_counts_lists_filters_and_sorts(editor: Page, plait_server: Cluster) -> None:
+    """The badge counts pending approvals; the inbox lists them with requested-at,
+    filtered and sorted."""
+    base = plait_server.url
+    editor.set_viewport_size({"width": 1440, "height": 900})
+    _park_refund(base, "inbox first")
+    _park_refund(base, "inbox second")
+    editor.goto(f"{base}/#/approvals")
+    badge = editor.get_by_test_id("approvals-badge")
+    expect(badge).to_have_text(str(_pending_count(base)))
+    # Parked elsewhere while the page is open: the badge follows.
+    _park_refund(base, "inbox third")
+    expect(badge).to_have_text(str(_pending_count(base)))
+
+    cards = editor.get_by_test_id("inbox-pending").get_by_test_id("approval-card")
+    first = cards.filter(has_text="inbox first")
+    expect(first).to_be_visible()
+    expect(first.get_by_test_id("approval-requested")).to_contain_text(
+        re.compile(r"just now|\d+ min ago")
+    )
+    screenshot(editor, "approvals")
+
+    def order() -> list[str]:
+        texts = cards.all_inner_texts()
+        return [
+            name
+            for text in texts
+            for name in ("inbox first", "inbox second", "inbox third")
+            if name in text
+        ]
+
+    expect(cards.filter(has_text="inbox third")).to_be_visible()
+    assert order() == ["inbox first", "inbox second", "inbox third"]
+    editor.get_by_test_id("inbox-sort").select_option("newest")
+    expect(cards.first).to_contain_text("inbox third")
+    assert order() == ["inbox third", "inbox second", "inbox first"]
+
+    graph = editor.get_by_test_id("inbox-filter-graph")
+    graph.select_option("refund-approval")
+    expect(first).to_be_visible()
+    age = editor.get_by_test_id("inbox-filter-age")
+    age.select_option("over-hour")
+    expect(cards).to_have_count(0)
+    expect(editor.get_by_test_id("approvals-empty")).to_contain_text("No approval matches")
+    age.select_option("hour")
+    expect(first).to_be_visible()
+    # Pending is pending: the status filter is for decided approvals.
+    expect(editor.get_by_test_id("inbox-filter-status")).to_be_disabled()
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
+def test_link_opens_the_waiting_run_with_its_card(
+    editor: Page, plait_server: Cluster, size: tuple[int, int]
+) -> None:
+    """The inbox link names graph, version and thread; the editor opens that run
+    with its card in view, also after a reload."""
+    base = plait_server.url
+    width, height = size
+    editor.set_viewport_size({"width": width, "height": height})
+    reason = f"link at {width}x{height}"
+    thread_id, _ = _park_refund(base, reason)
+    editor.goto(f"{base}/#/approvals")
+    link = (
+        editor.get_by_test_id("approval-card")
+        .filter(has_text=reason)
+        .get_by_test_id("approval-open-run")
+    )
+    expect(link).to_have_attribute("href", f"#/graphs/refund-approval/1.0.0?thread={thread_id}")
+    link.click()
+
+    for opened in ("from the inbox", "after a reload"):
+        expect(editor.get_by_test_id("graph-title")).to_contain_text("refund-approval@1.0.0")
+        assert editor.url.endswith(f"#/graphs/refund-approval/1.0.0?thread={thread_id}"), opened
+        expect(editor.get_by_test_id("run-phase")).to_have_attribute("data-phase", "waiting")
+        expect(editor.get_by_test_id("run-phase")).to_contain_text(thread_id[:8])
+        card = editor.locator('[data-testid="approval-card"][data-node="approve"]')
+        expect(card).to_contain_text(reason)
+        expect(card.get_by_test_id("approval-edit")).to_be_visible()
+        expect_card_in_view(editor)
+        if opened == "from the inbox":
+            if width == 1440:
+                screenshot(editor, "run-approval")
+            editor.reload()
+
+
+def test_edit_through_the_form_then_follow_the_decision(
+    editor: Page, plait_server: Cluster
+) -> None:
+    """Edit the amount in the form, see old → new, approve; the note names the
+    resumed run and its end; the decided tab says who, what and when."""
+    base = plait_server.url
+    editor.set_viewport_size({"width": 1440, "height": 900})
+    thread_id, approval_id = _park_refund(base, "edit through the form")
+    editor.goto(f"{base}/#/graphs/refund-approval/1.0.0?thread={thread_id}")
+    card = editor.locator('[data-testid="approval-card"][data-node="approve"]')
+    expect(card).to_contain_text("edit through the form")
+
+    card.get_by_test_id("approval-edit").click()
+    form = card.get_by_test_id("approval-arguments-editor")
+    amount = form.locator('input[name="arg-amount"]')
+    expect(amount).to_have_value("180")
+    expect(form.locator('input[name="arg-order_id"]')).to_have_value("A-1002")
+    expect(card.get_by_test_id("approval-send-edit")).to_be_disabled()  # nothing changed yet
+    amount.fill("")  # emptied: not a number
+    expect(form.locator("[data-field=amount] .argument-error")).to_have_text("not a number")
+    expect(card.get_by_test_id("approval-send-edit")).to_be_disabled()
+    amount.fill("90")
+    diff = card.get_by_test_id("approval-diff")
+    row = diff.locator("tr[data-field=amount]")
+    expect(row.locator(".diff-removed")).to_have_text("180")
+    expect(row.locator(".diff-added")).to_have_text("90")
+    expect(diff.locator("tr[data-field]")).to_have_count(1)
+    # The JSON view holds the same arguments, and is checked too.
+    card.get_by_test_id("arguments-mode-json").click()
+    json_box = card.get_by_test_id("approval-arguments-json")
+    expect(json_box).to_have_value(re.compile(r'"amount": 90'))
+    json_box.fill('{"order_id": "A-1002", "amount": 90')
+    expect(card.locator(".argument-error")).to_be_visible()
+    expect(card.get_by_test_id("approval-send-edit")).to_be_disabled()
+    json_box.fill('{"order_id": "A-1002", "amount": 90}')
+    expect_card_in_view(editor)
+    card.get_by_test_id("approval-actor").fill("Dana Reviewer")
+    card.get_by_test_id("approval-comment").fill("half is fair")
+    card.get_by_test_id("approval-send-edit").click()
+
+    note = editor.get_by_test_id("app-header").get_by_test_id("decision-note")
+    expect(note).to_have_attribute("data-status", "success", timeout=30_000)
+    decided = _decided(base, approval_id)
+    expect(note).to_contain_text("Approved with edits issue_refund")
+    expect(note).to_contain_text(f"resumed run {decided['resume_run_id'][:8]}")
+    expect(note).to_contain_text("success")
+    expect(note.get_by_test_id("decision-open-run")).to_have_attribute(
+        "href", f"#/graphs/refund-approval/1.0.0?thread={thread_id}"
+    )
+    expect(editor.get_by_test_id("run-phase")).to_have_attribute("data-phase", "success")
+    with api(base) as http:
+        state = http.get(f"/threads/{thread_id}/state").json()
+    assert state["values"]["outcome"].startswith("refunded 90")
+
+    # The decided tab: who, what, when, and the run it resumed.
+    editor.goto(f"{base}/#/approvals")
+    editor.get_by_test_id("inbox-tab-decided").click()
+    row = editor.locator(f'[data-testid="decided-row"][data-approval="{approval_id}"]')
+    expect(row.get_by_test_id("decided-by")).to_have_text("Dana Reviewer")
+    expect(row.get_by_test_id("decided-what")).to_contain_text("approved with edits")
+    expect(row.get_by_test_id("decided-what")).to_contain_text("half is fair")
+    expect(row.locator(".diff-added")).to_have_text("90")
+    expect(row.get_by_test_id("decided-at")).not_to_have_text("—")
+    expect(row.get_by_test_id("decided-run")).to_have_attribute("data-status", "success")
+    status = editor.get_by_test_id("inbox-filter-status")
+    status.select_option("edited")
+    expect(row).to_be_visible()
+    status.select_option("rejected")
+    expect(row).to_have_count(0)
+
+
+def test_deciding_in_the_inbox_says_which_run_resumed(editor: Page, plait_server: Cluster) -> None:
+    """Rejecting in the inbox: the note names the resumed run and how it ended,
+    with a link to it."""
+    base = plait_server.url
+    editor.set_viewport_size({"width": 1440, "height": 900})
+    thread_id, approval_id = _park_refund(base, "reject in the inbox")
+    editor.goto(f"{base}/#/approvals")
+    card = editor.get_by_test_id("approval-card").filter(has_text="reject in the inbox")
+    card.get_by_test_id("approval-reject").click()
+    expect(card).to_have_count(0)
+    note = editor.get_by_test_id("inbox-outcomes").get_by_test_id("decision-note").first
+    expect(note).to_have_attribute("data-status", "success", timeout=30_000)
+    decided = _decided(base, approval_id)
+    expect(note).to_have_attribute("data-run", decided["resume_run_id"])
+    resumed = decided["resume_run_id"]
+    expect(note).to_contain_text(f"Rejected issue_refund — resumed run {resumed[:8]}")
+    expect(note).to_have_attribute("data-status", "success")
+    note.get_by_test_id("decision-open-run").click()
+    expect(editor.get_by_test_id("graph-title")).to_contain_text("refund-approval@1.0.0")
+    expect(editor.get_by_test_id("run-phase")).to_have_attribute("data-phase", "success")
+    expect(editor.get_by_test_id("run-phase")).to_contain_text(thread_id[:8])
+
+
+def _decided(base: str, approval_id: str) -> dict[str, Any]:
+    """The approval as the server has it, decided and resumed."""
+    decided = _approval(base, approval_id)
+    assert decided["status"] != "pending" and decided["resume_run_id"], repr(decided)
+    return decided
+
+
+def test_the_url_names_the_run_on_screen(editor: Page, plait_server: Cluster) -> None:
+    """Starting a run writes its thread into the URL; closing the run panel takes it out."""
+    base = plait_server.url
+    editor.set_viewport_size({"width": 1440, "height": 900})
+    editor.goto(f"{base}/#/graphs/refund-approval/1.0.0")
+    expect(editor.get_by_test_id("graph-title")).to_contain_text("refund-approval@1.0.0")
+    editor.get_by_test_id("toolbar-run").click()
+    form = editor.get_by_test_id("run-input-form")
+    form.locator('input[name="reason"]').fill("url follows the run")
+    editor.get_by_test_id("run-start").click()
+    phase = editor.get_by_test_id("run-phase")
+    expect(phase).to_have_attribute("data-phase", "waiting")
+    expect(editor).to_have_url(
+        re.compile(r"#/graphs/refund-approval/1\.0\.0\?thread=[0-9a-f-]{36}$")
+    )
+    thread_id = editor.url.rsplit("=", 1)[1]
+    expect(phase).to_contain_text(thread_id[:8])
+    editor.get_by_test_id("toolbar-run").click()
+    expect(editor).to_have_url(re.compile(r"#/graphs/refund-approval/1\.0\.0$"))
