@@ -86,11 +86,13 @@ def test_planner_team_tells_its_story(
     if size == (1440, 900):
         screenshot(page, "run-timeline")
 
-    # A step's detail: its tool calls with their arguments.
+    # A step's detail: its tool calls with their arguments and results.
     steps.nth(1).click()
     detail = page.get_by_test_id("timeline").get_by_test_id("step-detail")
     expect(detail.get_by_test_id("tool-call")).to_have_count(2)
     expect(detail.get_by_test_id("tool-call").first).to_contain_text("estimate_tasks · ok")
+    expect(detail.get_by_test_id("tool-result")).to_have_count(2)
+    expect(detail.get_by_test_id("tool-result").first).to_contain_text("total_hours")
 
     # Selecting a node: what it did in this run, visit by visit.
     flow_node(page, "executor").click()

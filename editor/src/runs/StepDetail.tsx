@@ -103,13 +103,22 @@ export function StepDetail({ step }: { step: TimelineStep }) {
       {step.toolCalls.length > 0 && (
         <div className="tool-calls" data-testid="tool-calls">
           {step.toolCalls.map((call, i) => (
-            <Folded
-              key={i}
-              label={`${call.tool} · ${call.status === "unfinished" ? "no result (cancelled: a timeout?)" : call.status}${call.reused ? " (result reused)" : ""}${call.error ? ` · ${call.error}` : ""}`}
-              value={call.args}
-              testId="tool-call"
-              foldAt={FOLD_TOOL_AT}
-            />
+            <div key={i} className="tool-call" data-testid="tool-call-entry">
+              <Folded
+                label={`${call.tool} · ${call.status === "unfinished" ? "no result (cancelled: a timeout?)" : call.status}${call.reused ? " (result reused)" : ""}${call.error ? ` · ${call.error}` : ""}`}
+                value={call.args}
+                testId="tool-call"
+                foldAt={FOLD_TOOL_AT}
+              />
+              {"result" in call && (
+                <Folded
+                  label={call.truncatedFrom ? `result (the first part of ${fmt.bytes(call.truncatedFrom)})` : "result"}
+                  value={call.result}
+                  testId="tool-result"
+                  foldAt={FOLD_TOOL_AT}
+                />
+              )}
+            </div>
           ))}
         </div>
       )}

@@ -43,3 +43,10 @@ export function when(iso: string): string {
   if (Number.isNaN(date.getTime())) return "—";
   return date.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
 }
+
+/** A size in bytes as people read it: `740 B`, `12.4 KB`, `3.1 MB`. */
+export function bytes(size: number): string {
+  if (size < 1000) return `${size} B`;
+  if (size < 1_000_000) return `${(size / 1000).toFixed(1)} KB`;
+  return `${(size / 1_000_000).toFixed(1)} MB`;
+}

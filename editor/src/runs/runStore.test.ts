@@ -151,7 +151,7 @@ describe("timeline", () => {
         ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "a" }, status: "started", reused: false }],
         ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "b" }, status: "started", reused: false }],
         ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "c" }, status: "started", reused: false }],
-        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "a" }, status: "ok", reused: false }],
+        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "a" }, status: "ok", reused: false, result: { found: 2 } }],
         ["custom", { plait: "map_item", node: "each", index: 0, ok: true }],
         ["custom", { plait: "map_item", node: "each", index: 2, ok: false }],
         ["custom", { plait: "map_item", node: "each", index: 1, ok: false }],
@@ -169,6 +169,8 @@ describe("timeline", () => {
     expect(steps[1].map).toEqual({ done: 1, failed: 2, failedItems: [1, 2], total: 3 });
     // Parallel calls of one tool: each result goes to the call with its arguments.
     expect(steps[1].toolCalls.map((call) => `${JSON.stringify(call.args)}:${call.status}`)).toEqual(['{"q":"a"}:ok', '{"q":"b"}:error', '{"q":"c"}:unfinished']);
+    // A call's result comes with its `ok`; an error or an unfinished call has none.
+    expect(steps[1].toolCalls.map((call) => call.result)).toEqual([{ found: 2 }, undefined, undefined]);
     const notes = state.timeline.entries.filter((e) => e.kind === "note");
     expect(notes.map((note) => note.type)).toEqual(["attempt"]);
   });

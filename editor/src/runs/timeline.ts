@@ -18,6 +18,10 @@ export interface ToolCall {
   status: "started" | "ok" | "error" | "unfinished";
   error: string | null;
   reused: boolean;
+  /** What the tool returned (`ok` only); the beginning of it when `truncatedFrom` is set. */
+  result?: unknown;
+  /** The whole result's size in bytes, when the event carried only its beginning. */
+  truncatedFrom?: number;
 }
 
 export interface Retry {
@@ -346,6 +350,8 @@ function custom(tl: Timeline, data: Data, at: string | null): Timeline {
       const step = tl.entries[index] as TimelineStep;
       const status = data.status === "ok" || data.status === "error" ? data.status : "started";
       const call: ToolCall = { tool: String(data.tool), args: data.args ?? null, status, error: stringOr(data.error), reused: Boolean(data.reused) };
+      if ("result" in data) call.result = data.result;
+      if (data.result_truncated === true && typeof data.result_bytes === "number") call.truncatedFrom = data.result_bytes;
       // Calls of one node may run in parallel (a map): the result is the started call with the same arguments.
       const args = JSON.stringify(call.args);
       const open =
