@@ -1,0 +1,47 @@
+/**
+ * The canvas's edge: elk's route (orthogonal, around the cards, label on the
+ * route) while it still meets both handles; otherwise (an edge added or a node
+ * moved since the last layout) a smooth-step edge between the handles.
+ */
+import { BaseEdge, getSmoothStepPath, type Edge, type EdgeProps } from "@xyflow/react";
+import type { EdgeKind } from "../spec/model";
+import type { EdgeRoute } from "../spec/layout";
+import { attachRoute, roundedPath, routeMeets } from "./edgePath";
+
+export type RoutedEdgeData = { kind: EdgeKind; route?: EdgeRoute };
+export type RoutedFlowEdge = Edge<RoutedEdgeData, "routed">;
+
+export function RoutedEdge(props: EdgeProps<RoutedFlowEdge>) {
+  const { sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, data, label, markerEnd, style, interactionWidth } = props;
+  const source = { x: sourceX, y: sourceY };
+  const target = { x: targetX, y: targetY };
+  const route = data?.route;
+  let path: string;
+  let labelX: number;
+  let labelY: number;
+  if (route && routeMeets(route, source, target)) {
+    path = roundedPath(attachRoute(route.points, source, target));
+    const box = route.label;
+    const mid = route.points[Math.floor(route.points.length / 2)];
+    [labelX, labelY] = box ? [box.x + box.width / 2, box.y + box.height / 2] : [mid.x, mid.y];
+  } else {
+    [path, labelX, labelY] = getSmoothStepPath({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, borderRadius: 8 });
+  }
+  return (
+    <BaseEdge
+      id={props.id}
+      path={path}
+      label={label}
+      labelX={labelX}
+      labelY={labelY}
+      labelStyle={props.labelStyle}
+      labelShowBg={props.labelShowBg}
+      labelBgStyle={props.labelBgStyle}
+      labelBgPadding={props.labelBgPadding}
+      labelBgBorderRadius={props.labelBgBorderRadius}
+      markerEnd={markerEnd}
+      style={style}
+      interactionWidth={interactionWidth}
+    />
+  );
+}
