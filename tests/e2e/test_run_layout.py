@@ -169,6 +169,9 @@ def test_every_example_stays_readable_through_a_run(
                 "data-phase", re.compile("^(success|waiting|error)$"), timeout=30_000
             )
             assert phase.get_attribute("data-phase") == settles, graph
+            if settles == "waiting" and graph != "a2a-expense-caller":
+                # The approval's card shows on its node (the caller's approval is the remote's).
+                expect(page.get_by_test_id("approval-card")).to_be_visible()
             after = f"{graph} at {width}x{height}, after the run"
             assert_readable(page, after, all_in_view=settles != "waiting")
             if width == 1440 and graph in ("planner-team", "research-team"):

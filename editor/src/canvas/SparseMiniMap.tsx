@@ -4,7 +4,7 @@
  * shows again as soon as the corner is clear).
  */
 import { MiniMap, useStore } from "@xyflow/react";
-import { useEffect, useState, type RefObject } from "react";
+import { useLayoutEffect, useState, type RefObject } from "react";
 import type { SpecNodeData } from "./nodes";
 
 const SIZE = { width: 150, height: 100 };
@@ -36,10 +36,10 @@ export function SparseMiniMap({ host }: { host: RefObject<HTMLElement | null> })
   const width = useStore((s) => s.width);
   const height = useStore((s) => s.height);
   const [clear, setClear] = useState(false);
-  useEffect(() => {
-    // After the frame that moved the view: boxes are where the user sees them.
-    const frame = requestAnimationFrame(() => host.current && setClear(cornerClear(host.current)));
-    return () => cancelAnimationFrame(frame);
+  // In the same commit as the view's move (before it is painted), so the
+  // minimap never shows for a frame over what just moved under it.
+  useLayoutEffect(() => {
+    if (host.current) setClear(cornerClear(host.current));
   }, [host, transform, nodes, width, height]);
   return (
     <MiniMap
