@@ -26,7 +26,7 @@ import { canvasNodeIds, edgeLabels, placeNewNode, placeNewNodes, routedLayout, r
 import { END, START, type GraphModel } from "../spec/model";
 import { redo, undo, useEditorStore } from "../store/editorStore";
 import { problemsByNode, useProblems } from "../problems/problems";
-import { useEdgeRoutes } from "./edgeRoutes";
+import { useEdgeRoutes, useRoutesOf } from "./edgeRoutes";
 import { edgeTypes, toFlowEdge } from "./edges";
 import { FIT_VIEW, useFitOnResize } from "./fitView";
 import { SparseMiniMap } from "./SparseMiniMap";
@@ -126,8 +126,8 @@ export function Canvas() {
   const nodeExtra = useEditorStore((s) => s.nodeExtra);
   const nodeVisits = useEditorStore((s) => s.nodeVisits);
   const takenEdges = useEditorStore((s) => s.takenEdges);
-  const routes = useEdgeRoutes((s) => s.routes);
   const opened = useEditorStore((s) => `${s.graphName}@${s.version}`);
+  const routes = useRoutesOf(opened);
   const routedFor = useRef<string | null>(null);
   const problems = useProblems();
   const issues = useMemo(() => problemsByNode(problems), [problems]);
@@ -153,7 +153,7 @@ export function Canvas() {
       routedFor.current = opened;
       void routedLayout(model)
         .then((laid) => {
-          useEdgeRoutes.getState().setRoutes(laid.routes);
+          useEdgeRoutes.getState().setRoutes(opened, laid.routes);
           useEditorStore.getState().setPositions(laid.positions, false, true);
           requestAnimationFrame(() => void flow.fitView(FIT_VIEW));
         })
@@ -163,10 +163,10 @@ export function Canvas() {
       return;
     }
     if (missing.length > 0) useEditorStore.getState().setPositions(placeNewNodes(model, positions), false, true);
-    if (routedFor.current !== opened) {
+    // Routes this graph already has (the canvas remounted) stay; else elk finds them for the stored positions.
+    if (routedFor.current !== opened && useEdgeRoutes.getState().graph !== opened) {
       routedFor.current = opened;
-      useEdgeRoutes.getState().setRoutes({});
-      void routesFor(model, positions).then((found) => routedFor.current === opened && useEdgeRoutes.getState().setRoutes(found));
+      void routesFor(model, positions).then((found) => routedFor.current === opened && useEdgeRoutes.getState().setRoutes(opened, found));
     }
   }, [model, positions, flow, opened]);
 
@@ -174,7 +174,8 @@ export function Canvas() {
   useEffect(() => {
     if (layoutRequest === 0) return;
     void routedLayout(useEditorStore.getState().model).then((laid) => {
-      useEdgeRoutes.getState().setRoutes(laid.routes);
+      const state = useEditorStore.getState();
+      useEdgeRoutes.getState().setRoutes(`${state.graphName}@${state.version}`, laid.routes);
       useEditorStore.getState().setPositions(laid.positions, true);
       requestAnimationFrame(() => void flow.fitView({ ...FIT_VIEW, duration: 200 }));
     });
