@@ -148,18 +148,32 @@ function elk(): Promise<Elk> {
  * on first use, which made the first graph opened in a page ~1 s slower.
  */
 export function warmUpLayout(): void {
+  // A chain with switches that skip ahead and a loop back: the same ports, labels and back edges real graphs have.
   const ids = Array.from({ length: 24 }, (_, i) => `w${i}`);
-  const warm: ElkNode = {
-    id: "warm-up",
-    layoutOptions: toElkGraph(EMPTY_MODEL).layoutOptions,
-    children: ids.map((id) => ({ id, ...NODE_SIZE })),
-    edges: ids.slice(1).flatMap((id, i) => [
-      { id: `e${i}`, sources: [ids[i]], targets: [id] },
-      ...(i % 3 === 0 && i + 3 < ids.length ? [{ id: `s${i}`, sources: [ids[i]], targets: [ids[i + 3]] }] : []),
-    ]),
+  const edge = (id: string, source: string, target: string, kind: GraphEdge["kind"] = "static", label: string | null = null): GraphEdge => ({
+    id,
+    source,
+    target,
+    kind,
+    label,
+    edgeIndex: null,
+    key: null,
+  });
+  const warm: GraphModel = {
+    ...EMPTY_MODEL,
+    nodes: ids.map((id) => ({ id, kind: "python", fields: {}, line: null, span: null })),
+    edges: [
+      edge("start", START, ids[0]),
+      ...ids.slice(1).flatMap((id, i) => [
+        edge(`e${i}`, ids[i], id),
+        ...(i % 3 === 0 && i + 3 < ids.length ? [edge(`s${i}`, ids[i], ids[i + 3], "case", "state.count > 3")] : []),
+      ]),
+      edge("loop", ids[ids.length - 1], ids[2], "route", "again"),
+      edge("end", ids[ids.length - 1], END, "route", "done"),
+    ],
   };
   void elk()
-    .then((engine) => engine.layout(warm))
+    .then((engine) => engine.layout(toElkGraph(warm)))
     .catch(() => undefined);
 }
 
