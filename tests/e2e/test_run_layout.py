@@ -26,7 +26,7 @@ from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.e2e.conftest import guarded, screenshot
-from tests.e2e.helpers import open_graph
+from tests.e2e.helpers import connect, flow_node, open_graph
 from tests.integration.server.harness import SPECS, Cluster, fresh_cluster
 
 REPO = Path(__file__).resolve().parents[2]
@@ -217,3 +217,34 @@ def test_the_code_panes_toggle_and_the_view_refits(page: Page, layout_server: Cl
         assert_readable(page, "code panes beside the run view")
         page.get_by_test_id("toolbar-run").click()
         expect(panes).to_be_hidden()  # as it was before the run view opened
+
+
+def test_edges_drawn_while_editing_go_round_the_cards(page: Page, layout_server: Cluster) -> None:
+    """A node added and connected by hand: nothing moves, its edges find a way round the cards."""
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    with guarded(page):
+        open_graph(page, layout_server.url, "refund-approval", "1.0.0")
+        before = flow_positions(page)
+        canvas = page.get_by_test_id("canvas")
+        box = canvas.bounding_box()
+        assert box is not None
+        page.get_by_test_id("palette-python").drag_to(
+            canvas, target_position={"x": box["width"] - 160, "y": box["height"] / 2}
+        )
+        expect(flow_node(page, "python")).to_be_visible()
+        connect(page, "refund", "python")
+        expect(page.get_by_test_id("yaml-text")).to_have_value(re.compile(r"to: python"))
+        connect(page, "python", "END")
+        expect(page.get_by_test_id("yaml-text")).to_have_value(re.compile(r"from: python, to: END"))
+        # Connecting near the canvas's edge pans the view: not every node need be in it.
+        assert_readable(page, "refund-approval, a node added by hand", all_in_view=False)
+        after = flow_positions(page)
+        assert {node: after[node] for node in before} == before
+
+
+def flow_positions(page: Page) -> dict[str, str]:
+    """Each node's position on the canvas (React Flow's transform of it, in flow coordinates)."""
+    found: dict[str, str] = page.locator(".react-flow__node").evaluate_all(
+        "els => Object.fromEntries(els.map((e) => [e.dataset.id, e.style.transform]))"
+    )
+    return found

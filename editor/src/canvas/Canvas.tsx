@@ -22,10 +22,12 @@ import {
 } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
 import { addNode, applyEdit, connect, copyNodes, disconnect, pasteNodes, removeNodes, uniqueId } from "../spec/edit";
-import { canvasNodeIds, edgeLabels, placeNewNode, placeNewNodes, routedLayout, routesFor, type XY } from "../spec/layout";
+import { canvasNodeIds, edgeLabels, placeNewNode, placeNewNodes, routedLayout, routesFor, sizeOf, type EdgeRoute, type XY } from "../spec/layout";
 import { END, START, type GraphModel } from "../spec/model";
 import { redo, undo, useEditorStore } from "../store/editorStore";
 import { problemsByNode, useProblems } from "../problems/problems";
+import { detourRoute, type Card } from "./detour";
+import { routeMeets } from "./edgePath";
 import { useEdgeRoutes, useRoutesOf } from "./edgeRoutes";
 import { edgeTypes, toFlowEdge } from "./edges";
 import { FIT_VIEW, useFitOnResize } from "./fitView";
@@ -87,6 +89,33 @@ function pasteClipboard(): void {
   state.select(Object.values(renamed));
 }
 
+/**
+ * The route each edge is drawn along: elk's while it meets both ends where
+ * they are now, else (once elk's routes for this graph are known) a detour
+ * around the cards; none for a self-loop or an unplaced end (a step edge).
+ */
+function edgeRoutes(model: GraphModel, positions: Record<string, XY>, routes: Record<string, EdgeRoute>, ready: boolean): Record<string, EdgeRoute> {
+  const out: Record<string, EdgeRoute> = {};
+  let cards: Card[] | null = null;
+  for (const edge of model.edges) {
+    const s = positions[edge.source];
+    const t = positions[edge.target];
+    if (!s || !t || edge.source === edge.target) continue;
+    const from = { x: s.x + sizeOf(edge.source).width / 2, y: s.y + sizeOf(edge.source).height };
+    const to = { x: t.x + sizeOf(edge.target).width / 2, y: t.y };
+    const laid = routes[edge.id];
+    if (laid && routeMeets(laid, from, to)) out[edge.id] = laid;
+    else if (ready) {
+      cards ??= canvasNodeIds(model)
+        .filter((id) => positions[id])
+        .map((id) => ({ id, l: positions[id].x, t: positions[id].y, r: positions[id].x + sizeOf(id).width, b: positions[id].y + sizeOf(id).height }));
+      const points = detourRoute(from, to, cards, edge.source, edge.target);
+      if (points) out[edge.id] = { points };
+    }
+  }
+  return out;
+}
+
 function buildNodes(
   model: GraphModel,
   positions: Record<string, XY>,
@@ -128,6 +157,7 @@ export function Canvas() {
   const takenEdges = useEditorStore((s) => s.takenEdges);
   const opened = useEditorStore((s) => `${s.graphName}@${s.version}`);
   const routes = useRoutesOf(opened);
+  const routesReady = useEdgeRoutes((s) => s.graph === opened);
   const routedFor = useRef<string | null>(null);
   const problems = useProblems();
   const issues = useMemo(() => problemsByNode(problems), [problems]);
@@ -196,13 +226,14 @@ export function Canvas() {
     const selected = new Set(selectedEdges);
     const labels = edgeLabels(model);
     const taken = new Set(takenEdges);
+    const drawn = edgeRoutes(model, positions, routes, routesReady);
     return model.edges.map((e) => {
       const run = taken.size === 0 ? null : taken.has(e.id) ? "taken" : "not-taken";
-      const flow = toFlowEdge(e, selected.has(e.id), { label: labels[e.id], route: routes[e.id], run });
+      const flow = toFlowEdge(e, selected.has(e.id), { label: labels[e.id], route: drawn[e.id], run });
       const mark = edgeDiff[e.id];
       return mark ? { ...flow, className: `${flow.className ?? ""} diff-edge-${mark}` } : flow;
     });
-  }, [model, selectedEdges, edgeDiff, routes, takenEdges]);
+  }, [model, positions, selectedEdges, edgeDiff, routes, routesReady, takenEdges]);
 
   const onNodesChange = useCallback((changes: NodeChange[]) => {
     const state = useEditorStore.getState();

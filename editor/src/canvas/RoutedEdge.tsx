@@ -1,12 +1,13 @@
 /**
- * The canvas's edge: elk's route (orthogonal, around the cards, label on the
- * route) while it still meets both handles; otherwise (an edge added or a node
- * moved since the last layout) a smooth-step edge between the handles.
+ * The canvas's edge, drawn along its route (elk's, or a detour the canvas
+ * found for an edge elk did not route: canvas/detour.ts) while the route meets
+ * both handles; otherwise (a node being dragged, a self-loop) a smooth-step
+ * edge between the handles.
  */
 import { BaseEdge, getSmoothStepPath, type Edge, type EdgeProps } from "@xyflow/react";
 import type { EdgeKind } from "../spec/model";
 import type { EdgeRoute } from "../spec/layout";
-import { attachRoute, roundedPath, routeMeets } from "./edgePath";
+import { attachRoute, labelPoint, roundedPath, routeMeets } from "./edgePath";
 
 export type RoutedEdgeData = { kind: EdgeKind; route?: EdgeRoute };
 export type RoutedFlowEdge = Edge<RoutedEdgeData, "routed">;
@@ -22,7 +23,7 @@ export function RoutedEdge(props: EdgeProps<RoutedFlowEdge>) {
   if (route && routeMeets(route, source, target)) {
     path = roundedPath(attachRoute(route.points, source, target));
     const box = route.label;
-    const mid = route.points[Math.floor(route.points.length / 2)];
+    const mid = labelPoint(route.points);
     [labelX, labelY] = box ? [box.x + box.width / 2, box.y + box.height / 2] : [mid.x, mid.y];
   } else {
     [path, labelX, labelY] = getSmoothStepPath({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, borderRadius: 8 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attachRoute, roundedPath, routeMeets } from "./edgePath";
+import { attachRoute, labelPoint, roundedPath, routeMeets } from "./edgePath";
 
 describe("edge paths", () => {
   it("joins points with straight segments and rounds each corner", () => {
@@ -42,5 +42,18 @@ describe("edge paths", () => {
       { x: 199, y: 70 },
       { x: 199, y: 117 },
     ]);
+  });
+});
+
+describe("label points", () => {
+  it("puts a label in the middle of the route's longest segment", () => {
+    expect(
+      labelPoint([
+        { x: 0, y: 0 },
+        { x: 0, y: 20 },
+        { x: 300, y: 20 },
+        { x: 300, y: 40 },
+      ]),
+    ).toEqual({ x: 150, y: 20 });
   });
 });

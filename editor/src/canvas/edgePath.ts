@@ -59,3 +59,15 @@ export function attachRoute(points: XY[], source: XY, target: XY): XY[] {
   }
   return out;
 }
+
+/** Where a label goes on a route elk gave no label box: the middle of its longest segment. */
+export function labelPoint(points: XY[]): XY {
+  let best = { x: points[0]?.x ?? 0, y: points[0]?.y ?? 0 };
+  let longest = -1;
+  for (let i = 1; i < points.length; i++) {
+    const [a, b] = [points[i - 1], points[i]];
+    const d = Math.abs(b.x - a.x) + Math.abs(b.y - a.y);
+    if (d > longest) [longest, best] = [d, { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 }];
+  }
+  return best;
+}
