@@ -172,6 +172,11 @@ def test_every_example_stays_readable_through_a_run(
             if settles == "waiting" and graph != "a2a-expense-caller":
                 # The approval's card shows on its node (the caller's approval is the remote's).
                 expect(page.get_by_test_id("approval-card")).to_be_visible()
+                # Its node's status ring shows: the card is not clipped to its cut corners.
+                ring = page.locator('[data-status="waiting"][data-kind="approval"]').evaluate(
+                    "el => [getComputedStyle(el).outlineStyle, getComputedStyle(el).clipPath]"
+                )
+                assert ring == ["solid", "none"], ring
             after = f"{graph} at {width}x{height}, after the run"
             assert_readable(page, after, all_in_view=settles != "waiting")
             if width == 1440 and graph in ("planner-team", "research-team"):
