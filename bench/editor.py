@@ -36,6 +36,7 @@ Writes its figures into bench/README.md.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import tempfile
@@ -263,13 +264,15 @@ def main() -> None:
         version = browser.version
         browser.close()
 
+    load = os.getloadavg()
     # The first open of a page also starts elk's web worker and compiles elk: reported apart.
     first, warm = renders[0], renders[1:] or renders
     warm_median, warm_worst = median(warm), max(warm)
     edit_median, edit_p95, edit_worst = median(edits), percentile(edits, 0.95), max(edits)
     body = "\n".join(
         [
-            f"Machine: {machine()}; headless Chromium {version}, viewport 1600x1000.",
+            f"Machine: {machine()}; headless Chromium {version}, viewport 1600x1000; "
+            f"load average {load[0]:.1f} / {load[1]:.1f} (1 / 5 min) at the end.",
             "",
             "| measure | median | p95 | worst | goal | result |",
             "|---|---|---|---|---|---|",
