@@ -253,3 +253,49 @@ def flow_positions(page: Page) -> dict[str, str]:
         "els => Object.fromEntries(els.map((e) => [e.dataset.id, e.style.transform]))"
     )
     return found
+
+
+def test_a_saved_layout_gets_elk_routes_back_and_a_dragged_node_detours(
+    page: Page, layout_server: Cluster
+) -> None:
+    page.set_viewport_size({"width": 1440, "height": 900})
+    with guarded(page):
+        open_graph(page, layout_server.url, "planner-team", "1.0.0")
+        page.get_by_test_id("toolbar-auto-layout").click()
+        page.get_by_test_id("toolbar-save").click()
+        page.get_by_test_id("save-confirm").click()
+        # Only the layout changed: it is saved beside the version.
+        expect(page.get_by_test_id("save-confirmation")).to_contain_text("with its layout")
+
+        # Opened afresh: the stored positions, and elk's routes found again for them.
+        page.reload()
+        expect(page.locator(".react-flow__node").first).to_be_visible()
+        page.wait_for_function(EDGES_DRAWN_BY_JS, arg=["", "elk"])
+        assert_readable(page, "planner-team reopened")
+
+        # Drag the reviewer aside: its edges take detours round the cards, nothing else moves.
+        before = flow_positions(page)
+        header = flow_node(page, "reviewer").locator(".plait-node-head")
+        box = header.bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + 20, box["y"] + 10)
+        page.mouse.down()
+        page.mouse.move(box["x"] + 220, box["y"] + 10, steps=8)
+        page.mouse.move(box["x"] + 320, box["y"] + 10, steps=8)
+        page.mouse.up()
+        page.wait_for_function(EDGES_DRAWN_BY_JS, arg=["reviewer", "detour"])
+        assert_readable(page, "planner-team with the reviewer dragged", all_in_view=False)
+        after = flow_positions(page)
+        assert after["reviewer"] != before["reviewer"]
+        del after["reviewer"], before["reviewer"]
+        assert after == before
+
+
+#: True once every edge touching a node whose id contains `node` ("": every edge) is drawn by `by`.
+EDGES_DRAWN_BY_JS = """
+([node, by]) => {
+  const paths = [...document.querySelectorAll('[data-testid="canvas"] path.react-flow__edge-path')]
+    .filter((p) => p.closest('.react-flow__edge').getAttribute('aria-label').includes(node));
+  return paths.length > 0 && paths.every((p) => p.dataset.route === by);
+}
+"""

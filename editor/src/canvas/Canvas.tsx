@@ -110,7 +110,7 @@ function edgeRoutes(model: GraphModel, positions: Record<string, XY>, routes: Re
         .filter((id) => positions[id])
         .map((id) => ({ id, l: positions[id].x, t: positions[id].y, r: positions[id].x + sizeOf(id).width, b: positions[id].y + sizeOf(id).height }));
       const points = detourRoute(from, to, cards, edge.source, edge.target);
-      if (points) out[edge.id] = { points };
+      if (points) out[edge.id] = { points, by: "detour" };
     }
   }
   return out;

@@ -20,7 +20,10 @@ export function RoutedEdge(props: EdgeProps<RoutedFlowEdge>) {
   let path: string;
   let labelX: number;
   let labelY: number;
+  // Which drawing this is (elk's route, a detour, or a step edge): for tests and for a look in devtools.
+  let drawn = "step";
   if (route && routeMeets(route, source, target)) {
+    drawn = route.by ?? "elk";
     path = roundedPath(attachRoute(route.points, source, target));
     const box = route.label;
     const mid = labelPoint(route.points);
@@ -43,6 +46,7 @@ export function RoutedEdge(props: EdgeProps<RoutedFlowEdge>) {
       markerEnd={markerEnd}
       style={style}
       interactionWidth={interactionWidth}
+      data-route={drawn}
     />
   );
 }

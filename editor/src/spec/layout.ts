@@ -26,6 +26,8 @@ export const TERMINAL_SIZE = { width: 72, height: 32 };
 /** An edge as elk routed it: its points from the source's output to the target's input, and its label's box. */
 export interface EdgeRoute {
   points: XY[];
+  /** Who found it: elk's layout, or the canvas's detour for an edge elk did not route. */
+  by?: "elk" | "detour";
   label?: { x: number; y: number; width: number; height: number };
 }
 
@@ -187,6 +189,7 @@ export function fromElkResult(result: ElkNode): RoutedLayout {
     if (!section) continue;
     const label = edge.labels?.[0];
     routes[edge.id] = {
+      by: "elk",
       points: [section.startPoint, ...(section.bendPoints ?? []), section.endPoint].map((p) => ({ x: p.x, y: p.y })),
       ...(label && label.x !== undefined && label.y !== undefined
         ? { label: { x: label.x, y: label.y, width: label.width ?? 0, height: label.height ?? 0 } }
@@ -225,7 +228,7 @@ export async function routesFor(model: GraphModel, positions: Record<string, XY>
 export function shiftRoutes(routes: Record<string, EdgeRoute>, offset: XY): Record<string, EdgeRoute> {
   const move = (p: XY) => ({ x: p.x + offset.x, y: p.y + offset.y });
   return Object.fromEntries(
-    Object.entries(routes).map(([id, r]) => [id, { points: r.points.map(move), ...(r.label ? { label: { ...r.label, ...move(r.label) } } : {}) }]),
+    Object.entries(routes).map(([id, r]) => [id, { ...r, points: r.points.map(move), ...(r.label ? { label: { ...r.label, ...move(r.label) } } : {}) }]),
   );
 }
 
