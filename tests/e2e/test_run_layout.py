@@ -25,7 +25,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from tests.e2e.conftest import guarded, screenshot
+from tests.e2e.conftest import guarded
 from tests.e2e.helpers import connect, flow_node, open_graph
 from tests.integration.server.harness import SPECS, Cluster, fresh_cluster
 
@@ -179,8 +179,6 @@ def test_every_example_stays_readable_through_a_run(
                 assert ring == ["solid", "none"], ring
             after = f"{graph} at {width}x{height}, after the run"
             assert_readable(page, after, all_in_view=settles != "waiting")
-            if width == 1440 and graph in ("planner-team", "research-team"):
-                screenshot(page, f"run-view-{graph}")
 
             # Closing the run view brings the code panes back.
             page.get_by_test_id("toolbar-run").click()
