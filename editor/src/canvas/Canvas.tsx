@@ -194,8 +194,11 @@ export function Canvas() {
     }
     if (missing.length > 0) useEditorStore.getState().setPositions(placeNewNodes(model, positions), false, true);
     // Routes this graph already has (the canvas remounted) stay; else elk finds them for the stored positions.
-    if (routedFor.current !== opened && useEdgeRoutes.getState().graph !== opened) {
+    const held = useEdgeRoutes.getState();
+    if (routedFor.current !== opened && held.graph !== opened) {
       routedFor.current = opened;
+      // Just saved as a new version: the same drawing meanwhile (each route is still checked against its ends).
+      if (held.graph?.startsWith(`${useEditorStore.getState().graphName}@`)) held.setRoutes(opened, held.routes);
       void routesFor(model, positions).then((found) => routedFor.current === opened && useEdgeRoutes.getState().setRoutes(opened, found));
     }
   }, [model, positions, flow, opened]);
