@@ -18,6 +18,7 @@ import type { XY } from "../spec/layout";
 import { EMPTY_MODEL, parseSpec, type GraphModel, type ParseProblem } from "../spec/model";
 import type { SpecIssue } from "../api/errors";
 
+/** A node's state in the run shown; `skipped`: the run ended without reaching it. */
 export type NodeRunStatus = "pending" | "running" | "done" | "failed" | "waiting" | "skipped";
 export type NodeDiffMark = "added" | "changed" | "removed";
 
@@ -57,9 +58,9 @@ export interface EditorState {
   /** Version diff marks of the canvas's edges (by edge id). */
   edgeDiff: Record<string, NodeDiffMark>;
   nodeExtra: Record<string, ReactNode>;
-  /** Ids of the edges the shown run took (edge ids as the model builds them). */
+  /** Ids of the edges (as the model gives them) the run shown went along; empty: no run shown. */
   takenEdges: string[];
-  /** How many times each node ran in the shown run (a loop's iterations). */
+  /** How many times each node ran in the run shown (the card shows "×n" above 1). */
   nodeVisits: Record<string, number>;
 
   /**
