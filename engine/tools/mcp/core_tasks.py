@@ -78,20 +78,21 @@ def _fetch_early(session: ClientSession, task_id: str) -> None:
 
 async def wait_core(session: ClientSession, task_id: str, poll_seconds: float) -> str | Question:
     """Poll ``tasks/get`` until the task ends (its status) or asks a question (the question)."""
-    arrival = QUESTIONS.arrival(task_id)
+    news = QUESTIONS.news(task_id)
     while True:
         question = QUESTIONS.pending(task_id)
         if question is not None:
             return question
+        news.clear()
         task = await get_task(session, task_id)
         if task.status in TERMINAL:
             return task.status
         if task.status == "input_required":
             _fetch_early(session, task_id)
         interval = task.poll_interval / 1000 if task.poll_interval else poll_seconds
-        # A question cuts the wait short.
+        # A question or a status notification cuts the wait short.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(arrival.wait(), interval)
+            await asyncio.wait_for(news.wait(), interval)
 
 
 async def core_result(session: ClientSession, task_id: str) -> CallToolResult:

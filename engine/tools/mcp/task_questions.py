@@ -1,4 +1,6 @@
-"""A task's questions (``input_required``): held open until a person answers through an approval.
+"""A task's questions (``input_required``) and status news, as the hub's sessions receive them.
+
+Questions are held open until a person answers through an approval:
 
 A 2025-11-25 server whose task needs input sends ``elicitation/create`` tagged
 with the task (``_meta["io.modelcontextprotocol/related-task"]``) over the
@@ -8,6 +10,10 @@ open (the JSON-RPC request stays pending on the session); the node waiting
 for the task turns it into a Plait approval (:func:`approval_payload`), its
 run ends, and the re-run that carries the decision answers the question
 (:func:`elicit_result`) on the same session, then waits on.
+
+A server's ``notifications/tasks/status`` (and a question) wake whoever polls
+the task (:meth:`TaskQuestions.news`), so a server that sends them is not
+waited on for a whole poll interval; without them the poll interval rules.
 
 Everything here runs on the hub loop (``engine/tools/mcp/hub.py``): the
 questions and their answers are futures of that loop. A question lives in the
@@ -28,6 +34,7 @@ from mcp_types import (
     ElicitRequestParams,
     ElicitResult,
     ErrorData,
+    TaskStatusNotificationParams,
 )
 from pydantic import ValidationError
 
@@ -52,7 +59,7 @@ class TaskQuestions:
     def __init__(self) -> None:
         self._pending: dict[str, Question] = {}
         self._asked: dict[str, int] = {}
-        self._arrived: dict[str, asyncio.Event] = {}
+        self._news: dict[str, asyncio.Event] = {}
 
     async def on_elicit(
         self, context: ClientRequestContext, params: ElicitRequestParams
@@ -76,16 +83,22 @@ class TaskQuestions:
             asyncio.get_running_loop().create_future(),
         )
         self._pending[task_id] = question
-        self.arrival(task_id).set()
+        self.news(task_id).set()
         try:
             return await question.answer
         finally:
             if self._pending.get(task_id) is question:
                 del self._pending[task_id]
 
-    def arrival(self, task_id: str) -> asyncio.Event:
-        """Set when a question about ``task_id`` arrives (cleared by whoever takes it)."""
-        return self._arrived.setdefault(task_id, asyncio.Event())
+    def news(self, task_id: str) -> asyncio.Event:
+        """Set when the task's status changes or it asks a question (cleared by its poller)."""
+        return self._news.setdefault(task_id, asyncio.Event())
+
+    async def on_status(self, params: TaskStatusNotificationParams) -> None:
+        """``notifications/tasks/status``: wake the task's poller (only tasks someone waits for)."""
+        found = self._news.get(params.task_id)
+        if found is not None:
+            found.set()
 
     def pending(self, task_id: str) -> Question | None:
         """The question about ``task_id`` waiting for an answer, if any."""
@@ -96,7 +109,6 @@ class TaskQuestions:
         if self._pending.get(question.task_id) is not question or question.answer.done():
             return False
         del self._pending[question.task_id]
-        self.arrival(question.task_id).clear()
         question.answer.set_result(result)
         return True
 
@@ -105,7 +117,7 @@ class TaskQuestions:
         question = self._pending.pop(task_id, None)
         if question is not None and not question.answer.done():
             question.answer.set_result(ElicitResult(action="cancel"))
-        self._arrived.pop(task_id, None)
+        self._news.pop(task_id, None)
         self._asked.pop(task_id, None)
 
 
