@@ -80,10 +80,10 @@ async def wait_core(session: ClientSession, task_id: str, poll_seconds: float) -
     """Poll ``tasks/get`` until the task ends (its status) or asks a question (the question)."""
     news = QUESTIONS.news(task_id)
     while True:
+        news.clear()  # before looking: news that comes after is not missed
         question = QUESTIONS.pending(task_id)
         if question is not None:
             return question
-        news.clear()
         task = await get_task(session, task_id)
         if task.status in TERMINAL:
             return task.status
