@@ -37,6 +37,11 @@ from engine.tools.mcp.task_protocol import TERMINAL, TaskCreated
 from engine.tools.mcp.task_questions import QUESTIONS, Question
 from engine.tools.mcp.tasks import get_task, task_result
 
+#: How long a task may stay ``input_required`` with no question reaching this
+#: process (seconds): one asked on a session that is gone (another process's, or
+#: before a restart) is never asked again, and the wait would never end.
+QUESTION_GRACE_SECONDS = 60.0
+
 #: ``tasks/result`` requests started early (a question travels on them), by task id.
 _FETCHING: dict[str, asyncio.Task[CallToolResult]] = {}
 
@@ -76,9 +81,24 @@ def _fetch_early(session: ClientSession, task_id: str) -> None:
         _FETCHING[task_id] = asyncio.create_task(task_result(session, task_id))
 
 
-async def wait_core(session: ClientSession, task_id: str, poll_seconds: float) -> str | Question:
-    """Poll ``tasks/get`` until the task ends (its status) or asks a question (the question)."""
+class QuestionLost(RuntimeError):
+    """The task waits for input, but its question did not come to this process."""
+
+
+async def wait_core(
+    session: ClientSession,
+    task_id: str,
+    poll_seconds: float,
+    grace: float = QUESTION_GRACE_SECONDS,
+) -> str | Question:
+    """Poll ``tasks/get`` until the task ends (its status) or asks a question (the question).
+
+    Raises :class:`QuestionLost` when the task stays ``input_required`` for
+    ``grace`` seconds without a question reaching this process.
+    """
     news = QUESTIONS.news(task_id)
+    loop = asyncio.get_running_loop()
+    unasked_since: float | None = None
     while True:
         news.clear()  # before looking: news that comes after is not missed
         question = QUESTIONS.pending(task_id)
@@ -87,8 +107,18 @@ async def wait_core(session: ClientSession, task_id: str, poll_seconds: float) -
         task = await get_task(session, task_id)
         if task.status in TERMINAL:
             return task.status
-        if task.status == "input_required":
+        if task.status != "input_required":
+            unasked_since = None
+        else:
             _fetch_early(session, task_id)
+            unasked_since = unasked_since if unasked_since is not None else loop.time()
+            if loop.time() - unasked_since > grace:
+                forget_core(task_id)
+                raise QuestionLost(
+                    f"MCP task {task_id} waits for input, but its question was asked on "
+                    "a session of another process or before a restart, and cannot be "
+                    "answered here"
+                )
         interval = task.poll_interval / 1000 if task.poll_interval else poll_seconds
         # A question or a status notification cuts the wait short.
         with contextlib.suppress(TimeoutError):

@@ -11,11 +11,13 @@ from mcp_types import (
     ElicitRequestFormParams,
     ElicitResult,
     ErrorData,
+    GetTaskResult,
     ServerCapabilities,
     Tool,
     ToolExecution,
 )
 
+from engine.tools.mcp.core_tasks import _FETCHING, QuestionLost, wait_core
 from engine.tools.mcp.task_protocol import RELATED_TASK, protocol_of
 from engine.tools.mcp.task_questions import (
     Question,
@@ -127,3 +129,33 @@ async def test_a_question_about_no_task_is_refused() -> None:
     refused = await questions.on_elicit(context, params)
     assert isinstance(refused, ErrorData)
     assert "only form questions about a task" in refused.message
+
+
+class StuckServer:
+    """A session whose task stays ``input_required`` and whose question never comes."""
+
+    def __init__(self) -> None:
+        self.results_asked = 0
+
+    async def send_request(self, request: Any, result_type: Any) -> Any:
+        if request.method == "tasks/get":
+            return GetTaskResult(
+                task_id="t-9",
+                status="input_required",
+                created_at="2026-12-02T00:00:00Z",
+                last_updated_at="2026-12-02T00:00:00Z",
+                ttl=None,
+                poll_interval=10,
+            )
+        assert request.method == "tasks/result"
+        self.results_asked += 1
+        await asyncio.Event().wait()  # the question went to a session that is gone
+
+
+async def test_a_question_that_never_reaches_this_process_fails_the_wait() -> None:
+    stuck = StuckServer()
+    with pytest.raises(QuestionLost, match="waits for input"):
+        await wait_core(stuck, "t-9", 0.01, grace=0.2)  # type: ignore[arg-type]
+    # tasks/result was asked once (the question travels on it), and is dropped now.
+    assert stuck.results_asked == 1
+    assert "t-9" not in _FETCHING
