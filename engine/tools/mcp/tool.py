@@ -33,7 +33,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import interrupt
 from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
-from mcp_types import CallToolResult, RequestParamsMeta, Tool
+from mcp_types import CallToolResult, ElicitResult, RequestParamsMeta, Tool
 
 from engine.runtime.audit import run_id_of
 from engine.runtime.events_out import emit
@@ -55,7 +55,12 @@ from engine.tools.mcp.task_protocol import (
     TaskSupport,
     protocol_of,
 )
-from engine.tools.mcp.task_questions import QUESTIONS, approval_payload, elicit_result
+from engine.tools.mcp.task_questions import (
+    QUESTIONS,
+    Question,
+    approval_payload,
+    elicit_result,
+)
 from engine.tools.mcp.tasks import (
     DEFAULT_POLL_SECONDS,
     INTERRUPT_MARK,
@@ -331,7 +336,7 @@ async def _wait_answering(call: McpCall, creds: Credentials, record: mcp_tasks.T
             )
 
 
-async def _answer(question: Any, answer: Any) -> bool:
+async def _answer(question: Question, answer: ElicitResult) -> bool:
     # On the hub loop, where the question's future lives.
     return QUESTIONS.answer(question, answer)
 
