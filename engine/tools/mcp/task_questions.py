@@ -24,6 +24,7 @@ finds none and fails the step (see :func:`engine.tools.mcp.tool`).
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,18 +132,47 @@ def _skeleton(schema: dict[str, Any]) -> dict[str, Any]:
     return {name: (spec or {}).get("default") for name, spec in properties.items()}
 
 
+def _choices(spec: dict[str, Any]) -> list[str]:
+    """A field's allowed values as a person reads them (``enum``, or titled ``oneOf`` consts)."""
+    if isinstance(spec.get("enum"), list):
+        return [json.dumps(value) for value in spec["enum"]]
+    options = spec.get("oneOf") or spec.get("anyOf") or []
+    return [
+        json.dumps(option["const"]) + (f" ({option['title']})" if option.get("title") else "")
+        for option in options
+        if isinstance(option, dict) and "const" in option
+    ]
+
+
+def _fields_text(schema: dict[str, Any]) -> str:
+    """What the question asks for, field by field (the approval card shows only text)."""
+    required = set(schema.get("required") or [])
+    parts = []
+    for name, spec in (schema.get("properties") or {}).items():
+        spec = spec if isinstance(spec, dict) else {}
+        said = spec.get("description") or spec.get("title") or ""
+        text = f"{name}{' (required)' if name in required else ''}" + (f": {said}" if said else "")
+        choices = _choices(spec)
+        parts.append(text + (f" One of {', '.join(choices)}." if choices else ""))
+    return "; ".join(parts)
+
+
 def approval_payload(node: str, server: str, tool: str, question: Question) -> dict[str, Any]:
     """The approval a person sees for a task's question (the inbox lists ``kind: approval``).
 
     ``arguments`` is the answer to edit (the asked fields); ``question`` carries
-    the server's message and schema, ``reason`` its message.
+    the server's message and schema; ``reason`` is the message and, since a
+    person answers by editing the arguments, what each field takes.
     """
+    fields = _fields_text(question.schema)
     return {
         "kind": "approval",
         "node": node,
         "action": f"answer {server}.{tool}",
         "arguments": _skeleton(question.schema),
-        "reason": question.message,
+        "reason": f"{question.message} Edit the arguments to answer: {fields}"
+        if fields
+        else question.message,
         "question": {
             "task_id": question.task_id,
             "number": question.number,

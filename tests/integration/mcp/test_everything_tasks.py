@@ -181,6 +181,7 @@ async def answer_a_question(running: Cluster, interpretation: str) -> str:
         assert approval["node"] == "research"
         assert approval["action"] == "answer everything.simulate-research-query"
         assert "multiple interpretations" in approval["reason"]
+        assert '"snake" (Python snake species)' in approval["reason"]
         assert approval["arguments"] == {"interpretation": None}
 
         decided = await http.post(

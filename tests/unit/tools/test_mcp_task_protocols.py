@@ -87,9 +87,27 @@ async def test_the_approval_shows_the_question_and_offers_its_fields_to_edit() -
     payload = approval_payload("research", "everything", "simulate-research-query", question())
     assert payload["kind"] == "approval"
     assert payload["action"] == "answer everything.simulate-research-query"
-    assert payload["reason"] == "Which one?"
+    assert payload["reason"] == (
+        "Which one? Edit the arguments to answer: interpretation (required); depth"
+    )
     assert payload["arguments"] == {"interpretation": None, "depth": 2}
     assert payload["question"]["schema"] == SCHEMA
+
+
+async def test_the_reason_names_each_fields_choices() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "size": {"type": "string", "description": "How big?", "enum": ["s", "m"]},
+            "tone": {"oneOf": [{"const": "dry", "title": "Dry"}, {"const": "warm"}]},
+        },
+    }
+    asked = Question("t-2", 1, "Pick.", schema, asyncio.get_running_loop().create_future())
+    payload = approval_payload("n", "srv", "tool", asked)
+    assert payload["reason"] == (
+        'Pick. Edit the arguments to answer: size: How big? One of "s", "m".; '
+        'tone One of "dry" (Dry), "warm".'
+    )
 
 
 async def test_decisions_become_the_servers_answer() -> None:
