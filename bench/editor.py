@@ -1,7 +1,10 @@
-"""The editor in headless Chromium: a 300-node spec's render + layout, and YAML-edit latency.
+"""The editor in headless Chromium: a 300-node spec's render + layout, YAML-edit latency, run view.
 
 Goals: a 300-node spec renders and lays out in <= 1.5 s; a YAML edit reaches
-the canvas in <= 100 ms.
+the canvas in <= 100 ms; with the run view open on it, the layout goals hold
+(canvas >= 60% of a 1440x900 window and >= 50% of a 1280x720 one, no two
+drawn nodes overlap, no drawn edge runs through a card, the minimap covers
+nothing).
 
 - Render + layout: with the editor already loaded (on ``#/``), the clock starts
   when the hash changes to the graph and stops when every node (spec nodes plus
@@ -15,6 +18,12 @@ the canvas in <= 100 ms.
   the window) and stops when the canvas node shows the new text (a
   MutationObserver on the node). Both stamps are taken in the page.
 
+- Run view: at each window size, the graph opened afresh and its run view
+  opened (Run in the toolbar); the clock stops when the canvas has re-fitted
+  (its nodes stopped moving for two frames). Then the checks of
+  ``tests/e2e/run_layout_geometry.js`` run on what is drawn (React Flow draws
+  only the nodes in view on a graph this big).
+
 Starts ``plait serve`` on a free port (``PLAIT_DATABASE_URL``, else the
 embedded server) with the generated specs, and the built editor
 (``npm run build`` first if ``editor/dist`` is missing).
@@ -27,6 +36,7 @@ Writes its figures into bench/README.md.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import tempfile
@@ -52,6 +62,26 @@ CHROMIUM_ARGS = [
 ]
 RENDER_GOAL_MS = 1500.0
 EDIT_GOAL_MS = 100.0
+#: Window sizes and the share of their width the canvas keeps with the run view open.
+RUN_VIEW_GOALS = [(1440, 900, 0.60), (1280, 720, 0.50)]
+GEOMETRY_JS = (REPO / "tests" / "e2e" / "run_layout_geometry.js").read_text(encoding="utf-8")
+
+#: Resolves with the ms from `start` until the canvas's viewport transform stays put for two frames.
+SETTLED_JS = """
+(start) => new Promise((resolve, reject) => {
+  const viewport = document.querySelector(".react-flow__viewport");
+  let last = viewport.style.transform, still = 0, changedAt = performance.now();
+  const check = () => {
+    const now = viewport.style.transform;
+    if (now !== last) { last = now; still = 0; changedAt = performance.now(); }
+    else still += 1;
+    if (still >= 2) resolve(changedAt - start);
+    else if (performance.now() - start > 10000) reject(new Error("the view kept moving for 10 s"));
+    else requestAnimationFrame(check);
+  };
+  requestAnimationFrame(check);
+})
+"""
 
 #: Resolves with the ms between `start` and the moment every node is laid out
 #: (rejects with what it saw after 30 s).
@@ -168,6 +198,47 @@ def edit_ms(page: Page, edits: int) -> list[float]:
     return latencies
 
 
+def run_view(page: Page, graph: str, expected: int, width: int, height: int) -> dict[str, float]:
+    """Open ``graph`` at ``width``x``height``, open its run view, and measure the layout goals."""
+    page.set_viewport_size({"width": width, "height": height})
+    render_ms(page, graph, expected)
+    start = page.evaluate(
+        "() => { const t = performance.now();"
+        " document.querySelector('[data-testid=toolbar-run]').click(); return t; }"
+    )
+    page.get_by_test_id("side-run").wait_for()
+    refit = float(page.evaluate(SETTLED_JS, start))
+    seen = page.evaluate(GEOMETRY_JS)
+    return {
+        "refit_ms": refit,
+        "share": seen["canvasWidth"] / width,
+        "drawn": seen["count"],
+        "overlaps": len(seen["overlaps"]),
+        "crossings": len(seen["crossings"]),
+        "covered": len(seen["covered"]),
+    }
+
+
+def run_view_rows(views: list[tuple[int, int, float, dict[str, float]]], nodes: int) -> list[str]:
+    """The run view's table rows, one per window size."""
+    rows = []
+    for width, height, goal, v in views:
+        met = v["share"] >= goal and v["overlaps"] == v["crossings"] == v["covered"] == 0
+        rows.append(
+            f"| {width}x{height} | {v['share']:.0%} (goal >= {goal:.0%}) | {v['drawn']:.0f} "
+            f"| {v['overlaps']:.0f} | {v['crossings']:.0f} | {v['covered']:.0f} "
+            f"| {v['refit_ms']:.0f} ms | {'met' if met else 'MISSED'} |"
+        )
+    return [
+        f"Run view open on a {nodes}-node spec (the checks run on the nodes and edges drawn):",
+        "",
+        "| window | canvas width | nodes drawn | overlapping | edges through a card "
+        "| covered by the minimap | Run -> view re-fitted | result |",
+        "|---|---|---|---|---|---|---|---|",
+        *rows,
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=300)
@@ -186,16 +257,22 @@ def main() -> None:
         for salt in range(1, args.repeats + 1):
             renders.append(render_ms(page, f"big-{salt}", args.nodes + 2))
         edits = edit_ms(page, args.edits)
+        views = [
+            (width, height, goal, run_view(page, "big-1", args.nodes + 2, width, height))
+            for width, height, goal in RUN_VIEW_GOALS
+        ]
         version = browser.version
         browser.close()
 
+    load = os.getloadavg()
     # The first open of a page also starts elk's web worker and compiles elk: reported apart.
     first, warm = renders[0], renders[1:] or renders
     warm_median, warm_worst = median(warm), max(warm)
     edit_median, edit_p95, edit_worst = median(edits), percentile(edits, 0.95), max(edits)
     body = "\n".join(
         [
-            f"Machine: {machine()}; headless Chromium {version}, viewport 1600x1000.",
+            f"Machine: {machine()}; headless Chromium {version}, viewport 1600x1000; "
+            f"load average {load[0]:.1f} / {load[1]:.1f} (1 / 5 min) at the end.",
             "",
             "| measure | median | p95 | worst | goal | result |",
             "|---|---|---|---|---|---|",
@@ -210,6 +287,8 @@ def main() -> None:
             f"| {edit_median:.1f} ms | {edit_p95:.1f} ms | {edit_worst:.1f} ms "
             f"| <= {EDIT_GOAL_MS:.0f} ms "
             f"| {'met' if edit_p95 <= EDIT_GOAL_MS else 'MISSED'} |",
+            "",
+            *run_view_rows(views, args.nodes),
             "",
             "Render times in order: " + ", ".join(f"{value:.0f}" for value in renders) + " ms.",
             "Run: `.venv/bin/python bench/editor.py` (its docstring says what is timed).",

@@ -16,12 +16,16 @@ Every call also goes to the ``custom`` stream as
 ``{"plait": "tool_call", "node", "tool", "args", "status", "reused"}``:
 ``started`` then ``ok`` or ``error`` (with ``error``, the message) for a call
 that runs; a single ``ok`` with ``reused: true`` for one answered from its record
-(or settled without running: reconciled, or a result a person gave).
+(or settled without running: reconciled, or a result a person gave). An ``ok``
+carries the ``result``; one whose JSON is over :data:`RESULT_EVENT_BYTES` is
+cut to its beginning, with ``result_truncated: true`` and ``result_bytes``
+(the whole result is in the step's state writes and the tool result record).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Mapping
 from typing import Any, TypeVar
 
@@ -45,6 +49,9 @@ from engine.tools.python_tools import NON_IDEMPOTENT_KEY
 from engine.tools.risk import approved_arguments, is_high_risk
 
 T = TypeVar("T")
+
+#: Largest tool result (as JSON) sent whole in the ``tool_call`` event.
+RESULT_EVENT_BYTES = 8192
 
 
 async def call_tool(
@@ -116,10 +123,23 @@ async def call_tool(
         raise
     if store is not None and key is not None:
         value = await _record(store, key, value, config, node, tool.name, plain_args)
-    emit({**event, "status": "ok", "reused": False})
+    emit({**event, "status": "ok", "reused": False, **result_fields(value)})
     await audit_tool_call(config, {**event, "status": "ok", "reused": False})
     note_tool_call(tool.name, node, plain_args, value)
     return value
+
+
+def result_fields(value: Any) -> dict[str, Any]:
+    """The ``result`` of a ``tool_call`` event: the value, or the beginning of a large one."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    size = len(text.encode())
+    if size <= RESULT_EVENT_BYTES:
+        return {"result": value}
+    return {
+        "result": text[: RESULT_EVENT_BYTES // 4] + "…",
+        "result_truncated": True,
+        "result_bytes": size,
+    }
 
 
 async def _reused(
@@ -133,7 +153,7 @@ async def _reused(
     """Announce a call answered without calling the tool (recorded, or settled in doubt)."""
     with observe.tool_call(tool, node, config, call_id=call_id, reused=True):
         pass  # a span and a count, no call
-    emit({**event, "status": "ok", "reused": True})
+    emit({**event, "status": "ok", "reused": True, **result_fields(value)})
     await audit_tool_call(config, {**event, "status": "ok", "reused": True})
     note_tool_call(tool, node, event["args"], value)
     return value

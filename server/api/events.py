@@ -6,9 +6,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from engine.store.pool import Pool
 from server.api.deps import Svc
 from server.auth.keys import Tenant
-from server.journal import JournalEvent, read_after
 from server.problems import not_found
 from server.queue.runs import get_run
 
@@ -23,17 +23,32 @@ async def run_events(
     after: Annotated[int, Query(ge=0, description="Return events with a seq above this.")] = 0,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
 ) -> list[dict[str, Any]]:
-    """The events the run's stream sends, each with its ``seq`` (the SSE id), in order.
+    """The events the run's stream sends, each with its ``seq`` (the SSE id), in order,
+    and ``at``: when the server journaled it (the editor's run timeline reads it).
 
     Also the ``error`` and ``end`` of a dead letter that a requeue continued
     past, marked ``"superseded": true``: streams skip them.
     """
     if await get_run(services.pool, run_id, tenant=tenant) is None:
         raise not_found(f"run {run_id}")
-    events = await read_after(services.pool, run_id, after, limit)
-    return [_event(event) for event in events]
+    return await _read(services.pool, run_id, after, limit)
 
 
-def _event(event: JournalEvent) -> dict[str, Any]:
-    shown = {"seq": event.seq, "event": event.event, "data": event.data}
-    return {**shown, "superseded": True} if event.superseded else shown
+async def _read(pool: Pool, run_id: str, after: int, limit: int) -> list[dict[str, Any]]:
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT seq, event, data, superseded, created_at FROM plait_run_events "
+            "WHERE run_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+            (run_id, after, limit),
+        )
+        rows = await cursor.fetchall()
+    events: list[dict[str, Any]] = []
+    for row in rows:
+        shown = {
+            "seq": row["seq"],
+            "event": row["event"],
+            "data": row["data"],
+            "at": row["created_at"].isoformat(),
+        }
+        events.append({**shown, "superseded": True} if row["superseded"] else shown)
+    return events

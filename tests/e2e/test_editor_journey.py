@@ -135,7 +135,7 @@ def test_edit_save_run_approve_fork(editor: Page, plait_server: Cluster) -> None
 
     # Time travel: the checkpoint before `refund` ran; its state; fork a new run from it.
     page.get_by_test_id("run-tab-history").click()
-    checkpoint = page.get_by_test_id("checkpoint").filter(has_text="next: refund")
+    checkpoint = page.get_by_test_id("checkpoint").filter(has_text=re.compile(r"^after approve$"))
     expect(checkpoint).to_have_count(1)
     checkpoint.click()
     expect(page.get_by_test_id("checkpoint-state")).to_contain_text('"approved_amount": 180')

@@ -12,7 +12,6 @@ import {
   applyNodeChanges,
   Background,
   Controls,
-  MiniMap,
   ReactFlow,
   useReactFlow,
   type Connection,
@@ -23,11 +22,16 @@ import {
 } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
 import { addNode, applyEdit, connect, copyNodes, disconnect, pasteNodes, removeNodes, uniqueId } from "../spec/edit";
-import { autoLayout, canvasNodeIds, placeNewNode, placeNewNodes, type XY } from "../spec/layout";
+import { canvasNodeIds, edgeLabels, placeNewNode, placeNewNodes, routedLayout, routesFor, sizeOf, type EdgeRoute, type XY } from "../spec/layout";
 import { END, START, type GraphModel } from "../spec/model";
 import { redo, undo, useEditorStore } from "../store/editorStore";
 import { problemsByNode, useProblems } from "../problems/problems";
-import { toFlowEdge } from "./edges";
+import { detourRoute, type Card } from "./detour";
+import { routeMeets } from "./edgePath";
+import { useEdgeRoutes, useRoutesOf } from "./edgeRoutes";
+import { edgeTypes, toFlowEdge } from "./edges";
+import { FIT_VIEW, useFitOnResize } from "./fitView";
+import { SparseMiniMap } from "./SparseMiniMap";
 import { nodeTypeOf, nodeTypes, type SpecNodeData } from "./nodes";
 import { KIND_MIME } from "./Palette";
 import { RenameNode } from "./RenameNode";
@@ -85,12 +89,39 @@ function pasteClipboard(): void {
   state.select(Object.values(renamed));
 }
 
+/**
+ * The route each edge is drawn along: elk's while it meets both ends where
+ * they are now, else (once elk's routes for this graph are known) a detour
+ * around the cards; none for a self-loop or an unplaced end (a step edge).
+ */
+function edgeRoutes(model: GraphModel, positions: Record<string, XY>, routes: Record<string, EdgeRoute>, ready: boolean): Record<string, EdgeRoute> {
+  const out: Record<string, EdgeRoute> = {};
+  let cards: Card[] | null = null;
+  for (const edge of model.edges) {
+    const s = positions[edge.source];
+    const t = positions[edge.target];
+    if (!s || !t || edge.source === edge.target) continue;
+    const from = { x: s.x + sizeOf(edge.source).width / 2, y: s.y + sizeOf(edge.source).height };
+    const to = { x: t.x + sizeOf(edge.target).width / 2, y: t.y };
+    const laid = routes[edge.id];
+    if (laid && routeMeets(laid, from, to)) out[edge.id] = laid;
+    else if (ready) {
+      cards ??= canvasNodeIds(model)
+        .filter((id) => positions[id])
+        .map((id) => ({ id, l: positions[id].x, t: positions[id].y, r: positions[id].x + sizeOf(id).width, b: positions[id].y + sizeOf(id).height }));
+      const points = detourRoute(from, to, cards, edge.source, edge.target);
+      if (points) out[edge.id] = { points, by: "detour" };
+    }
+  }
+  return out;
+}
+
 function buildNodes(
   model: GraphModel,
   positions: Record<string, XY>,
   selected: Set<string>,
   issues: Record<string, string[]>,
-  decorations: Pick<ReturnType<typeof useEditorStore.getState>, "nodeStatus" | "nodeDiff" | "nodeExtra">,
+  decorations: Pick<ReturnType<typeof useEditorStore.getState>, "nodeStatus" | "nodeDiff" | "nodeExtra" | "nodeVisits">,
   previous: Map<string, Node>,
 ): Node[] {
   const out: Node[] = [];
@@ -106,6 +137,7 @@ function buildNodes(
       status: decorations.nodeStatus[node.id],
       diff: decorations.nodeDiff[node.id],
       extra: decorations.nodeExtra[node.id],
+      visits: decorations.nodeVisits[node.id],
     };
     out.push({ id: node.id, type: nodeTypeOf(node.kind), position: positions[node.id], data, selected: selected.has(node.id), measured: previous.get(node.id)?.measured });
   }
@@ -121,6 +153,12 @@ export function Canvas() {
   const nodeStatus = useEditorStore((s) => s.nodeStatus);
   const nodeDiff = useEditorStore((s) => s.nodeDiff);
   const nodeExtra = useEditorStore((s) => s.nodeExtra);
+  const nodeVisits = useEditorStore((s) => s.nodeVisits);
+  const takenEdges = useEditorStore((s) => s.takenEdges);
+  const opened = useEditorStore((s) => `${s.graphName}@${s.version}`);
+  const routes = useRoutesOf(opened);
+  const routesReady = useEdgeRoutes((s) => s.graph === opened);
+  const routedFor = useRef<string | null>(null);
   const problems = useProblems();
   const issues = useMemo(() => problemsByNode(problems), [problems]);
   const flow = useReactFlow();
@@ -132,62 +170,73 @@ export function Canvas() {
   // While the text does not parse the canvas shows the last graph that did: read-only, under a banner.
   const broken = useEditorStore((s) => s.parseProblems.some((p) => p.severity === "error"));
 
-  // Place nodes that have no position: a fresh graph gets a full elk layout;
-  // while editing, new nodes go next to their predecessor.
+  // Place nodes that have no position: a fresh graph gets a full elk layout
+  // (positions and routes); while editing, new nodes go next to their
+  // predecessor. A graph opened with stored positions gets elk's routes for
+  // them once (spec/layout.ts `routesFor`).
   useEffect(() => {
     const missing = canvasNodeIds(model).filter((id) => !positions[id]);
-    if (missing.length === 0 || layingOut.current) return;
+    if (layingOut.current) return;
     const placedCount = canvasNodeIds(model).length - missing.length;
     if (placedCount === 0) {
       layingOut.current = true;
-      void autoLayout(model)
-        .then((p) => {
-          useEditorStore.getState().setPositions(p, false, true);
-          requestAnimationFrame(() => void flow.fitView({ padding: 0.15, maxZoom: 1 }));
+      routedFor.current = opened;
+      void routedLayout(model)
+        .then((laid) => {
+          useEdgeRoutes.getState().setRoutes(opened, laid.routes);
+          useEditorStore.getState().setPositions(laid.positions, false, true);
+          requestAnimationFrame(() => void flow.fitView(FIT_VIEW));
         })
         .finally(() => {
           layingOut.current = false;
         });
-    } else useEditorStore.getState().setPositions(placeNewNodes(model, positions), false, true);
-  }, [model, positions, flow]);
+      return;
+    }
+    if (missing.length > 0) useEditorStore.getState().setPositions(placeNewNodes(model, positions), false, true);
+    // Routes this graph already has (the canvas remounted) stay; else elk finds them for the stored positions.
+    const held = useEdgeRoutes.getState();
+    if (routedFor.current !== opened && held.graph !== opened) {
+      routedFor.current = opened;
+      // Just saved as a new version: the same drawing meanwhile (each route is still checked against its ends).
+      if (held.graph?.startsWith(`${useEditorStore.getState().graphName}@`)) held.setRoutes(opened, held.routes);
+      void routesFor(model, positions).then((found) => routedFor.current === opened && useEdgeRoutes.getState().setRoutes(opened, found));
+    }
+  }, [model, positions, flow, opened]);
 
   // "Auto layout": elk for every node, replacing stored positions.
   useEffect(() => {
     if (layoutRequest === 0) return;
-    void autoLayout(useEditorStore.getState().model).then((p) => {
-      useEditorStore.getState().setPositions(p, true);
-      requestAnimationFrame(() => void flow.fitView({ padding: 0.15, duration: 200, maxZoom: 1 }));
+    void routedLayout(useEditorStore.getState().model).then((laid) => {
+      const state = useEditorStore.getState();
+      useEdgeRoutes.getState().setRoutes(`${state.graphName}@${state.version}`, laid.routes);
+      useEditorStore.getState().setPositions(laid.positions, true);
+      requestAnimationFrame(() => void flow.fitView({ ...FIT_VIEW, duration: 200 }));
     });
   }, [layoutRequest, flow]);
+
+  // Panes opening or closing beside the canvas change its size: fit the graph again.
+  useFitOnResize();
 
   useEffect(() => {
     const selected = new Set(selectedNodes);
     setNodes((prev) =>
-      buildNodes(model, positions, selected, issues, { nodeStatus, nodeDiff, nodeExtra }, new Map(prev.map((n) => [n.id, n]))),
+      buildNodes(model, positions, selected, issues, { nodeStatus, nodeDiff, nodeExtra, nodeVisits }, new Map(prev.map((n) => [n.id, n]))),
     );
-  }, [model, positions, selectedNodes, issues, nodeStatus, nodeDiff, nodeExtra]);
+  }, [model, positions, selectedNodes, issues, nodeStatus, nodeDiff, nodeExtra, nodeVisits]);
 
   const edgeDiff = useEditorStore((s) => s.edgeDiff);
   const edges: Edge[] = useMemo(() => {
     const selected = new Set(selectedEdges);
-    // Labels of edges sharing a source and target would draw on top of each
-    // other: the first edge of such a group carries all of them.
-    const flowEdges = model.edges.map((e) => {
-      const flow = toFlowEdge(e, selected.has(e.id));
+    const labels = edgeLabels(model);
+    const taken = new Set(takenEdges);
+    const drawn = edgeRoutes(model, positions, routes, routesReady);
+    return model.edges.map((e) => {
+      const run = taken.size === 0 ? null : taken.has(e.id) ? "taken" : "not-taken";
+      const flow = toFlowEdge(e, selected.has(e.id), { label: labels[e.id], route: drawn[e.id], run });
       const mark = edgeDiff[e.id];
       return mark ? { ...flow, className: `${flow.className ?? ""} diff-edge-${mark}` } : flow;
     });
-    const labels = new Map<string, string[]>();
-    for (const e of flowEdges) if (e.label) labels.set(`${e.source}>${e.target}`, [...(labels.get(`${e.source}>${e.target}`) ?? []), String(e.label)]);
-    const seen = new Set<string>();
-    for (const e of flowEdges) {
-      const key = `${e.source}>${e.target}`;
-      const group = labels.get(key) ?? [];
-      if (group.length > 1) e.label = seen.has(key) ? undefined : group.join(" | ");
-      seen.add(key);
-    }
-    return flowEdges;
-  }, [model, selectedEdges, edgeDiff]);
+  }, [model, positions, selectedEdges, edgeDiff, routes, routesReady, takenEdges]);
 
   const onNodesChange = useCallback((changes: NodeChange[]) => {
     const state = useEditorStore.getState();
@@ -284,6 +333,7 @@ export function Canvas() {
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
+        edgeTypes={edgeTypes}
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}
         onDelete={onDelete}
@@ -293,7 +343,7 @@ export function Canvas() {
         nodesConnectable={!broken}
         elementsSelectable={!broken}
         fitView
-        fitViewOptions={{ padding: 0.15, maxZoom: 1 }}
+        fitViewOptions={FIT_VIEW}
         deleteKeyCode={broken ? null : ["Delete", "Backspace"]}
         multiSelectionKeyCode={["Shift", "Meta", "Control"]}
         minZoom={0.05}
@@ -301,7 +351,7 @@ export function Canvas() {
         onlyRenderVisibleElements={model.nodes.length > 150}
       >
         <Background gap={20} size={1} />
-        <MiniMap pannable zoomable nodeColor={(n) => ((n.data as SpecNodeData)?.node ? "#8fa3c8" : "#333")} />
+        <SparseMiniMap host={host} />
         <Controls />
       </ReactFlow>
       {broken && <YamlBrokenBanner />}

@@ -1,7 +1,10 @@
 /**
  * The editor page of one graph version: palette | canvas | YAML, properties and
  * problems, with the toolbar; the Save dialog, version history and run panel
- * plug in here. Unsaved edits are kept in the browser (store/drafts.ts) and
+ * plug in here. The run panel or the history takes the place of the YAML,
+ * properties and problems panes (the "Code" toggle shows them beside it), so
+ * opening it never squeezes the canvas; the canvas fits the graph again
+ * whenever a pane opens or closes (canvas/fitView.ts). Unsaved edits are kept in the browser (store/drafts.ts) and
  * restored when the page opens again; a graph made with "New graph" lives
  * there until its first Save.
  */
@@ -10,6 +13,7 @@ import { useEffect, useState } from "react";
 import { useStore } from "zustand";
 import { ApiError, graphs, type GraphVersionInfo } from "../api/client";
 import { addNodeAt, Canvas } from "../canvas/Canvas";
+import { FIT_VIEW } from "../canvas/fitView";
 import { Palette } from "../canvas/Palette";
 import { ProblemsPanel, useServerValidation } from "../problems/ProblemsPanel";
 import { PropertiesPanel } from "../properties/PropertiesPanel";
@@ -100,7 +104,16 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
   const [creating, setCreating] = useState(false);
   const saved = useEditorStore((s) => s.savedNotice);
   const [side, setSide] = useState<SidePanel>(null);
-  const toggle = (panel: SidePanel) => setSide((current) => (current === panel ? null : panel));
+  // The code panes (YAML, properties, problems): shown while editing unless hidden,
+  // hidden while the run panel or history is open unless asked for.
+  const [codeWhileEditing, setCodeWhileEditing] = useState(true);
+  const [codeBesideSide, setCodeBesideSide] = useState(false);
+  const codeShown = side ? codeBesideSide : codeWhileEditing;
+  const toggleCode = () => (side ? setCodeBesideSide(!codeBesideSide) : setCodeWhileEditing(!codeWhileEditing));
+  const toggle = (panel: SidePanel) => {
+    setCodeBesideSide(false);
+    setSide((current) => (current === panel ? null : panel));
+  };
   // The URL's `?thread=` opens that run here; runs started or opened here are named in the URL.
   useRunUrl(name, version, { open: side === "run", show: () => setSide("run") });
 
@@ -145,7 +158,15 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
         <button data-testid="toolbar-undo" onClick={undo} disabled={!canUndo} title="Undo (Ctrl+Z)">Undo</button>
         <button data-testid="toolbar-redo" onClick={redo} disabled={!canRedo} title="Redo (Ctrl+Shift+Z)">Redo</button>
         <button data-testid="toolbar-auto-layout" onClick={() => useEditorStore.getState().requestLayout()} title="Lay every node out again (saved with the next Save)">Auto layout</button>
-        <button data-testid="toolbar-fit" onClick={() => void flow.fitView({ padding: 0.15, duration: 200 })}>Fit view</button>
+        <button data-testid="toolbar-fit" onClick={() => void flow.fitView({ ...FIT_VIEW, duration: 200 })}>Fit view</button>
+        <button
+          data-testid="toolbar-panes"
+          onClick={toggleCode}
+          aria-pressed={codeShown}
+          title={codeShown ? "Hide the YAML, properties and problems panes" : "Show the YAML, properties and problems panes"}
+        >
+          Code
+        </button>
         <span className="plait-spacer" />
         <button data-testid="toolbar-new" onClick={() => setCreating(true)}>New graph</button>
         <button data-testid="toolbar-save" onClick={() => setSaving("save")} className="primary" disabled={!dirty} title={dirty ? "Save (Ctrl+S)" : "Nothing to save"}>Save…</button>
@@ -173,7 +194,8 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
         <div className="plait-center">
           <Canvas />
         </div>
-        <div className="plait-right">
+        {/* Kept mounted when hidden: the YAML editor keeps its cursor, undo and scroll. */}
+        <div className={`plait-right${side ? " beside-side" : ""}`} data-testid="code-panes" hidden={!codeShown}>
           <YamlEditor />
           <div className="plait-right-bottom">
             <PropertiesPanel />

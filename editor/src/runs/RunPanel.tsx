@@ -1,18 +1,23 @@
 /**
  * The run side of the editor: start a run from the input form, follow it
- * (status on the canvas, tokens, state after each step), open past runs of
- * the graph, and travel in a thread's history: pick a checkpoint, see its
- * state, fork a new run from it.
+ * (status on the canvas), and read its story: the outcome first, what the
+ * selected node did, then every step on a timeline. Also the state after each
+ * step, past runs of the graph, and time travel in a thread's checkpoints.
  */
 
 import { useEffect, useMemo, useState } from "react";
 import "./runs.css";
-import { assistants, threads, type AssistantSchemas, type Thread, type ThreadState } from "../api/client";
+import { assistants, type AssistantSchemas } from "../api/client";
 import { useEditorStore } from "../store/editorStore";
 import { InputForm } from "./InputForm";
+import { NodeInspector } from "./NodeInspector";
 import { useCanvasRunBridge } from "./NodeOverlay";
-import { assistantOf, detach, forkRun, openThread, startRun } from "./runController";
+import { Outcome } from "./Outcome";
+import { PastRuns } from "./PastRuns";
+import { assistantOf, detach, openThread, startRun } from "./runController";
 import { useRunStore } from "./runStore";
+import { TimelineView } from "./TimelineView";
+import { TimeTravel } from "./TimeTravel";
 import { RunTargetNote } from "../graphs/RunTargetNote";
 import { runTarget, useRunTarget, useStartedRun } from "../graphs/runTarget";
 
@@ -62,8 +67,8 @@ export function RunPanel({ graph, version }: RunPanelProps) {
     openThread(requested.threadId, assistantOf(graph, version), nodeIds)
       .then(() => useRunStore.getState().clearOpenRequest(requested.threadId))
       .catch((e: unknown) => setError(String(e)));
-    // Only when the graph opens: later edits of the text must not reopen it.
-  }, [graph]);
+    // Only when the graph (or the version shown: a past run opens the one it ran on) opens, not on edits.
+  }, [graph, version]);
 
   // Leaving the graph stops following its stream and clears the canvas overlay.
   useEffect(
@@ -106,35 +111,54 @@ export function RunPanel({ graph, version }: RunPanelProps) {
           {error}
         </p>
       )}
-      {tab === "run" &&
-        (schemas === undefined ? (
-          <p>Loading the input schema…</p>
-        ) : (
-          <>
-            <InputForm
-              key={`${graph}@${version}`}
-              schema={schemas?.input_schema ?? null}
-              stateSchema={schemas?.state_schema ?? null}
-              examples={model.examples} disabled={busy} onSubmit={(input) => void run(input)} />
-            <TokenStream />
-          </>
-        ))}
+      {tab === "run" && (
+        <>
+          <Outcome />
+          <NodeInspector />
+          {phase !== "idle" && (
+            <section className="run-timeline-section">
+              <h3>Timeline</h3>
+              <TimelineView />
+            </section>
+          )}
+          <details className="run-input" open={phase === "idle" || phase === "error"} key={phase === "idle" ? "idle" : "ran"}>
+            <summary>{phase === "idle" ? "Input" : "Run again"}</summary>
+            {schemas === undefined ? (
+              <p>Loading the input schema…</p>
+            ) : (
+              <InputForm
+                key={`${graph}@${version}`}
+                schema={schemas?.input_schema ?? null}
+                stateSchema={schemas?.state_schema ?? null}
+                examples={model.examples}
+                disabled={busy}
+                onSubmit={(input) => void run(input)}
+              />
+            )}
+          </details>
+          <TokenStream />
+        </>
+      )}
       {tab === "steps" && <StepInspector />}
       {tab === "history" && <TimeTravel nodeIds={nodeIds} onError={setError} />}
-      {tab === "past" && <PastRuns graph={graph} assistantId={assistantOf(graph, version)} nodeIds={nodeIds} onOpened={() => setTab("run")} onError={setError} />}
+      {tab === "past" && <PastRuns graph={graph} version={version} nodeIds={nodeIds} onOpened={() => setTab("run")} onError={setError} />}
     </div>
   );
 }
 
-/** Tokens of every node that streamed some, the running ones first. */
+/** The latest model text of every node that streamed some, the running ones first. */
 function TokenStream() {
   const tokens = useRunStore((s) => s.tokens);
   const status = useRunStore((s) => s.nodeStatus);
+  const phase = useRunStore((s) => s.phase);
   const nodes = Object.keys(tokens).filter((node) => tokens[node]);
   if (nodes.length === 0) return null;
   nodes.sort((a, b) => Number(status[b] === "running") - Number(status[a] === "running"));
+  const live = phase === "starting" || phase === "running";
+  // Open while models stream; folded once the run is over (each step's detail has its text).
   return (
-    <div className="token-stream" data-testid="token-stream">
+    <details className="token-stream" data-testid="token-stream" open={live} key={live ? "live" : "over"}>
+      <summary>{live ? "Streaming" : "Model text by node"}</summary>
       {nodes.map((node) => (
         <section key={node} data-node={node}>
           <h4>
@@ -143,7 +167,7 @@ function TokenStream() {
           <pre>{tokens[node]}</pre>
         </section>
       ))}
-    </div>
+    </details>
   );
 }
 
@@ -169,124 +193,5 @@ function StepInspector() {
         {JSON.stringify(shown.values, null, 2)}
       </pre>
     </div>
-  );
-}
-
-/** Checkpoints of the open thread, newest first; pick one to see its state and fork from it. */
-function TimeTravel({ nodeIds, onError }: { nodeIds: string[]; onError(message: string): void }) {
-  const threadId = useRunStore((s) => s.threadId);
-  const assistantId = useRunStore((s) => s.assistantId);
-  const phase = useRunStore((s) => s.phase);
-  const [history, setHistory] = useState<ThreadState[]>([]);
-  const [picked, setPicked] = useState<ThreadState | null>(null);
-
-  useEffect(() => {
-    if (!threadId || phase === "running" || phase === "starting") return;
-    let live = true;
-    threads
-      .history(threadId)
-      .then((found) => live && setHistory(found))
-      .catch((e: unknown) => onError(String(e)));
-    return () => {
-      live = false;
-    };
-  }, [threadId, phase, onError]);
-
-  if (!threadId) return <p className="muted">Run the graph or open a past run first.</p>;
-  return (
-    <div className="time-travel" data-testid="time-travel">
-      <ol className="checkpoint-list">
-        {history.map((state, i) => {
-          const step = (state.metadata?.step as number | undefined) ?? history.length - 1 - i;
-          return (
-            <li key={state.checkpoint.checkpoint_id} data-checkpoint={state.checkpoint.checkpoint_id}>
-              <button type="button" data-testid="checkpoint" className={picked === state ? "active" : undefined} onClick={() => setPicked(state)}>
-                step {step} · next: {state.next.length ? state.next.join(", ") : "—"}
-              </button>
-            </li>
-          );
-        })}
-      </ol>
-      {picked && (
-        <div className="checkpoint-detail">
-          <button
-            type="button"
-            className="primary"
-            data-testid="fork-run"
-            disabled={!assistantId || picked.next.length === 0}
-            title={picked.next.length === 0 ? "Nothing runs after this checkpoint" : "Run again from here on a new branch"}
-            onClick={() => {
-              void forkRun(threadId, assistantId as string, picked.checkpoint.checkpoint_id, nodeIds, doneBefore(history, picked)).catch(
-                (e: unknown) => onError(String(e)),
-              );
-            }}
-          >
-            Fork a run from here
-          </button>
-          <pre className="state-json" data-testid="checkpoint-state">
-            {JSON.stringify(picked.values, null, 2)}
-          </pre>
-        </div>
-      )}
-    </div>
-  );
-}
-
-/**
- * Nodes that ran before `picked` (shown done when a fork starts): every node
- * an older checkpoint had as `next` (history is newest first).
- */
-function doneBefore(history: ThreadState[], picked: ThreadState): Record<string, boolean> {
-  const done: Record<string, boolean> = {};
-  for (const state of history.slice(history.indexOf(picked) + 1)) for (const node of state.next) done[node] = true;
-  return done;
-}
-
-/** The graph's earlier runs (threads tagged with its name), newest first. */
-function PastRuns({
-  graph,
-  assistantId,
-  nodeIds,
-  onOpened,
-  onError,
-}: {
-  graph: string;
-  assistantId: string;
-  nodeIds: string[];
-  onOpened(): void;
-  onError(message: string): void;
-}) {
-  const [found, setFound] = useState<Thread[] | null>(null);
-  const phase = useRunStore((s) => s.phase);
-  useEffect(() => {
-    let live = true;
-    threads
-      .search({ metadata: { graph_id: graph } })
-      .then((list) => live && setFound(list))
-      .catch((e: unknown) => onError(String(e)));
-    return () => {
-      live = false;
-    };
-  }, [graph, phase, onError]);
-  if (found === null) return <p>Loading…</p>;
-  if (found.length === 0) return <p className="muted">No runs of {graph} yet.</p>;
-  return (
-    <ul className="past-runs" data-testid="past-runs">
-      {found.map((thread) => (
-        <li key={thread.thread_id}>
-          <button
-            type="button"
-            data-thread={thread.thread_id}
-            onClick={() => {
-              onOpened();
-              void openThread(thread.thread_id, assistantId, nodeIds).catch((e: unknown) => onError(String(e)));
-            }}
-          >
-            {new Date(thread.created_at).toLocaleString()} · <span className={`thread-${thread.status}`}>{thread.status}</span>
-            {typeof thread.metadata.plait_version === "string" ? ` · ${thread.metadata.plait_version}` : ""}
-          </button>
-        </li>
-      ))}
-    </ul>
   );
 }

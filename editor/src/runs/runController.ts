@@ -6,7 +6,14 @@
 
 import { approvals, resumedRun, runs, threads, type Decision } from "../api/client";
 import type { SseMessage } from "../api/sse";
+import { eventsOf } from "./runApi";
 import { type ApprovalRequest, approvalRequest, useRunStore } from "./runStore";
+
+/**
+ * The stream modes the editor's runs ask for: `debug` (not `tasks`) because its
+ * task start and result carry timestamps, which time each step of the timeline.
+ */
+export const RUN_STREAM_MODES = ["updates", "messages-tuple", "custom", "values", "debug"] as const;
 
 let current: AbortController | null = null;
 
@@ -32,7 +39,8 @@ async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): 
   try {
     for await (const message of stream) {
       if (signal.aborted) return;
-      store.apply(message);
+      // When it arrived: the timeline's time for events that carry none of their own.
+      store.apply({ ...message, at: new Date().toISOString() });
     }
     if (signal.aborted) return;
     await reconcile();
@@ -54,9 +62,12 @@ export async function startRun(
   assistantId: string = assistantOf(graph, version),
 ): Promise<string> {
   const signal = nextSignal();
+  // Every node reads pending at once: the canvas answers the click before the server does.
+  useRunStore.getState().begin(null, assistantId, nodes);
   const thread = await threads.create({ graph_id: graph, plait_version: version });
-  useRunStore.getState().begin(thread.thread_id, assistantId, nodes);
-  void follow(runs.stream(thread.thread_id, { assistant_id: assistantId, input, metadata: { graph_id: graph } }, signal), signal);
+  if (signal.aborted) return thread.thread_id;
+  useRunStore.setState({ threadId: thread.thread_id });
+  void follow(runs.stream(thread.thread_id, { assistant_id: assistantId, input, metadata: { graph_id: graph }, stream_mode: RUN_STREAM_MODES }, signal), signal);
   return thread.thread_id;
 }
 
@@ -68,7 +79,7 @@ export async function forkRun(threadId: string, assistantId: string, checkpointI
   useRunStore.setState({
     nodeStatus: Object.fromEntries(nodes.map((node) => [node, done[node] ? "done" : "pending"])),
   });
-  await follow(runs.stream(threadId, { assistant_id: assistantId, input: null, checkpoint_id: checkpointId }, signal), signal);
+  await follow(runs.stream(threadId, { assistant_id: assistantId, input: null, checkpoint_id: checkpointId, stream_mode: RUN_STREAM_MODES }, signal), signal);
 }
 
 /** Show a past run: replay the journal of the thread's newest run, then follow it if it is still going. */
@@ -85,12 +96,14 @@ export async function openThread(threadId: string, assistantId: string, nodes: s
   for (const [i, run] of ordered.entries()) {
     if (signal.aborted) return;
     if (i > 0) useRunStore.getState().continueWith(run.run_id);
+    noteDecision(run.metadata, run.created_at);
     if (run.status === "pending" || run.status === "running") {
       await follow(runs.join(threadId, run.run_id, signal), signal);
       return;
     }
-    const events = await runs.events(run.run_id);
-    for (const event of events) useRunStore.getState().apply({ event: event.event, data: event.data, id: null });
+    const events = await eventsOf(run.run_id);
+    const shown = events.filter((event) => !event.superseded);
+    useRunStore.getState().applyAll(shown.map((event) => ({ event: event.event, data: event.data, id: null, at: event.at ?? null })));
   }
   await reconcile();
   const thread = await threads.get(threadId);
@@ -170,13 +183,16 @@ export async function decide(request: ApprovalRequest, decision: Decision): Prom
   if (approvalId) {
     const result = await approvals.decide(approvalId, decision);
     useRunStore.getState().continueWith(null);
+    const decided = result.approval as (typeof result.approval & { decided_by?: string | null; decided_at?: string | null }) | undefined;
+    noteDecision({ plait_approval: { decision, decided_by: decided?.decided_by ?? decision.actor ?? null } }, decided?.decided_at ?? new Date().toISOString());
     const resumed = resumedRun(result) ?? (await newestActiveRun(threadId));
     if (resumed) await follow(runs.join(resumed.thread_id, resumed.run_id, signal), signal);
     return;
   }
   useRunStore.getState().continueWith(null);
+  noteDecision({ plait_approval: { decision, decided_by: decision.actor ?? null } }, new Date().toISOString());
   const resume = request.interruptId ? { [request.interruptId]: decision } : decision;
-  await follow(runs.stream(threadId, { assistant_id: assistantId, command: { resume } }, signal), signal);
+  await follow(runs.stream(threadId, { assistant_id: assistantId, command: { resume }, stream_mode: RUN_STREAM_MODES }, signal), signal);
 }
 
 async function newestActiveRun(threadId: string): Promise<{ thread_id: string; run_id: string } | null> {
@@ -185,4 +201,17 @@ async function newestActiveRun(threadId: string): Promise<{ thread_id: string; r
     .filter((run) => run.status === "pending" || run.status === "running")
     .sort((a, b) => b.created_at.localeCompare(a.created_at));
   return active[0] ?? null;
+}
+
+/**
+ * A run that answers an approval carries the decision in its metadata
+ * (`plait_approval`: decision, who decided): the timeline shows it before the run's steps.
+ */
+function noteDecision(metadata: Record<string, unknown> | undefined, at: string | null): void {
+  const approval = metadata?.plait_approval as { decision?: { decision?: string; comment?: string | null }; decided_by?: string | null } | undefined;
+  if (!approval?.decision) return;
+  const what = approval.decision.decision ?? "decided";
+  const who = approval.decided_by ? ` by ${approval.decided_by}` : "";
+  const comment = approval.decision.comment ? `: “${approval.decision.comment}”` : "";
+  useRunStore.getState().note({ type: "decision", text: `${what}${who}${comment}`, at, node: null, data: approval });
 }

@@ -1,20 +1,42 @@
 import { describe, expect, it } from "vitest";
-import { reduce } from "./runStore";
+import { reduce, shownStatus } from "./runStore";
+import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges } from "./timeline";
+import plannerTeam from "./fixtures/planner-team.json";
+import refundResume from "./fixtures/refund-resume.json";
 
 type Snap = Parameters<typeof reduce>[0];
+interface RecordedRun {
+  run_id: string;
+  events: { event: string; data: unknown; at: string }[];
+}
 
-function run(events: [string, unknown][]): Snap {
-  let state: Snap = {
+function initial(nodes: string[]): Snap {
+  return {
     runId: null,
     phase: "starting",
     error: null,
-    nodeStatus: { assess: "pending", approve: "pending", refund: "pending" },
+    nodeStatus: Object.fromEntries(nodes.map((node) => [node, "pending" as const])),
     tokens: {},
     steps: [],
     approvals: {},
     log: [],
+    timeline: EMPTY_TIMELINE,
+    updatedSince: [],
   };
+}
+
+function run(events: [string, unknown][], state: Snap = initial(["assess", "approve", "refund"])): Snap {
   for (const [event, data] of events) state = { ...state, ...reduce(state, { event, data, id: null }) };
+  return state;
+}
+
+/** Replay recorded runs of one thread as the editor does when it opens a past run. */
+function replay(runs: RecordedRun[], nodes: string[]): Snap {
+  let state = initial(nodes);
+  runs.forEach((recorded, i) => {
+    if (i > 0) state = { ...state, phase: "running", approvals: {}, timeline: nextRun(state.timeline), updatedSince: [] };
+    for (const event of recorded.events) state = { ...state, ...reduce(state, { ...event, id: null }) };
+  });
   return state;
 }
 
@@ -23,6 +45,7 @@ describe("run reducer", () => {
     const state = run([
       ["metadata", { run_id: "r1" }],
       ["tasks", { id: "t1", name: "assess", input: {} }],
+      ["updates", { assess: { amount: 180 } }],
       ["tasks", { id: "t1", name: "assess", result: {}, error: null, interrupts: [] }],
       ["values", { amount: 180 }],
       ["tasks", { id: "t2", name: "approve", input: {} }],
@@ -57,5 +80,130 @@ describe("run reducer", () => {
     expect(state.nodeStatus.assess).toBe("failed");
     expect(state.phase).toBe("error");
     expect(state.error).toBe("NodeError: boom");
+  });
+});
+
+describe("state steps after a resume", () => {
+  const state = replay(refundResume as RecordedRun[], ["assess", "approve", "refund", "decline"]);
+
+  it("labels each state by the node that wrote it, once", () => {
+    // Checkpoints of the thread: the input, then after assess, approve and refund.
+    expect(state.steps.map((step) => step.after)).toEqual([[], ["assess"], ["approve"], ["refund"]]);
+    expect(state.steps.map((step) => step.step)).toEqual([1, 2, 3, 4]);
+    expect(state.steps[3].values.outcome).toBe("refunded 180 to grace@example.com");
+  });
+});
+
+describe("timeline", () => {
+  it("lists every step of planner-team with its duration, tokens and tool calls", () => {
+    const state = replay(plannerTeam as RecordedRun[], ["planner", "executor", "reviewer"]);
+    const steps = stepsOf(state.timeline);
+    expect(steps.map((step) => `${step.node}#${step.visit}`)).toEqual([
+      "planner#1",
+      "executor#1",
+      "reviewer#1",
+      "executor#2",
+      "reviewer#2",
+    ]);
+    // Start and end are the engine's own times of each task (debug mode), not when events were written.
+    const debug = (plannerTeam as RecordedRun[])[0].events
+      .map((e) => e.data as { type?: string; timestamp?: string })
+      .filter((d) => d?.type === "task" || d?.type === "task_result");
+    expect(steps.flatMap((step) => [step.startedAt, step.endedAt])).toEqual(debug.map((d) => d.timestamp));
+    for (const step of steps) {
+      expect(step.status).toBe("done");
+      expect(step.durationMs).not.toBeNull();
+      expect(step.durationMs).toBe(Date.parse(step.endedAt as string) - Date.parse(step.startedAt as string));
+      expect(step.tokensIn + step.tokensOut).toBeGreaterThan(0);
+    }
+    const first = steps[1];
+    expect(first.toolCalls.map((call) => `${call.tool}:${call.status}`)).toEqual(["estimate_tasks:ok", "schedule:ok"]);
+    expect(first.input).toMatchObject({ goal: "Ship the CSV export feature" });
+    expect(first.input).not.toHaveProperty("__visits");
+    expect(steps[2].output).toEqual({ review: { verdict: "revise", feedback: "Add a buffer of 2 days for review and QA." }, revisions: 1 });
+    expect(state.timeline.visits).toEqual({ planner: 1, executor: 2, reviewer: 2 });
+  });
+
+  it("keeps an approval node's resumed execution as its one visit, with the decision as output", () => {
+    const state = replay(refundResume as RecordedRun[], ["assess", "approve", "refund", "decline"]);
+    const steps = stepsOf(state.timeline);
+    expect(steps.map((step) => step.node)).toEqual(["assess", "approve", "refund"]);
+    const approve = steps[1];
+    expect(approve.status).toBe("done");
+    expect(approve.output).toMatchObject({ decision: { decision: "approve" }, approved_amount: 180 });
+    expect(approve.interrupt).toMatchObject({ action: "issue_refund" });
+    expect(state.timeline.entries.filter((e) => e.kind === "note").map((e) => e.type)).toEqual(["approval"]);
+    expect(steps[2].toolCalls).toEqual([
+      { tool: "issue_refund", args: { amount: 180, order_id: "A-1002" }, status: "ok", error: null, reused: false },
+    ]);
+  });
+
+  it("marks a takeover, retries with their error class, map progress and budget cost", () => {
+    const state = run(
+      [
+        ["metadata", { run_id: "r1", attempt: 1 }],
+        ["tasks", { id: "t1", name: "fetch", input: { q: 1 } }],
+        ["custom", { plait: "retry", target: "fetch", attempt: 1, error_class: "timeout", delay: 0.5, error: "slow" }],
+        ["custom", { plait: "budget", node: "fetch", usage: { cost: 0.25 }, limits: {} }],
+        ["metadata", { run_id: "r1", attempt: 2 }],
+        ["tasks", { id: "t1", name: "fetch", result: { a: 1 }, error: null, interrupts: [] }],
+        ["tasks", { id: "t2", name: "each", input: {} }],
+        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "a" }, status: "started", reused: false }],
+        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "b" }, status: "started", reused: false }],
+        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "c" }, status: "started", reused: false }],
+        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "a" }, status: "ok", reused: false, result: { found: 2 } }],
+        ["custom", { plait: "map_item", node: "each", index: 0, ok: true }],
+        ["custom", { plait: "map_item", node: "each", index: 2, ok: false }],
+        ["custom", { plait: "map_item", node: "each", index: 1, ok: false }],
+        ["custom", { plait: "tool_call", node: "each", tool: "look", args: { q: "b" }, status: "error", error: "E: no", reused: false }],
+        ["custom", { plait: "budget", node: "each", usage: { cost: 0.4 }, limits: {} }],
+        ["tasks", { id: "t2", name: "each", result: { results: ["x", "y"] }, error: null, interrupts: [] }],
+      ],
+      initial(["fetch", "each"]),
+    );
+    const steps = stepsOf(state.timeline);
+    expect(steps[0].retries).toEqual([{ target: "fetch", attempt: 1, errorClass: "timeout", delay: 0.5, error: "slow" }]);
+    expect(steps[0].cost).toBe(0.25);
+    expect(steps[1].cost).toBeCloseTo(0.15);
+    expect(steps[1].attempt).toBe(2);
+    expect(steps[1].map).toEqual({ done: 1, failed: 2, failedItems: [1, 2], total: 3 });
+    // Parallel calls of one tool: each result goes to the call with its arguments.
+    expect(steps[1].toolCalls.map((call) => `${JSON.stringify(call.args)}:${call.status}`)).toEqual(['{"q":"a"}:ok', '{"q":"b"}:error', '{"q":"c"}:unfinished']);
+    // A call's result comes with its `ok`; an error or an unfinished call has none.
+    expect(steps[1].toolCalls.map((call) => call.result)).toEqual([{ found: 2 }, undefined, undefined]);
+    const notes = state.timeline.entries.filter((e) => e.kind === "note");
+    expect(notes.map((note) => note.type)).toEqual(["attempt"]);
+  });
+
+  it("finds the edges the run took, START to END, a loop's back edge included", () => {
+    const state = replay(plannerTeam as RecordedRun[], ["planner", "executor", "reviewer"]);
+    const edges = [
+      { id: "e0", source: "START", target: "planner" },
+      { id: "e1", source: "planner", target: "executor" },
+      { id: "e2", source: "executor", target: "reviewer" },
+      { id: "e3:route:approve", source: "reviewer", target: "END" },
+      { id: "e3:route:revise", source: "reviewer", target: "executor" },
+      { id: "e9", source: "planner", target: "reviewer" },
+    ];
+    expect(takenEdges(state.timeline, edges, true)).toEqual(["e0", "e1", "e2", "e3:route:approve", "e3:route:revise"]);
+    expect(takenEdges(state.timeline, edges, false)).not.toContain("e3:route:approve");
+  });
+});
+
+describe("canvas statuses", () => {
+  it("reads skipped for nodes a finished run never reached, not while it waits", () => {
+    const state = replay(refundResume as RecordedRun[], ["assess", "approve", "refund", "decline"]);
+    expect(shownStatus(state.nodeStatus, "success")).toEqual({ assess: "done", approve: "done", refund: "done", decline: "skipped" });
+    expect(shownStatus({ assess: "done", approve: "waiting", decline: "pending" }, "waiting")).toEqual({
+      assess: "done",
+      approve: "waiting",
+      decline: "pending",
+    });
+    expect(shownStatus({ a: "failed", b: "pending" }, "error")).toEqual({ a: "failed", b: "skipped" });
+  });
+
+  it("counts each node's visits, a resumed approval once", () => {
+    const state = replay(refundResume as RecordedRun[], ["assess", "approve", "refund", "decline"]);
+    expect(state.timeline.visits).toEqual({ assess: 1, approve: 1, refund: 1 });
   });
 });

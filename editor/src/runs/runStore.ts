@@ -10,6 +10,7 @@
 import { create } from "zustand";
 import type { SseMessage } from "../api/sse";
 import type { NodeRunStatus } from "../store/editorStore";
+import { addEvent, addNote, EMPTY_TIMELINE, nextRun, type Timeline, type TimelineNote } from "./timeline";
 
 export type { NodeRunStatus };
 
@@ -30,9 +31,9 @@ export interface ApprovalRequest {
 }
 
 export interface StepValues {
-  /** 1-based index of the values event in this run. */
+  /** 1-based index of the state in the shown runs. */
   step: number;
-  /** The nodes whose updates came just before these values. */
+  /** The nodes whose updates came just before these values (none: the input). */
   after: string[];
   values: Record<string, unknown>;
 }
@@ -54,14 +55,23 @@ interface RunState {
   steps: StepValues[];
   approvals: Record<string, ApprovalRequest>;
   log: LogLine[];
+  /** The run's story: a step per node execution, notes for the run as a whole. */
+  timeline: Timeline;
+  /** Nodes whose updates came since the last `values` event (they label the next state). */
+  updatedSince: string[];
   /** A thread another view (the approvals page) asked RunPanel to open. */
   openRequest: { graph: string; threadId: string } | null;
-  /** Start showing a run of `nodes` on `threadId` (every node pending). */
-  begin(threadId: string, assistantId: string, nodes: string[]): void;
+  /** Start showing a run of `nodes` on `threadId` (null: not created yet), every node pending. */
+  begin(threadId: string | null, assistantId: string, nodes: string[]): void;
   /** A new run of the same thread (a resume or a fork): keep finished nodes, clear approvals. */
   continueWith(runId: string | null): void;
-  apply(message: SseMessage): void;
+  /** Fold a stream message in (`at`: when it was written or received, for the timeline). */
+  apply(message: SseMessage & { at?: string | null }): void;
+  /** Fold a recorded journal in at once (one update for the views, however long the run). */
+  applyAll(messages: (SseMessage & { at?: string | null })[]): void;
   setApprovalId(node: string, approvalId: string): void;
+  /** Add a note the stream does not carry (who decided an approval, and when). */
+  note(note: Omit<TimelineNote, "kind" | "key" | "run">): void;
   fail(message: string): void;
   reset(): void;
   requestOpen(graph: string, threadId: string): void;
@@ -80,6 +90,8 @@ const empty = {
   steps: [],
   approvals: {},
   log: [],
+  timeline: EMPTY_TIMELINE,
+  updatedSince: [] as string[],
 };
 
 const LOG_LIMIT = 500;
@@ -101,17 +113,30 @@ export const useRunStore = create<RunState>()((set, get) => ({
   continueWith(runId) {
     const nodeStatus = { ...get().nodeStatus };
     for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
-    set({ runId, phase: "running", error: null, approvals: {}, nodeStatus });
+    const timeline = nextRun(get().timeline);
+    set({ runId, phase: "running", error: null, approvals: {}, nodeStatus, timeline, updatedSince: [] });
   },
 
   apply(message) {
     set((state) => reduce(state, message));
   },
 
+  applyAll(messages) {
+    set((state) => {
+      let folded: Snapshot = state;
+      for (const message of messages) folded = { ...folded, ...reduce(folded, message) };
+      return folded;
+    });
+  },
+
   setApprovalId(node, approvalId) {
     const current = get().approvals[node];
     if (current && current.approvalId !== approvalId)
       set({ approvals: { ...get().approvals, [node]: { ...current, approvalId } } });
+  },
+
+  note(note) {
+    set({ timeline: addNote(get().timeline, note) });
   },
 
   fail(message) {
@@ -131,14 +156,23 @@ export const useRunStore = create<RunState>()((set, get) => ({
   },
 }));
 
-type Snapshot = Pick<RunState, "runId" | "phase" | "error" | "nodeStatus" | "tokens" | "steps" | "approvals" | "log">;
+type Snapshot = Pick<
+  RunState,
+  "runId" | "phase" | "error" | "nodeStatus" | "tokens" | "steps" | "approvals" | "log" | "timeline" | "updatedSince"
+>;
 
 /** Fold one stream message into the run state (pure; exported for tests). */
-export function reduce(state: Snapshot, message: SseMessage): Partial<Snapshot> {
+export function reduce(state: Snapshot, message: SseMessage & { at?: string | null }): Partial<Snapshot> {
+  const timeline = addEvent(state.timeline, message);
+  return { ...reduceStatus(state, message), timeline };
+}
+
+function reduceStatus(state: Snapshot, message: SseMessage): Partial<Snapshot> {
   // Subgraph events arrive as `mode|ns`; the parent's nodes are what the canvas shows.
-  const [mode] = message.event.split("|");
+  const [mode, namespace] = message.event.split("|");
   const data = message.data as Record<string, unknown> | unknown[] | null;
   const log = [...state.log.slice(-(LOG_LIMIT - 1)), { event: message.event, summary: summarize(data) }];
+  if (namespace) return { log };
   switch (mode) {
     case "metadata": {
       const runId = (data as { run_id?: string } | null)?.run_id ?? state.runId;
@@ -146,8 +180,16 @@ export function reduce(state: Snapshot, message: SseMessage): Partial<Snapshot> 
     }
     case "tasks":
       return { ...taskEvent(state, data as Record<string, unknown>), log };
-    case "updates":
-      return { ...updatesEvent(state, data as Record<string, unknown>), log };
+    case "debug": {
+      // Task start and result with timestamps; the timeline reads those, the status is the same as `tasks`.
+      const debug = data as { type?: string; payload?: Record<string, unknown> } | null;
+      if (debug?.type === "task" || debug?.type === "task_result") return { ...taskEvent(state, debug.payload ?? null), log };
+      return { log };
+    }
+    case "updates": {
+      const nodes = Object.keys((data as Record<string, unknown> | null) ?? {}).filter((key) => !key.startsWith("__"));
+      return { ...updatesEvent(state, data as Record<string, unknown>), updatedSince: [...state.updatedSince, ...nodes], log };
+    }
     case "messages":
       return { ...tokenEvent(state, data as unknown[]), log: state.log };
     case "values": {
@@ -156,12 +198,11 @@ export function reduce(state: Snapshot, message: SseMessage): Partial<Snapshot> 
       // Runs streaming only `values` learn of interrupts here.
       const parked = "__interrupt__" in values ? updatesEvent(state, { __interrupt__: values.__interrupt__ }) : {};
       delete values.__interrupt__;
-      const previous = state.steps[state.steps.length - 1];
-      const after = Object.entries(state.nodeStatus)
-        .filter(([, status]) => status === "done" || status === "failed" || status === "waiting")
-        .map(([node]) => node)
-        .filter((node) => !(previous?.after ?? []).includes(node));
-      return { ...parked, steps: [...state.steps, { step: state.steps.length + 1, after, values }], log };
+      // A state no node wrote is not a step: the interrupt's repeat of the state, or
+      // the state a resume starts from. Only the very first one is (the input).
+      if (state.updatedSince.length === 0 && state.steps.length > 0) return { ...parked, log };
+      const after = [...new Set(state.updatedSince)];
+      return { ...parked, steps: [...state.steps, { step: state.steps.length + 1, after, values }], updatedSince: [], log };
     }
     case "error": {
       const detail = data as { error?: string; message?: string } | string | null;
@@ -259,4 +300,10 @@ function summarize(data: unknown): string {
   if (data === null || data === undefined) return "";
   const text = typeof data === "string" ? data : JSON.stringify(data);
   return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}
+
+/** Node statuses as the canvas shows them: once a run has ended, a node it never reached reads "skipped". */
+export function shownStatus(status: Record<string, NodeRunStatus>, phase: RunPhase): Record<string, NodeRunStatus> {
+  if (phase !== "success" && phase !== "error") return status;
+  return Object.fromEntries(Object.entries(status).map(([node, s]) => [node, s === "pending" ? "skipped" : s]));
 }

@@ -18,7 +18,8 @@ import type { XY } from "../spec/layout";
 import { EMPTY_MODEL, parseSpec, type GraphModel, type ParseProblem } from "../spec/model";
 import type { SpecIssue } from "../api/errors";
 
-export type NodeRunStatus = "pending" | "running" | "done" | "failed" | "waiting";
+/** A node's state in the run shown; `skipped`: the run ended without reaching it. */
+export type NodeRunStatus = "pending" | "running" | "done" | "failed" | "waiting" | "skipped";
 export type NodeDiffMark = "added" | "changed" | "removed";
 
 export interface EditorState {
@@ -57,6 +58,10 @@ export interface EditorState {
   /** Version diff marks of the canvas's edges (by edge id). */
   edgeDiff: Record<string, NodeDiffMark>;
   nodeExtra: Record<string, ReactNode>;
+  /** Ids of the edges (as the model gives them) the run shown went along; empty: no run shown. */
+  takenEdges: string[];
+  /** How many times each node ran in the run shown (the card shows "×n" above 1). */
+  nodeVisits: Record<string, number>;
 
   /**
    * Open a graph: replaces text, positions and clears undo history. With a
@@ -95,6 +100,8 @@ export interface EditorState {
   setNodeStatus: (status: Record<string, NodeRunStatus>) => void;
   setNodeDiff: (diff: Record<string, NodeDiffMark>, edges?: Record<string, NodeDiffMark>) => void;
   setNodeExtra: (extra: Record<string, ReactNode>) => void;
+  setTakenEdges: (ids: string[]) => void;
+  setNodeVisits: (visits: Record<string, number>) => void;
 }
 
 /** Typing within this many ms of the last recorded change joins its undo step. */
@@ -147,6 +154,8 @@ export const useEditorStore = create<EditorState>()(
       nodeDiff: {},
       edgeDiff: {},
       nodeExtra: {},
+      takenEdges: [],
+      nodeVisits: {},
       layoutEdits: 0,
       savedLayoutEdits: 0,
 
@@ -172,6 +181,8 @@ export const useEditorStore = create<EditorState>()(
           nodeDiff: {},
           edgeDiff: {},
           nodeExtra: {},
+          takenEdges: [],
+          nodeVisits: {},
         });
         temporalApi.resume();
         temporalApi.clear();
@@ -224,6 +235,8 @@ export const useEditorStore = create<EditorState>()(
       setNodeStatus: (nodeStatus) => set({ nodeStatus }),
       setNodeDiff: (nodeDiff, edgeDiff = {}) => set({ nodeDiff, edgeDiff }),
       setNodeExtra: (nodeExtra) => set({ nodeExtra }),
+      setTakenEdges: (takenEdges) => set({ takenEdges }),
+      setNodeVisits: (nodeVisits) => set({ nodeVisits }),
     }),
     {
       partialize: (state) => ({ yaml: state.yaml }),

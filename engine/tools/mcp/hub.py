@@ -45,6 +45,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation, Tool
 from engine.runtime.secrets import SecretSource, resolve
 from engine.spec.models import McpServerDef, duration_seconds
 from engine.tools.children import unowned_context
+from engine.tools.mcp.task_questions import QUESTIONS
 from engine.tools.mcp.tasks import TasksClientExtension
 
 T = TypeVar("T")
@@ -137,6 +138,8 @@ def new_client(server: ServerConnection, values: Mapping[str, str]) -> Client:
     """An un-entered ``Client`` for ``server`` (stdio or streamable HTTP), with the Tasks client.
 
     ``values`` are the server's secrets (:meth:`ServerConnection.secret_names`).
+    Elicitation is announced so a task can ask for input; only questions about
+    a task are taken (:mod:`engine.tools.mcp.task_questions`).
     """
     spec = server.definition
     target: Any = (
@@ -147,6 +150,7 @@ def new_client(server: ServerConnection, values: Mapping[str, str]) -> Client:
     return Client(
         target,
         extensions=[TasksClientExtension()],
+        elicitation_callback=QUESTIONS.on_elicit,
         client_info=Implementation(name="plait", version="1"),
     )
 

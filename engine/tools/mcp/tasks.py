@@ -23,10 +23,11 @@ lower level functions below instead, to record the task and park the run:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
-from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
 from mcp.client.session import ClientSession
 from mcp_types import (
     CallToolResult,
@@ -38,9 +39,11 @@ from mcp_types import (
     GetTaskRequest,
     GetTaskRequestParams,
     GetTaskResult,
+    TaskStatusNotificationParams,
 )
 
 from engine.tools.mcp.task_protocol import TASKS_EXTENSION, TERMINAL, TaskCreated
+from engine.tools.mcp.task_questions import QUESTIONS
 
 #: Polling interval when the server suggests none, in seconds.
 DEFAULT_POLL_SECONDS = 0.5
@@ -72,13 +75,22 @@ async def cancel_task(session: ClientSession, task_id: str) -> CancelTaskResult:
 
 
 async def wait_for_task(session: ClientSession, task_id: str, poll_seconds: float) -> str:
-    """Poll ``tasks/get`` until the task ends; return its final status."""
-    while True:
-        task = await get_task(session, task_id)
-        if task.status in TERMINAL:
-            return task.status
-        interval = task.poll_interval / 1000 if task.poll_interval else poll_seconds
-        await asyncio.sleep(interval)
+    """Poll ``tasks/get`` until the task ends; return its final status.
+
+    A status notification from the server cuts a poll interval short.
+    """
+    news = QUESTIONS.news(task_id)
+    try:
+        while True:
+            news.clear()
+            task = await get_task(session, task_id)
+            if task.status in TERMINAL:
+                return task.status
+            interval = task.poll_interval / 1000 if task.poll_interval else poll_seconds
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(news.wait(), interval)
+    finally:
+        QUESTIONS.forget(task_id)
 
 
 async def _resolve(created: TaskCreated, ctx: ClaimContext) -> CallToolResult:
@@ -88,10 +100,24 @@ async def _resolve(created: TaskCreated, ctx: ClaimContext) -> CallToolResult:
 
 
 class TasksClientExtension(ClientExtension):
-    """``io.modelcontextprotocol/tasks`` for ``mcp.Client(extensions=[...])``."""
+    """``io.modelcontextprotocol/tasks`` for ``mcp.Client(extensions=[...])``.
+
+    It also observes ``notifications/tasks/status`` (either protocol), which
+    wakes a task's poller early.
+    """
 
     identifier = TASKS_EXTENSION
 
     def claims(self) -> Sequence[ResultClaim[Any]]:
         """The task handle a ``tools/call`` may answer with."""
         return (ResultClaim(result_type="task", model=TaskCreated, resolve=_resolve),)
+
+    def notifications(self) -> Sequence[NotificationBinding[Any]]:
+        """Status changes a server announces (``notifications/tasks/status``)."""
+        return (
+            NotificationBinding(
+                method="notifications/tasks/status",
+                params_type=TaskStatusNotificationParams,
+                handler=QUESTIONS.on_status,
+            ),
+        )

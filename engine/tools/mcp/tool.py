@@ -13,7 +13,10 @@ idempotency record, audit, events) applies. The call itself:
    ``{"plait": "tool_progress", "node", "tool", "progress", "total", "message"}``;
 5. turns an ``is_error`` result into :class:`engine.runtime.errors.ToolReportedError`;
 6. stores a large result by reference (:mod:`engine.tools.mcp.results`);
-7. with ``task: true``, runs the call as an MCP task (:mod:`engine.tools.mcp.tasks`).
+7. with ``task: true``, or for a tool its server says must run as a task,
+   runs the call as an MCP task in the protocol the server announced
+   (:mod:`engine.tools.mcp.task_protocol`); a task's question
+   (``input_required``) becomes an approval (:mod:`engine.tools.mcp.task_questions`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import interrupt
 from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
-from mcp_types import CallToolResult, RequestParamsMeta, Tool
+from mcp_types import CallToolResult, ElicitResult, RequestParamsMeta, Tool
 
 from engine.runtime.audit import run_id_of
 from engine.runtime.events_out import emit
@@ -40,11 +43,24 @@ from engine.store import mcp_tasks
 from engine.store.pool import Pool
 from engine.tools.current_call import ToolCall, current_call
 from engine.tools.idempotency import store_from
+from engine.tools.mcp.core_tasks import call_as_task, core_result, forget_core, wait_core
 from engine.tools.mcp.hub import HUB, Credentials, ServerConnection, credentials_of, on_hub
 from engine.tools.mcp.parking import parking_enabled
 from engine.tools.mcp.results import by_reference, raise_for_error, result_value
 from engine.tools.mcp.schema_check import check_arguments
-from engine.tools.mcp.task_protocol import TERMINAL, TaskCreated
+from engine.tools.mcp.task_protocol import (
+    TERMINAL,
+    TaskCreated,
+    TaskProtocol,
+    TaskSupport,
+    protocol_of,
+)
+from engine.tools.mcp.task_questions import (
+    QUESTIONS,
+    Question,
+    approval_payload,
+    elicit_result,
+)
 from engine.tools.mcp.tasks import (
     DEFAULT_POLL_SECONDS,
     INTERRUPT_MARK,
@@ -71,6 +87,8 @@ class McpCall:
     schema: dict[str, Any]
     timeout: float | None
     task: bool
+    #: The task protocol the server announced (used when ``task``).
+    protocol: TaskProtocol = "extension"
 
     @property
     def inline_limit(self) -> int:
@@ -119,6 +137,15 @@ async def _send(
     """``tools/call`` on the hub (a lost session is dropped there, see :func:`on_hub`)."""
 
     async def work(client: Client, tools: dict[str, Tool]) -> CallToolResult | TaskCreated:
+        if call.task and call.protocol == "core":
+            return await call_as_task(
+                client.session,
+                call.remote,
+                args,
+                meta=cast(RequestParamsMeta, meta),
+                read_timeout=call.timeout,
+                progress=progress,
+            )
         if call.task:
             answer = await client.session.call_tool(
                 call.remote,
@@ -185,7 +212,9 @@ async def _run_task(
     key = gateway_call.key if gateway_call is not None and pool is not None else None
     record = await mcp_tasks.get_task(pool, key) if pool is not None and key else None
     if record is None:
-        answer = await _send(call, creds, args, {**meta, **task_meta()}, progress)
+        # The extension asks in _meta; the core protocol's params.task is added by _send.
+        asked = meta if call.protocol == "core" else {**meta, **task_meta()}
+        answer = await _send(call, creds, args, asked, progress)
         if isinstance(answer, CallToolResult):
             return answer  # the server ran it at once (it does not do tasks)
         record = _record_of(call, answer, gateway_call, key)
@@ -196,16 +225,26 @@ async def _run_task(
     try:
         # A stdio server is a child of this process: its tasks are unknown to the
         # server process another worker (the poller, the resumed run) would talk to.
+        # A core task's question comes on this process's session (while it waits
+        # on tasks/result) and must be answered there: it waits here too.
         can_park = (
             key is not None
             and gateway_call is not None
             and parking_enabled(gateway_call.config)
             and call.server.definition.transport == "http"
+            and call.protocol == "extension"
         )
-        status = await _wait(call, creds, record, can_park=can_park)
-        result: CallToolResult = await on_hub(
-            call.server, creds, lambda client, _: task_result(client.session, record.task_id)
-        )
+        result: CallToolResult
+        if call.protocol == "core":
+            status = await _wait_answering(call, creds, record)
+            result = await on_hub(
+                call.server, creds, lambda client, _: core_result(client.session, record.task_id)
+            )
+        else:
+            status = await _wait(call, creds, record, can_park=can_park)
+            result = await on_hub(
+                call.server, creds, lambda client, _: task_result(client.session, record.task_id)
+            )
     except asyncio.CancelledError:
         # The run was cancelled while it waited in place: the task goes too.
         await asyncio.shield(_cancel(call, creds, record, pool))
@@ -266,10 +305,48 @@ async def _wait(
         )
 
 
+async def _wait_answering(call: McpCall, creds: Credentials, record: mcp_tasks.TaskRecord) -> str:
+    """Wait in place for a core task; each question it asks becomes an approval.
+
+    The approval's ``interrupt`` ends the run while the question stays open on
+    this process's session; the re-run that carries the decision answers it
+    and waits on. On a re-run the decisions of earlier questions come back
+    first, in order (LangGraph replays a node's interrupts by position), and
+    only the open question's is sent.
+    """
+    asked = 0
+    while True:
+        outcome = await on_hub(
+            call.server,
+            creds,
+            lambda client, _: wait_core(client.session, record.task_id, DEFAULT_POLL_SECONDS),
+        )
+        if isinstance(outcome, str):
+            return outcome
+        asked += 1
+        decision = interrupt(
+            approval_payload(record.node, record.server_name, record.tool, outcome)
+        )
+        if outcome.number != asked:
+            continue  # an earlier question's decision, already sent
+        answer = elicit_result(decision, outcome)
+        if not await HUB.call(_answer(outcome, answer)):
+            raise RuntimeError(
+                f"MCP task {record.task_id} of {call.name!r}: its question is no longer open"
+            )
+
+
+async def _answer(question: Question, answer: ElicitResult) -> bool:
+    # On the hub loop, where the question's future lives.
+    return QUESTIONS.answer(question, answer)
+
+
 async def _cancel(
     call: McpCall, creds: Credentials, record: mcp_tasks.TaskRecord, pool: Pool | None
 ) -> None:
     try:
+        if call.protocol == "core":
+            await HUB.call(_forget(record.task_id))
         await on_hub(
             call.server, creds, lambda client, _: cancel_task(client.session, record.task_id)
         )
@@ -280,8 +357,14 @@ async def _cancel(
         log.exception("MCP task %s of %s: cancel failed", record.task_id, call.server.name)
 
 
-async def _describe(server: ServerConnection, creds: Credentials, remote: str) -> Tool:
-    async def work(client: Client, tools: dict[str, Tool]) -> Tool:
+async def _forget(task_id: str) -> None:
+    forget_core(task_id)
+
+
+async def _describe(
+    server: ServerConnection, creds: Credentials, remote: str
+) -> tuple[Tool, TaskProtocol]:
+    async def work(client: Client, tools: dict[str, Tool]) -> tuple[Tool, TaskProtocol]:
         found = tools.get(remote)
         if found is None:
             listing = await client.list_tools()
@@ -292,9 +375,33 @@ async def _describe(server: ServerConnection, creds: Credentials, remote: str) -
             raise LookupError(
                 f"MCP server {server.name!r} has no tool {remote!r} (it has: {names})"
             )
-        return found
+        return found, protocol_of(client.server_capabilities)
 
     return await on_hub(server, creds, work)
+
+
+def runs_as_task(name: str, wanted: bool, listed: Tool, protocol: TaskProtocol) -> bool:
+    """Whether calls of tool ``name`` run as tasks: the spec's ``task``, unless its server says.
+
+    A core server's ``execution.taskSupport`` decides where it is firm:
+    ``required`` always runs as a task, ``forbidden`` (the default) refuses a
+    spec that asks for one. The extension has no per-tool word.
+    """
+    if protocol != "core":
+        return wanted
+    support: TaskSupport = (
+        listed.execution.task_support
+        if listed.execution is not None and listed.execution.task_support is not None
+        else "forbidden"
+    )
+    if support == "required":
+        return True
+    if wanted and support == "forbidden":
+        raise ValueError(
+            f"tool {name!r} has task: true, but its server's tool {listed.name!r} "
+            "does not run as a task (execution.taskSupport is forbidden); remove task: true"
+        )
+    return wanted
 
 
 def mcp_connection(
@@ -320,7 +427,7 @@ def load_mcp_tool(
     """
     server = mcp_connection(tool_def, servers, base_dir)
     remote = tool_def.tool or name
-    listed = HUB.call_sync(
+    listed, protocol = HUB.call_sync(
         _describe(server, creds, remote),
         timeout=duration_seconds(server.definition.connect_timeout) + 5,
     )
@@ -330,7 +437,8 @@ def load_mcp_tool(
         remote=remote,
         schema=dict(listed.input_schema),
         timeout=duration_seconds(tool_def.timeout) if tool_def.timeout is not None else None,
-        task=tool_def.task,
+        task=runs_as_task(name, tool_def.task, listed, protocol),
+        protocol=protocol,
     )
 
     async def invoke(**kwargs: Any) -> Any:

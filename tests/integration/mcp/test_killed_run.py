@@ -58,6 +58,8 @@ def test_killed_run_reuses_the_recorded_mcp_call(database_url: str, tmp_path: Pa
     ticket_events = [
         e["data"] for e in events if (e.get("data") or {}).get("tool") == "create_ticket"
     ]
+    # The recorded result is announced with the reuse (what the inspector shows).
+    assert all(event.pop("result") for event in ticket_events)
     assert ticket_events == [
         {
             "plait": "tool_call",

@@ -184,3 +184,17 @@ async def test_in_memory_store_first_writer_wins() -> None:
     assert first.value == second.value == 1
     assert await store.get("k") == first
     assert await store.get("other") is None
+
+
+def test_a_tool_call_event_carries_its_result_or_the_beginning_of_a_large_one() -> None:
+    # Imported here: imported first, engine.tools.gateway meets the runtime<->compiler
+    # import cycle half-way (issue 17 removes it).
+    from engine.tools.gateway import RESULT_EVENT_BYTES, result_fields
+
+    assert result_fields({"ticket": "T-1"}) == {"result": {"ticket": "T-1"}}
+    large = {"rows": ["x" * 100] * 200}
+    fields = result_fields(large)
+    assert fields["result_truncated"] is True
+    assert fields["result_bytes"] > RESULT_EVENT_BYTES
+    assert isinstance(fields["result"], str) and fields["result"].startswith('{"rows": ["xxx')
+    assert len(fields["result"].encode()) < RESULT_EVENT_BYTES

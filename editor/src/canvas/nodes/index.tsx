@@ -1,7 +1,11 @@
 /**
  * Canvas node components: one per kind (sharing a shell that draws the icon,
- * id, key fields, problem badge, run status and diff mark), plus the START and
- * END terminals.
+ * id, key fields, problem badge, run status, visit count and diff mark), plus
+ * the START and END terminals.
+ *
+ * Every card has the same fixed size (spec/layout.ts NODE_SIZE, which elk lays
+ * out): what a run adds (`extra`) gets one clipped line at the bottom, so a
+ * run never grows a card onto its neighbours.
  */
 import { Handle, Position, type Node, type NodeProps, type NodeTypes } from "@xyflow/react";
 import type { ReactNode } from "react";
@@ -16,12 +20,14 @@ export interface SpecNodeData extends Record<string, unknown> {
   status?: NodeRunStatus;
   diff?: NodeDiffMark;
   extra?: ReactNode;
+  /** Times the node ran in the run shown. */
+  visits?: number;
 }
 
 export type SpecFlowNode = Node<SpecNodeData>;
 
 function NodeShell({ data, selected, children }: { data: SpecNodeData; selected?: boolean; children?: ReactNode }) {
-  const { node, issues, status, diff, extra } = data;
+  const { node, issues, status, diff, extra, visits } = data;
   const look = lookOf(node.kind);
   const classes = ["plait-node", look.shape, selected ? "selected" : "", status ? `status-${status}` : "", diff ? `diff-${diff}` : ""];
   return (
@@ -33,12 +39,19 @@ function NodeShell({ data, selected, children }: { data: SpecNodeData; selected?
       data-status={status ?? ""}
       data-diff={diff ?? ""}
     >
+      {/* The approval's cut-corner outline is drawn by this layer, so the card itself keeps its status ring. */}
+      {look.shape === "shape-approval" && <div className="plait-node-frame" aria-hidden />}
       <Handle type="target" position={Position.Top} />
       <div className="plait-node-head">
         <span className="plait-node-icon" aria-hidden>
           {look.icon}
         </span>
         <span className="plait-node-id">{node.id}</span>
+        {visits !== undefined && visits > 1 && (
+          <span className="plait-node-visits" data-testid={`node-visits-${node.id}`} title={`Ran ${visits} times in this run`}>
+            ×{visits}
+          </span>
+        )}
         <span className="plait-node-kind">{look.label}</span>
         {issues.length > 0 && (
           <span className="plait-node-badge" data-testid={`node-badge-${node.id}`} title={issues.join("\n")}>
@@ -54,12 +67,14 @@ function NodeShell({ data, selected, children }: { data: SpecNodeData; selected?
         ))}
         {children}
       </div>
-      {status && (
-        <div className="plait-node-status" data-testid={`node-status-${node.id}`}>
-          {status}
-        </div>
-      )}
-      {extra && <div className="plait-node-extra nodrag nowheel">{extra}</div>}
+      <div className="plait-node-foot">
+        {status && (
+          <span className="plait-node-status" data-testid={`node-status-${node.id}`}>
+            {status}
+          </span>
+        )}
+        {extra && <div className="plait-node-extra nodrag nowheel">{extra}</div>}
+      </div>
       <Handle type="source" position={Position.Bottom} />
     </div>
   );

@@ -1,0 +1,94 @@
+/**
+ * How the shown run ended, shown first once it has: its status, the values of
+ * the spec's `output` fields, and what the whole run took (time, tokens, cost).
+ */
+
+import { useMemo } from "react";
+import { parse } from "yaml";
+import { useEditorStore } from "../store/editorStore";
+import { useRunStore } from "./runStore";
+import { stepsOf } from "./timeline";
+import * as fmt from "./format";
+
+/** The spec's `spec.output` field names (empty when it declares none or does not parse). */
+export function outputFields(text: string): string[] {
+  try {
+    const doc = parse(text) as { spec?: { output?: unknown } } | null;
+    const output = doc?.spec?.output;
+    return Array.isArray(output) ? output.filter((field): field is string => typeof field === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Values longer than this show as a one-line preview that opens on a click. */
+const INLINE_CHARS = 90;
+
+function OutcomeField({ field, value }: { field: string; value: unknown }) {
+  const text = value === undefined ? "—" : typeof value === "string" ? value : fmt.json(value);
+  return (
+    <div className="outcome-field" data-testid="outcome-field" data-field={field}>
+      {text.length <= INLINE_CHARS && !text.includes("\n") ? (
+        <>
+          <span className="outcome-name">{field}</span>
+          <span className="outcome-value">{text}</span>
+        </>
+      ) : (
+        <details>
+          <summary>
+            <span className="outcome-name">{field}</span>
+            <span className="outcome-value muted">{fmt.preview(value, INLINE_CHARS)}</span>
+          </summary>
+          <pre>{text}</pre>
+        </details>
+      )}
+    </div>
+  );
+}
+
+const PHASE_WORDS: Record<string, string> = {
+  success: "Succeeded",
+  error: "Failed",
+  waiting: "Waiting for an approval",
+};
+
+export function Outcome() {
+  const phase = useRunStore((s) => s.phase);
+  const error = useRunStore((s) => s.error);
+  const steps = useRunStore((s) => s.steps);
+  const timeline = useRunStore((s) => s.timeline);
+  const text = useEditorStore((s) => s.derivedYaml);
+  const fields = useMemo(() => outputFields(text), [text]);
+  if (!(phase in PHASE_WORDS)) return null;
+  const values = steps[steps.length - 1]?.values ?? {};
+  const shown = fields.length > 0 ? fields : Object.keys(values);
+  const ran = stepsOf(timeline);
+  const startedAt = ran.find((step) => step.startedAt)?.startedAt ?? null;
+  const endedAt = [...ran].reverse().find((step) => step.endedAt)?.endedAt ?? null;
+  const wall = startedAt && endedAt ? Date.parse(endedAt) - Date.parse(startedAt) : null;
+  const tokensIn = ran.reduce((sum, step) => sum + step.tokensIn, 0);
+  const tokensOut = ran.reduce((sum, step) => sum + step.tokensOut, 0);
+  const priced = ran.filter((step) => step.cost !== null);
+  const total = priced.length > 0 ? priced.reduce((sum, step) => sum + (step.cost ?? 0), 0) : null;
+  return (
+    <section className={`run-outcome outcome-${phase}`} data-testid="run-outcome" data-phase={phase}>
+      <h3>
+        {PHASE_WORDS[phase]}
+        <span className="muted">
+          {" · "}
+          {[`${ran.length} step${ran.length === 1 ? "" : "s"}`, wall !== null ? fmt.duration(wall) : "", fmt.tokens(tokensIn, tokensOut), fmt.cost(total)]
+            .filter(Boolean)
+            .join(" · ")}
+        </span>
+      </h3>
+      {error && <p className="error">{error}</p>}
+      {phase !== "waiting" && (
+        <div className="outcome-fields">
+          {shown.map((field) => (
+            <OutcomeField key={field} field={field} value={values[field]} />
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,106 @@
+/**
+ * The graph's earlier runs, newest first: how each ended (Plait's status, so
+ * a dead-lettered run says so), the version that ran, when it started and
+ * how long it took. Opening one shows it on the version that ran: another
+ * version's run opens that version's editor.
+ */
+
+import { useEffect, useState } from "react";
+import { editorHash } from "../routes";
+import { runsOf, threadsOf, type PlaitRun, type PlaitThread } from "./runApi";
+import { assistantOf, openThread } from "./runController";
+import { useRunStore } from "./runStore";
+import * as fmt from "./format";
+
+interface PastRun {
+  thread: PlaitThread;
+  runs: PlaitRun[];
+}
+
+/** How a thread's runs ended, in words: the newest run's status, or "waiting" at an approval. */
+export function pastStatus(thread: PlaitThread, runs: PlaitRun[]): string {
+  const last = runs[runs.length - 1];
+  if (!last) return "no run";
+  if (thread.status === "interrupted") return "waiting";
+  const status = last.plait_status ?? last.status;
+  return status === "dead_lettered" ? "dead-lettered" : status;
+}
+
+export function PastRuns({ graph, version, nodeIds, onOpened, onError }: {
+  graph: string;
+  version: string;
+  nodeIds: string[];
+  onOpened(): void;
+  onError(message: string): void;
+}) {
+  const [found, setFound] = useState<PastRun[] | null>(null);
+  const phase = useRunStore((s) => s.phase);
+  useEffect(() => {
+    let live = true;
+    threadsOf(graph)
+      .then((list) => Promise.all(list.map(async (thread) => ({ thread, runs: await runsOf(thread.thread_id) }))))
+      .then((list) => live && setFound(list))
+      .catch((e: unknown) => onError(String(e)));
+    return () => {
+      live = false;
+    };
+  }, [graph, phase, onError]);
+  if (found === null) return <p>Loading…</p>;
+  if (found.length === 0) return <p className="muted">No runs of {graph} yet.</p>;
+
+  function open({ thread, runs }: PastRun) {
+    const ran = thread.version ?? version;
+    onOpened();
+    if (ran !== version && !ran.includes("+draft")) {
+      // Show it on the version that ran: that version's editor opens the thread the URL names.
+      window.location.hash = editorHash(graph, ran, thread.thread_id);
+      return;
+    }
+    const last = runs[runs.length - 1];
+    void openThread(thread.thread_id, last?.assistant_id ?? assistantOf(graph, version), nodeIds).catch((e: unknown) => onError(String(e)));
+  }
+
+  return (
+    <table className="past-runs" data-testid="past-runs">
+      <thead>
+        <tr>
+          <th>Started</th>
+          <th>Status</th>
+          <th>Version</th>
+          <th>Took</th>
+        </tr>
+      </thead>
+      <tbody>
+        {found.map((past) => {
+          const { thread, runs } = past;
+          const first = runs[0];
+          const last = runs[runs.length - 1];
+          const status = pastStatus(thread, runs);
+          const took = first && last ? Date.parse(last.updated_at) - Date.parse(first.created_at) : null;
+          return (
+            <tr key={thread.thread_id} data-testid="past-run" data-thread={thread.thread_id} data-version={thread.version ?? ""}>
+              <td>
+                <button type="button" data-testid="open-past-run" onClick={() => open(past)} title={`thread ${thread.thread_id}`}>
+                  {fmt.when(first?.created_at ?? thread.created_at)}
+                </button>
+              </td>
+              <td>
+                <span
+                  className={`run-badge past-${status}`}
+                  data-testid="past-status"
+                  title={runs.length > 1 ? `${runs.length} runs on this thread (resumes and forks)` : undefined}
+                >
+                  {status}
+                </span>
+              </td>
+              <td data-testid="past-version" className={thread.version === version ? "shown-version" : undefined} title={thread.version === version ? "the version shown" : "opens that version"}>
+                {thread.version ?? "—"}
+              </td>
+              <td>{status === "running" || status === "pending" ? "…" : fmt.duration(took)}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,81 @@
+/**
+ * The few server calls only the run view makes, typed with the fields Plait
+ * adds (`plait_status`, a thread's graph/version): kept here so the shared
+ * client stays the protocol's.
+ */
+
+import { fetchWithKey } from "../api/apiKey";
+import { problemFromResponse } from "../api/errors";
+import type { Checkpoint, Run, Thread } from "../api/client";
+
+/** A run as Plait answers it: `plait_status` says `dead_lettered` where `status` says `error`. */
+export type PlaitRun = Run & { plait_status?: string; updated_at: string };
+/** A thread as Plait answers it: the graph version its runs use. */
+export type PlaitThread = Thread & { graph?: string | null; version?: string | null; digest?: string | null };
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const init: RequestInit = { method, headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)["Content-Type"] = "application/json";
+  }
+  const response = await fetchWithKey(path, init);
+  if (!response.ok) throw await problemFromResponse(response);
+  return (await response.json()) as T;
+}
+
+const enc = encodeURIComponent;
+
+/** The runs of a thread, oldest first. */
+export async function runsOf(threadId: string): Promise<PlaitRun[]> {
+  const list = await call<PlaitRun[]>("GET", `/threads/${enc(threadId)}/runs?limit=100`);
+  return [...list].sort((a, b) => a.created_at.localeCompare(b.created_at));
+}
+
+/** The graph's threads (tagged with its name), newest first. */
+export function threadsOf(graph: string, limit = 30): Promise<PlaitThread[]> {
+  return call<PlaitThread[]>("POST", "/threads/search", {
+    metadata: { graph_id: graph },
+    limit,
+    sort_by: "created_at",
+    sort_order: "desc",
+  });
+}
+
+/**
+ * Write `values` at `checkpointId` as if `asNode` had returned them: a new
+ * checkpoint on a new branch, which a run can then start from.
+ */
+export async function editState(
+  threadId: string,
+  checkpointId: string,
+  values: Record<string, unknown>,
+  asNode: string | null,
+): Promise<Checkpoint> {
+  const body = { values, checkpoint_id: checkpointId, ...(asNode ? { as_node: asNode } : {}) };
+  const answer = await call<{ checkpoint: Checkpoint }>("POST", `/threads/${enc(threadId)}/state`, body);
+  return answer.checkpoint;
+}
+
+/** One event of a run's journal: `at` is when the server wrote it. */
+export interface JournalEvent {
+  seq: number;
+  event: string;
+  data: unknown;
+  at?: string;
+  superseded?: boolean;
+}
+
+/** Events the server returns per page (its limit is 10,000). */
+const EVENTS_PAGE = 5000;
+
+/** A run's whole journal, page by page (a long run has thousands of events). */
+export async function eventsOf(runId: string): Promise<JournalEvent[]> {
+  const all: JournalEvent[] = [];
+  for (;;) {
+    const after = all.length > 0 ? all[all.length - 1].seq : 0;
+    const page = await call<JournalEvent[]>("GET", `/runs/${enc(runId)}/events?after=${after}&limit=${EVENTS_PAGE}`);
+    all.push(...page);
+    if (page.length < EVENTS_PAGE) return all;
+  }
+}
