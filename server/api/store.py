@@ -125,7 +125,7 @@ async def delete_item(body: ItemDelete, services: Svc, tenant: Tenant) -> Respon
 
 @router.post("/items/search", summary="Search items")
 async def search_items(body: ItemSearch, services: Svc, tenant: Tenant) -> dict[str, Any]:
-    """Items under ``namespace_prefix`` whose values contain ``filter``, newest first."""
+    """Items under ``namespace_prefix`` whose values contain ``filter``, latest writes first."""
     found = await tenant_store(services, tenant).asearch(
         tuple(body.namespace_prefix),
         query=body.query,
