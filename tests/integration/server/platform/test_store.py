@@ -93,7 +93,7 @@ async def test_bad_namespaces_are_refused(
         assert "namespace=users.u-1" in unnamed.json()["detail"]
 
 
-async def test_a_python_node_reads_and_writes_its_tenants_store(
+async def test_python_nodes_and_tools_read_and_write_their_tenants_store(
     platform_server: Cluster, admin: httpx.AsyncClient
 ) -> None:
     async with (
@@ -105,13 +105,14 @@ async def test_a_python_node_reads_and_writes_its_tenants_store(
 
         state = await first.runs.wait(None, "store-notes", input={"user": "ada", "note": "bakes"})
         assert state["notes"] == ["likes tea", "bakes"]
+        assert state["counted"] == 2  # the python tool (async) reads what the node wrote
         # Another thread of the same tenant sees the notes: the store outlives threads.
         again = await first.runs.wait(None, "store-notes", input={"user": "ada", "note": "sings"})
         assert again["notes"] == ["likes tea", "bakes", "sings"]
 
         # The other tenant's run starts from nothing, under the same namespace.
         theirs = await second.runs.wait(None, "store-notes", input={"user": "ada", "note": "hi"})
-        assert theirs["notes"] == ["hi"]
+        assert (theirs["notes"], theirs["counted"]) == (["hi"], 1)
 
         written = await first.store.search_items(["notes", "ada"], limit=100)
         assert sorted(i["value"]["text"] for i in written["items"]) == [

@@ -17,3 +17,8 @@ def remember(user: str, note: str) -> list[str]:
     store.put(("notes", user), uuid.uuid4().hex, {"text": note})
     kept = store.search(("notes", user), limit=100)
     return [item.value["text"] for item in sorted(kept, key=lambda item: item.created_at)]
+
+
+async def count_notes(user: str) -> int:
+    """A python tool: how many notes ``("notes", user)`` holds (async code uses ``asearch``)."""
+    return len(await get_store().asearch(("notes", user), limit=100))
