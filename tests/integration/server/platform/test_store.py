@@ -131,8 +131,8 @@ async def test_an_item_past_its_ttl_is_gone(
     platform_server: Cluster, admin: httpx.AsyncClient, platform_database_url: str
 ) -> None:
     async with sdk(platform_server, await new_tenant(admin)) as client:
-        # 0.02 minutes: 1.2 seconds.
-        await client.store.put_item(["tmp"], "brief", {"v": 1}, ttl=0.02)
+        # 0.1 minutes: 6 seconds, ample for the read just after on a busy machine.
+        await client.store.put_item(["tmp"], "brief", {"v": 1}, ttl=0.1)
         await client.store.put_item(["tmp"], "kept", {"v": 2})
         assert (await client.store.get_item(["tmp"], "brief"))["value"] == {"v": 1}
 
