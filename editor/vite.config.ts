@@ -7,17 +7,7 @@ import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
 import { fileURLToPath } from "node:url";
 
-const API_PATHS = [
-  "/graphs",
-  "/assistants",
-  "/threads",
-  "/runs",
-  "/approvals",
-  "/store",
-  "/info",
-  "/ok",
-  "/schemas",
-];
+const API_PATHS = ["/graphs", "/assistants", "/threads", "/runs", "/approvals", "/store", "/info", "/ok", "/schemas"];
 const target = process.env.PLAIT_API ?? "http://127.0.0.1:8000";
 
 export default defineConfig({

@@ -18,8 +18,12 @@ export function App() {
   return (
     <>
       <header className="plait-header" data-testid="app-header">
-        <a className="plait-logo" href="#/">Plait</a>
-        <a href="#/" data-testid="nav-graphs" className={route.page === "graphs" ? "active" : ""}>Graphs</a>
+        <a className="plait-logo" href="#/">
+          Plait
+        </a>
+        <a href="#/" data-testid="nav-graphs" className={route.page === "graphs" ? "active" : ""}>
+          Graphs
+        </a>
         <a href="#/approvals" data-testid="nav-approvals" className={route.page === "approvals" ? "active" : ""}>
           Approvals
           <PendingBadge />
@@ -32,7 +36,11 @@ export function App() {
         {route.page === "graphs" && <GraphsPage key={generation} />}
         {route.page === "editor" && <EditorPage key={`${route.name}`} name={route.name} version={route.version} />}
         {route.page === "approvals" && <ApprovalsPage key={generation} />}
-        {route.page === "missing" && <p className="plait-page">Nothing at {route.hash}. <a href="#/">Graphs</a></p>}
+        {route.page === "missing" && (
+          <p className="plait-page">
+            Nothing at {route.hash}. <a href="#/">Graphs</a>
+          </p>
+        )}
       </main>
     </>
   );

@@ -5,10 +5,7 @@
 import { useSyncExternalStore } from "react";
 
 export type Route =
-  | { page: "graphs" }
-  | { page: "editor"; name: string; version: string; thread: string | null }
-  | { page: "approvals" }
-  | { page: "missing"; hash: string };
+  { page: "graphs" } | { page: "editor"; name: string; version: string; thread: string | null } | { page: "approvals" } | { page: "missing"; hash: string };
 
 export function parseRoute(hash: string): Route {
   const [path, query = ""] = (hash.replace(/^#/, "") || "/").split("?", 2);

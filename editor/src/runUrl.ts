@@ -38,6 +38,7 @@ export function useRunUrl(name: string, version: string, view: RunView): void {
     const nodes = useEditorStore.getState().model.nodes.map((node) => node.id);
     openThread(thread, assistantOf(name, version), nodes).catch((e: unknown) => onError?.(e instanceof Error ? e.message : String(e)));
     // Only when the URL's thread changes (opening the panel must not reopen it).
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- not on `open`, `show` or `onError`
   }, [thread, name, version]);
 
   // Run → URL: a run started or opened here, or the run view closed.

@@ -23,6 +23,8 @@ from tests.e2e.helpers import api
 from tests.integration.server.harness import Cluster
 
 REFUND_INPUT = {"order_id": "A-1002", "amount": 180.0}
+#: Three of the badge's polls (editor/src/approvals/pendingCount.ts polls every 5 s).
+BADGE_POLLS_MS = 15_000
 
 #: Rectangles of the card, the canvas and everything that may cover the canvas.
 _GEOMETRY_JS = """
@@ -133,9 +135,10 @@ def test_inbox_counts_lists_filters_and_sorts(editor: Page, plait_server: Cluste
     editor.goto(f"{base}/#/approvals")
     badge = editor.get_by_test_id("approvals-badge")
     expect(badge).to_have_text(str(_pending_count(base)))
-    # Parked elsewhere while the page is open: the badge follows.
+    # Parked elsewhere while the page is open: the badge follows at its next poll
+    # (every 5 s), so the wait covers a few polls on a busy machine.
     _park_refund(base, "inbox third")
-    expect(badge).to_have_text(str(_pending_count(base)))
+    expect(badge).to_have_text(str(_pending_count(base)), timeout=BADGE_POLLS_MS)
 
     cards = editor.get_by_test_id("inbox-pending").get_by_test_id("approval-card")
     first = cards.filter(has_text="inbox first")

@@ -127,8 +127,18 @@ describe("401 from the server", () => {
     expect(storage.getItem(apiKey.STORAGE_KEY)).toBe(KEY);
     expect(apiKey.apiKeyState()).toMatchObject({ prompt: null, masked: "plait_k1_••••" });
     // Each request: once without a key, once with it.
-    expect(sent.filter((s) => s.key === null).map((s) => s.url).sort()).toEqual(["/approvals?status=pending", "/graphs"]);
-    expect(sent.filter((s) => s.key === KEY).map((s) => s.url).sort()).toEqual(["/approvals?status=pending", "/graphs"]);
+    expect(
+      sent
+        .filter((s) => s.key === null)
+        .map((s) => s.url)
+        .sort(),
+    ).toEqual(["/approvals?status=pending", "/graphs"]);
+    expect(
+      sent
+        .filter((s) => s.key === KEY)
+        .map((s) => s.url)
+        .sort(),
+    ).toEqual(["/approvals?status=pending", "/graphs"]);
   });
 
   it("asks again with the server's detail when the key is refused", async () => {

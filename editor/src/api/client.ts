@@ -73,10 +73,8 @@ export interface GraphDiff {
 export const graphs = {
   list: () => request<GraphSummary[]>("GET", "/graphs"),
   versions: (name: string) => request<GraphVersionInfo[]>("GET", `/graphs/${enc(name)}/versions`),
-  yaml: (name: string, version: string) =>
-    request<string>("GET", `/graphs/${enc(name)}/versions/${enc(version)}`, undefined, { Accept: "application/yaml" }),
-  diff: (name: string, from: string, to: string) =>
-    request<GraphDiff>("GET", `/graphs/${enc(name)}/diff?from=${enc(from)}&to=${enc(to)}`),
+  yaml: (name: string, version: string) => request<string>("GET", `/graphs/${enc(name)}/versions/${enc(version)}`, undefined, { Accept: "application/yaml" }),
+  diff: (name: string, from: string, to: string) => request<GraphDiff>("GET", `/graphs/${enc(name)}/diff?from=${enc(from)}&to=${enc(to)}`),
   /**
    * Publish a version: 201 new, 200 same content again; 422 (issues) or 409
    * (version taken). `note` is kept with it; `layout` (node positions) is
@@ -126,8 +124,7 @@ export interface AssistantSchemas {
 }
 
 export const assistants = {
-  search: (body: { graph_id?: string; limit?: number; offset?: number } = {}) =>
-    request<Assistant[]>("POST", "/assistants/search", { limit: 100, ...body }),
+  search: (body: { graph_id?: string; limit?: number; offset?: number } = {}) => request<Assistant[]>("POST", "/assistants/search", { limit: 100, ...body }),
   get: (id: string) => request<Assistant>("GET", `/assistants/${enc(id)}`),
   schemas: (id: string) => request<AssistantSchemas>("GET", `/assistants/${enc(id)}/schemas`),
 };
@@ -183,8 +180,7 @@ export const threads = {
   search: (body: { metadata?: Record<string, unknown>; status?: ThreadStatus; limit?: number; offset?: number } = {}) =>
     request<Thread[]>("POST", "/threads/search", { limit: 50, sort_by: "created_at", sort_order: "desc", ...body }),
   state: (id: string) => request<ThreadState>("GET", `/threads/${enc(id)}/state`),
-  stateAt: (id: string, checkpointId: string) =>
-    request<ThreadState>("GET", `/threads/${enc(id)}/state/${enc(checkpointId)}`),
+  stateAt: (id: string, checkpointId: string) => request<ThreadState>("GET", `/threads/${enc(id)}/state/${enc(checkpointId)}`),
   /** Checkpoints, newest first. */
   history: (id: string, limit = 100) => request<ThreadState[]>("POST", `/threads/${enc(id)}/history`, { limit }),
 };
@@ -225,8 +221,7 @@ function idempotencyKey(): string {
 export const runs = {
   list: (threadId: string, limit = 50) => request<Run[]>("GET", `/threads/${enc(threadId)}/runs?limit=${limit}`),
   get: (threadId: string, runId: string) => request<Run>("GET", `/threads/${enc(threadId)}/runs/${enc(runId)}`),
-  cancel: (threadId: string, runId: string) =>
-    request<void>("POST", `/threads/${enc(threadId)}/runs/${enc(runId)}/cancel`),
+  cancel: (threadId: string, runId: string) => request<void>("POST", `/threads/${enc(threadId)}/runs/${enc(runId)}/cancel`),
   /** Start a run on a thread and stream it (rejoins with Last-Event-ID on a dropped connection). */
   stream: (threadId: string, body: RunStreamRequest, signal?: AbortSignal): AsyncGenerator<SseMessage> =>
     streamRun(`/threads/${enc(threadId)}/runs/stream`, {
@@ -290,8 +285,7 @@ export const approvals = {
   /** `decided`: every approval no longer pending; `order`: by request time. */
   list: (status: ApprovalStatus | "decided" | "all" = "pending", order: "oldest" | "newest" = "oldest") =>
     request<Approval[]>("GET", `/approvals?status=${status}${order === "newest" ? "&order=newest" : ""}`),
-  decide: (id: string, decision: Decision) =>
-    request<DecisionResult>("POST", `/approvals/${enc(id)}/decision`, decision),
+  decide: (id: string, decision: Decision) => request<DecisionResult>("POST", `/approvals/${enc(id)}/decision`, decision),
 };
 
 /** The run a decision response names, whatever its exact shape (`run`, or `run_id` + `thread_id`). */

@@ -50,4 +50,3 @@ export async function problemFromResponse(response: Response): Promise<ApiError>
           : text || `${response.status} ${response.statusText}`;
   return new ApiError(response.status, message, problem);
 }
-

@@ -4,7 +4,7 @@ import { SseParser } from "./sse";
 describe("SseParser", () => {
   it("parses events split across chunks, with ids, JSON data and comments", () => {
     const parser = new SseParser();
-    expect(parser.push(": keep-alive\n\nid: 1\nevent: metadata\ndata: {\"run_id\"")).toEqual([]);
+    expect(parser.push(': keep-alive\n\nid: 1\nevent: metadata\ndata: {"run_id"')).toEqual([]);
     const messages = parser.push(': "r1"}\n\nid: 2\r\nevent: end\r\ndata: null\r\n\r\n');
     expect(messages).toEqual([
       { event: "metadata", data: { run_id: "r1" }, id: "1" },

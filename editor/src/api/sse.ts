@@ -129,10 +129,7 @@ export async function* streamSse(url: string, options: StreamOptions = {}): Asyn
  * run_id (`/threads/{tid}/runs/{rid}/stream`). Ends after the `end` event or a
  * clean close.
  */
-export async function* streamRun(
-  url: string,
-  options: StreamOptions & { threadId?: string; maxRejoins?: number } = {},
-): AsyncGenerator<SseMessage> {
+export async function* streamRun(url: string, options: StreamOptions & { threadId?: string; maxRejoins?: number } = {}): AsyncGenerator<SseMessage> {
   let rejoin: string | null = null;
   let lastId: string | null = options.lastEventId ?? null;
   let attempts = options.maxRejoins ?? 3;

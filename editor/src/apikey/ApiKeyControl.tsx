@@ -46,15 +46,7 @@ export function ApiKeyControl() {
           API key{masked ? `: ${masked}` : ": none"}
         </button>
       )}
-      {open && (
-        <ApiKeyDialog
-          detail={prompt?.detail ?? null}
-          masked={masked}
-          onUse={use}
-          onForget={masked ? forget : null}
-          onCancel={close}
-        />
-      )}
+      {open && <ApiKeyDialog detail={prompt?.detail ?? null} masked={masked} onUse={use} onForget={masked ? forget : null} onCancel={close} />}
     </>
   );
 }
@@ -114,8 +106,7 @@ function ApiKeyDialog({ detail, masked, onUse, onForget, onCancel }: ApiKeyDialo
           />
         </label>
         <p className="plait-help">
-          Stored in this browser (localStorage of {window.location.origin}) and sent as <code>x-api-key</code> with
-          every request.
+          Stored in this browser (localStorage of {window.location.origin}) and sent as <code>x-api-key</code> with every request.
         </p>
         <footer>
           {onForget && (

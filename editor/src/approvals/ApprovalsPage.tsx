@@ -51,7 +51,15 @@ export function ApprovalsPage() {
 
   async function decide(approval: Approval, decision: Decision) {
     const key = approval.approval_id;
-    decisionSent({ key, graph: approval.graph, version: approval.version, node: approval.node, action: approval.action, decision: decision.decision, threadId: approval.thread_id });
+    decisionSent({
+      key,
+      graph: approval.graph,
+      version: approval.version,
+      node: approval.node,
+      action: approval.action,
+      decision: decision.decision,
+      threadId: approval.thread_id,
+    });
     try {
       const run = resumedRun(await approvals.decide(approval.approval_id, decision));
       if (run) void decisionResumed(key, approval.thread_id, run.run_id);
@@ -175,7 +183,11 @@ function PendingCards({ list, onDecide }: { list: Approval[]; onDecide(approval:
           onDecide={(decision) => onDecide(approval, decision)}
         >
           <p className="approval-links">
-            <a href={editorHash(approval.graph, approval.version, approval.thread_id)} data-testid="approval-open-run" title="Open the waiting run in the editor (a link you can share)">
+            <a
+              href={editorHash(approval.graph, approval.version, approval.thread_id)}
+              data-testid="approval-open-run"
+              title="Open the waiting run in the editor (a link you can share)"
+            >
               Open run
             </a>{" "}
             <span className="muted">
@@ -219,9 +231,7 @@ function DecidedTable({ list }: { list: Approval[] }) {
               </td>
               <td data-testid="decided-by">{approval.decided_by ?? <span className="muted">not recorded (no name, no API key)</span>}</td>
               <td data-testid="decided-at">{approval.decided_at ? new Date(approval.decided_at).toLocaleString() : "—"}</td>
-              <td>
-                {approval.resume_run_id ? <ResumedRun approval={approval} runId={approval.resume_run_id} /> : "—"}
-              </td>
+              <td>{approval.resume_run_id ? <ResumedRun approval={approval} runId={approval.resume_run_id} /> : "—"}</td>
             </tr>
           );
         })}

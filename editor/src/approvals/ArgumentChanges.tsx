@@ -4,7 +4,12 @@ import { changesOf } from "./argumentFields";
 
 export function ArgumentChanges({ before, after }: { before: unknown; after: unknown }) {
   const changes = changesOf(before, after);
-  if (changes.length === 0) return <p className="muted" data-testid="approval-diff-empty">No change yet: edit a value above.</p>;
+  if (changes.length === 0)
+    return (
+      <p className="muted" data-testid="approval-diff-empty">
+        No change yet: edit a value above.
+      </p>
+    );
   return (
     <table className="argument-changes" data-testid="approval-diff">
       <tbody>

@@ -47,7 +47,15 @@ export function ArgumentsEditor({ initial, onChange }: ArgumentsEditorProps) {
   return (
     <div className="arguments-editor" data-testid="approval-arguments-editor" data-mode={mode}>
       <div className="arguments-mode" role="tablist">
-        <button type="button" role="tab" aria-selected={mode === "form"} disabled={mode === "json" && !formAllowed} data-testid="arguments-mode-form" onClick={() => switchTo("form")} title={formAllowed ? undefined : "The JSON must be a valid object to edit it as a form"}>
+        <button
+          type="button"
+          role="tab"
+          aria-selected={mode === "form"}
+          disabled={mode === "json" && !formAllowed}
+          data-testid="arguments-mode-form"
+          onClick={() => switchTo("form")}
+          title={formAllowed ? undefined : "The JSON must be a valid object to edit it as a form"}
+        >
           Form
         </button>
         <button type="button" role="tab" aria-selected={mode === "json"} data-testid="arguments-mode-json" onClick={() => switchTo("json")}>
@@ -65,7 +73,14 @@ export function ArgumentsEditor({ initial, onChange }: ArgumentsEditorProps) {
                 {field.kind === "boolean" ? (
                   <input type="checkbox" name={id} checked={field.text === "true"} onChange={(e) => editField(index, String(e.target.checked))} />
                 ) : field.kind === "json" ? (
-                  <textarea name={id} className={error ? "invalid" : undefined} value={field.text} rows={Math.min(8, field.text.split("\n").length + 1)} spellCheck={false} onChange={(e) => editField(index, e.target.value)} />
+                  <textarea
+                    name={id}
+                    className={error ? "invalid" : undefined}
+                    value={field.text}
+                    rows={Math.min(8, field.text.split("\n").length + 1)}
+                    spellCheck={false}
+                    onChange={(e) => editField(index, e.target.value)}
+                  />
                 ) : (
                   <input
                     name={id}

@@ -10,7 +10,8 @@ export function DecisionNote({ outcome }: { outcome: DecisionOutcome }) {
       <strong>{decisionVerb(outcome.decision)}</strong> {outcome.action ?? outcome.node}
       {outcome.runId ? (
         <>
-          {" "}— resumed run <code title={outcome.runId}>{outcome.runId.slice(0, 8)}</code> ·{" "}
+          {" "}
+          — resumed run <code title={outcome.runId}>{outcome.runId.slice(0, 8)}</code> ·{" "}
         </>
       ) : (
         " — "

@@ -8,7 +8,12 @@ export function PendingBadge() {
   if (!count) return null;
   const text = count >= COUNT_LIMIT ? `${COUNT_LIMIT - 1}+` : String(count);
   return (
-    <span className="approvals-badge" data-testid="approvals-badge" data-count={count} title={`${text} approval${count === 1 ? "" : "s"} waiting for a decision`}>
+    <span
+      className="approvals-badge"
+      data-testid="approvals-badge"
+      data-count={count}
+      title={`${text} approval${count === 1 ? "" : "s"} waiting for a decision`}
+    >
       {text}
     </span>
   );

@@ -79,10 +79,7 @@ const show = (value: unknown): string | undefined => (value === undefined ? unde
 
 /** What an edit changes, field by field (added, removed or changed keys), in key order of the original. */
 export function changesOf(before: unknown, after: unknown): FieldChange[] {
-  if (!isRecord(before) || !isRecord(after))
-    return show(before) === show(after) ? [] : [{ key: "", before: show(before), after: show(after) }];
+  if (!isRecord(before) || !isRecord(after)) return show(before) === show(after) ? [] : [{ key: "", before: show(before), after: show(after) }];
   const keys = [...Object.keys(before), ...Object.keys(after).filter((key) => !(key in before))];
-  return keys
-    .map((key) => ({ key, before: show(before[key]), after: show(after[key]) }))
-    .filter((change) => change.before !== change.after);
+  return keys.map((key) => ({ key, before: show(before[key]), after: show(after[key]) })).filter((change) => change.before !== change.after);
 }

@@ -44,8 +44,7 @@ const NODE_CUT_COST = 1e6;
 const width = (r: Rect) => r.right - r.left;
 const height = (r: Rect) => r.bottom - r.top;
 const intersects = (a: Rect, b: Rect) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
-const contains = (outer: Rect, inner: Rect) =>
-  inner.left >= outer.left && inner.right <= outer.right && inner.top >= outer.top && inner.bottom <= outer.bottom;
+const contains = (outer: Rect, inner: Rect) => inner.left >= outer.left && inner.right <= outer.right && inner.top >= outer.top && inner.bottom <= outer.bottom;
 const union = (a: Rect, b: Rect): Rect => ({
   left: Math.min(a.left, b.left),
   top: Math.min(a.top, b.top),
@@ -102,7 +101,10 @@ function shiftInto(box: Rect, room: Rect): { x: number; y: number } {
 
 /** Decide the card's side and the pan that shows it (see the module comment). */
 export function placeCard({ node, card, area, obstacles, gap, margin }: PlacementInput): Placement {
-  const rooms = freeRects(grow(area, -margin), obstacles.map((o) => grow(o, margin)));
+  const rooms = freeRects(
+    grow(area, -margin),
+    obstacles.map((o) => grow(o, margin)),
+  );
   let best: (Placement & { cost: number }) | null = null;
   for (const side of Object.keys(SIDE_COST) as Side[]) {
     const placed = cardRect(node, card, side, gap);

@@ -53,7 +53,10 @@ let clipboard: { yaml: string; edges: { from: string; to: string }[]; positions:
  */
 export function addNodeAt(kind: string, position?: XY): string | undefined {
   const state = useEditorStore.getState();
-  const id = uniqueId(state.model.nodes.map((n) => n.id), kind);
+  const id = uniqueId(
+    state.model.nodes.map((n) => n.id),
+    kind,
+  );
   const anchor = state.positions[state.selectedNodes[0]] ?? null;
   const wanted = position ?? (anchor ? { x: anchor.x + 40, y: anchor.y + 150 } : null);
   if (wanted) state.setPositions({ [id]: placeNewNode(id, wanted, state.positions) });
@@ -139,7 +142,14 @@ function buildNodes(
       extra: decorations.nodeExtra[node.id],
       visits: decorations.nodeVisits[node.id],
     };
-    out.push({ id: node.id, type: nodeTypeOf(node.kind), position: positions[node.id], data, selected: selected.has(node.id), measured: previous.get(node.id)?.measured });
+    out.push({
+      id: node.id,
+      type: nodeTypeOf(node.kind),
+      position: positions[node.id],
+      data,
+      selected: selected.has(node.id),
+      measured: previous.get(node.id)?.measured,
+    });
   }
   return out;
 }
@@ -219,9 +229,7 @@ export function Canvas() {
 
   useEffect(() => {
     const selected = new Set(selectedNodes);
-    setNodes((prev) =>
-      buildNodes(model, positions, selected, issues, { nodeStatus, nodeDiff, nodeExtra, nodeVisits }, new Map(prev.map((n) => [n.id, n]))),
-    );
+    setNodes((prev) => buildNodes(model, positions, selected, issues, { nodeStatus, nodeDiff, nodeExtra, nodeVisits }, new Map(prev.map((n) => [n.id, n]))));
   }, [model, positions, selectedNodes, issues, nodeStatus, nodeDiff, nodeExtra, nodeVisits]);
 
   const edgeDiff = useEditorStore((s) => s.edgeDiff);
@@ -250,7 +258,12 @@ export function Canvas() {
       } else if (change.type === "position" && change.position && !change.dragging) moved[change.id] = change.position;
     }
     // Removals are YAML edits (onDelete); position and size changes apply here.
-    setNodes((prev) => applyChanges(prev, changes.filter((c) => c.type !== "remove" && c.type !== "select")));
+    setNodes((prev) =>
+      applyChanges(
+        prev,
+        changes.filter((c) => c.type !== "remove" && c.type !== "select"),
+      ),
+    );
     if (Object.keys(moved).length > 0) state.setPositions(moved);
     if (selection) state.select([...selection], changes.some((c) => c.type === "select" && c.selected) ? [] : state.selectedEdges);
   }, []);
@@ -323,12 +336,18 @@ export function Canvas() {
   }, []);
 
   return (
-    <div ref={host} className={`plait-canvas${broken ? " yaml-broken" : ""}`} data-testid="canvas" onDragOver={(e) => {
-      if (e.dataTransfer.types.includes(KIND_MIME)) {
-        e.preventDefault();
-        e.dataTransfer.dropEffect = "copy";
-      }
-    }} onDrop={onDrop}>
+    <div
+      ref={host}
+      className={`plait-canvas${broken ? " yaml-broken" : ""}`}
+      data-testid="canvas"
+      onDragOver={(e) => {
+        if (e.dataTransfer.types.includes(KIND_MIME)) {
+          e.preventDefault();
+          e.dataTransfer.dropEffect = "copy";
+        }
+      }}
+      onDrop={onDrop}
+    >
       <ReactFlow
         nodes={nodes}
         edges={edges}

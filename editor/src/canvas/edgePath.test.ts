@@ -22,7 +22,12 @@ describe("edge paths", () => {
   });
 
   it("draws a route only while it meets both handles", () => {
-    const route = { points: [{ x: 100, y: 50 }, { x: 100, y: 120 }] };
+    const route = {
+      points: [
+        { x: 100, y: 50 },
+        { x: 100, y: 120 },
+      ],
+    };
     expect(routeMeets(route, { x: 101, y: 53 }, { x: 100, y: 117 })).toBe(true);
     // The target was dragged away: the route no longer meets it.
     expect(routeMeets(route, { x: 100, y: 53 }, { x: 160, y: 117 })).toBe(false);

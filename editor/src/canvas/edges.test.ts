@@ -17,7 +17,12 @@ describe("canvas edges", () => {
   });
 
   it("is a routed edge on the editor's canvas and a step edge with its own label elsewhere", () => {
-    const route = { points: [{ x: 0, y: 0 }, { x: 0, y: 50 }] };
+    const route = {
+      points: [
+        { x: 0, y: 0 },
+        { x: 0, y: 50 },
+      ],
+    };
     expect(toFlowEdge(edge, true, { label: "approve | revise", route })).toMatchObject({ type: "routed", label: "approve | revise", data: { route } });
     expect(toFlowEdge(edge, false)).toMatchObject({ type: "smoothstep", label: "revise" });
   });

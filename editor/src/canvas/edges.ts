@@ -41,7 +41,7 @@ export interface CanvasEdgeExtras {
  */
 export function toFlowEdge(edge: GraphEdge, selected: boolean, extras?: CanvasEdgeExtras): RoutedFlowEdge | Edge {
   const { route, run = null } = extras ?? {};
-  const label = extras ? extras.label : edgeLabelText(edge) ?? undefined;
+  const label = extras ? extras.label : (edgeLabelText(edge) ?? undefined);
   const look = STYLES[edge.kind];
   const stroke = run === "taken" ? TAKEN : look.stroke;
   const width = run === "taken" ? 3 : selected ? 2.5 : 1.5;

@@ -83,8 +83,18 @@ export function EditorPage({ name, version }: { name: string; version: string })
     };
   }, [name, version]);
 
-  if (error) return <p className="plait-error plait-page" data-testid="editor-error">Could not open {name}@{version}: {error}</p>;
-  if (!shown) return <p className="plait-muted plait-page">Loading {name}@{version}…</p>;
+  if (error)
+    return (
+      <p className="plait-error plait-page" data-testid="editor-error">
+        Could not open {name}@{version}: {error}
+      </p>
+    );
+  if (!shown)
+    return (
+      <p className="plait-muted plait-page">
+        Loading {name}@{version}…
+      </p>
+    );
   return (
     <ReactFlowProvider>
       <EditorLayout name={name} version={shown} />
@@ -153,12 +163,29 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
               not saved yet
             </span>
           )}
-          {dirty && !isNew && <span className="plait-dirty" data-testid="dirty-mark" title="Unsaved changes (kept in this browser)"> ●</span>}
+          {dirty && !isNew && (
+            <span className="plait-dirty" data-testid="dirty-mark" title="Unsaved changes (kept in this browser)">
+              {" "}
+              ●
+            </span>
+          )}
         </span>
-        <button data-testid="toolbar-undo" onClick={undo} disabled={!canUndo} title="Undo (Ctrl+Z)">Undo</button>
-        <button data-testid="toolbar-redo" onClick={redo} disabled={!canRedo} title="Redo (Ctrl+Shift+Z)">Redo</button>
-        <button data-testid="toolbar-auto-layout" onClick={() => useEditorStore.getState().requestLayout()} title="Lay every node out again (saved with the next Save)">Auto layout</button>
-        <button data-testid="toolbar-fit" onClick={() => void flow.fitView({ ...FIT_VIEW, duration: 200 })}>Fit view</button>
+        <button data-testid="toolbar-undo" onClick={undo} disabled={!canUndo} title="Undo (Ctrl+Z)">
+          Undo
+        </button>
+        <button data-testid="toolbar-redo" onClick={redo} disabled={!canRedo} title="Redo (Ctrl+Shift+Z)">
+          Redo
+        </button>
+        <button
+          data-testid="toolbar-auto-layout"
+          onClick={() => useEditorStore.getState().requestLayout()}
+          title="Lay every node out again (saved with the next Save)"
+        >
+          Auto layout
+        </button>
+        <button data-testid="toolbar-fit" onClick={() => void flow.fitView({ ...FIT_VIEW, duration: 200 })}>
+          Fit view
+        </button>
         <button
           data-testid="toolbar-panes"
           onClick={toggleCode}
@@ -168,17 +195,43 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
           Code
         </button>
         <span className="plait-spacer" />
-        <button data-testid="toolbar-new" onClick={() => setCreating(true)}>New graph</button>
-        <button data-testid="toolbar-save" onClick={() => setSaving("save")} className="primary" disabled={!dirty} title={dirty ? "Save (Ctrl+S)" : "Nothing to save"}>Save…</button>
-        <button data-testid="toolbar-save-as" onClick={() => setSaving("save-as")} title="Save under another graph name">Save as…</button>
-        <button data-testid="toolbar-history" onClick={() => toggle("history")} aria-pressed={side === "history"} disabled={isNew} title={isNew ? "Saved versions appear here after the first Save" : undefined}>History</button>
-        <button data-testid="toolbar-run" onClick={() => toggle("run")} aria-pressed={side === "run"}>Run</button>
+        <button data-testid="toolbar-new" onClick={() => setCreating(true)}>
+          New graph
+        </button>
+        <button
+          data-testid="toolbar-save"
+          onClick={() => setSaving("save")}
+          className="primary"
+          disabled={!dirty}
+          title={dirty ? "Save (Ctrl+S)" : "Nothing to save"}
+        >
+          Save…
+        </button>
+        <button data-testid="toolbar-save-as" onClick={() => setSaving("save-as")} title="Save under another graph name">
+          Save as…
+        </button>
+        <button
+          data-testid="toolbar-history"
+          onClick={() => toggle("history")}
+          aria-pressed={side === "history"}
+          disabled={isNew}
+          title={isNew ? "Saved versions appear here after the first Save" : undefined}
+        >
+          History
+        </button>
+        <button data-testid="toolbar-run" onClick={() => toggle("run")} aria-pressed={side === "run"}>
+          Run
+        </button>
       </div>
       {restoredAt !== null && (
         <div className="plait-banner info" role="status" data-testid="restored-banner">
           Unsaved edits from {new Date(restoredAt).toLocaleString()} were restored from this browser. Save them, or
-          <button onClick={discardRestored} data-testid="restored-discard">Discard them</button>
-          <button onClick={() => useEditorStore.getState().dismissRestored()} aria-label="Hide this message">×</button>
+          <button onClick={discardRestored} data-testid="restored-discard">
+            Discard them
+          </button>
+          <button onClick={() => useEditorStore.getState().dismissRestored()} aria-label="Hide this message">
+            ×
+          </button>
         </div>
       )}
       {saved && (
@@ -186,7 +239,9 @@ function EditorLayout({ name, version }: { name: string; version: string }) {
           Saved {saved.name}@{saved.version}
           {saved.note ? `: “${saved.note}”` : ""}
           {saved.layoutSaved ? ", with its layout" : ""}.
-          <button onClick={() => useEditorStore.getState().setSavedNotice(null)} aria-label="Hide this message">×</button>
+          <button onClick={() => useEditorStore.getState().setSavedNotice(null)} aria-label="Hide this message">
+            ×
+          </button>
         </div>
       )}
       <div className="plait-workspace">

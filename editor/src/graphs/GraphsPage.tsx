@@ -53,9 +53,15 @@ export function GraphsPage() {
           </ul>
         </section>
       )}
-      {error && <p className="plait-error" data-testid="graphs-error">Could not list graphs: {error}</p>}
+      {error && (
+        <p className="plait-error" data-testid="graphs-error">
+          Could not list graphs: {error}
+        </p>
+      )}
       {!list && !error && <p className="plait-muted">Loading…</p>}
-      {list && list.length === 0 && <p className="plait-muted">No graphs yet. Start one with New graph, put specs in the specs folder, or publish one with POST /graphs.</p>}
+      {list && list.length === 0 && (
+        <p className="plait-muted">No graphs yet. Start one with New graph, put specs in the specs folder, or publish one with POST /graphs.</p>
+      )}
       {list && list.length > 0 && (
         <table className="plait-table">
           <thead>

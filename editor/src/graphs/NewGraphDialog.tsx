@@ -76,8 +76,19 @@ export function NewGraphDialog({ onClose }: { onClose(): void }) {
         <h2>New graph</h2>
         <label className="dialog-field">
           Name
-          <input data-testid="new-graph-name" value={name} autoFocus spellCheck={false} placeholder="e.g. refund-desk" onChange={(e) => setName(e.target.value.trim())} />
-          {touched && nameProblem && <span className="plait-error" data-testid="new-graph-name-error">{nameProblem}</span>}
+          <input
+            data-testid="new-graph-name"
+            value={name}
+            autoFocus
+            spellCheck={false}
+            placeholder="e.g. refund-desk"
+            onChange={(e) => setName(e.target.value.trim())}
+          />
+          {touched && nameProblem && (
+            <span className="plait-error" data-testid="new-graph-name-error">
+              {nameProblem}
+            </span>
+          )}
         </label>
         <label className="dialog-field">
           Version

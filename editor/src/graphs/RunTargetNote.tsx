@@ -16,7 +16,9 @@ export function RunTargetNote({ target, problem }: { target: RunTarget | null; p
         </p>
       )}
       {problem ? (
-        <p className="error" data-testid="run-target-problem">{problem}</p>
+        <p className="error" data-testid="run-target-problem">
+          {problem}
+        </p>
       ) : (
         target && (
           <p className="muted" data-testid="run-next" data-draft={target.draft ? "true" : "false"}>

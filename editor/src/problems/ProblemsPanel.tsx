@@ -57,7 +57,10 @@ export function ProblemsPanel() {
   return (
     <div className="plait-problems" data-testid="problems-panel">
       <div className="plait-panel-title">
-        Problems <span className="plait-count" data-testid="problems-count">{problems.length}</span>
+        Problems{" "}
+        <span className="plait-count" data-testid="problems-count">
+          {problems.length}
+        </span>
       </div>
       {problems.length === 0 && <p className="plait-muted">No problems.</p>}
       <ul>

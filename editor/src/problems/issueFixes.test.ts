@@ -31,7 +31,12 @@ describe("one-click fixes of the server's issues", () => {
   });
 
   it("adds a missing apiVersion after the leading comments, and a missing edge", () => {
-    const api = issueFix(SPEC, { pointer: "/apiVersion", message: "`apiVersion` is required", fix: "add `apiVersion: plait/v1` at the top", code: "schema-missing-key" })!;
+    const api = issueFix(SPEC, {
+      pointer: "/apiVersion",
+      message: "`apiVersion` is required",
+      fix: "add `apiVersion: plait/v1` at the top",
+      code: "schema-missing-key",
+    })!;
     const fixed = applyQuickFix(SPEC, api);
     expect(fixed.split("\n").slice(0, 2)).toEqual(["# yaml-language-server: $schema=../schemas/plait-v1.schema.json", "apiVersion: plait/v1"]);
     const edge = issueFix(SPEC, { pointer: "/spec/edges", message: "no edge leaves `START`", fix: "add `- {from: START, to: summarize}` to spec.edges" })!;

@@ -28,8 +28,15 @@ function docOf(text: string): Document {
 /** The deepest node a JSON pointer reaches (keys and values both searched below it). */
 function nodeAt(doc: Document, pointer: string): unknown {
   let current: unknown = doc.contents;
-  for (const part of pointer.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))) {
-    const next = isMap(current) ? current.items.find((p) => isScalar(p.key) && String(p.key.value) === part)?.value : isSeq(current) ? current.items[Number(part)] : undefined;
+  for (const part of pointer
+    .split("/")
+    .slice(1)
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))) {
+    const next = isMap(current)
+      ? current.items.find((p) => isScalar(p.key) && String(p.key.value) === part)?.value
+      : isSeq(current)
+        ? current.items[Number(part)]
+        : undefined;
     if (next === undefined || next === null) break;
     current = next;
   }
@@ -46,10 +53,11 @@ function findScalar(node: unknown, word: string): YamlNode | null {
       if (found) return found;
     }
   }
-  if (isSeq(node)) for (const item of node.items) {
-    const found = findScalar(item, word);
-    if (found) return found;
-  }
+  if (isSeq(node))
+    for (const item of node.items) {
+      const found = findScalar(item, word);
+      if (found) return found;
+    }
   return null;
 }
 

@@ -4,11 +4,17 @@ import { parseDocument } from "yaml";
 import { applyQuickFix, explainYaml, scanStructure, type YamlProblem } from "./yamlProblem";
 
 const DIR = new URL("../../../specs/", import.meta.url);
-const SPECS = readdirSync(DIR).filter((f) => f.endsWith(".yaml")).map((f) => ({ file: f, text: readFileSync(new URL(f, DIR), "utf8") }));
+const SPECS = readdirSync(DIR)
+  .filter((f) => f.endsWith(".yaml"))
+  .map((f) => ({ file: f, text: readFileSync(new URL(f, DIR), "utf8") }));
 const SUMMARIZE = SPECS.find((s) => s.file === "summarize.yaml")!.text;
 
 /** `text` with line `n` (1-based) replaced. */
-const withLine = (text: string, n: number, line: string) => text.split("\n").map((l, i) => (i === n - 1 ? line : l)).join("\n");
+const withLine = (text: string, n: number, line: string) =>
+  text
+    .split("\n")
+    .map((l, i) => (i === n - 1 ? line : l))
+    .join("\n");
 const lineOf = (text: string, needle: string) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;
 
 function explain(text: string): YamlProblem {

@@ -78,7 +78,8 @@ const keyName = (content: string) =>
 
 /** The content of a line without a trailing comment (outside quotes), and what opens or closes on it. */
 function scanLine(text: string, open: Opener[], lineStart: number): { content: string } {
-  let quote: '"' | "'" | null = open.length && (open[open.length - 1].char === '"' || open[open.length - 1].char === "'") ? (open[open.length - 1].char as '"' | "'") : null;
+  let quote: '"' | "'" | null =
+    open.length && (open[open.length - 1].char === '"' || open[open.length - 1].char === "'") ? (open[open.length - 1].char as '"' | "'") : null;
   let end = text.length;
   for (let i = 0; i < text.length; i++) {
     const ch = text[i];
@@ -198,7 +199,8 @@ export function scanStructure(text: string, step = 2): Finding | null {
     if (open.length > 0) {
       // Inside an unclosed bracket or quote: a new key at or left of where it opened means it never closed.
       const starter = openedOn ? indentOf(openedOn.text) : 0;
-      if (!isBlank(raw) && indentOf(raw) <= starter && KEY.test(raw.trimStart()) && openedOn) return { kind: "problem", problem: unclosed(lines, open[0], line) };
+      if (!isBlank(raw) && indentOf(raw) <= starter && KEY.test(raw.trimStart()) && openedOn)
+        return { kind: "problem", problem: unclosed(lines, open[0], line) };
       scanLine(raw, open, line.start);
       continue;
     }
@@ -208,10 +210,17 @@ export function scanStructure(text: string, step = 2): Finding | null {
       const spaces = lead.replace(/\t/g, " ".repeat(step));
       return {
         kind: "problem",
-        problem: problemAt(line, 1, `a tab in the indentation of line ${line.index + 1}`, "YAML indents with spaces only: replace the tab with spaces", "yaml-tab", {
-          label: "Replace the tab with spaces",
-          changes: [{ from: line.start, to: line.start + lead.length, insert: spaces }],
-        }),
+        problem: problemAt(
+          line,
+          1,
+          `a tab in the indentation of line ${line.index + 1}`,
+          "YAML indents with spaces only: replace the tab with spaces",
+          "yaml-tab",
+          {
+            label: "Replace the tab with spaces",
+            changes: [{ from: line.start, to: line.start + lead.length, insert: spaces }],
+          },
+        ),
       };
     }
     const indent = lead.length;
@@ -268,7 +277,14 @@ export function scanStructure(text: string, step = 2): Finding | null {
     if (!top && indent > 0) {
       return {
         kind: "problem",
-        problem: problemAt(line, indent + 1, `line ${line.index + 1} is indented, but nothing above it opens a block`, "start top-level keys at column 1", "yaml-indentation", reindent(line, 0)),
+        problem: problemAt(
+          line,
+          indent + 1,
+          `line ${line.index + 1} is indented, but nothing above it opens a block`,
+          "start top-level keys at column 1",
+          "yaml-indentation",
+          reindent(line, 0),
+        ),
       };
     }
     stack.push(level());
@@ -312,7 +328,11 @@ function fromParser(text: string, error: ParserError): YamlProblem {
   switch (error.code) {
     case "DUPLICATE_KEY": {
       const key = keyName(content);
-      return base(`\`${key}\` appears twice in the same mapping`, `keep one \`${key}\` and remove or rename the other; YAML would silently keep only one`, "yaml-duplicate-key");
+      return base(
+        `\`${key}\` appears twice in the same mapping`,
+        `keep one \`${key}\` and remove or rename the other; YAML would silently keep only one`,
+        "yaml-duplicate-key",
+      );
     }
     case "BLOCK_AS_IMPLICIT_KEY":
     case "MULTILINE_IMPLICIT_KEY": {
@@ -321,7 +341,7 @@ function fromParser(text: string, error: ParserError): YamlProblem {
         const from = line.start + m[1].length;
         return base(
           "a `: ` inside an unquoted value starts a new mapping",
-          'quote the whole value; a CEL conditional needs quotes too: `route: "state.ok ? \'yes\' : \'no\'"`',
+          "quote the whole value; a CEL conditional needs quotes too: `route: \"state.ok ? 'yes' : 'no'\"`",
           "yaml-syntax",
           { label: "Quote the value", changes: [{ from, to: from + m[2].length, insert: JSON.stringify(m[2]) }] },
         );
@@ -329,9 +349,17 @@ function fromParser(text: string, error: ParserError): YamlProblem {
       return base("this line does not fit the mapping above it", "check its indentation, and quote values that contain `: `", "yaml-syntax");
     }
     case "MULTIPLE_DOCS":
-      return base("the text holds more than one YAML document (`---`)", "keep one spec per file: remove the `---` and what follows, or move it to a file of its own", "yaml-multiple-documents");
+      return base(
+        "the text holds more than one YAML document (`---`)",
+        "keep one spec per file: remove the `---` and what follows, or move it to a file of its own",
+        "yaml-multiple-documents",
+      );
     case "BAD_DQ_ESCAPE":
-      return base("an escape inside double quotes that YAML does not know (like `\\d`)", "write `\\\\` for a backslash, or use single quotes, where `\\` is just a character", "yaml-syntax");
+      return base(
+        "an escape inside double quotes that YAML does not know (like `\\d`)",
+        "write `\\\\` for a backslash, or use single quotes, where `\\` is just a character",
+        "yaml-syntax",
+      );
     case "BAD_SCALAR_START":
       return base("an unquoted value cannot start with this character (`@`, a backtick, `%`...)", "quote the value", "yaml-syntax");
     case "TAB_AS_INDENT":
@@ -339,7 +367,11 @@ function fromParser(text: string, error: ParserError): YamlProblem {
     case "MISSING_CHAR":
       return base("a bracket or quote is not closed", "close it where the value ends", "yaml-unclosed");
     default:
-      return base(`invalid YAML: ${error.message.split("\n")[0]}`, "check the indentation and quoting of this line (quote values that contain `: ` or ` #`)", "yaml-syntax");
+      return base(
+        `invalid YAML: ${error.message.split("\n")[0]}`,
+        "check the indentation and quoting of this line (quote values that contain `: ` or ` #`)",
+        "yaml-syntax",
+      );
   }
 }
 

@@ -54,7 +54,8 @@ export function PropertiesPanel() {
   const selected = useEditorStore((s) => (s.selectedNodes.length === 1 ? s.selectedNodes[0] : null));
   const node = useEditorStore((s) => s.model.nodes.find((n) => n.id === selected) ?? null);
   const broken = useEditorStore((s) => s.parseProblems.some((p) => p.severity === "error"));
-  const fields = useMemo(() => (node ? formFields(schema as JsonSchema, node.kind) : []), [node?.kind]);
+  const kind = node?.kind;
+  const fields = useMemo(() => (kind ? formFields(schema as JsonSchema, kind) : []), [kind]);
 
   if (!node) {
     return (
@@ -71,7 +72,11 @@ export function PropertiesPanel() {
       <div className="plait-panel-title">
         {node.id} <span className="plait-muted">({node.kind || "no kind"})</span>
       </div>
-      {broken && <p className="plait-muted" data-testid="properties-paused">The YAML does not parse: fix it to edit these fields again.</p>}
+      {broken && (
+        <p className="plait-muted" data-testid="properties-paused">
+          The YAML does not parse: fix it to edit these fields again.
+        </p>
+      )}
       <fieldset className="plait-fieldset" disabled={broken}>
         <IdEditor key={node.id} nodeId={node.id} />
         {fields.length === 0 && <p className="plait-muted">The schema has no node kind “{node.kind}”: edit it in the YAML.</p>}
@@ -237,7 +242,16 @@ function FieldEditor({ nodeId, field, value }: { nodeId: string; field: FormFiel
       break;
     case "number":
     case "integer":
-      input = <input {...common} type="number" step={field.widget === "integer" ? 1 : "any"} value={draft} placeholder={placeholder(field)} onChange={(e) => commit(e.target.value)} />;
+      input = (
+        <input
+          {...common}
+          type="number"
+          step={field.widget === "integer" ? 1 : "any"}
+          value={draft}
+          placeholder={placeholder(field)}
+          onChange={(e) => commit(e.target.value)}
+        />
+      );
       break;
     case "text":
     case "list":

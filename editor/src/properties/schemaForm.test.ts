@@ -39,7 +39,13 @@ describe("property forms from the JSON Schema", () => {
 
   it("marks the fields that name what the spec defines", () => {
     const agent = byName("agent");
-    expect([agent.kind.reference, agent.model.reference, agent.agent.reference, agent.tools.reference, agent.output.reference]).toEqual(["kinds", "models", "agents", "tools", "state"]);
+    expect([agent.kind.reference, agent.model.reference, agent.agent.reference, agent.tools.reference, agent.output.reference]).toEqual([
+      "kinds",
+      "models",
+      "agents",
+      "tools",
+      "state",
+    ]);
     expect(byName("tool").tool.reference).toBe("tools");
     expect([byName("parallel").branches.reference, byName("parallel").join.reference]).toEqual(["nodes", "nodes"]);
     expect(byName("subgraph").ref.reference).toBe("graphs");

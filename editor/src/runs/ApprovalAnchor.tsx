@@ -61,9 +61,7 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
         setWidth(fitted); // the resize observer places it again at its new size
         return;
       }
-      const obstacles = [...document.querySelectorAll(OBSTACLES)]
-        .filter((o) => !o.contains(element))
-        .map((o) => toRect(o.getBoundingClientRect()));
+      const obstacles = [...document.querySelectorAll(OBSTACLES)].filter((o) => !o.contains(element)).map((o) => toRect(o.getBoundingClientRect()));
       const placed = placeCard({
         node: toRect(node.getBoundingClientRect()),
         card: { width: element.offsetWidth, height: element.offsetHeight },

@@ -60,7 +60,14 @@ function formatBudget(budget: unknown): string {
 export function formatRequested(at: string): string {
   const when = new Date(at);
   const minutes = Math.round((Date.now() - when.getTime()) / 60000);
-  const relative = minutes < 1 ? "just now" : minutes < 60 ? `${minutes} min ago` : minutes < 48 * 60 ? `${Math.round(minutes / 60)} h ago` : `${Math.round(minutes / 1440)} days ago`;
+  const relative =
+    minutes < 1
+      ? "just now"
+      : minutes < 60
+        ? `${minutes} min ago`
+        : minutes < 48 * 60
+          ? `${Math.round(minutes / 60)} h ago`
+          : `${Math.round(minutes / 1440)} days ago`;
   return `${relative} (${when.toLocaleString()})`;
 }
 
@@ -68,8 +75,7 @@ function formatExpiry(expiresAt: string | null): string {
   if (!expiresAt) return "never";
   const when = new Date(expiresAt);
   const minutes = Math.round((when.getTime() - Date.now()) / 60000);
-  const relative =
-    minutes < 0 ? "expired" : minutes < 60 ? `in ${minutes} min` : `in ${Math.round(minutes / 60)} h`;
+  const relative = minutes < 0 ? "expired" : minutes < 60 ? `in ${minutes} min` : `in ${Math.round(minutes / 60)} h`;
   return `${when.toLocaleString()} (${relative})`;
 }
 
@@ -172,13 +178,7 @@ export function ApprovalCard({ approval, onDecide, children }: ApprovalCardProps
           </>
         ) : (
           <>
-            <button
-              type="button"
-              className="primary"
-              data-testid="approval-approve"
-              disabled={busy}
-              onClick={() => void send({ decision: "approve" })}
-            >
+            <button type="button" className="primary" data-testid="approval-approve" disabled={busy} onClick={() => void send({ decision: "approve" })}>
               Approve
             </button>
             <button type="button" data-testid="approval-reject" disabled={busy} onClick={() => void send({ decision: "reject" })}>

@@ -73,7 +73,7 @@ export function parseField(field: FormField, text: string): unknown {
       try {
         return JSON.parse(text);
       } catch (e) {
-        throw new Error(`${field.name}: ${e instanceof Error ? e.message : String(e)}`);
+        throw new Error(`${field.name}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
       }
     case "enum":
       return field.options?.find((option) => String(option) === text) ?? text;

@@ -40,13 +40,7 @@ export function NodeInspector() {
           {visits.length > 1 && (
             <nav className="visit-tabs" aria-label="Visits">
               {visits.map((step, i) => (
-                <button
-                  key={step.key}
-                  type="button"
-                  className={step === shown ? "active" : undefined}
-                  data-testid="node-visit"
-                  onClick={() => setVisit(i)}
-                >
+                <button key={step.key} type="button" className={step === shown ? "active" : undefined} data-testid="node-visit" onClick={() => setVisit(i)}>
                   #{i + 1} · {step.status === "running" ? "…" : fmt.duration(step.durationMs)}
                 </button>
               ))}

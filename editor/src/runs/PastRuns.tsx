@@ -26,7 +26,13 @@ export function pastStatus(thread: PlaitThread, runs: PlaitRun[]): string {
   return status === "dead_lettered" ? "dead-lettered" : status;
 }
 
-export function PastRuns({ graph, version, nodeIds, onOpened, onError }: {
+export function PastRuns({
+  graph,
+  version,
+  nodeIds,
+  onOpened,
+  onError,
+}: {
   graph: string;
   version: string;
   nodeIds: string[];
@@ -93,7 +99,11 @@ export function PastRuns({ graph, version, nodeIds, onOpened, onError }: {
                   {status}
                 </span>
               </td>
-              <td data-testid="past-version" className={thread.version === version ? "shown-version" : undefined} title={thread.version === version ? "the version shown" : "opens that version"}>
+              <td
+                data-testid="past-version"
+                className={thread.version === version ? "shown-version" : undefined}
+                title={thread.version === version ? "the version shown" : "opens that version"}
+              >
                 {thread.version ?? "—"}
               </td>
               <td>{status === "running" || status === "pending" ? "…" : fmt.duration(took)}</td>

@@ -68,6 +68,7 @@ export function RunPanel({ graph, version }: RunPanelProps) {
       .then(() => useRunStore.getState().clearOpenRequest(requested.threadId))
       .catch((e: unknown) => setError(String(e)));
     // Only when the graph (or the version shown: a past run opens the one it ran on) opens, not on edits.
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- not on `nodeIds`, which edits change
   }, [graph, version]);
 
   // Leaving the graph stops following its stream and clears the canvas overlay.

@@ -40,7 +40,9 @@ export function StepDetail({ step }: { step: TimelineStep }) {
         <dt>Started</dt>
         <dd>{fmt.clock(step.startedAt)}</dd>
         <dt>Duration</dt>
-        <dd data-testid="step-duration">{step.status === "running" ? "running…" : step.status === "waiting" ? "waiting for a decision" : fmt.duration(step.durationMs)}</dd>
+        <dd data-testid="step-duration">
+          {step.status === "running" ? "running…" : step.status === "waiting" ? "waiting for a decision" : fmt.duration(step.durationMs)}
+        </dd>
         {step.attempt > 1 && (
           <>
             <dt>Attempt</dt>

@@ -31,7 +31,8 @@ function Diff({ before, after }: { before: CheckpointRow; after: CheckpointRow }
   return (
     <div className="state-diff" data-testid="state-diff">
       <p className="muted">
-        From “{before.label}” to “{after.label}”: {changes.length === 0 ? "no field changed." : `${changes.length} field${changes.length > 1 ? "s" : ""} changed.`}
+        From “{before.label}” to “{after.label}”:{" "}
+        {changes.length === 0 ? "no field changed." : `${changes.length} field${changes.length > 1 ? "s" : ""} changed.`}
       </p>
       {changes.map((change) => (
         <div key={change.field} className={`diff-field diff-${change.change}`} data-testid="diff-field" data-field={change.field}>
@@ -113,7 +114,11 @@ export function TimeTravel({ nodeIds, onError }: { nodeIds: string[]; onError(me
                 setDraftError(null);
               }}
             >
-              {r.branch && <span className="branch-mark" title="a branch: a run from an earlier checkpoint">⑂ </span>}
+              {r.branch && (
+                <span className="branch-mark" title="a branch: a run from an earlier checkpoint">
+                  ⑂{" "}
+                </span>
+              )}
               {r.label}
               {r.fork && <span className="muted"> · forked</span>}
             </button>

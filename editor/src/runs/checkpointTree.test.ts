@@ -47,7 +47,13 @@ describe("checkpoint tree", () => {
   it("names a fork's copy of the checkpoint it started from", () => {
     clock = 0;
     const rows = checkpointRows(
-      [cp("c0", null, ["assess"]), cp("c1", "c0", ["refund"]), cp("c2", "c1", []), cp("f", "c1", ["refund"], { metadata: { step: 2, source: "fork" } }), cp("f2", "f", [])].reverse(),
+      [
+        cp("c0", null, ["assess"]),
+        cp("c1", "c0", ["refund"]),
+        cp("c2", "c1", []),
+        cp("f", "c1", ["refund"], { metadata: { step: 2, source: "fork" } }),
+        cp("f2", "f", []),
+      ].reverse(),
     );
     expect(rows.map((row) => `${row.depth}:${row.label}`)).toEqual(["0:input", "0:after assess", "1:fork", "1:after refund · end", "0:after refund · end"]);
   });

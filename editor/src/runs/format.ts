@@ -33,7 +33,7 @@ export function json(value: unknown): string {
 
 /** A one-line preview of a value (for folded arguments and results). */
 export function preview(value: unknown, limit = 80): string {
-  const text = typeof value === "string" ? value : JSON.stringify(value) ?? "";
+  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "");
   return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
 }
 

@@ -46,12 +46,7 @@ export function threadsOf(graph: string, limit = 30): Promise<PlaitThread[]> {
  * Write `values` at `checkpointId` as if `asNode` had returned them: a new
  * checkpoint on a new branch, which a run can then start from.
  */
-export async function editState(
-  threadId: string,
-  checkpointId: string,
-  values: Record<string, unknown>,
-  asNode: string | null,
-): Promise<Checkpoint> {
+export async function editState(threadId: string, checkpointId: string, values: Record<string, unknown>, asNode: string | null): Promise<Checkpoint> {
   const body = { values, checkpoint_id: checkpointId, ...(asNode ? { as_node: asNode } : {}) };
   const answer = await call<{ checkpoint: Checkpoint }>("POST", `/threads/${enc(threadId)}/state`, body);
   return answer.checkpoint;

@@ -67,7 +67,10 @@ export async function startRun(
   const thread = await threads.create({ graph_id: graph, plait_version: version });
   if (signal.aborted) return thread.thread_id;
   useRunStore.setState({ threadId: thread.thread_id });
-  void follow(runs.stream(thread.thread_id, { assistant_id: assistantId, input, metadata: { graph_id: graph }, stream_mode: RUN_STREAM_MODES }, signal), signal);
+  void follow(
+    runs.stream(thread.thread_id, { assistant_id: assistantId, input, metadata: { graph_id: graph }, stream_mode: RUN_STREAM_MODES }, signal),
+    signal,
+  );
   return thread.thread_id;
 }
 
@@ -197,9 +200,7 @@ export async function decide(request: ApprovalRequest, decision: Decision): Prom
 
 async function newestActiveRun(threadId: string): Promise<{ thread_id: string; run_id: string } | null> {
   const list = await runs.list(threadId);
-  const active = list
-    .filter((run) => run.status === "pending" || run.status === "running")
-    .sort((a, b) => b.created_at.localeCompare(a.created_at));
+  const active = list.filter((run) => run.status === "pending" || run.status === "running").sort((a, b) => b.created_at.localeCompare(a.created_at));
   return active[0] ?? null;
 }
 

@@ -98,13 +98,7 @@ describe("timeline", () => {
   it("lists every step of planner-team with its duration, tokens and tool calls", () => {
     const state = replay(plannerTeam as RecordedRun[], ["planner", "executor", "reviewer"]);
     const steps = stepsOf(state.timeline);
-    expect(steps.map((step) => `${step.node}#${step.visit}`)).toEqual([
-      "planner#1",
-      "executor#1",
-      "reviewer#1",
-      "executor#2",
-      "reviewer#2",
-    ]);
+    expect(steps.map((step) => `${step.node}#${step.visit}`)).toEqual(["planner#1", "executor#1", "reviewer#1", "executor#2", "reviewer#2"]);
     // Start and end are the engine's own times of each task (debug mode), not when events were written.
     const debug = (plannerTeam as RecordedRun[])[0].events
       .map((e) => e.data as { type?: string; timestamp?: string })
@@ -133,9 +127,7 @@ describe("timeline", () => {
     expect(approve.output).toMatchObject({ decision: { decision: "approve" }, approved_amount: 180 });
     expect(approve.interrupt).toMatchObject({ action: "issue_refund" });
     expect(state.timeline.entries.filter((e) => e.kind === "note").map((e) => e.type)).toEqual(["approval"]);
-    expect(steps[2].toolCalls).toEqual([
-      { tool: "issue_refund", args: { amount: 180, order_id: "A-1002" }, status: "ok", error: null, reused: false },
-    ]);
+    expect(steps[2].toolCalls).toEqual([{ tool: "issue_refund", args: { amount: 180, order_id: "A-1002" }, status: "ok", error: null, reused: false }]);
   });
 
   it("marks a takeover, retries with their error class, map progress and budget cost", () => {
@@ -168,7 +160,11 @@ describe("timeline", () => {
     expect(steps[1].attempt).toBe(2);
     expect(steps[1].map).toEqual({ done: 1, failed: 2, failedItems: [1, 2], total: 3 });
     // Parallel calls of one tool: each result goes to the call with its arguments.
-    expect(steps[1].toolCalls.map((call) => `${JSON.stringify(call.args)}:${call.status}`)).toEqual(['{"q":"a"}:ok', '{"q":"b"}:error', '{"q":"c"}:unfinished']);
+    expect(steps[1].toolCalls.map((call) => `${JSON.stringify(call.args)}:${call.status}`)).toEqual([
+      '{"q":"a"}:ok',
+      '{"q":"b"}:error',
+      '{"q":"c"}:unfinished',
+    ]);
     // A call's result comes with its `ok`; an error or an unfinished call has none.
     expect(steps[1].toolCalls.map((call) => call.result)).toEqual([{ found: 2 }, undefined, undefined]);
     const notes = state.timeline.entries.filter((e) => e.kind === "note");

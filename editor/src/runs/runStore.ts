@@ -131,8 +131,7 @@ export const useRunStore = create<RunState>()((set, get) => ({
 
   setApprovalId(node, approvalId) {
     const current = get().approvals[node];
-    if (current && current.approvalId !== approvalId)
-      set({ approvals: { ...get().approvals, [node]: { ...current, approvalId } } });
+    if (current && current.approvalId !== approvalId) set({ approvals: { ...get().approvals, [node]: { ...current, approvalId } } });
   },
 
   note(note) {
@@ -156,10 +155,7 @@ export const useRunStore = create<RunState>()((set, get) => ({
   },
 }));
 
-type Snapshot = Pick<
-  RunState,
-  "runId" | "phase" | "error" | "nodeStatus" | "tokens" | "steps" | "approvals" | "log" | "timeline" | "updatedSince"
->;
+type Snapshot = Pick<RunState, "runId" | "phase" | "error" | "nodeStatus" | "tokens" | "steps" | "approvals" | "log" | "timeline" | "updatedSince">;
 
 /** Fold one stream message into the run state (pure; exported for tests). */
 export function reduce(state: Snapshot, message: SseMessage & { at?: string | null }): Partial<Snapshot> {
@@ -206,8 +202,7 @@ function reduceStatus(state: Snapshot, message: SseMessage): Partial<Snapshot> {
     }
     case "error": {
       const detail = data as { error?: string; message?: string } | string | null;
-      const text =
-        typeof detail === "string" ? detail : [detail?.error, detail?.message].filter(Boolean).join(": ") || "run failed";
+      const text = typeof detail === "string" ? detail : [detail?.error, detail?.message].filter(Boolean).join(": ") || "run failed";
       const nodeStatus = { ...state.nodeStatus };
       for (const [node, status] of Object.entries(nodeStatus)) if (status === "running") nodeStatus[node] = "failed";
       return { phase: "error", error: text, nodeStatus, log };
@@ -289,10 +284,7 @@ function tokenEvent(state: Snapshot, data: unknown[] | null): Partial<Snapshot> 
 /** The text of a message's content (a string, or a list of content blocks). */
 export function messageText(content: unknown): string {
   if (typeof content === "string") return content;
-  if (Array.isArray(content))
-    return content
-      .map((block) => (typeof block === "string" ? block : typeof block?.text === "string" ? block.text : ""))
-      .join("");
+  if (Array.isArray(content)) return content.map((block) => (typeof block === "string" ? block : typeof block?.text === "string" ? block.text : "")).join("");
   return "";
 }
 

@@ -454,11 +454,7 @@ export function stepsOf(timeline: Timeline): TimelineStep[] {
  * one superstep (or one step, without superstep numbers) and the next, and
  * to END once the run is over. Only edges of the model count.
  */
-export function takenEdges(
-  timeline: Timeline,
-  edges: { id: string; source: string; target: string }[],
-  ended: boolean,
-): string[] {
+export function takenEdges(timeline: Timeline, edges: { id: string; source: string; target: string }[], ended: boolean): string[] {
   const steps = stepsOf(timeline);
   if (steps.length === 0) return [];
   // Group consecutive executions into waves: a superstep, or each step alone.

@@ -127,9 +127,7 @@ function prefersFlow(seq: YAMLSeq): boolean {
 /** Add a static edge `{from, to}` (no duplicate); returns whether it was added. */
 export function connect(doc: Document, from: string, to: string): boolean {
   const seq = edgesSeq(doc);
-  const exists = seq.items.some(
-    (item) => isMap(item) && item.get("from") === from && item.get("to") === to && !item.has("switch") && !item.has("route"),
-  );
+  const exists = seq.items.some((item) => isMap(item) && item.get("from") === from && item.get("to") === to && !item.has("switch") && !item.has("route"));
   if (exists || from === END || to === START) return false;
   const edge = doc.createNode({ from, to }) as YAMLMap;
   edge.flow = prefersFlow(seq);

@@ -2,7 +2,19 @@ import { readFileSync } from "node:fs";
 import ELK from "elkjs/lib/elk.bundled.js";
 import { describe, expect, it } from "vitest";
 import { applyEdit, addNode, connect } from "./edit";
-import { canvasNodeIds, edgeLabels, fromElkResult, NODE_SIZE, placeNewNode, placeNewNodes, shiftRoutes, sizeOf, toElkGraph, type RoutedLayout, type XY } from "./layout";
+import {
+  canvasNodeIds,
+  edgeLabels,
+  fromElkResult,
+  NODE_SIZE,
+  placeNewNode,
+  placeNewNodes,
+  shiftRoutes,
+  sizeOf,
+  toElkGraph,
+  type RoutedLayout,
+  type XY,
+} from "./layout";
 import { loopSpec } from "./loopSpec.testdata";
 import { parseSpec, type GraphModel } from "./model";
 
@@ -23,7 +35,14 @@ describe("layout", () => {
   });
 
   it("places only new nodes, below their predecessor, without overlaps", () => {
-    const positions = { START: { x: 0, y: 0 }, assess: { x: 0, y: 100 }, approve: { x: 0, y: 250 }, refund: { x: 0, y: 400 }, decline: { x: 300, y: 400 }, END: { x: 0, y: 550 } };
+    const positions = {
+      START: { x: 0, y: 0 },
+      assess: { x: 0, y: 100 },
+      approve: { x: 0, y: 250 },
+      refund: { x: 0, y: 400 },
+      decline: { x: 300, y: 400 },
+      END: { x: 0, y: 550 },
+    };
     let t = applyEdit(text, (doc) => addNode(doc, "tool", "extra")).text;
     t = applyEdit(t, (doc) => connect(doc, "assess", "extra")).text;
     const fresh = placeNewNodes(model(t), positions);
@@ -145,9 +164,23 @@ describe("elk layout and routes", () => {
   });
 
   it("moves routes with the stored layout they belong to", () => {
-    const routes = { e0: { points: [{ x: 1, y: 2 }, { x: 1, y: 20 }], label: { x: 5, y: 6, width: 10, height: 4 } } };
+    const routes = {
+      e0: {
+        points: [
+          { x: 1, y: 2 },
+          { x: 1, y: 20 },
+        ],
+        label: { x: 5, y: 6, width: 10, height: 4 },
+      },
+    };
     expect(shiftRoutes(routes, { x: 10, y: -2 })).toEqual({
-      e0: { points: [{ x: 11, y: 0 }, { x: 11, y: 18 }], label: { x: 15, y: 4, width: 10, height: 4 } },
+      e0: {
+        points: [
+          { x: 11, y: 0 },
+          { x: 11, y: 18 },
+        ],
+        label: { x: 15, y: 4, width: 10, height: 4 },
+      },
     });
   });
 });

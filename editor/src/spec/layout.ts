@@ -166,10 +166,12 @@ export function warmUpLayout(): void {
     nodes: ids.map((id) => ({ id, kind: "python", fields: {}, line: null, span: null })),
     edges: [
       edge("start", START, ids[0]),
-      ...ids.slice(1).flatMap((id, i) => [
-        edge(`e${i}`, ids[i], id),
-        ...(i % 3 === 0 && i + 3 < ids.length ? [edge(`s${i}`, ids[i], ids[i + 3], "case", "state.count > 3")] : []),
-      ]),
+      ...ids
+        .slice(1)
+        .flatMap((id, i) => [
+          edge(`e${i}`, ids[i], id),
+          ...(i % 3 === 0 && i + 3 < ids.length ? [edge(`s${i}`, ids[i], ids[i + 3], "case", "state.count > 3")] : []),
+        ]),
       edge("loop", ids[ids.length - 1], ids[2], "route", "again"),
       edge("end", ids[ids.length - 1], END, "route", "done"),
     ],

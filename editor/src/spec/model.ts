@@ -12,18 +12,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type
 import { explainYaml, type QuickFix } from "../problems/yamlProblem";
 
 /** The node kinds the palette offers (the spec's kinds plus `a2a`). */
-export const NODE_KINDS = [
-  "agent",
-  "llm",
-  "tool",
-  "router",
-  "map",
-  "parallel",
-  "subgraph",
-  "approval",
-  "a2a",
-  "python",
-] as const;
+export const NODE_KINDS = ["agent", "llm", "tool", "router", "map", "parallel", "subgraph", "approval", "a2a", "python"] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
 
 export const START = "START";
@@ -131,12 +120,7 @@ export function parseSpec(text: string): ParsedSpec {
   return { doc, model: buildModel(doc, lineCounter), problems };
 }
 
-function toProblem(
-  message: string,
-  pos: [number, number],
-  lineCounter: LineCounter,
-  severity: "error" | "warning",
-): ParseProblem {
+function toProblem(message: string, pos: [number, number], lineCounter: LineCounter, severity: "error" | "warning"): ParseProblem {
   const { line, col } = lineCounter.linePos(pos[0]);
   return { message: message.split("\n")[0], fix: null, code: "yaml", quickFix: null, line, column: col, from: pos[0], to: Math.max(pos[1], pos[0]), severity };
 }
@@ -196,15 +180,13 @@ export function buildModel(doc: Document, lineCounter?: LineCounter): GraphModel
           edges.push({ id: `${base}:case${j}`, source: from, target: to, kind: "case", label: when, edgeIndex: index, key: j });
         });
         const def = str(edge.default);
-        if (def !== null)
-          edges.push({ id: `${base}:default`, source: from, target: def, kind: "default", label: "default", edgeIndex: index, key: null });
+        if (def !== null) edges.push({ id: `${base}:default`, source: from, target: def, kind: "default", label: "default", edgeIndex: index, key: null });
       } else if (edge.route !== undefined) {
         const to = edge.to;
         if (to && typeof to === "object" && !Array.isArray(to)) {
           for (const [label, target] of Object.entries(to as Record<string, unknown>)) {
             const t = str(target);
-            if (t !== null)
-              edges.push({ id: `${base}:route:${label}`, source: from, target: t, kind: "route", label, edgeIndex: index, key: label });
+            if (t !== null) edges.push({ id: `${base}:route:${label}`, source: from, target: t, kind: "route", label, edgeIndex: index, key: label });
           }
         }
         const def = str(edge.default);
@@ -227,8 +209,7 @@ export function buildModel(doc: Document, lineCounter?: LineCounter): GraphModel
       const branch = str(b);
       if (branch === null) continue;
       edges.push({ id: `p:${node.id}:${branch}`, source: node.id, target: branch, kind: "branch", label: null, edgeIndex: null, key: branch });
-      if (join !== null)
-        edges.push({ id: `j:${node.id}:${branch}`, source: branch, target: join, kind: "join", label: null, edgeIndex: null, key: branch });
+      if (join !== null) edges.push({ id: `j:${node.id}:${branch}`, source: branch, target: join, kind: "join", label: null, edgeIndex: null, key: branch });
     }
   }
 
@@ -260,7 +241,10 @@ export function buildModel(doc: Document, lineCounter?: LineCounter): GraphModel
 /** The node id a JSON pointer such as `/spec/nodes/<id>/prompt` is about, if any. */
 export function nodeIdFromPointer(pointer: string | null | undefined): string | null {
   if (!pointer) return null;
-  const parts = pointer.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const parts = pointer
+    .split("/")
+    .slice(1)
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
   if (parts[0] === "spec" && parts[1] === "nodes" && parts[2] !== undefined) return parts[2];
   return null;
 }

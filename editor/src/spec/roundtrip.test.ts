@@ -127,7 +127,10 @@ describe("edits touch only what changed (every example spec)", () => {
       const gone = removed.removed.join("").split("\n");
       for (const line of removed.added.join("").split("\n").filter(Boolean)) {
         expect(line, `${file} remove ${victim}`).toMatch(/^ +(- )?(\w+: )?[{[].*[}\]]$/);
-        expect(gone.some((old) => old.startsWith(line.slice(0, line.indexOf(line.trim()) + 2))), line).toBe(true);
+        expect(
+          gone.some((old) => old.startsWith(line.slice(0, line.indexOf(line.trim()) + 2))),
+          line,
+        ).toBe(true);
       }
       expect(removed.removed.join("")).toContain(`${victim}:`);
 

@@ -205,7 +205,11 @@ describe("edit: canvas edits through the Document API", () => {
     const d = model(applyEdit(SPEC, (doc) => disconnect(doc, [byId("p:both:fetch")])).text);
     expect(d.nodes.find((n) => n.id === "both")!.fields.branches).toEqual(["answer"]);
     const e = applyEdit(SPEC, (doc) => disconnect(doc, [byId("e1:case0"), byId("e1:case1")])).text;
-    expect(model(e).edges.filter((x) => x.source === "classify").map((x) => [x.kind, x.target])).toEqual([["static", "answer"]]);
+    expect(
+      model(e)
+        .edges.filter((x) => x.source === "classify")
+        .map((x) => [x.kind, x.target]),
+    ).toEqual([["static", "answer"]]);
   });
 
   it("sets, replaces and deletes fields keeping comments and key order", () => {

@@ -105,7 +105,7 @@ function fingerprint(node: unknown, into: WeakMap<object, string>): string {
 /** `text` with the edits made to `doc` (parsed from it, snapshotted as `snap`) spliced in. */
 export function printEdited(text: string, doc: Document, snap: Snapshot): string {
   const printed = doc.toString(PRINT_OPTIONS);
-  let spliced: string | null = null;
+  let spliced: string | null;
   try {
     spliced = splice(text, doc, snap);
   } catch {
@@ -314,7 +314,13 @@ function removal(text: string, item: Item, next: Item | null, inSeq: boolean): P
   // Comment lines right above the item belong to it.
   while (from > 0) {
     const prev = lineStart(text, from - 1);
-    if (!text.slice(prev, from - 1).trimStart().startsWith("#")) break;
+    if (
+      !text
+        .slice(prev, from - 1)
+        .trimStart()
+        .startsWith("#")
+    )
+      break;
     from = prev;
   }
   const end = itemEnd(text, item);

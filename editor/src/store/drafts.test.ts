@@ -26,7 +26,7 @@ class MemoryStorage implements Storage {
   }
 }
 
-const YAML = "apiVersion: plait/v1\nkind: Graph\nmetadata: {name: demo, version: \"1.0.0\"}\nspec:\n  nodes:\n    a: {kind: python, function: m:f}\n";
+const YAML = 'apiVersion: plait/v1\nkind: Graph\nmetadata: {name: demo, version: "1.0.0"}\nspec:\n  nodes:\n    a: {kind: python, function: m:f}\n';
 
 beforeEach(() => {
   (globalThis as { localStorage?: Storage }).localStorage = new MemoryStorage();

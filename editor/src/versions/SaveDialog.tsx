@@ -53,7 +53,18 @@ export function SaveDialog(props: SaveDialogProps) {
     if (!isNew && !saveAs && textChanged)
       graphs
         .versions(graph)
-        .then((found) => live && setVersion((v) => v || nextFreeVersion(baseVersion, found.map((k) => k.version))))
+        .then(
+          (found) =>
+            live &&
+            setVersion(
+              (v) =>
+                v ||
+                nextFreeVersion(
+                  baseVersion,
+                  found.map((k) => k.version),
+                ),
+            ),
+        )
         .catch(() => live && setVersion((v) => v || nextFreeVersion(baseVersion, [])));
     if (saveAs)
       graphs
@@ -65,7 +76,12 @@ export function SaveDialog(props: SaveDialogProps) {
     };
   }, [graph, baseVersion, isNew, saveAs, textChanged]);
 
-  const nameError = saveAs ? graphNameProblem(name, known.map((g) => g.name)) : null;
+  const nameError = saveAs
+    ? graphNameProblem(
+        name,
+        known.map((g) => g.name),
+      )
+    : null;
   const versionError = version ? versionProblem(version) : null;
   const toSave = useMemo(() => {
     if (!version || versionError) return yaml;
@@ -148,7 +164,11 @@ export function SaveDialog(props: SaveDialogProps) {
           <label className="dialog-field">
             New graph name
             <input data-testid="save-name" value={name} autoFocus spellCheck={false} onChange={(e) => setName(e.target.value.trim())} />
-            {name && nameError && <span className="plait-error" data-testid="save-name-error">{nameError}</span>}
+            {name && nameError && (
+              <span className="plait-error" data-testid="save-name-error">
+                {nameError}
+              </span>
+            )}
           </label>
         )}
         <label className="save-version">
@@ -165,7 +185,14 @@ export function SaveDialog(props: SaveDialogProps) {
         </label>
         <label className="dialog-field">
           Change note <span className="plait-muted">(optional, kept with the version and shown in History)</span>
-          <textarea data-testid="save-note" rows={2} value={note} maxLength={2000} placeholder="What changed and why" onChange={(e) => setNote(e.target.value)} />
+          <textarea
+            data-testid="save-note"
+            rows={2}
+            value={note}
+            maxLength={2000}
+            placeholder="What changed and why"
+            onChange={(e) => setNote(e.target.value)}
+          />
         </label>
         <p className="plait-muted" data-testid="save-layout-note">
           The node layout is saved with it ({saveAs ? name || "<name>" : graph}.layout.json beside the spec)

@@ -26,7 +26,12 @@ const CONTEXT = 3;
 export function TextDiff({ before, after, testId }: { before: string; after: string; testId?: string }) {
   const lines = useMemo(() => lineDiff(before, after), [before, after]);
   const changed = lines.some((line) => line.kind !== "same");
-  if (!changed) return <p className="diff-empty" data-testid={testId}>No changes.</p>;
+  if (!changed)
+    return (
+      <p className="diff-empty" data-testid={testId}>
+        No changes.
+      </p>
+    );
   const rows: React.ReactNode[] = [];
   let run: DiffLine[] = [];
   const flush = (last: boolean) => {

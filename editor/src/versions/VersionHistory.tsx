@@ -157,7 +157,12 @@ function VersionCompare({ graph, comparison, onClose }: { graph: string; compari
   const [tab, setTab] = useState<"graph" | "text">("graph");
   const changedFields = picked ? diff.nodes.changed[picked] : undefined;
   const nothing =
-    diff.nodes.added.length + diff.nodes.removed.length + Object.keys(diff.nodes.changed).length + diff.edges.added.length + diff.edges.removed.length + diff.edges.changed.length ===
+    diff.nodes.added.length +
+      diff.nodes.removed.length +
+      Object.keys(diff.nodes.changed).length +
+      diff.edges.added.length +
+      diff.edges.removed.length +
+      diff.edges.changed.length ===
     0;
   return (
     <div className="modal-backdrop" role="presentation">
@@ -191,7 +196,12 @@ function VersionCompare({ graph, comparison, onClose }: { graph: string; compari
               <ChangeList title="Nodes changed" items={Object.keys(diff.nodes.changed)} mark="changed" onPick={setPicked} picked={picked} />
               <ChangeList title="Edges added" items={diff.edges.added.map(edgeLabel)} mark="added" testId="diff-edges-added" />
               <ChangeList title="Edges removed" items={diff.edges.removed.map(edgeLabel)} mark="removed" testId="diff-edges-removed" />
-              <ChangeList title="Edges changed" items={diff.edges.changed.map((c) => `${edgeLabel(c.before)} ⇒ ${c.after.label ?? "no label"}`)} mark="changed" testId="diff-edges-changed" />
+              <ChangeList
+                title="Edges changed"
+                items={diff.edges.changed.map((c) => `${edgeLabel(c.before)} ⇒ ${c.after.label ?? "no label"}`)}
+                mark="changed"
+                testId="diff-edges-changed"
+              />
               {changedFields && (
                 <section className="diff-node-fields" data-testid="diff-node-fields" data-node={picked ?? ""}>
                   <h4>What changed in {picked}</h4>

@@ -88,7 +88,7 @@ const hangingIndent = ViewPlugin.fromClass(
     build(view: EditorView): DecorationSet {
       const builder = new RangeSetBuilder<Decoration>();
       for (const { from, to } of view.visibleRanges) {
-        for (let pos = from; pos <= to; ) {
+        for (let pos = from; pos <= to;) {
           const line = view.state.doc.lineAt(pos);
           const indent = /^[ -]*/.exec(line.text)![0].length + 2;
           builder.add(line.from, line.from, Decoration.line({ attributes: { style: `padding-left: calc(6px + ${indent}ch); text-indent: -${indent}ch` } }));
@@ -203,7 +203,8 @@ export function YamlEditor() {
         editor.dispatch({ selection: EditorSelection.cursor(pos), effects: EditorView.scrollIntoView(pos, { y: "center", x: "nearest" }) });
         editor.focus();
       }
-      if (s.selectedNodes !== prev.selectedNodes || s.model !== prev.model) showSelection(editor, s.selectedNodes, s.model.nodes, s.selectedNodes !== prev.selectedNodes);
+      if (s.selectedNodes !== prev.selectedNodes || s.model !== prev.model)
+        showSelection(editor, s.selectedNodes, s.model.nodes, s.selectedNodes !== prev.selectedNodes);
     });
     const { selectedNodes, model } = useEditorStore.getState();
     showSelection(editor, selectedNodes, model.nodes, false);
@@ -213,6 +214,7 @@ export function YamlEditor() {
       view.current = null;
     };
     // The editor is made once; the wrap toggle reconfigures it below.
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- made once, not on `wrapping`
   }, []);
 
   useEffect(() => {
@@ -236,9 +238,15 @@ export function YamlEditor() {
       <div className="plait-yaml-bar">
         <span className="plait-panel-title">YAML</span>
         <span className="plait-spacer" />
-        <button data-testid="yaml-find" onClick={() => run(openSearchPanel)} title="Find and replace (Ctrl+F)">Find</button>
-        <button data-testid="yaml-goto" onClick={() => run(gotoLine)} title="Go to line (Ctrl+Alt+G)">Go to line</button>
-        <button data-testid="yaml-wrap" aria-pressed={wrapping} onClick={() => setWrapping((w) => !w)} title="Wrap long lines">Wrap</button>
+        <button data-testid="yaml-find" onClick={() => run(openSearchPanel)} title="Find and replace (Ctrl+F)">
+          Find
+        </button>
+        <button data-testid="yaml-goto" onClick={() => run(gotoLine)} title="Go to line (Ctrl+Alt+G)">
+          Go to line
+        </button>
+        <button data-testid="yaml-wrap" aria-pressed={wrapping} onClick={() => setWrapping((w) => !w)} title="Wrap long lines">
+          Wrap
+        </button>
       </div>
       <div ref={host} className="plait-yaml-host" />
       {/* The whole text for tests and assistive tech (CodeMirror renders only visible lines). */}
