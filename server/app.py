@@ -24,6 +24,7 @@ from fastapi.staticfiles import StaticFiles
 
 from engine.runtime.secrets import protect
 from engine.store.database import database_url, release_embedded
+from engine.store.items import open_item_store
 from engine.store.migrate import migrate
 from engine.store.pool import open_pool
 from server import metrics, problems
@@ -32,12 +33,14 @@ from server.a2a.routes import a2a_hub
 from server.api import (
     approvals,
     assistants,
+    crons,
     drafts,
     events,
     graphs,
     health,
     runs,
     state,
+    store,
     tenants,
     thread_stream,
     threads,
@@ -97,7 +100,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(metrics_api.router)
     # Every API route but health needs a key once keys exist (server/auth/keys.py).
     protected = [Depends(authenticate)]
-    for module in (assistants, threads, state, runs, graphs, drafts, approvals, events, tenants):
+    routers = (assistants, threads, state, crons, runs, store, graphs, drafts, approvals, events)
+    for module in (*routers, tenants):
         app.include_router(module.router, dependencies=protected)
     app.include_router(thread_stream.router, dependencies=protected)
     app.include_router(a2a_routes.router, dependencies=protected)
@@ -132,6 +136,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
             listener=listener,
             graphs=GraphCache(pool, settings.specs_dir),
             specs=specs,
+            items=open_item_store(pool),
             auth=Authenticator(settings.admin_key, settings.auth_cache_seconds),
         )
         # One worker executes up to `workers` runs at once (a Worker is
@@ -144,6 +149,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
                 concurrency=settings.workers,
                 specs_dir=settings.specs_dir,
                 max_attempts=settings.max_attempts,
+                webhook_policy=settings.webhooks,
             )
             if in_process
             else None
@@ -157,6 +163,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
                 specs_dir=settings.specs_dir,
                 url=url,
                 max_attempts=settings.max_attempts,
+                webhook_policy=settings.webhooks,
             )
             await children.enter_async_context(processes.running())
         try:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.errors import GraphRecursionError
+from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.types import Command, Send
 
 from engine.compiler import CompiledSpec, compile_spec
@@ -35,6 +36,7 @@ from engine.runtime.timeouts import settle
 from engine.spec.models import duration_seconds
 from engine.store.audit import PostgresAuditStore
 from engine.store.checkpointer import new_checkpointer
+from engine.store.items import TenantStore
 from engine.store.pool import Pool
 from engine.tools.idempotency import STORE_KEY, ToolResultStore
 from engine.tools.mcp.parking import PARK_TASKS_KEY
@@ -160,6 +162,7 @@ async def execute_run(
     journal: JournalCommitter,
     tool_results: ToolResultStore | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    items: AsyncPostgresStore | None = None,
 ) -> Outcome:
     """Run ``run`` to its end and record it; return how it ended.
 
@@ -170,7 +173,8 @@ async def execute_run(
     deletes it (``rollback``), or releases it to the queue (``release``).
     A run with ``max_attempts`` lost attempts in a row (its spec's value wins)
     is dead-lettered instead of run. The attempt is traced, logged and counted
-    (:mod:`server.run_tracing`).
+    (:mod:`server.run_tracing`). Its nodes' ``get_store()`` is ``items`` as the
+    run's tenant sees it (:class:`engine.store.items.TenantStore`).
     """
     async with run_tracing.observed_attempt(run, pool) as traced:
         limit = runs.max_attempts_of(run, max_attempts)
@@ -189,6 +193,7 @@ async def execute_run(
                 journal=journal,
                 tool_results=tool_results,
                 traced=traced,
+                items=items,
             )
             return outcome
         except (RunGone, LeaseLost) as refused:
@@ -235,6 +240,7 @@ async def _execute(
     journal: JournalCommitter,
     tool_results: ToolResultStore | None,
     traced: RunTrace,
+    items: AsyncPostgresStore | None,
 ) -> Outcome:
     """:func:`execute_run` inside the attempt's trace and log context."""
     plan = plan_stream(run.kwargs.get("stream_mode"), bool(run.kwargs.get("stream_subgraphs")))
@@ -243,6 +249,7 @@ async def _execute(
     found: list[dict[str, Any]] = []
     status: Literal["success", "error", "timeout"] = "success"
     error: str | None = None
+    compiled: CompiledSpec | None = None
     try:
         if _needs_metadata(run):
             writer.emit("metadata", traced.metadata({"run_id": run.run_id, "attempt": run.attempt}))
@@ -250,8 +257,9 @@ async def _execute(
         try:
             stopper.check()
             compiled = await graphs.get(run.graph, run.version, run.tenant)
+            store = TenantStore(items, run.tenant) if items is not None else None
             found = await _stream(
-                run, pool, lease, compiled, plan, writer, stopper, tool_results, traced
+                run, pool, lease, compiled, plan, writer, stopper, tool_results, traced, store
             )
         except RunTimedOut as exc:
             status, error = "timeout", str(exc)
@@ -276,9 +284,25 @@ async def _execute(
         )
         await approvals.record_interrupts(pool, run, found, usage, lease=lease)
     await runs.finish_run(
-        pool, run.run_id, worker_id, status, error, interrupted=bool(found), attempt=run.attempt
+        pool,
+        run.run_id,
+        worker_id,
+        status,
+        error,
+        interrupted=bool(found),
+        attempt=run.attempt,
+        values=await _webhook_values(run, pool, compiled),
     )
     return status
+
+
+async def _webhook_values(run: Run, pool: Pool, compiled: CompiledSpec | None) -> Any:
+    """The thread's values at the run's end, for its ``webhook`` (``None`` without one)."""
+    if not run.kwargs.get("webhook") or compiled is None:
+        return None
+    graph: Any = compiled.bind(new_checkpointer(pool))
+    snapshot = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+    return snapshot.values
 
 
 def _journal_error(writer: JournalWriter, traced: RunTrace, code: str, message: str) -> None:
@@ -307,13 +331,14 @@ async def _stream(
     stopper: RunStopper,
     tool_results: ToolResultStore | None,
     traced: RunTrace,
+    store: TenantStore | None,
 ) -> list[dict[str, Any]]:
     """Drive the graph, journaling its chunks; return the interrupts it stopped on."""
     kwargs = run.kwargs
     # Any: LangGraph's astream overloads cannot be matched with options built at run time.
     # Fenced: a checkpoint this attempt writes after losing the run must not fork its thread.
     saver = FencedCheckpointer(pool, lease, lost_attempts=run.lost_attempts > 0)
-    graph: Any = compiled.bind(saver)
+    graph: Any = compiled.bind(saver, store)
     config = run_config(run, compiled, tool_results)
     config["configurable"][AUDIT_KEY] = PostgresAuditStore(pool)
     # The spec reads only its run's tenant's secrets (server/auth/tenant_secrets.py).

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engine.store.database import DATABASE_URL_ENV
 from server.cors import LOCAL_ORIGINS, CorsPolicy, parse_origins
+from server.webhook_urls import WebhookPolicy
 
 SPECS_ENV = "PLAIT_SPECS_DIR"
 WORKERS_ENV = "PLAIT_WORKERS"
@@ -77,6 +78,8 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     spec_processes: int = 2
     spec_check_seconds: float = 10.0
+    #: Which addresses runs' ``webhook`` may name besides public ones (server/webhook_urls.py).
+    webhooks: WebhookPolicy = field(default_factory=WebhookPolicy)
     #: Which browser front ends on other origins may call the API.
     cors: CorsPolicy = field(default_factory=CorsPolicy)
 
@@ -102,6 +105,7 @@ class Settings:
             max_body_bytes=int(env.get(MAX_BODY_ENV) or default.max_body_bytes),
             spec_processes=int(env.get(SPEC_PROCESSES_ENV) or default.spec_processes),
             spec_check_seconds=float(env.get(SPEC_CHECK_SECONDS_ENV) or default.spec_check_seconds),
+            webhooks=WebhookPolicy.from_env(),
             cors=CorsPolicy(
                 origins=parse_origins(env.get(CORS_ORIGINS_ENV, "")),
                 origin_regex=env.get(CORS_ORIGIN_REGEX_ENV, LOCAL_ORIGINS),

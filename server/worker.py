@@ -15,6 +15,8 @@ worker`` runs one). It
   (the spec's ``max_attempts`` wins), instead of running it again;
 - resolves approvals past their expiry by resuming their run (the approval node
   applies the spec's ``on_expire`` itself when it resumes after the expiry);
+- calls the webhooks of ended runs (server/webhooks.py), fires due crons
+  (server/crons.py) and deletes store items past their TTL;
 - on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
   hands their leases back, so another worker continues them from their last
   checkpoint at once; then it ends what tool calls left running (processes,
@@ -34,11 +36,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
+from langgraph.store.postgres.aio import AsyncPostgresStore
 
+from engine.store.items import open_item_store
 from engine.store.pool import Pool
 from engine.tools import children
 from engine.tools.idempotency import ToolResultStore
 from server import approvals
+from server.crons import CRON_POLL_SECONDS, CronFirer
 from server.executor import GraphCache, RunStopper, StopReason, execute_run
 from server.journal_writer import JournalCommitter
 from server.mcp_tasks import McpTaskPoller
@@ -46,11 +51,16 @@ from server.queue import runs
 from server.queue.fenced import FencedToolResultStore
 from server.queue.runs import Run
 from server.settings import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
+from server.webhook_urls import WebhookPolicy
+from server.webhooks import WebhookSender
 
 log = logging.getLogger(__name__)
 
 #: How often parked MCP tasks are polled (engine/tools/mcp/tasks.py).
 MCP_TASK_POLL_SECONDS = 0.5
+
+#: How often due webhook deliveries are looked for (a run's end is sent within it).
+WEBHOOK_POLL_SECONDS = 0.5
 
 #: Channel the queue notifies when a run becomes claimable.
 RUNS_PENDING_CHANNEL = "plait_runs_pending"
@@ -77,6 +87,7 @@ class Worker:
         tool_results: ToolResultStore | None = None,
         conninfo: str | None = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        webhook_policy: WebhookPolicy | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("a worker needs a concurrency of at least 1")
@@ -100,6 +111,12 @@ class Worker:
         self.journal = JournalCommitter(pool, owner=self.worker_id)
         # Resumes threads parked on MCP tasks (server/mcp_tasks.py).
         self.mcp_tasks = McpTaskPoller(pool)
+        # LangGraph's long-term store for its runs' nodes; it needs the running loop (run()).
+        self.items: AsyncPostgresStore | None = None
+        # Calls the webhooks that ended runs owe (server/webhooks.py).
+        self.webhooks = WebhookSender(pool, self.worker_id, policy=webhook_policy)
+        # Creates the runs of due crons (server/crons.py).
+        self.crons = CronFirer(pool, specs_dir)
         #: Set once the worker listens for runs (it may have claimed some already).
         self.started = asyncio.Event()
         self._active: dict[str, tuple[asyncio.Task[object], RunStopper]] = {}
@@ -129,6 +146,7 @@ class Worker:
     async def run(self) -> None:
         """Claim and execute runs until :meth:`stop`, then release the unfinished ones."""
         self.journal.start()
+        self.items = open_item_store(self.pool)
         helpers = [
             asyncio.create_task(self._listen(), name=f"{self.worker_id} listen"),
             asyncio.create_task(
@@ -142,6 +160,22 @@ class Worker:
                 self._every(MCP_TASK_POLL_SECONDS, self.mcp_tasks.poll_once),
                 name=f"{self.worker_id} mcp tasks",
             ),
+            asyncio.create_task(
+                self._every(WEBHOOK_POLL_SECONDS, self.webhooks.send_due),
+                name=f"{self.worker_id} webhooks",
+            ),
+            asyncio.create_task(
+                self._every(CRON_POLL_SECONDS, self.crons.fire_due),
+                name=f"{self.worker_id} crons",
+            ),
+            asyncio.create_task(
+                self._every(self.sweep_seconds, self.crons.delete_ended_threads),
+                name=f"{self.worker_id} cron threads",
+            ),
+            asyncio.create_task(
+                self._every(self.sweep_seconds, self._sweep_store),
+                name=f"{self.worker_id} store ttl",
+            ),
         ]
         try:
             await self._claim_loop()
@@ -152,6 +186,7 @@ class Worker:
             for task in helpers:
                 task.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
+            await self.webhooks.close()
 
     async def _claim_loop(self) -> None:
         while not self._stopping:
@@ -217,6 +252,7 @@ class Worker:
                 tool_results=self.tool_results or FencedToolResultStore(self.pool, run.lease),
                 journal=self.journal,
                 max_attempts=self.max_attempts,
+                items=self.items,
             )
         except Exception:
             # Recording the end failed (e.g. the database went away): the lease
@@ -253,6 +289,11 @@ class Worker:
                 self.cancel(run_id, "lost")
             elif run.cancel_action is not None:
                 self.cancel(run_id, run.cancel_action)
+
+    async def _sweep_store(self) -> None:
+        """Delete the store's items past their TTL (reads already skip them)."""
+        if self.items is not None:
+            await self.items.sweep_ttl()
 
     async def sweep_expired(self, now: datetime | None = None) -> int:
         """Resume the runs of pending approvals expired by ``now``; return how many.

@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from engine.store.database import DATABASE_URL_ENV
+from server.webhook_urls import WebhookPolicy
 
 log = logging.getLogger("plait.server")
 
@@ -73,12 +74,21 @@ class WorkerProcesses:
     """Start, restart and stop ``count`` child workers on database ``url``."""
 
     def __init__(
-        self, count: int, *, concurrency: int, specs_dir: Path, url: str, max_attempts: int
+        self,
+        count: int,
+        *,
+        concurrency: int,
+        specs_dir: Path,
+        url: str,
+        max_attempts: int,
+        webhook_policy: WebhookPolicy | None = None,
     ) -> None:
         self.count = count
         self.command = child_command_line(concurrency, specs_dir, max_attempts)
         # The server's resolved URL: a child never starts an embedded server of its own.
         self.env = dict(os.environ, **{DATABASE_URL_ENV: url, SUPERVISOR_ENV: str(os.getpid())})
+        if webhook_policy is not None:  # e.g. --webhook-allow-private: the children's too
+            self.env.update(webhook_policy.to_env())
         self._children: list[asyncio.subprocess.Process | None] = [None] * count
         self._stopping = False
 

@@ -14,6 +14,7 @@ import jsonschema
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 
 from engine.compiler.cache import CompileCache, Key
 from engine.compiler.context import CompileContext
@@ -65,10 +66,15 @@ class CompiledSpec:
     def spec(self) -> GraphSpec:
         return self.loaded.spec
 
-    def bind(self, checkpointer: BaseCheckpointSaver[Any] | None) -> Graph:
-        """The graph with ``checkpointer``: a shallow copy, no recompilation (~µs)."""
+    def bind(
+        self, checkpointer: BaseCheckpointSaver[Any] | None, store: BaseStore | None = None
+    ) -> Graph:
+        """The graph with ``checkpointer`` and LangGraph's long-term ``store`` (what
+        ``get_store()`` answers in its nodes): a shallow copy, no recompilation (~µs)."""
         # ``copy`` re-runs the constructor; validation already ran when compiled.
-        return self.graph.copy({"checkpointer": checkpointer, "auto_validate": False})
+        return self.graph.copy(
+            {"checkpointer": checkpointer, "store": store, "auto_validate": False}
+        )
 
 
 _CACHE: CompileCache[Key, CompiledSpec] = CompileCache()

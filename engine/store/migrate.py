@@ -1,4 +1,4 @@
-"""Apply Plait's SQL migrations and the checkpointer's own, once each, safely in parallel."""
+"""Apply the SQL migrations of Plait and of LangGraph's checkpointer and store, once each."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.store.postgres.aio import AsyncPostgresStore
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
@@ -49,8 +50,8 @@ async def migrate(pool: Pool, *, lock_timeout: float = 120.0) -> list[int]:
     Each migration runs in its own transaction together with its row in
     ``plait_schema_migrations``. A session advisory lock makes concurrent
     callers (two ``plait`` processes starting at once) wait for each other;
-    the checkpointer's ``setup()`` runs under the same lock because its own
-    migrations are not safe to run concurrently.
+    the checkpointer's and the long-term store's ``setup()`` run under the same
+    lock because their own migrations are not safe to run concurrently.
     """
     applied_now: list[int] = []
     async with pool.connection() as conn:
@@ -87,6 +88,8 @@ async def migrate(pool: Pool, *, lock_timeout: float = 120.0) -> list[int]:
                 applied_now.append(migration.version)
             # On this connection, so that migrating needs only one pool slot.
             await AsyncPostgresSaver(conn).setup()
+            # LangGraph's long-term store (engine/store/items.py) keeps its own versions too.
+            await AsyncPostgresStore(conn).setup()
         finally:
             await conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
     return applied_now

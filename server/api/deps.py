@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, Request
+from langgraph.store.postgres.aio import AsyncPostgresStore
 
 from engine.store.pool import Pool
 from server.auth.keys import Authenticator
@@ -30,6 +31,8 @@ class Services:
     graphs: GraphCache
     #: Reads and lints uploaded YAML in worker processes (server/spec_checks.py).
     specs: SpecChecks
+    #: LangGraph's long-term store: ``/store`` (per tenant: engine/store/items.py).
+    items: AsyncPostgresStore
     #: Resolves ``x-api-key`` to a tenant (server/auth/keys.py).
     auth: Authenticator = field(default_factory=Authenticator)
     # Follow-up work a request starts and does not wait for (deleting a

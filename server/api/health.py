@@ -57,7 +57,7 @@ async def info(services: Svc) -> dict[str, Any]:
     """What the Agent Server's ``/info`` says (version, feature flags), plus Plait's settings."""
     return {
         "version": plait_version(),
-        "flags": {"assistants": True, "crons": False, "langsmith": False, "store": False},
+        "flags": {"assistants": True, "crons": True, "langsmith": False, "store": True},
         "metadata": {"server": "plait"},
         "plait": {
             "workers": services.settings.workers,

@@ -53,6 +53,7 @@ from server.queue.runs import (
 )
 from server.registry import GraphVersion, get_version, is_assistant_uuid
 from server.sse import coalesced, event_names, journal_frame_batches, sse_response
+from server.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
 
 router = APIRouter(tags=["runs"])
 
@@ -76,7 +77,7 @@ RESERVED_PREFIX = "plait_"
 class RunCreate(BaseModel):
     """Body of every run-creating POST (fields of the Agent Server protocol).
 
-    Fields the protocol has and Plait ignores (``webhook``, ``feedback_keys``,
+    Fields the protocol has and Plait ignores (``feedback_keys``,
     ``langsmith_tracer``, ``checkpoint_during``) are accepted and dropped.
     """
 
@@ -101,6 +102,8 @@ class RunCreate(BaseModel):
     on_completion: Literal["delete", "keep"] = "delete"
     durability: Literal["sync", "async", "exit"] | None = None
     after_seconds: float | None = Field(None, ge=0)
+    #: Called with the run when it ends (server/webhooks.py); checked at creation.
+    webhook: str | None = Field(None, max_length=2048)
 
     # plait_* keys carry what the server knows (tenant, trace, graph digest,
     # approval): a client must not be able to set them.
@@ -391,6 +394,8 @@ async def _create(
     ``thread_id`` is the client's (``None``: a stateless run's new temporary thread).
     """
     route = f"{request.method} {request.url.path}"
+    if body.webhook is not None:
+        await check_webhook(body.webhook, services.settings.webhooks)
     if thread_id is None:
         # Resolved first: an unknown assistant must not leave a thread behind.
         graph = await resolve_assistant(services, body.assistant_id, tenant)
@@ -424,7 +429,7 @@ async def _create(
         services.pool,
         thread_id=thread_id,
         graph=graph,
-        kwargs=_kwargs(body),
+        kwargs=run_kwargs(body),
         metadata=body.metadata or {},
         multitask_strategy=body.multitask_strategy,
         idempotency_key=key,
@@ -435,6 +440,20 @@ async def _create(
         after_seconds=body.after_seconds,
     )
     return run
+
+
+async def check_webhook(url: str, policy: WebhookPolicy) -> None:
+    """A 422 problem unless the server may call ``url`` (server/webhook_urls.py)."""
+    try:
+        await check_webhook_url(url, policy)
+    except WebhookRefused as refused:
+        raise Problem(
+            422,
+            str(refused),
+            kind="request-invalid",
+            title="Invalid request",
+            errors=[{"loc": ["body", "webhook"], "msg": str(refused)}],
+        ) from None
 
 
 def _check_interrupts(body: RunCreate, graph: GraphVersion) -> None:
@@ -525,7 +544,7 @@ async def _graph_for(
     return graph
 
 
-def _kwargs(body: RunCreate) -> dict[str, Any]:
+def run_kwargs(body: RunCreate) -> dict[str, Any]:
     """What the worker needs to execute the run (stored with it)."""
     modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
     checkpoint_id = _checkpoint_id(body)
@@ -543,6 +562,8 @@ def _kwargs(body: RunCreate) -> dict[str, Any]:
         "durability": body.durability,
         "on_disconnect": body.on_disconnect,
     }
+    if body.webhook is not None:
+        kwargs["webhook"] = body.webhook
     return kwargs
 
 

@@ -89,6 +89,14 @@ def serve_command(
             help="Largest request body accepted (larger ones get 413).",
         ),
     ] = 1024 * 1024,
+    webhook_allow_private: Annotated[
+        bool,
+        typer.Option(
+            "--webhook-allow-private",
+            help="Let runs' webhooks reach private, loopback and link-local addresses "
+            "(default: refused with 422; PLAIT_WEBHOOK_ALLOW_CIDRS allows chosen networks).",
+        ),
+    ] = False,
     cors_origins: Annotated[
         list[str] | None,
         typer.Option(
@@ -161,6 +169,10 @@ def serve_command(
         port=port,
         max_body_bytes=max_body_bytes,
     )
+    if webhook_allow_private:
+        settings = dataclasses.replace(
+            settings, webhooks=dataclasses.replace(settings.webhooks, allow_private=True)
+        )
     # JSON lines (or text on a terminal) for every logger, uvicorn's too: docs/observability.md.
     try:
         configure_logging(level=log_level)

@@ -29,6 +29,7 @@ from engine.store.pool import Pool
 from engine.store.threads import ThreadRecord, ThreadSpecMismatch
 from server import journal
 from server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT
+from server.queue import webhooks
 from server.queue.leases import Lease
 from server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
 from server.registry import GraphVersion
@@ -192,7 +193,8 @@ def resume_kwargs(
     client following the thread (the editor) keeps getting the same events.
     """
     kwargs: dict[str, Any] = {"command": {"resume": {interrupt_id: answer}}}
-    for key in ("stream_mode", "stream_subgraphs", "durability"):
+    # The webhook too: whoever started the parked run hears how the thread goes on.
+    for key in ("stream_mode", "stream_subgraphs", "durability", "webhook"):
         if parked is not None and key in parked:
             kwargs[key] = parked[key]
     return kwargs
@@ -628,6 +630,7 @@ async def finish_run(
     interrupted: bool = False,
     attempt: int | None = None,
     dead_letter: Mapping[str, Any] | None = None,
+    values: Any = None,
 ) -> bool:
     """Record how a run ended and journal its ``end``, only if ``worker_id`` holds its lease
     (for ``attempt``, when given: the executor always gives it).
@@ -639,7 +642,9 @@ async def finish_run(
     (error, timeout), unless more runs wait on it (then it stays ``busy``, and
     workers are woken for the next one). The status and the ``end`` event commit
     together: a client told the run ended never finds it still running, and a
-    worker that lost its lease writes neither.
+    worker that lost its lease writes neither. A run with a ``webhook`` owes it a
+    call with the run and its final ``values``, written in the same transaction
+    (:mod:`server.queue.webhooks`).
     """
     after: ThreadStatus = (
         "interrupted" if interrupted else "error" if status in ("error", "timeout") else "idle"
@@ -662,7 +667,15 @@ async def finish_run(
                 "runs": RUNS_CHANNEL,
             },
         )
-        return await cursor.fetchone() is not None
+        row = await cursor.fetchone()
+        if row is None:
+            return False
+        if row["webhook"]:
+            cursor = await conn.execute(
+                f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %s", (run_id,)
+            )
+            await webhooks.enqueue(conn, _run(await cursor.fetchone()), values)
+        return True
 
 
 _LOCK_THREAD_OF_RUN = """
@@ -682,7 +695,7 @@ WITH finished AS (
         lease_expires_at = NULL, event_seq = event_seq + 1, dead_letter = %(dead_letter)s
     WHERE run_id = %(run_id)s AND lease_owner = %(worker)s AND status = 'running'
       AND (%(attempt)s::int IS NULL OR attempt = %(attempt)s)
-    RETURNING thread_id, tenant_id, event_seq
+    RETURNING thread_id, tenant_id, event_seq, kwargs->>'webhook' AS webhook
 ), ended AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
     SELECT %(run_id)s, event_seq, 'end', 'null'::jsonb FROM finished
@@ -708,7 +721,8 @@ WITH finished AS (
 )
 SELECT pg_notify(%(events)s, %(run_id)s || ' ' || finished.event_seq || ' [["end",null]]'),
        (SELECT pg_notify(%(runs)s, waiting.run_id) FROM waiting),
-       (SELECT pg_notify(%(runs)s, capped.run_id) FROM capped)
+       (SELECT pg_notify(%(runs)s, capped.run_id) FROM capped),
+       finished.webhook
 FROM finished
 """
 
@@ -971,6 +985,7 @@ async def _cancel_locked(
         )
         run = _run(await cursor.fetchone())
         await journal.append(conn, run_id, "end", None)
+        await webhooks.enqueue(conn, run, None)  # it never ran: no values
         return run
     # Running: the notification naming it makes its worker heartbeat at once and
     # see the request (the next regular heartbeat would too). Rollback is the
