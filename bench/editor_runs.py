@@ -170,6 +170,8 @@ def long_run(base: str, loops: int) -> tuple[str, int, int]:
 
 
 def open_graph(page: Page, base: str) -> None:
+    # A fresh page each time: the previous run (and its thread in the URL) is not shown.
+    page.goto("about:blank")
     page.goto(f"{base}/#/graphs/{GRAPH}/1.0.0")
     page.get_by_test_id("node-tick").wait_for()
     if not page.get_by_test_id("run-panel").is_visible():
