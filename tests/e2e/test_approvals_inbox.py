@@ -201,6 +201,9 @@ def test_link_opens_the_waiting_run_with_its_card(
         assert editor.url.endswith(f"#/graphs/refund-approval/1.0.0?thread={thread_id}"), opened
         expect(editor.get_by_test_id("run-phase")).to_have_attribute("data-phase", "waiting")
         expect(editor.get_by_test_id("run-phase")).to_contain_text(thread_id[:8])
+        # Started by a client that streamed only values: the run view says why no steps show.
+        expect(editor.get_by_test_id("timeline-empty")).to_contain_text("did not ask for them")
+        expect(editor.get_by_test_id("run-outcome")).not_to_contain_text("0 steps")
         card = editor.locator('[data-testid="approval-card"][data-node="approve"]')
         expect(card).to_contain_text(reason)
         expect(card.get_by_test_id("approval-edit")).to_be_visible()

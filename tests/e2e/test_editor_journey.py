@@ -112,7 +112,7 @@ def test_edit_save_run_approve_fork(editor: Page, plait_server: Cluster) -> None
     expect(card).to_contain_text("high risk")
     expect(card.get_by_test_id("approval-budget")).to_be_visible()
     expect(card.get_by_test_id("approval-expiry")).not_to_have_text("never")
-    screenshot(page, "run-approval")
+    screenshot(page, "journey-approval")
 
     # Approve on the card: the run resumes and finishes.
     card.get_by_test_id("approval-approve").click()

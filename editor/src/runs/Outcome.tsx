@@ -70,16 +70,18 @@ export function Outcome() {
   const tokensOut = ran.reduce((sum, step) => sum + step.tokensOut, 0);
   const priced = ran.filter((step) => step.cost !== null);
   const total = priced.length > 0 ? priced.reduce((sum, step) => sum + (step.cost ?? 0), 0) : null;
+  const facts = [
+    // No steps in the events (another client started the run) is not "0 steps".
+    ran.length > 0 ? `${ran.length} step${ran.length === 1 ? "" : "s"}` : "",
+    wall !== null ? fmt.duration(wall) : "",
+    fmt.tokens(tokensIn, tokensOut),
+    fmt.cost(total),
+  ].filter(Boolean);
   return (
     <section className={`run-outcome outcome-${phase}`} data-testid="run-outcome" data-phase={phase}>
       <h3>
         {PHASE_WORDS[phase]}
-        <span className="muted">
-          {" · "}
-          {[`${ran.length} step${ran.length === 1 ? "" : "s"}`, wall !== null ? fmt.duration(wall) : "", fmt.tokens(tokensIn, tokensOut), fmt.cost(total)]
-            .filter(Boolean)
-            .join(" · ")}
-        </span>
+        {facts.length > 0 && <span className="muted"> · {facts.join(" · ")}</span>}
       </h3>
       {error && <p className="error">{error}</p>}
       {phase !== "waiting" && (

@@ -70,8 +70,13 @@ function Row({ entry, start, active, onPick }: { entry: TimelineEntry; start: nu
   );
 }
 
+/** Said when a run is shown whose events hold no steps (another client started it). */
+export const NO_STEPS_RECORDED =
+  "This run's events hold no steps: the client that started it did not ask for them (its stream modes). The canvas shows which nodes ran, and Time travel every checkpoint.";
+
 export function TimelineView() {
   const timeline = useRunStore((s) => s.timeline);
+  const phase = useRunStore((s) => s.phase);
   const [picked, setPicked] = useState<string | null>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [height, setHeight] = useState(320);
@@ -88,7 +93,14 @@ export function TimelineView() {
     return () => observer.disconnect();
   }, []);
 
-  if (entries.length === 0) return <p className="muted">No steps yet: run the graph or open a past run.</p>;
+  if (entries.length === 0) {
+    const settled = phase === "success" || phase === "error" || phase === "waiting";
+    return (
+      <p className="muted" data-testid="timeline-empty">
+        {settled ? NO_STEPS_RECORDED : "No steps yet: run the graph or open a past run."}
+      </p>
+    );
+  }
   const from = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
   const to = Math.min(entries.length, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
   const shown = entries.find((entry): entry is TimelineStep => entry.kind === "step" && entry.key === picked);
