@@ -147,8 +147,8 @@ def serve_command(
     from server.app import create_app
     from server.logs import configure_logging
 
-    from_env = Settings.from_env()
     try:
+        from_env = Settings.from_env()  # PLAIT_CORS_ORIGINS can be malformed too
         cors = CorsPolicy(
             origins=parse_origins(",".join(cors_origins or ())),
             origin_regex=from_env.cors.origin_regex

@@ -104,3 +104,19 @@ def test_run_json_reports_an_invalid_spec_as_one_error_event(tmp_path: Path) -> 
     event = json.loads(line)
     assert event["event"] == "error" and event["exit_code"] == ExitCode.INVALID_SPEC
     assert {issue["file"] for issue in event["issues"]} == {str(spec)}
+
+
+def test_serve_refuses_a_cors_policy_that_cannot_work(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.argv", ["plait", "serve", "--cors-origin", "*", "--cors-credentials"])
+    with pytest.raises(SystemExit) as exited:
+        app_module.main()
+    assert exited.value.code == ExitCode.USAGE
+    assert "list the front ends' origins" in capsys.readouterr().err
+    monkeypatch.setenv("PLAIT_CORS_ORIGINS", "https://app.example.com/")
+    monkeypatch.setattr("sys.argv", ["plait", "serve"])
+    with pytest.raises(SystemExit) as exited:
+        app_module.main()
+    assert exited.value.code == ExitCode.USAGE
+    assert "is not an origin" in capsys.readouterr().err
