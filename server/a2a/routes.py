@@ -198,17 +198,22 @@ async def endpoint(graph: str, services: Svc, hub: Hub, tenant: Tenant) -> Respo
     return _Forward(hub.agent(served).app, f"{PREFIX}/{graph}", tenant)
 
 
-@router.api_route(
-    "/{graph}/" + REST_PATH + "/{path:path}",
-    methods=["GET", "POST", "DELETE"],
-    summary="A2A HTTP+JSON binding of a served graph",
-    response_class=Response,
-    operation_id="a2a_rest",
-)
 async def rest_endpoint(graph: str, path: str, services: Svc, hub: Hub, tenant: Tenant) -> Response:
     """Hand the request to the graph's HTTP+JSON routes (``message:send``, ``tasks/{id}``...)."""
     served = await _served(services, graph, tenant)
     return _Forward(hub.agent(served).app, f"{PREFIX}/{graph}", tenant)
+
+
+# One route per method: OpenAPI needs an operation id of its own for each.
+for _method in ("GET", "POST", "DELETE"):
+    router.add_api_route(
+        "/{graph}/" + REST_PATH + "/{path:path}",
+        rest_endpoint,
+        methods=[_method],
+        summary="A2A HTTP+JSON binding of a served graph",
+        response_class=Response,
+        operation_id=f"a2a_rest_{_method.lower()}",
+    )
 
 
 class _Forward(Response):

@@ -66,22 +66,12 @@ async def test_invalid_resume_value_is_a_clear_error() -> None:
         await runner.resume({"decision": "maybe"})
 
 
-async def test_expired_approval_applies_on_expire() -> None:
-    runner = Runner(_approval(expires_in="1ms", on_expire="approve"))
-    await runner.start({"amount": 5})
-    out = await runner.resume({"decision": "reject"})
-    assert out["decision"]["decision"] == "approve"
-    runner = Runner(_approval(expires_in="1ms", on_expire="fail"))
-    await runner.start({"amount": 5})
-    with pytest.raises(NodeError, match=r"node 'ask': the approval expired at"):
-        await runner.resume({"decision": "approve"})
+def _an_hour_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Move the approval node's clock past a one-hour expiry.
 
-
-async def test_expiry_counts_from_when_the_approval_was_first_asked(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    runner = Runner(_approval(expires_in="1h", on_expire="approve"))
-    await runner.start({"amount": 1})
+    A real short expiry (``1ms``) raced the machine: a fast resume could
+    arrive before it had passed.
+    """
     later = datetime.now(UTC) + timedelta(hours=1, minutes=1)
 
     class Later(datetime):
@@ -89,12 +79,23 @@ async def test_expiry_counts_from_when_the_approval_was_first_asked(
         def now(cls, tz: Any = None) -> Later:
             return cls.fromtimestamp(later.timestamp(), tz)
 
-    # The node runs again on resume an hour later: were the expiry computed
-    # from "now" again, it would not have expired.
     monkeypatch.setattr(approval, "datetime", Later)
-    out = await runner.resume({"decision": "reject"})
+
+
+async def test_expired_approval_applies_on_expire(monkeypatch: pytest.MonkeyPatch) -> None:
+    approve = Runner(_approval(expires_in="1h", on_expire="approve"))
+    await approve.start({"amount": 5})
+    fail = Runner(_approval(expires_in="1h", on_expire="fail"))
+    await fail.start({"amount": 5})
+    # The node runs again on resume an hour later: were the expiry counted
+    # from that run rather than from when it was first asked, it would not
+    # have expired.
+    _an_hour_later(monkeypatch)
+    out = await approve.resume({"decision": "reject"})
     assert out["decision"] == {
         "decision": "approve",
-        "arguments": {"amount": 1},
+        "arguments": {"amount": 5},
         "comment": "expired",
     }
+    with pytest.raises(NodeError, match=r"node 'ask': the approval expired at"):
+        await fail.resume({"decision": "approve"})
