@@ -22,7 +22,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from engine.runtime.secrets import protect
+from engine.protected import protect
 from engine.store.database import database_url, release_embedded
 from engine.store.items import open_item_store
 from engine.store.migrate import migrate

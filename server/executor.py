@@ -29,10 +29,10 @@ from langgraph.types import Command, Send
 from engine.compiler import CompiledSpec, compile_spec
 from engine.compiler.cache import CompileCache
 from engine.compiler.nodes.python import OFFLOAD_SYNC_KEY
-from engine.runtime.audit import AUDIT_KEY
-from engine.runtime.budgets import read_usage
-from engine.runtime.secrets import with_secret_source
-from engine.runtime.timeouts import settle
+from engine.governance.audit import AUDIT_KEY
+from engine.governance.budgets import read_usage
+from engine.governance.secrets import with_secret_source
+from engine.run.timeouts import settle
 from engine.spec.models import duration_seconds
 from engine.store.audit import PostgresAuditStore
 from engine.store.checkpointer import new_checkpointer
@@ -40,12 +40,14 @@ from engine.store.items import TenantStore
 from engine.store.pool import Pool
 from engine.tools.idempotency import STORE_KEY, ToolResultStore
 from engine.tools.mcp.parking import PARK_TASKS_KEY
-from server import approvals, metrics, registry, run_tracing
+from server import metrics, registry, run_tracing
+from server.approvals import records
 from server.auth.quota import attach_quota
 from server.auth.store import DEFAULT_TENANT
 from server.auth.tenant_secrets import SecretSources
 from server.journal import RunGone
 from server.journal_writer import JournalCommitter, JournalWriter
+from server.mcp_tasks import record_parked
 from server.queue import runs
 from server.queue.fenced import FencedCheckpointer
 from server.queue.leases import Lease, LeaseLost, fenced_transaction
@@ -282,7 +284,9 @@ async def _execute(
         usage = await read_usage(
             new_checkpointer(pool), {"configurable": {"thread_id": run.thread_id}}
         )
-        await approvals.record_interrupts(pool, run, found, usage, lease=lease)
+        await records.record_interrupts(pool, run, found, usage, lease=lease)
+        # MCP task interrupts are not approvals: they are parked tool calls the poller resumes.
+        await record_parked(pool, run.run_id, found)
     await runs.finish_run(
         pool,
         run.run_id,

@@ -27,7 +27,7 @@ from typing import Any
 from engine.store.mcp_tasks import TaskRecord, set_status
 from engine.store.pool import Pool
 from server.auth.tenant_secrets import SecretSources
-from server.queue.runs import create_run_in, get_run, hash_request, resume_kwargs
+from server.queue.runs import get_run, resume_thread_in, thread_transaction
 from server.registry import get_version
 
 log = logging.getLogger(__name__)
@@ -166,29 +166,22 @@ class McpTaskPoller:
         if graph is None:
             raise PollFailed(f"graph {parked.graph}@{parked.version} is not registered")
         answer = {"status": status, "task_id": row["task_id"]}
-        async with self.pool.connection() as conn, conn.transaction():
-            # The thread's lock first, as every transaction that creates runs takes it.
-            await conn.execute(
-                "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE",
-                (row["thread_id"],),
-            )
+        async with thread_transaction(self.pool, row["thread_id"]) as conn:
             cursor = await conn.execute(
                 "SELECT resume_run_id FROM plait_mcp_tasks WHERE key = %s FOR UPDATE", (row["key"],)
             )
             current = await cursor.fetchone()
             if current is None or current["resume_run_id"] is not None:
                 return 0  # another worker resumed it first
-            run, _ = await create_run_in(
+            run = await resume_thread_in(
                 conn,
                 thread_id=row["thread_id"],
                 graph=graph,
-                kwargs=resume_kwargs(row["interrupt_id"], answer, parked.kwargs),
+                parked_run_id=parked.run_id,
+                interrupt_id=row["interrupt_id"],
+                answer=answer,
                 metadata={"plait_mcp_task": {**answer, "node": row["node"], "tool": row["tool"]}},
-                multitask_strategy="enqueue",
-                idempotency_key=None,
-                request_hash=hash_request({"mcp_task": row["key"], "answer": answer}),
-                route="",
-                if_not_exists="reject",
+                origin={"mcp_task": row["key"], "answer": answer},
                 tenant=parked.tenant,
             )
             await conn.execute(

@@ -23,10 +23,10 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope
 
-from engine.runtime.runner import RunRejected
+from engine.run.runner import RunRejected
 from engine.spec.errors import SpecError, SpecIssue
 from engine.store.threads import ThreadSpecMismatch
-from server.approvals import ApprovalClosed, ApprovalNotFound, InvalidDecision
+from server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
 from server.queue.runs import (
     IdempotencyMismatch,
     RunActive,

@@ -4,7 +4,7 @@
 tracing on it
 
 - opens the attempt's root span (trace id = the run id, so every attempt of a
-  run shares one trace; see :mod:`engine.runtime.tracing`);
+  run shares one trace; see :mod:`engine.observability.tracing`);
 - links it to the span of the run it resumes, when the run answers an
   approval (``metadata.plait_approval``): a resume is a new run, so a new
   trace, that points back at the parked run's;
@@ -13,7 +13,7 @@ tracing on it
   attempt's first journal event will get, in one statement;
 - counts the events the attempt journals, so each step span gets the
   ``plait.journal.seq`` of the event carrying its update
-  (:class:`engine.runtime.observe.StepSpans`).
+  (:class:`engine.observability.observe.StepSpans`).
 
 With tracing off it only sets the log context (run, thread, graph, tenant).
 """
@@ -29,8 +29,8 @@ from typing import Any
 from opentelemetry.trace import Span, Status, StatusCode
 from psycopg.types.json import Jsonb
 
-from engine.runtime import tracing
-from engine.runtime.observe import StepSpans, collect_step_spans
+from engine.observability import tracing
+from engine.observability.observe import StepSpans, collect_step_spans
 from engine.store.pool import Pool
 from server.logs import log_context
 from server.queue.runs import Run

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from engine.runtime import tracing
+from engine.observability import tracing
 from server.journal import JournalEvent, JournalListener
 from server.metrics import SSE_STREAMS
 
@@ -116,7 +116,7 @@ async def journal_frame_batches(
 def _frame(event: JournalEvent) -> ServerSentEvent:
     data = event.data
     if event.event == "metadata" and isinstance(data, dict) and "trace_id" not in data:
-        # The run's trace id is derived from its run id (engine/runtime/tracing.py),
+        # The run's trace id is derived from its run id (engine/observability/tracing.py),
         # so the metadata event journaled when the run was created can show it too.
         trace_id = tracing.run_trace_id(event.run_id)
         if trace_id is not None:

@@ -42,7 +42,7 @@ from engine.store.items import open_item_store
 from engine.store.pool import Pool
 from engine.tools import children
 from engine.tools.idempotency import ToolResultStore
-from server import approvals
+from server.approvals import decisions, records
 from server.crons import CRON_POLL_SECONDS, CronFirer
 from server.executor import GraphCache, RunStopper, StopReason, execute_run
 from server.journal_writer import JournalCommitter
@@ -61,9 +61,6 @@ MCP_TASK_POLL_SECONDS = 0.5
 
 #: How often due webhook deliveries are looked for (a run's end is sent within it).
 WEBHOOK_POLL_SECONDS = 0.5
-
-#: Channel the queue notifies when a run becomes claimable.
-RUNS_PENDING_CHANNEL = "plait_runs_pending"
 
 
 def default_worker_id() -> str:
@@ -302,10 +299,10 @@ class Worker:
         meanwhile is skipped (the first resolution wins).
         """
         resolved = 0
-        for approval in await approvals.expired(self.pool, now or datetime.now(UTC)):
+        for approval in await records.expired(self.pool, now or datetime.now(UTC)):
             try:
-                await approvals.expire(self.pool, approval["approval_id"])
-            except approvals.ApprovalClosed:
+                await decisions.expire(self.pool, approval["approval_id"])
+            except records.ApprovalClosed:
                 continue
             resolved += 1
         return resolved
@@ -341,7 +338,7 @@ class Worker:
             try:
                 conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
                 async with conn:
-                    await conn.execute(f"LISTEN {RUNS_PENDING_CHANNEL}")
+                    await conn.execute(f"LISTEN {runs.RUNS_CHANNEL}")
                     self.started.set()
                     # Runs created before LISTEN took effect are found by this claim.
                     self._maybe_more = True

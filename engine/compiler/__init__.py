@@ -7,27 +7,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.store.base import BaseStore
 
 from engine.compiler.cache import CompileCache, Key
+from engine.compiler.compiled import CompiledSpec
 from engine.compiler.context import CompileContext
 from engine.compiler.edges import add_edges, route_sources
 from engine.compiler.mermaid import to_mermaid
 from engine.compiler.nodes import KIND_BUILDERS
 from engine.compiler.nodes.base import NodeRunner
+from engine.compiler.saga import SagaStep, TrackedCompute, has_compensation, saga_channels
 from engine.compiler.state import state_schemas
+from engine.errors import CompileError, NodeError
 from engine.gc_pause import gc_paused
-from engine.runtime.errors import CompileError, NodeError
-from engine.runtime.limits import governance_channels, governance_gate
-from engine.runtime.policies import retry_policy
-from engine.runtime.saga import SagaStep, TrackedCompute, has_compensation, saga_channels
+from engine.governance.limits import governance_channels, governance_gate
+from engine.governance.policies import retry_policy
 from engine.spec.document import LoadedSpec
 from engine.spec.expressions import ExpressionError
 from engine.spec.models import GraphSpec, duration_seconds
@@ -42,40 +39,6 @@ __all__ = [
     "compile_spec",
     "to_mermaid",
 ]
-
-Graph = CompiledStateGraph[Any, Any, Any, Any]
-
-
-@dataclass(frozen=True, eq=False)
-class CompiledSpec:
-    """A spec compiled once: the builder, and a graph with no checkpointer of its own.
-
-    ``graph`` inherits the caller's checkpointer when it runs nested in another
-    graph; ``detached`` never checkpoints (map items).
-    """
-
-    loaded: LoadedSpec
-    digest: str
-    builder: StateGraph[Any, Any, Any, Any]
-    graph: Graph
-    detached: Graph
-    input_fields: tuple[str, ...]
-    output_fields: tuple[str, ...]
-
-    @property
-    def spec(self) -> GraphSpec:
-        return self.loaded.spec
-
-    def bind(
-        self, checkpointer: BaseCheckpointSaver[Any] | None, store: BaseStore | None = None
-    ) -> Graph:
-        """The graph with ``checkpointer`` and LangGraph's long-term ``store`` (what
-        ``get_store()`` answers in its nodes): a shallow copy, no recompilation (~µs)."""
-        # ``copy`` re-runs the constructor; validation already ran when compiled.
-        return self.graph.copy(
-            {"checkpointer": checkpointer, "store": store, "auto_validate": False}
-        )
-
 
 _CACHE: CompileCache[Key, CompiledSpec] = CompileCache()
 

@@ -21,10 +21,10 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
 from engine.compiler.cache import CompileCache
-from engine.runtime.audit import run_id_of
-from engine.runtime.limits import StepLimits
-from engine.runtime.model_access import ModelAccess
-from engine.runtime.secrets import current_source
+from engine.governance.audit import run_id_of
+from engine.governance.limits import StepLimits
+from engine.governance.model_access import ModelAccess
+from engine.governance.secrets import current_source
 from engine.spec.document import LoadedSpec
 from engine.spec.expressions import ROOTS, cel_variables, compile_cel, evaluate, render
 from engine.spec.models import Argument, literal_of
@@ -32,7 +32,7 @@ from engine.spec.registry import SpecRegistry
 from engine.tools.python_tools import import_function, load_python_tool
 
 if TYPE_CHECKING:
-    from engine.compiler import CompiledSpec
+    from engine.compiler.compiled import CompiledSpec
     from engine.tools.mcp.hub import Credentials
 
 #: Marks "no result yet" (``None`` is a valid result).
@@ -89,7 +89,7 @@ class CompileContext:
         body = self.loaded.spec.spec
         self.public: tuple[str, ...] = tuple(body.state)
         self.inputs: tuple[str, ...] = tuple(body.input_fields)
-        #: Budgets and loop detection, when the spec declares them (engine/runtime/limits.py);
+        #: Budgets and loop detection, when the spec declares them (engine/governance/limits.py);
         #: built once here and shared by every node (both are read-only per step).
         self.limits: StepLimits | None = StepLimits.of(self.loaded.spec)
 

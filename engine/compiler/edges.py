@@ -12,7 +12,7 @@ from langgraph.graph import StateGraph
 
 from engine.compiler.context import NO_RESULT, CompileContext, Expr, Scope
 from engine.compiler.state import result_channel
-from engine.runtime.errors import NodeError
+from engine.errors import NodeError
 from engine.spec.document import key_text
 from engine.spec.models import END, START, GraphSpec, RouteEdge, StaticEdge, SwitchEdge
 from engine.tools.rejection import RejectRoutes, reject_targets

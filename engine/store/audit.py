@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
 from psycopg.types.json import Jsonb
 
-from engine.runtime.audit import AuditRecord
 from engine.store.pool import Pool
 
 _INSERT = """
@@ -14,8 +17,33 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 """
 
 
+AuditKind = Literal["tool_call", "approval", "refusal", "compensation"]
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """One audited event. ``step`` is the LangGraph task namespace of the node step."""
+
+    kind: AuditKind
+    thread_id: str | None
+    run_id: str | None
+    node: str
+    step: str | None
+    tool: str | None
+    actor: str
+    detail: dict[str, Any] = field(default_factory=dict)
+    tenant: str | None = None
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-like form (``created_at`` as ISO 8601)."""
+        data = asdict(self)
+        data["created_at"] = self.created_at.isoformat()
+        return data
+
+
 class PostgresAuditStore:
-    """An :class:`engine.runtime.audit.AuditStore` on a connection pool."""
+    """An ``engine.governance.audit.AuditStore`` on a connection pool."""
 
     def __init__(self, pool: Pool) -> None:
         self.pool = pool

@@ -7,6 +7,8 @@ Tables ``plait_tool_results`` (migration 0003) and ``plait_tool_intents``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -14,7 +16,6 @@ from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from engine.store.pool import Pool
-from engine.tools.idempotency import Intent, RecordedResult
 
 _INSERT = """
 INSERT INTO plait_tool_results (key, thread_id, run_id, node, tool, args, result, created_at)
@@ -33,6 +34,37 @@ UPDATE plait_tool_intents
 SET attempts = attempts + 1, began_at = now(), run_id = %s, answered_run = %s, parked = false
 WHERE key = %s AND attempts = %s
 """
+
+
+@dataclass(frozen=True)
+class RecordedResult:
+    """A tool call's recorded outcome: its JSON-like return value.
+
+    Only successes are recorded (see ``engine.tools.gateway`` for why).
+    """
+
+    value: Any
+    recorded_at: datetime
+
+    @classmethod
+    def now(cls, value: Any) -> RecordedResult:
+        """A record of ``value`` made at the current time."""
+        return cls(value=value, recorded_at=datetime.now(UTC))
+
+
+@dataclass(frozen=True)
+class Intent:
+    """That a non-idempotent call began: when its last attempt began, and how many did.
+
+    ``answered_run`` is the run whose in-doubt answer let the last attempt
+    begin (a re-sent command of that run must not be used twice); ``parked``
+    says the last attempt parked its run (an MCP task) rather than dying.
+    """
+
+    began_at: datetime
+    attempts: int
+    parked: bool = False
+    answered_run: str | None = None
 
 
 class PostgresToolResultStore:

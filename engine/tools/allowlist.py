@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from engine.runtime import observe
-from engine.runtime.audit import audit
-from engine.runtime.events_out import emit
+from engine.governance.audit import audit
+from engine.observability import observe
+from engine.observability.emit import emit
 
 
 def refusal_reason(tool: str, allowed: Iterable[str]) -> str:

@@ -33,18 +33,19 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
-from engine.runtime import observe
-from engine.runtime.audit import audit_tool_call, run_id_of
-from engine.runtime.errors import NodeError
-from engine.runtime.events_out import emit
-from engine.runtime.loops import count_tool_call
-from engine.runtime.retries import invoke_tool
-from engine.runtime.saga import note_tool_call
+from engine.errors import NodeError
+from engine.governance.audit import audit_tool_call, run_id_of
+from engine.governance.current_call import ToolCall, calling
+from engine.governance.loops import count_tool_call
+from engine.governance.retries import invoke_tool
+from engine.observability import observe
+from engine.observability.emit import emit
 from engine.spec.expressions import to_plain
+from engine.store.tool_results import RecordedResult
 from engine.tools import children
-from engine.tools.current_call import ToolCall, calling
-from engine.tools.idempotency import RecordedResult, ToolResultStore, store_from, tool_call_key
+from engine.tools.idempotency import ToolResultStore, store_from, tool_call_key
 from engine.tools.in_doubt import Settled, begin_call
+from engine.tools.ledger import note_tool_call
 from engine.tools.python_tools import NON_IDEMPOTENT_KEY
 from engine.tools.risk import approved_arguments, is_high_risk
 
@@ -100,7 +101,7 @@ async def call_tool(
                 return await _reused(tool.name, node, config, event, value, call_id)
     emit({**event, "status": "started", "reused": False})
     try:
-        # The tool learns its key and run (engine/tools/current_call.py); the
+        # The tool learns its key and run (engine/governance/current_call.py); the
         # processes it starts are its own (engine/tools/children.py).
         with (
             calling(ToolCall(key, node, config)),

@@ -39,45 +39,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 
+from engine.store.tool_results import Intent, RecordedResult
+
 #: Where a run's config carries its :class:`ToolResultStore` (absent: nothing is recorded).
 STORE_KEY = "plait_tool_results"
-
-
-@dataclass(frozen=True)
-class RecordedResult:
-    """A tool call's recorded outcome: its JSON-like return value.
-
-    Only successes are recorded (see :mod:`engine.tools.gateway` for why).
-    """
-
-    value: Any
-    recorded_at: datetime
-
-    @classmethod
-    def now(cls, value: Any) -> RecordedResult:
-        """A record of ``value`` made at the current time."""
-        return cls(value=value, recorded_at=datetime.now(UTC))
-
-
-@dataclass(frozen=True)
-class Intent:
-    """That a non-idempotent call began: when its last attempt began, and how many did.
-
-    ``answered_run`` is the run whose in-doubt answer let the last attempt
-    begin (a re-sent command of that run must not be used twice); ``parked``
-    says the last attempt parked its run (an MCP task) rather than dying.
-    """
-
-    began_at: datetime
-    attempts: int
-    parked: bool = False
-    answered_run: str | None = None
 
 
 class ToolResultStore(Protocol):

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from engine.runtime.retries import with_call_policy
-from engine.runtime.secrets import with_secrets_argument
+from engine.governance.retries import with_call_policy
+from engine.governance.secrets import with_secrets_argument
 from engine.spec.models import McpServerDef, ToolDef, duration_seconds
 from engine.tools.in_doubt import RECONCILE_KEY, Reconcile
 from engine.tools.risk import RISK_KEY
@@ -156,7 +156,7 @@ def _with_policies(
 ) -> BaseTool:
     """Risk, idempotency (and ``reconcile``), retries by error class and the breaker.
 
-    See engine/runtime/retries.py; ``breaker_key`` replaces the default endpoint
+    See engine/governance/retries.py; ``breaker_key`` replaces the default endpoint
     key (the python ``function``).
     """
     metadata = dict(tool.metadata or {})

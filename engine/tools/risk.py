@@ -23,8 +23,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.types import interrupt
 
-from engine.runtime.audit import audit
-from engine.runtime.errors import NodeError
+from engine.errors import NodeError
+from engine.governance.audit import audit
 from engine.spec.models import Decision
 
 #: ``tool.metadata`` key holding the spec's ``risk``.

@@ -8,7 +8,7 @@
 - A run that stops on approvals makes the task ``TASK_STATE_INPUT_REQUIRED``
   (the approvals are listed in the status message, and in ``GET /approvals``).
   A follow-up message on the task is the decision: it is recorded through the
-  approvals inbox (:func:`server.approvals.decide`), which resumes the thread
+  approvals inbox (:func:`server.decisions.decide`), which resumes the thread
   with ``command.resume``; the executor follows that run the same way. When
   nothing is pending any more (answered in the inbox), a follow-up follows the
   thread's newest run instead.
@@ -31,10 +31,11 @@ from a2a.types.a2a_pb2 import Message, Part, Task, TaskState, TaskStatus
 from google.protobuf.json_format import ParseDict
 from google.protobuf.struct_pb2 import Value
 
-from engine.runtime.runner import RunRejected, check_input
-from server import approvals, registry
+from engine.run.runner import RunRejected, check_input
+from server import registry
 from server.a2a.messages import NotADecision, decision_of, run_input
 from server.a2a.task_store import tenant_of
+from server.approvals import decisions, records
 from server.queue import threads
 from server.queue.runs import (
     TERMINAL,
@@ -125,7 +126,7 @@ class PlaitAgentExecutor(AgentExecutor):
             await updater.failed(updater.new_agent_message([Part(text=text)]))
             return
         else:
-            pending = await approvals.list_approvals(
+            pending = await records.list_approvals(
                 pool, "pending", thread_id=thread_id, tenant=tenant
             )
             if not pending:
@@ -144,14 +145,14 @@ class PlaitAgentExecutor(AgentExecutor):
                     return
                 user = call.user.user_name or "anonymous"
                 try:
-                    _, run = await approvals.decide(
+                    _, run = await decisions.decide(
                         pool,
                         pending[0]["approval_id"],
                         decision.model_dump(exclude_none=True),
                         f"{ACTOR_PREFIX}:{user}",
                         tenant=tenant,
                     )
-                except (approvals.ApprovalClosed, approvals.ApprovalNotFound):
+                except (records.ApprovalClosed, records.ApprovalNotFound):
                     # Decided meanwhile in the inbox (first decision wins): follow its run.
                     found = await self._newest_run(task_id, tenant, updater)
                     if found is None:
@@ -276,7 +277,7 @@ class PlaitAgentExecutor(AgentExecutor):
             ) or f"the run ended {status}"
             await updater.failed(updater.new_agent_message([Part(text=str(text))]))
             return
-        pending = await approvals.list_approvals(
+        pending = await records.list_approvals(
             pool, "pending", thread_id=run.thread_id, tenant=tenant
         )
         if pending:

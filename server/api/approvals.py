@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
 
-from server import approvals
 from server.api.deps import Svc
+from server.approvals import decisions, records
 from server.auth.keys import Tenant, authenticate
 from server.auth.store import Principal
 from server.problems import not_found
@@ -57,7 +57,7 @@ async def list_approvals(
     ``status=all`` lists every status, ``status=decided`` every decided or expired
     one (with ``decided_by``, ``decided_at``, ``decision`` and ``resume_run_id``).
     """
-    found = await approvals.list_approvals(
+    found = await records.list_approvals(
         services.pool,
         None if status == "all" else status,
         thread_id=threads.stored_thread_id(tenant, thread_id) if thread_id else None,
@@ -72,7 +72,7 @@ async def list_approvals(
 @router.get("/{approval_id}", summary="Get an approval")
 async def get_approval(approval_id: str, services: Svc, tenant: Tenant) -> dict[str, Any]:
     """One approval, with its decision once made."""
-    found = await approvals.get_approval(services.pool, approval_id, tenant=tenant)
+    found = await records.get_approval(services.pool, approval_id, tenant=tenant)
     if found is None:
         raise not_found(f"approval {approval_id}")
     return approval_to_api(found)
@@ -98,7 +98,7 @@ async def decide(
         if principal.key_name:
             key = f"{key} '{principal.key_name}'"
         actor = f"{actor} ({key})" if actor else key
-    approval, run = await approvals.decide(
+    approval, run = await decisions.decide(
         services.pool, approval_id, decision, actor, tenant=principal.tenant
     )
     return {"approval": approval_to_api(approval), "run": run.to_api()}

@@ -27,8 +27,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sse_starlette import EventSourceResponse
 
-from engine.runtime.budgets import read_usage
-from engine.runtime.runner import check_input
+from engine.governance.budgets import read_usage
+from engine.run.runner import check_input
 from engine.store.checkpointer import new_checkpointer
 from server.api.assistants import resolve_assistant
 from server.api.checkpoints import thread_state, values_with_interrupts

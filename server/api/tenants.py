@@ -17,7 +17,7 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.runtime import breakers
+from engine.governance import breakers
 from server.api.deps import Svc
 from server.auth import store, tenant_secrets
 from server.auth.keys import Admin, Tenant

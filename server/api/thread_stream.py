@@ -29,7 +29,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from engine.runtime.runner import RunRejected
+from engine.run.runner import RunRejected
 from engine.store.pool import Pool
 from engine.store.threads import ThreadSpecMismatch
 from server.api.checkpoints import thread_state

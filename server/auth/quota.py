@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.runtime.budgets import QuotaExceeded, with_quota
+from engine.governance.budgets import QuotaExceeded, with_quota
 from engine.store.pool import Pool
 from server.auth.store import DEFAULT_TENANT, add_usage, get_tenant, usage
 

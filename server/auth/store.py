@@ -21,6 +21,8 @@ from engine.store.pool import Pool
 
 #: The tenant of the single-user mode and of every row written before tenants existed.
 DEFAULT_TENANT = "default"
+#: SQL: the row is the tenant's (``%(tenant)s`` NULL: any tenant, for the workers' own reads).
+OF_TENANT = "(%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)"
 #: What a tenant id may be (the CHECK of ``plait_tenants.tenant_id`` in migration 0006).
 TENANT_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 KEY_PREFIX = "plait_"

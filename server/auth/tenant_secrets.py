@@ -8,7 +8,7 @@ secrets, at call time. The ``default`` tenant (the operator's own, and the
 single-user mode) also reads the environment variables the operator lists in
 ``PLAIT_ENV_SECRETS`` and the entries of ``PLAIT_SECRETS_FILE``; no other
 tenant reads the server's environment or files at all. Plait's own settings
-are refused whatever the tenant (engine/runtime/secrets.py).
+are refused whatever the tenant (engine/governance/secrets.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Any
 
 from psycopg.errors import ForeignKeyViolation
 
-from engine.runtime.secrets import EnvironmentSecrets, is_protected
+from engine.governance.secrets import EnvironmentSecrets
+from engine.protected import is_protected
 from engine.spec.document import LoadedSpec
 from engine.spec.errors import SpecIssue
 from engine.spec.secret_refs import RESERVED_PREFIX, is_reserved, secret_refs
@@ -164,7 +165,7 @@ def env_secret_names(env: Mapping[str, str] | None = None) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class TenantSecrets:
-    """A run's :class:`~engine.runtime.secrets.SecretSource`: its tenant's granted secrets.
+    """A run's :class:`~engine.governance.secrets.SecretSource`: its tenant's granted secrets.
 
     ``fallback`` (``default`` only) is asked for the names the store lacks.
     """

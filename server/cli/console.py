@@ -1,6 +1,6 @@
 """How ``plait`` shows things: a rich terminal view, or one JSON object per line.
 
-Both views take the runner's events (``engine.runtime.events``) plus a few
+Both views take the runner's events (``engine.run.events``) plus a few
 CLI-level messages (notices, the "waiting for a decision" stop, errors), so
 ``plait run`` drives either without knowing which it has.
 """
@@ -18,7 +18,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from engine.runtime.events import (
+from engine.run.events import (
     Completed,
     Custom,
     Failed,

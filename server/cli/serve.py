@@ -143,7 +143,7 @@ def serve_command(
     # Imported here: the other commands need not load FastAPI, uvicorn and LangGraph.
     import uvicorn
 
-    from engine.runtime.tracing import configure_tracing
+    from engine.observability.tracing import configure_tracing
     from server.app import create_app
     from server.logs import configure_logging
 

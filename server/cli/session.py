@@ -18,9 +18,8 @@ from rich.console import Console
 from rich.prompt import Prompt
 
 from engine.compiler import CompiledSpec, CompileError, compile_spec
-from engine.runtime.events import Completed, Failed, Interrupted
-from engine.runtime.provenance import git_sha
-from engine.runtime.runner import (
+from engine.run.events import Completed, Failed, Interrupted
+from engine.run.runner import (
     RunRejected,
     ThreadMismatch,
     check_input,
@@ -29,12 +28,13 @@ from engine.runtime.runner import (
     run_graph,
 )
 from engine.spec.models import Example, GraphSpec
+from engine.spec.provenance import git_sha
 from engine.store.pool import Pool
 from server.cli.console import RichView, RunView
 from server.cli.database import connected_pool
 from server.cli.exits import CliError, ExitCode
 from server.cli.inputs import DECISIONS, parse_json_object, pick_example
-from server.cli.run import RunRequest, resume_command
+from server.cli.run_request import RunRequest, resume_command
 from server.cli.specs import load_valid_spec, registry_for
 
 

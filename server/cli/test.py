@@ -27,7 +27,7 @@ from server.cli.exits import CliError, ExitCode
 from server.cli.specs import registry_for
 
 if TYPE_CHECKING:
-    from engine.runtime.spec_tests import CaseResult
+    from engine.run.spec_tests import CaseResult
     from engine.spec.document import LoadedSpec
     from engine.spec.models import Example
     from engine.spec.registry import SpecRegistry
@@ -96,7 +96,7 @@ async def _run_all(
 ) -> tuple[list[CaseResult], int]:
     # Imported here: LangGraph and the compiler take a second to import.
     from engine.compiler import compile_spec
-    from engine.runtime.spec_tests import counting_usage, run_case, tests_of
+    from engine.run.spec_tests import counting_usage, run_case, tests_of
     from server.cli.database import connected_pool
 
     cases: list[tuple[LoadedSpec, SpecRegistry, Example]] = []

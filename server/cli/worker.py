@@ -97,7 +97,7 @@ def worker_command(
     ] = "127.0.0.1",
 ) -> None:
     """Execute queued runs until SIGTERM or Ctrl-C, then hand unfinished runs back."""
-    from engine.runtime.tracing import configure_tracing
+    from engine.observability.tracing import configure_tracing
     from server import metrics
     from server.logs import configure_logging
     from server.worker import default_worker_id

@@ -26,12 +26,12 @@ from psycopg.rows import DictRow, dict_row
 from engine.store.pool import Pool
 from engine.store.tool_results import (
     PostgresToolResultStore,
+    RecordedResult,
     begin_intent,
     park_intent,
     read_record,
     write_record,
 )
-from engine.tools.idempotency import RecordedResult
 from server.queue import runs
 from server.queue.leases import Lease, fence, fenced_transaction, refused_as
 

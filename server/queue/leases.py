@@ -35,7 +35,7 @@ import psycopg
 from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 
-from engine.runtime.loops import StopsRun
+from engine.governance.loops import StopsRun
 from engine.store.pool import Pool
 
 log = logging.getLogger("plait.run")
@@ -59,7 +59,7 @@ class LeaseLost(StopsRun):
 
     Another worker took the run over (this one died, stalled or was cut off
     for longer than the lease), or the run ended or was deleted. A
-    :class:`~engine.runtime.loops.StopsRun`, so a node neither retries it nor
+    :class:`~engine.governance.loops.StopsRun`, so a node neither retries it nor
     hands it to a model: the stale attempt stops.
     """
 

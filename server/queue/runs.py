@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
@@ -28,7 +29,8 @@ from psycopg.types.json import Jsonb
 from engine.store.pool import Pool
 from engine.store.threads import ThreadRecord, ThreadSpecMismatch
 from server import journal
-from server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT
+from server.approvals.records import settle_answered_in
+from server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
 from server.queue import webhooks
 from server.queue.leases import Lease
 from server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
@@ -51,8 +53,6 @@ _COLUMNS = (
 )
 # The same columns qualified by the alias ``r`` (statements joining plait_runs).
 _R_COLUMNS = ", ".join("r." + c.strip() for c in _COLUMNS.split(","))
-# Runs of a tenant: ``%(tenant)s`` NULL means any tenant (the worker's own reads).
-_OF_TENANT = "(%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)"
 #: Advisory lock key serialising claims (the per-tenant cap is read, then filled).
 _CLAIM_LOCK = 0x706C6169  # "plai"
 # The tenant's daily limits as a JSON object (keys: DAILY_LIMIT_FIELDS).
@@ -198,6 +198,53 @@ def resume_kwargs(
         if parked is not None and key in parked:
             kwargs[key] = parked[key]
     return kwargs
+
+
+@asynccontextmanager
+async def thread_transaction(pool: Pool, thread_id: str) -> AsyncIterator[AsyncConnection[DictRow]]:
+    """A transaction that holds ``thread_id``'s lock, taken first as every run-creating one does."""
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute(
+            "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE", (thread_id,)
+        )
+        yield conn
+
+
+async def resume_thread_in(
+    conn: AsyncConnection[DictRow],
+    *,
+    thread_id: str,
+    graph: GraphVersion,
+    parked_run_id: str,
+    interrupt_id: str,
+    answer: Any,
+    metadata: Mapping[str, Any],
+    origin: Mapping[str, Any],
+    tenant: str,
+) -> Run:
+    """Create the run that answers ``interrupt_id`` of a parked thread (an approval, an MCP task).
+
+    Call inside :func:`thread_transaction`. The run is enqueued behind any
+    active run (several interrupts of one thread may be answered while a
+    resume runs) and streams what the parked run streamed; ``origin`` (what
+    answered) keys its request hash.
+    """
+    cursor = await conn.execute("SELECT kwargs FROM plait_runs WHERE run_id = %s", (parked_run_id,))
+    parked = await cursor.fetchone()
+    run, _ = await create_run_in(
+        conn,
+        thread_id=thread_id,
+        graph=graph,
+        kwargs=resume_kwargs(interrupt_id, answer, parked["kwargs"] if parked else None),
+        metadata=metadata,
+        multitask_strategy="enqueue",
+        idempotency_key=None,
+        request_hash=hash_request(origin),
+        route="",
+        if_not_exists="reject",
+        tenant=tenant,
+    )
+    return run
 
 
 async def create_run(
@@ -346,7 +393,7 @@ async def create_run_in(
         },
     )
     run = _run(await cursor.fetchone())
-    await _settle_approvals(conn, thread_id, run_id, kwargs)
+    await settle_answered_in(conn, thread_id, run_id, kwargs)
     return run, True
 
 
@@ -374,7 +421,7 @@ async def get_run(
     async with pool.connection() as conn:
         cursor = await conn.execute(
             f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %(run_id)s "
-            f"AND (%(thread_id)s::text IS NULL OR thread_id = %(thread_id)s) AND {_OF_TENANT}",
+            f"AND (%(thread_id)s::text IS NULL OR thread_id = %(thread_id)s) AND {OF_TENANT}",
             {"run_id": run_id, "thread_id": thread_id, "tenant": tenant},
         )
         row = await cursor.fetchone()
@@ -394,7 +441,7 @@ async def list_runs(
     async with pool.connection() as conn:
         cursor = await conn.execute(
             f"SELECT {_COLUMNS} FROM plait_runs WHERE thread_id = %(thread_id)s "
-            f"AND (%(status)s::text IS NULL OR status = %(status)s) AND {_OF_TENANT} "
+            f"AND (%(status)s::text IS NULL OR status = %(status)s) AND {OF_TENANT} "
             "ORDER BY queue_id DESC LIMIT %(limit)s OFFSET %(offset)s",
             {
                 "thread_id": thread_id,
@@ -432,7 +479,7 @@ async def cancel_run(
         )
         cursor = await conn.execute(
             f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %(run_id)s "
-            f"AND thread_id = %(thread_id)s AND {_OF_TENANT} FOR UPDATE",
+            f"AND thread_id = %(thread_id)s AND {OF_TENANT} FOR UPDATE",
             {"run_id": run_id, "thread_id": thread_id, "tenant": tenant},
         )
         row = await cursor.fetchone()
@@ -451,7 +498,7 @@ async def delete_run(pool: Pool, thread_id: str, run_id: str, *, tenant: str | N
     async with pool.connection() as conn, conn.transaction():
         cursor = await conn.execute(
             "SELECT status, lease_owner FROM plait_runs WHERE run_id = %(run_id)s "
-            f"AND thread_id = %(thread_id)s AND {_OF_TENANT} FOR UPDATE",
+            f"AND thread_id = %(thread_id)s AND {OF_TENANT} FOR UPDATE",
             {"run_id": run_id, "thread_id": thread_id, "tenant": tenant},
         )
         row = await cursor.fetchone()
@@ -847,7 +894,7 @@ async def requeue_run(
         )
         cursor = await conn.execute(
             f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %(run_id)s "
-            f"AND (%(thread_id)s::text IS NULL OR thread_id = %(thread_id)s) AND {_OF_TENANT} "
+            f"AND (%(thread_id)s::text IS NULL OR thread_id = %(thread_id)s) AND {OF_TENANT} "
             "FOR UPDATE",
             where,
         )
@@ -884,7 +931,7 @@ async def list_dead_letters(
     """Dead-lettered runs, newest first (of ``tenant``; ``None``: every tenant's)."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_runs WHERE dead_letter IS NOT NULL AND {_OF_TENANT} "
+            f"SELECT {_COLUMNS} FROM plait_runs WHERE dead_letter IS NOT NULL AND {OF_TENANT} "
             "ORDER BY updated_at DESC LIMIT %(limit)s",
             {"tenant": tenant, "limit": limit},
         )
@@ -1024,47 +1071,6 @@ async def _refresh_thread(
         "UPDATE plait_threads SET status = %s, updated_at = now() WHERE thread_id = %s",
         (status, thread_id),
     )
-
-
-_DECIDED = {"approve": "approved", "reject": "rejected", "edit": "edited"}
-
-
-async def _settle_approvals(
-    conn: AsyncConnection[DictRow], thread_id: str, run_id: str, kwargs: Mapping[str, Any]
-) -> None:
-    """Mark the approvals a ``command.resume`` answers as decided (inbox stays true).
-
-    A map resumes interrupts by id; a single value resumes the thread's only
-    pending interrupt, as LangGraph does.
-    """
-    command = kwargs.get("command")
-    if not isinstance(command, Mapping) or "resume" not in command:
-        return
-    resume = command["resume"]
-    cursor = await conn.execute(
-        "SELECT approval_id, interrupt_id FROM plait_approvals "
-        "WHERE thread_id = %s AND status = 'pending' FOR UPDATE",
-        (thread_id,),
-    )
-    pending = {row["interrupt_id"]: row["approval_id"] for row in await cursor.fetchall()}
-    if isinstance(resume, Mapping) and set(resume) & set(pending):
-        answers = {key: value for key, value in resume.items() if key in pending}
-    elif len(pending) == 1:
-        answers = {next(iter(pending)): resume}
-    else:
-        return
-    for interrupt_id, answer in answers.items():
-        decision = answer.get("decision") if isinstance(answer, Mapping) else None
-        if decision not in _DECIDED:
-            continue  # not a valid decision: the node fails and asks again
-        await conn.execute(
-            """
-            UPDATE plait_approvals
-            SET status = %s, decision = %s, decided_at = now(), resume_run_id = %s
-            WHERE approval_id = %s
-            """,
-            (_DECIDED[decision], Jsonb(dict(answer)), run_id, pending[interrupt_id]),
-        )
 
 
 def _run(row: Mapping[str, Any] | None) -> Run:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
@@ -21,8 +21,22 @@ from psycopg.types.json import Jsonb
 from engine.spec.expressions import to_plain
 from engine.store.pool import Pool
 
-if TYPE_CHECKING:
-    from server.queue.runs import Run
+
+class EndedRun(Protocol):
+    """What a delivery is written from: a run as it ended (``server.queue.runs.Run``)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def tenant(self) -> str: ...
+    @property
+    def kwargs(self) -> dict[str, Any]: ...
+    @property
+    def error(self) -> str | None: ...
+
+    def to_api(self) -> dict[str, Any]:
+        """The run as the Agent Server API shows it."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -36,7 +50,7 @@ class Delivery:
     attempt: int
 
 
-async def enqueue(conn: AsyncConnection[DictRow], run: Run, values: Any) -> None:
+async def enqueue(conn: AsyncConnection[DictRow], run: EndedRun, values: Any) -> None:
     """Owe ``run``'s ``webhook`` a call with the run as it ended and its final ``values``.
 
     Call in the transaction that records the end; the body is fixed here, so a

@@ -59,13 +59,14 @@ from langgraph.types import interrupt
 
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.nodes.base import Compute
-from engine.runtime import tracing
-from engine.runtime.audit import run_id_of
-from engine.runtime.errors import NodeError
-from engine.runtime.events_out import emit
-from engine.runtime.secrets import redact, resolve, source_of
+from engine.errors import NodeError
+from engine.governance.audit import run_id_of
+from engine.governance.secrets import redact, resolve, source_of
+from engine.observability import tracing
+from engine.observability.emit import emit
 from engine.spec.models import A2aNode, Decision, duration_seconds
-from engine.tools.idempotency import RecordedResult, store_from, tool_call_key
+from engine.store.tool_results import RecordedResult
+from engine.tools.idempotency import store_from, tool_call_key
 
 log = logging.getLogger(__name__)
 

@@ -14,11 +14,11 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
 from engine.compiler.context import MODELS_KEPT, CompileContext, Scope
+from engine.compiler.model_calls import ToolCallRepair, invoke_model
 from engine.compiler.nodes.base import Compute
-from engine.runtime.errors import NodeError
-from engine.runtime.loops import StopsRun
-from engine.runtime.model_access import ModelAccess
-from engine.runtime.model_calls import ToolCallRepair, invoke_model
+from engine.errors import NodeError
+from engine.governance.loops import StopsRun
+from engine.governance.model_access import ModelAccess
 from engine.spec.models import AgentNode
 from engine.tools.allowlist import refuse
 from engine.tools.data_marking import as_data, with_data_line
@@ -67,7 +67,7 @@ def agent_compute(
 
     def with_tools(name: str, access: ModelAccess) -> Runnable[LanguageModelInput, BaseMessage]:
         # Bound once per compiled graph, model and key: binding converts every tool's schema.
-        # A budget's fallback model gets the same tools (engine/runtime/model_calls.py).
+        # A budget's fallback model gets the same tools (engine/compiler/model_calls.py).
         key = (name, access)
         if key not in bound:
             found = agent_tools()

@@ -12,7 +12,7 @@ from langgraph.types import interrupt
 
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.nodes.base import Compute
-from engine.runtime.errors import NodeError
+from engine.errors import NodeError
 from engine.spec.errors import validation_problems
 from engine.spec.models import ApprovalNode, Decision, duration_seconds
 

@@ -10,10 +10,11 @@ from langgraph.errors import GraphBubbleUp
 
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.state import VISITS, result_channel
-from engine.runtime import observe
-from engine.runtime.budgets import quota_of, top_level_step
-from engine.runtime.errors import NodeError
-from engine.runtime.policies import is_transient
+from engine.errors import NodeError
+from engine.governance.budgets import quota_of
+from engine.governance.policies import is_transient
+from engine.observability import observe
+from engine.observability.observe import top_level_step
 from engine.spec.models import _NodeBase as NodeBase
 
 #: A node kind's work: compute the result from the step's scope.

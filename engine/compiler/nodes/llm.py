@@ -9,9 +9,9 @@ import jsonschema
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from engine.compiler.context import CompileContext, Scope
+from engine.compiler.model_calls import invoke_model, structured_reply
 from engine.compiler.nodes.base import Compute
-from engine.runtime.errors import NodeError
-from engine.runtime.model_calls import invoke_model, structured_reply
+from engine.errors import NodeError
 from engine.spec.models import LlmNode
 
 

@@ -17,8 +17,8 @@ from engine.compiler.nodes.llm import llm_compute
 from engine.compiler.nodes.python import python_compute
 from engine.compiler.nodes.subgraph import subgraph_compute
 from engine.compiler.nodes.tool import tool_compute
-from engine.runtime.errors import NodeError
-from engine.runtime.events_out import emit
+from engine.errors import NodeError
+from engine.observability.emit import emit
 from engine.spec.models import MapItemNode, MapNode, duration_seconds
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from engine.compiler.context import CompileContext, Expr, Scope
 from engine.compiler.nodes.base import Compute
-from engine.runtime.errors import NodeError
+from engine.errors import NodeError
 from engine.spec.models import RouterNode
 
 

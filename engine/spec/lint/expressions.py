@@ -43,7 +43,7 @@ _MACRO = re.compile(
 )
 
 
-#: What an example's ``expect`` assertions read (engine/runtime/spec_tests.py).
+#: What an example's ``expect`` assertions read (engine/run/spec_tests.py).
 EXPECT_ROOTS = frozenset({"outcome", "state", "output", "steps", "usage", "error"})
 
 

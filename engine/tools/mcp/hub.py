@@ -42,7 +42,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation, Tool
 
-from engine.runtime.secrets import SecretSource, resolve
+from engine.governance.secrets import SecretSource, resolve
 from engine.spec.models import McpServerDef, duration_seconds
 from engine.tools.children import unowned_context
 from engine.tools.mcp.task_questions import QUESTIONS

@@ -23,7 +23,7 @@ from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
-from engine.runtime.errors import ToolReportedError
+from engine.errors import ToolReportedError
 from engine.store.blobs import get_blob, put_blob
 from engine.store.pool import Pool
 

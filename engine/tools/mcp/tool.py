@@ -11,7 +11,7 @@ idempotency record, audit, events) applies. The call itself:
 3. applies the tool's ``timeout``;
 4. forwards progress notifications as custom stream events
    ``{"plait": "tool_progress", "node", "tool", "progress", "total", "message"}``;
-5. turns an ``is_error`` result into :class:`engine.runtime.errors.ToolReportedError`;
+5. turns an ``is_error`` result into :class:`engine.errors.ToolReportedError`;
 6. stores a large result by reference (:mod:`engine.tools.mcp.results`);
 7. with ``task: true``, or for a tool its server says must run as a task,
    runs the call as an MCP task in the protocol the server announced
@@ -35,13 +35,13 @@ from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import CallToolResult, ElicitResult, RequestParamsMeta, Tool
 
-from engine.runtime.audit import run_id_of
-from engine.runtime.events_out import emit
-from engine.runtime.secrets import current_source
+from engine.governance.audit import run_id_of
+from engine.governance.current_call import ToolCall, current_call
+from engine.governance.secrets import current_source
+from engine.observability.emit import emit
 from engine.spec.models import McpServerDef, ToolDef, duration_seconds
 from engine.store import mcp_tasks
 from engine.store.pool import Pool
-from engine.tools.current_call import ToolCall, current_call
 from engine.tools.idempotency import store_from
 from engine.tools.mcp.core_tasks import call_as_task, core_result, forget_core, wait_core
 from engine.tools.mcp.hub import HUB, Credentials, ServerConnection, credentials_of, on_hub

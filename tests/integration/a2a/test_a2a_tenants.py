@@ -13,8 +13,8 @@ from a2a.types.a2a_pb2 import GetTaskRequest, TaskState
 from a2a.utils.errors import TaskNotFoundError
 
 from engine.compiler import compile_spec
-from engine.runtime.events import Completed, Failed, RunEvent
-from engine.runtime.runner import new_thread_id, run_graph
+from engine.run.events import Completed, Failed, RunEvent
+from engine.run.runner import new_thread_id, run_graph
 from engine.spec.loader import load_spec
 from engine.store.pool import Pool
 from tests.integration.a2a.conftest import EXPENSE_AGENT, SPEC_SOURCES, TEST_SPECS, agent_base

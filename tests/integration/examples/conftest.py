@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from engine.compiler import CompiledSpec, compile_spec
-from engine.runtime.events import Completed, Failed, Interrupted, NodeStarted, RunEvent
-from engine.runtime.runner import new_thread_id, run_graph
+from engine.run.events import Completed, Failed, Interrupted, NodeStarted, RunEvent
+from engine.run.runner import new_thread_id, run_graph
 from engine.spec.loader import load_spec
 from engine.spec.validate import load_directory
 from engine.store.pool import Pool

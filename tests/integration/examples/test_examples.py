@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.runtime.events import Custom, NodeFinished, NodeStarted, RunStarted
+from engine.run.events import Custom, NodeFinished, NodeStarted, RunStarted
 from engine.store.pool import Pool
 from engine.store.threads import list_runs
 from tests.conftest import fresh_database

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from langchain_core.tools import BaseTool
 
-from engine.runtime.secrets import ENVIRONMENT
+from engine.governance.secrets import ENVIRONMENT
 from engine.spec.models import McpServerDef, ToolDef
 from engine.tools.mcp.hub import Credentials
 from engine.tools.python_tools import load_python_tool

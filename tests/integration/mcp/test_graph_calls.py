@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from engine.compiler import compile_spec
-from engine.runtime.events import Completed, Custom, RunEvent
-from engine.runtime.runner import new_thread_id, run_graph
+from engine.run.events import Completed, Custom, RunEvent
+from engine.run.runner import new_thread_id, run_graph
 from engine.spec.loader import load_spec
 from engine.store.pool import Pool
 from engine.tools.mcp.results import is_reference, load_reference

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from engine.runtime.errors import ToolReportedError
-from engine.runtime.retries import classify, invoke_tool
+from engine.errors import ToolReportedError
+from engine.governance.retries import classify, invoke_tool
 from engine.spec.models import McpServerDef
 from engine.tools.mcp.hub import HUB, Credentials, ServerConnection, on_hub
 from engine.tools.mcp.schema_check import ToolArgumentsInvalid

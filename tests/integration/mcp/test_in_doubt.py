@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from engine.compiler import compile_spec
-from engine.runtime.events import Completed, Custom, Interrupted, RunEvent
-from engine.runtime.runner import run_graph
+from engine.run.events import Completed, Custom, Interrupted, RunEvent
+from engine.run.runner import run_graph
 from engine.spec.loader import load_spec
 from engine.store.pool import Pool
 from tests.integration.killed_runs import run_until_killed

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.runtime.errors import ToolReportedError
-from engine.runtime.retries import classify
+from engine.errors import ToolReportedError
+from engine.governance.retries import classify
 from engine.tools.mcp.schema_check import ToolArgumentsInvalid
 from tests.integration.mcp.conftest import DEMO_STDIO, TIME_STDIO, load_tool
 

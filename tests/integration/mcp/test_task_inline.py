@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from engine.compiler import CompiledSpec, compile_spec
-from engine.runtime.events import Completed, Custom, Failed, RunEvent
-from engine.runtime.runner import new_thread_id, run_graph
+from engine.run.events import Completed, Custom, Failed, RunEvent
+from engine.run.runner import new_thread_id, run_graph
 from engine.spec.loader import parse_spec
 from engine.store.pool import Pool
 from engine.tools.mcp.hub import ServerConnection, on_hub

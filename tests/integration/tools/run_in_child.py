@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from engine.compiler import compile_spec
-from engine.runtime.runner import run_graph
+from engine.run.runner import run_graph
 from engine.spec.loader import load_spec
 from engine.store.database import database_url
 from engine.store.pool import open_pool

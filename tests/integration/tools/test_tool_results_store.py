@@ -7,8 +7,7 @@ import uuid
 from typing import Any
 
 from engine.store.pool import Pool
-from engine.store.tool_results import PostgresToolResultStore, delete_thread_results
-from engine.tools.idempotency import RecordedResult
+from engine.store.tool_results import PostgresToolResultStore, RecordedResult, delete_thread_results
 
 
 def _context(thread_id: str, tool: str = "charge") -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from engine.runtime.events import (
+from engine.run.events import (
     Completed,
     Custom,
     Failed,

@@ -9,7 +9,7 @@ import pytest
 from engine.spec.loader import load_spec
 from server.cli.exits import CliError, ExitCode
 from server.cli.inputs import make_decision, parse_json_object, pick_example
-from server.cli.run import DecisionChoice, parse_request, resume_command
+from server.cli.run_request import DecisionChoice, parse_request, resume_command
 
 REFUND = Path(__file__).resolve().parents[3] / "specs" / "refund-approval.yaml"
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.runtime.events import Interrupted
+from engine.run.events import Interrupted
 from server.cli.console import make_console
 from server.cli.session import ask_decision
 

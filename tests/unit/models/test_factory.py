@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
+from engine.governance.model_access import ModelAccess, model_access
+from engine.governance.secrets import ENVIRONMENT, SecretMissing
 from engine.models.factory import NO_KEY, ModelConfigError, make_chat_model
 from engine.models.scripted import ScriptedChatModel
-from engine.runtime.model_access import ModelAccess, model_access
-from engine.runtime.secrets import ENVIRONMENT, SecretMissing
 from engine.spec.models import ModelDef
 
 

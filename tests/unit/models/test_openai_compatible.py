@@ -18,8 +18,8 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langchain_core.tools import tool
 
+from engine.governance.model_access import ModelAccess
 from engine.models.factory import make_chat_model
-from engine.runtime.model_access import ModelAccess
 from engine.spec.models import ModelDef
 
 API_KEY = "sk-local-test"

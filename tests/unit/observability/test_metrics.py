@@ -10,7 +10,8 @@ import pytest
 from langgraph.errors import GraphInterrupt
 from prometheus_client import CollectorRegistry, generate_latest
 
-from engine.runtime import breakers, observe, tracing
+from engine.governance import breakers
+from engine.observability import observe, tracing
 from engine.spec.models import BreakerSpec
 from server.metrics import BreakerCollector
 from tests.unit.observability.capture import captured_spans, observing

@@ -15,8 +15,8 @@ from mcp_types import (
     TextContent,
 )
 
-from engine.runtime.errors import ToolReportedError
-from engine.runtime.retries import classify
+from engine.errors import ToolReportedError
+from engine.governance.retries import classify
 from engine.tools.mcp.hub import is_lost_session
 from engine.tools.mcp.results import raise_for_error, result_value
 from engine.tools.mcp.schema_check import ToolArgumentsInvalid, check_arguments

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from engine.compiler import CompiledSpec, compile_spec
-from engine.runtime.budgets import read_usage
-from engine.runtime.events import Completed, Custom, Interrupted, RunEvent
-from engine.runtime.runner import new_thread_id, run_graph
+from engine.governance.budgets import read_usage
+from engine.run.events import Completed, Custom, Interrupted, RunEvent
+from engine.run.runner import new_thread_id, run_graph
 from engine.spec.loader import parse_spec
 from engine.store.checkpointer import new_checkpointer
 from engine.store.pool import Pool

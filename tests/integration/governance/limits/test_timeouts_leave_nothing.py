@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from engine.compiler import CompiledSpec, compile_spec
-from engine.runtime.events import Failed, RunEvent
-from engine.runtime.runner import new_thread_id, run_graph
+from engine.run.events import Failed, RunEvent
+from engine.run.runner import new_thread_id, run_graph
 from engine.spec.loader import parse_spec
 from engine.store.pool import Pool, open_pool
 

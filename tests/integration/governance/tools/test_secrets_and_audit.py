@@ -13,9 +13,9 @@ import pytest
 from psycopg import sql
 
 from engine.compiler import CompiledSpec, compile_spec
-from engine.runtime.events import Completed, Interrupted, RunEvent
-from engine.runtime.runner import new_thread_id, run_graph
-from engine.runtime.secrets import SECRETS_FILE_ENV
+from engine.governance.secrets import SECRETS_FILE_ENV
+from engine.run.events import Completed, Interrupted, RunEvent
+from engine.run.runner import new_thread_id, run_graph
 from engine.spec.loader import parse_spec
 from engine.store.pool import Pool
 

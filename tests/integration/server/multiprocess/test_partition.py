@@ -107,7 +107,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.tools.current_call import current_call
+from engine.governance.current_call import current_call
 
 
 def step(name: str) -> str:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from engine.store.pool import Pool
-from server import approvals
-from server.approvals import ApprovalClosed, ApprovalNotFound, InvalidDecision
+from server.approvals import decisions, records
+from server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
 from server.queue.runs import Run, claim_runs, create_run, finish_run, get_run
 from server.queue.threads import create_thread, get_thread
 from server.registry import GraphVersion
@@ -46,7 +46,7 @@ async def _parked(pool: Pool, graph: GraphVersion, interrupts: list[dict[str, An
         pool, thread_id=thread["thread_id"], graph=graph, kwargs={"input": {}}, metadata={}
     )
     await claim_runs(pool, "w1", 10, LEASE)
-    await approvals.record_interrupts(pool, run, interrupts)
+    await records.record_interrupts(pool, run, interrupts)
     assert await finish_run(pool, run.run_id, "w1", "success", interrupted=True)
     return run
 
@@ -58,9 +58,9 @@ async def test_record_interrupts_keeps_approvals_once(qpool: Pool, qgraph: Graph
         qpool, qgraph, [_interrupt("i-1", expires_at=expiry), other, {"id": "x", "value": "plain"}]
     )
 
-    again = await approvals.record_interrupts(qpool, run, [_interrupt("i-1")])
+    again = await records.record_interrupts(qpool, run, [_interrupt("i-1")])
 
-    [pending] = await approvals.list_approvals(qpool, thread_id=run.thread_id)
+    [pending] = await records.list_approvals(qpool, thread_id=run.thread_id)
     assert again == [pending]
     assert pending["interrupt_id"] == "i-1"
     assert (pending["graph"], pending["version"], pending["run_id"]) == (
@@ -82,9 +82,9 @@ async def test_record_interrupts_keeps_approvals_once(qpool: Pool, qgraph: Graph
 
 async def test_decide_resumes_the_thread(qpool: Pool, qgraph: GraphVersion) -> None:
     run = await _parked(qpool, qgraph, [_interrupt("i-1")])
-    [pending] = await approvals.list_approvals(qpool, thread_id=run.thread_id)
+    [pending] = await records.list_approvals(qpool, thread_id=run.thread_id)
 
-    decided, resume = await approvals.decide(
+    decided, resume = await decisions.decide(
         qpool,
         pending["approval_id"],
         {"decision": "edit", "arguments": {"order_id": "A-1", "amount": 50}},
@@ -99,34 +99,34 @@ async def test_decide_resumes_the_thread(qpool: Pool, qgraph: GraphVersion) -> N
     assert resume.kwargs == {"command": {"resume": {"i-1": answer}}}
     assert resume.metadata["plait_approval"]["decided_by"] == "alice@example.com"
     assert (resume.thread_id, resume.status) == (run.thread_id, "pending")
-    assert await approvals.list_approvals(qpool, thread_id=run.thread_id) == []
-    assert await approvals.list_approvals(qpool, None, thread_id=run.thread_id) == [decided]
+    assert await records.list_approvals(qpool, thread_id=run.thread_id) == []
+    assert await records.list_approvals(qpool, None, thread_id=run.thread_id) == [decided]
     with pytest.raises(ApprovalClosed, match="edited by alice"):
-        await approvals.decide(qpool, pending["approval_id"], {"decision": "approve"}, "bob")
+        await decisions.decide(qpool, pending["approval_id"], {"decision": "approve"}, "bob")
 
 
 async def test_invalid_and_unknown_decisions_are_refused(qpool: Pool, qgraph: GraphVersion) -> None:
     run = await _parked(qpool, qgraph, [_interrupt("i-1")])
-    [pending] = await approvals.list_approvals(qpool, thread_id=run.thread_id)
+    [pending] = await records.list_approvals(qpool, thread_id=run.thread_id)
 
     with pytest.raises(InvalidDecision, match="decision"):
-        await approvals.decide(qpool, pending["approval_id"], {"decision": "maybe"}, None)
+        await decisions.decide(qpool, pending["approval_id"], {"decision": "maybe"}, None)
     with pytest.raises(ApprovalNotFound):
-        await approvals.decide(qpool, unique("a"), {"decision": "approve"}, None)
+        await decisions.decide(qpool, unique("a"), {"decision": "approve"}, None)
     with pytest.raises(ValueError, match="status"):
-        await approvals.list_approvals(qpool, "nearly")
+        await records.list_approvals(qpool, "nearly")
 
-    still = await approvals.get_approval(qpool, pending["approval_id"])
+    still = await records.get_approval(qpool, pending["approval_id"])
     assert still == pending
 
 
 async def test_two_people_deciding_at_once_one_wins(qpool: Pool, qgraph: GraphVersion) -> None:
     run = await _parked(qpool, qgraph, [_interrupt("i-1")])
-    [pending] = await approvals.list_approvals(qpool, thread_id=run.thread_id)
+    [pending] = await records.list_approvals(qpool, thread_id=run.thread_id)
 
     results = await asyncio.gather(
-        approvals.decide(qpool, pending["approval_id"], {"decision": "approve"}, "alice"),
-        approvals.decide(qpool, pending["approval_id"], {"decision": "reject"}, "bob"),
+        decisions.decide(qpool, pending["approval_id"], {"decision": "approve"}, "alice"),
+        decisions.decide(qpool, pending["approval_id"], {"decision": "reject"}, "bob"),
         return_exceptions=True,
     )
 
@@ -135,12 +135,12 @@ async def test_two_people_deciding_at_once_one_wins(qpool: Pool, qgraph: GraphVe
 
 async def test_decisions_on_parallel_approvals_queue_up(qpool: Pool, qgraph: GraphVersion) -> None:
     run = await _parked(qpool, qgraph, [_interrupt("i-1"), _interrupt("i-2")])
-    first, second = await approvals.list_approvals(qpool, thread_id=run.thread_id)
+    first, second = await records.list_approvals(qpool, thread_id=run.thread_id)
 
-    _, resume_one = await approvals.decide(
+    _, resume_one = await decisions.decide(
         qpool, first["approval_id"], {"decision": "approve"}, "a"
     )
-    _, resume_two = await approvals.decide(
+    _, resume_two = await decisions.decide(
         qpool, second["approval_id"], {"decision": "reject"}, "b"
     )
 
@@ -164,7 +164,7 @@ async def test_command_resume_settles_the_approvals_it_answers(
 
     by_interrupt = {
         a["interrupt_id"]: a
-        for a in await approvals.list_approvals(qpool, None, thread_id=run.thread_id)
+        for a in await records.list_approvals(qpool, None, thread_id=run.thread_id)
     }
     assert by_interrupt["i-1"]["status"] == "pending"
     assert by_interrupt["i-2"]["status"] == "approved"
@@ -184,7 +184,7 @@ async def test_a_single_resume_value_answers_the_only_approval(
         metadata={},
     )
 
-    [settled] = await approvals.list_approvals(qpool, None, thread_id=run.thread_id)
+    [settled] = await records.list_approvals(qpool, None, thread_id=run.thread_id)
     assert settled["status"] == "rejected"
     assert settled["decision"] == {"decision": "reject", "comment": "no"}
 
@@ -204,19 +204,19 @@ async def test_expired_approvals_resolve_as_the_spec_says(
         ],
     )
 
-    due = [a for a in await approvals.expired(qpool, now) if a["thread_id"] == run.thread_id]
+    due = [a for a in await records.expired(qpool, now) if a["thread_id"] == run.thread_id]
 
     assert [a["interrupt_id"] for a in due] == ["i-past"]
-    result = await approvals.expire(qpool, due[0]["approval_id"])
+    result = await decisions.expire(qpool, due[0]["approval_id"])
     assert result is not None
     expired, resume = result
-    assert (expired["status"], expired["decided_by"]) == ("expired", approvals.EXPIRY_ACTOR)
+    assert (expired["status"], expired["decided_by"]) == ("expired", decisions.EXPIRY_ACTOR)
     assert resume.kwargs["command"]["resume"] == {
         "i-past": {"decision": "approve", "comment": "expired"}
     }
     stored = await get_run(qpool, resume.run_id)
     assert stored is not None and stored.status == "pending"
     # Already resolved (or decided by a person first): nothing to do.
-    assert await approvals.expire(qpool, due[0]["approval_id"]) is None
-    assert await approvals.expire(qpool, unique("a")) is None
-    assert [a for a in await approvals.expired(qpool, now) if a["thread_id"] == run.thread_id] == []
+    assert await decisions.expire(qpool, due[0]["approval_id"]) is None
+    assert await decisions.expire(qpool, unique("a")) is None
+    assert [a for a in await records.expired(qpool, now) if a["thread_id"] == run.thread_id] == []

@@ -19,8 +19,9 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from engine.store.pool import Pool
-from engine.tools.idempotency import RecordedResult
-from server import approvals, journal
+from engine.store.tool_results import RecordedResult
+from server import journal
+from server.approvals import records
 from server.executor import delete_checkpoints
 from server.queue.fenced import FencedCheckpointer, FencedToolResultStore
 from server.queue.leases import Lease, LeaseLost, fenced_transaction
@@ -172,10 +173,10 @@ async def test_a_stale_attempt_cannot_record_approvals(qpool: Pool, qgraph: Grap
     interrupt = {"id": "i-1", "value": {"kind": "approval", "node": "ask", "action": "pay"}}
 
     with pytest.raises(LeaseLost, match="recording approvals refused"):
-        await approvals.record_interrupts(qpool, stale, [interrupt], lease=stale.lease)
-    assert await approvals.list_approvals(qpool, None, thread_id=stale.thread_id) == []
+        await records.record_interrupts(qpool, stale, [interrupt], lease=stale.lease)
+    assert await records.list_approvals(qpool, None, thread_id=stale.thread_id) == []
 
-    [recorded] = await approvals.record_interrupts(qpool, current, [interrupt], lease=current.lease)
+    [recorded] = await records.record_interrupts(qpool, current, [interrupt], lease=current.lease)
     assert recorded["interrupt_id"] == "i-1"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.store.pool import Pool
-from server import approvals
+from server.approvals import records
 from server.executor import GraphCache
 from server.queue import runs, threads
 from tests.integration.killed_runs import worker_dies_mid_node
@@ -95,7 +95,7 @@ async def test_an_interrupt_parks_the_thread_and_a_command_resumes_it(
         assert parked.status == "success"
         thread = await threads.get_thread(wpool, first.thread_id)
         assert thread is not None and thread["status"] == "interrupted"
-        [approval] = await approvals.list_approvals(wpool, "pending", thread_id=first.thread_id)
+        [approval] = await records.list_approvals(wpool, "pending", thread_id=first.thread_id)
         assert (approval["node"], approval["action"], approval["run_id"]) == (
             "approve",
             "ship_it",
@@ -124,7 +124,7 @@ async def test_an_interrupt_parks_the_thread_and_a_command_resumes_it(
     assert calls(tmp_path) == ["prepare", "done"]
     thread = await threads.get_thread(wpool, first.thread_id)
     assert thread is not None and thread["status"] == "idle"
-    decided = await approvals.get_approval(wpool, approval["approval_id"])
+    decided = await records.get_approval(wpool, approval["approval_id"])
     assert decided is not None and decided["status"] == "approved"
 
 
@@ -144,13 +144,13 @@ async def test_an_expired_approval_resumes_its_run_with_on_expire(
     async with running_worker(wpool, sweep_seconds=3600) as worker:
         run = await new_run(wpool, "worker-approval", input={"folder": str(tmp_path)})
         await run_reaches(wpool, run.run_id, "success")
-        [approval] = await approvals.list_approvals(wpool, "pending", thread_id=run.thread_id)
+        [approval] = await records.list_approvals(wpool, "pending", thread_id=run.thread_id)
 
         assert await worker.sweep_expired() == 0  # nothing expires within the hour
         later = datetime.fromisoformat(approval["expires_at"]) + timedelta(seconds=1)
         # Other tests' approvals on this database may expire too.
         assert await worker.sweep_expired(later) >= 1
-        expired = await approvals.get_approval(wpool, approval["approval_id"])
+        expired = await records.get_approval(wpool, approval["approval_id"])
         assert expired is not None and expired["status"] == "expired"
         assert expired["resume_run_id"] is not None
         await run_reaches(wpool, expired["resume_run_id"], "success")

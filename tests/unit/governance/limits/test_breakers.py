@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from engine.runtime import breakers
-from engine.runtime.breakers import Breaker, CircuitOpen
-from engine.runtime.errors import NodeError
+from engine.errors import NodeError
+from engine.governance import breakers
+from engine.governance.breakers import Breaker, CircuitOpen
 from engine.spec.models import BreakerSpec
 from tests.unit.compiler.helpers import Runner, chain
 from tests.unit.governance.limits.helpers import FNS, events_of, limits_spec, tool_calls

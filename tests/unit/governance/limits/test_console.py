@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from engine.runtime.events import Custom
+from engine.run.events import Custom
 from server.cli.console import RichView, make_console
 
 

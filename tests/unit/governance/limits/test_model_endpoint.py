@@ -12,10 +12,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from engine.runtime import breakers
-from engine.runtime.breakers import CircuitOpen
-from engine.runtime.budgets import read_usage
-from engine.runtime.errors import NodeError
+from engine.errors import NodeError
+from engine.governance import breakers
+from engine.governance.breakers import CircuitOpen
+from engine.governance.budgets import read_usage
 from tests.unit.compiler.helpers import Runner, chain
 from tests.unit.governance.limits.helpers import FNS, events_of, limits_spec, tool_calls
 

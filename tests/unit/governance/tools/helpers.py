@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from engine.compiler import compile_spec
-from engine.runtime.audit import AUDIT_KEY, InMemoryAuditStore
+from engine.governance.audit import AUDIT_KEY, InMemoryAuditStore
 from engine.spec.document import LoadedSpec
 from engine.spec.loader import parse_spec
 from engine.tools.idempotency import STORE_KEY, InMemoryToolResultStore

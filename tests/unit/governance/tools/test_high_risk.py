@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 
-from engine.runtime.errors import NodeError
+from engine.errors import NodeError
 from engine.spec.models import ToolDef
 from engine.tools.python_tools import load_python_tool
 from engine.tools.risk import is_high_risk

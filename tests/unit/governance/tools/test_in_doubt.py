@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from engine.runtime.errors import NodeError
+from engine.errors import NodeError
 from engine.spec.models import ToolDef
 from engine.tools.idempotency import InMemoryToolResultStore
 from engine.tools.in_doubt import CallUnsettled, InDoubtRejected, interrupt_id

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from engine.runtime.retries import classify
-from engine.runtime.secrets import (
+from engine.governance.retries import classify
+from engine.governance.secrets import (
     ENVIRONMENT,
     SECRETS_FILE_ENV,
     EnvironmentSecrets,
     SecretMissing,
-    protect,
     redact,
     resolve,
 )
+from engine.protected import protect
 from engine.spec.models import ToolDef
 from engine.tools.python_tools import load_python_tool
 from tests.unit.governance.tools.helpers import FIXTURES, FNS, Run, make_spec

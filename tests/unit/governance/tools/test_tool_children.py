@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import uvloop
 
-from engine.runtime.errors import NodeError
+from engine.errors import NodeError
 from engine.tools import children
 from tests.polling import until
 from tests.processes import kill_noted, noted_pids, running

@@ -26,10 +26,10 @@ from langchain_core.messages import AIMessageChunk
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, StateSnapshot
 
-from engine.runtime import tracing
-from engine.runtime.audit import AUDIT_KEY
-from engine.runtime.errors import NodeError
-from engine.runtime.events import (
+from engine.errors import NodeError
+from engine.governance.audit import AUDIT_KEY
+from engine.observability import tracing
+from engine.run.events import (
     Completed,
     Custom,
     Failed,
@@ -42,7 +42,7 @@ from engine.runtime.events import (
     Token,
     summarize_update,
 )
-from engine.runtime.timeouts import settle
+from engine.run.timeouts import settle
 from engine.spec.document import LoadedSpec
 from engine.spec.expressions import to_plain
 from engine.spec.models import GraphSpec, duration_seconds
@@ -285,7 +285,7 @@ async def run_graph(
             error = final.error or f"the run stopped before {', '.join(final.next)}"
             yield Failed(error=error)
     finally:
-        # A cancelled run may still be writing its last checkpoint (engine/runtime/timeouts.py).
+        # A cancelled run may still be writing its last checkpoint (engine/run/timeouts.py).
         await asyncio.shield(settle(checkpointer))
         # Shielded: a cancelled consumer must still leave the run's row accurate.
         await asyncio.shield(finish_run(pool, run_id, outcome, error))

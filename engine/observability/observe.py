@@ -1,7 +1,7 @@
 """What the engine tells observers about steps, model calls and tool calls.
 
 The engine knows nothing of Prometheus or HTTP: it measures each step, model
-call and tool call, traces it (:mod:`engine.runtime.tracing`), logs the
+call and tool call, traces it (:mod:`engine.observability.tracing`), logs the
 failures on the stdlib logger ``plait.engine``, and hands the figures to the
 :class:`Observer` objects registered with :func:`add_observer` (the server
 registers one that keeps its Prometheus metrics). With no observer and
@@ -29,8 +29,7 @@ from langgraph.errors import GraphBubbleUp
 from opentelemetry import trace
 from opentelemetry.trace import Span
 
-from engine.runtime import tracing
-from engine.runtime.budgets import top_level_step
+from engine.observability import tracing
 from engine.spec.models import ModelPrice
 
 log = logging.getLogger("plait.engine")
@@ -38,6 +37,14 @@ T = TypeVar("T")
 
 #: Outcomes of a tool call as metrics count them.
 ToolOutcome = str  # "success" | "timeout" | "error" | "cancelled"
+
+
+def top_level_step(config: Mapping[str, Any]) -> bool:
+    """Whether ``config`` is a step of the run's own graph, not of a subgraph inside a node.
+
+    A subgraph's steps are the enclosing node's one step (as in spec budgets).
+    """
+    return "|" not in str((config.get("configurable") or {}).get("checkpoint_ns") or "")
 
 
 class Observer:

@@ -1,48 +1,52 @@
-"""The approvals inbox (table ``plait_approvals``): parked interrupts and their decisions.
+"""The approvals inbox's table, ``plait_approvals``: parked interrupts and their decisions.
 
 A run that stops on an approval node's ``interrupt()`` ends; the worker
 records one row per approval interrupt here, and the thread holds no worker
-and no memory while it waits. A decision (or an expiry) becomes a new run on
-the thread with ``command = {"resume": {interrupt_id: decision}}`` (the map
-form LangGraph takes for several pending interrupts), enqueued behind any
-active run. Who decided is stored on the row (``decided_by``) and in the
-resume run's metadata (``plait_approval``), so ``GET /threads/{tid}/runs/{rid}``
-shows it too.
+and no memory while it waits. Deciding one (``server.approvals.decisions``)
+resumes the thread; a resume sent straight to ``/runs`` settles the rows it
+answers (:func:`settle_answered_in`). Every query on the table is in this module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
-import pydantic
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from engine.spec.errors import validation_problems
-from engine.spec.models import Decision
 from engine.store.pool import Pool
-from server.mcp_tasks import record_parked
+from server.auth.store import OF_TENANT
 from server.queue.leases import Lease, fenced_transaction
-from server.queue.runs import Run, create_run_in, hash_request, resume_kwargs
-from server.registry import get_version
 
 APPROVAL_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected", "edited", "expired")
 #: A ``status`` filter for every approval no longer pending (the inbox's decided tab).
 DECIDED = "decided"
-#: ``decided_by`` of decisions made by the expiry sweep.
-EXPIRY_ACTOR = "plait:expiry"
 
 _COLUMNS = (
     "approval_id, thread_id, run_id, graph, version, node, interrupt_id, action, arguments, "
     "reason, expires_at, on_expire, status, decision, decided_by, resume_run_id, "
     "created_at, decided_at, budget_used, tenant_id"
 )
-# Approvals of a tenant: ``%(tenant)s`` NULL means any tenant (the worker's expiry sweep).
-_OF_TENANT = "(%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)"
-_DECIDED = {"approve": "approved", "reject": "rejected", "edit": "edited"}
+#: The status an approval takes for each decision.
+DECISION_STATUS = {"approve": "approved", "reject": "rejected", "edit": "edited"}
+
+
+class ParkedRun(Protocol):
+    """The run whose interrupts are recorded (``server.queue.runs.Run``)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def thread_id(self) -> str: ...
+    @property
+    def graph(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def tenant(self) -> str: ...
 
 
 class ApprovalNotFound(LookupError):
@@ -67,7 +71,7 @@ class InvalidDecision(ValueError):
 
 async def record_interrupts(
     pool: Pool,
-    run: Run,
+    run: ParkedRun,
     interrupts: list[dict[str, Any]],
     budget_used: Mapping[str, Any] | None = None,
     *,
@@ -85,15 +89,12 @@ async def record_interrupts(
     ``budget_used`` is the run's usage so far (spec budgets), shown to the approver.
     """
     async with fenced_transaction(pool, lease, "recording approvals") as conn:
-        rows = await _insert_approvals(conn, run, interrupts, budget_used)
-    # MCP task interrupts are not approvals: they are parked tool calls the poller resumes.
-    await record_parked(pool, run.run_id, interrupts)
-    return rows
+        return await _insert_approvals(conn, run, interrupts, budget_used)
 
 
 async def _insert_approvals(
     conn: AsyncConnection[DictRow],
-    run: Run,
+    run: ParkedRun,
     interrupts: list[dict[str, Any]],
     budget_used: Mapping[str, Any] | None,
 ) -> list[dict[str, Any]]:
@@ -142,7 +143,7 @@ async def get_approval(
     """One approval, or ``None`` (also another tenant's than ``tenant``; None: any)."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_approvals WHERE approval_id = %(id)s AND {_OF_TENANT}",
+            f"SELECT {_COLUMNS} FROM plait_approvals WHERE approval_id = %(id)s AND {OF_TENANT}",
             {"id": approval_id, "tenant": tenant},
         )
         row = await cursor.fetchone()
@@ -176,7 +177,7 @@ async def list_approvals(
             SELECT {_COLUMNS} FROM plait_approvals
             WHERE (%(status)s::text IS NULL OR status = %(status)s
                    OR (%(status)s = 'decided' AND status <> 'pending'))
-              AND (%(thread)s::text IS NULL OR thread_id = %(thread)s) AND {_OF_TENANT}
+              AND (%(thread)s::text IS NULL OR thread_id = %(thread)s) AND {OF_TENANT}
             ORDER BY {order}
             LIMIT %(limit)s OFFSET %(offset)s
             """.encode(),
@@ -192,33 +193,6 @@ async def list_approvals(
     return [_approval(row) for row in rows]
 
 
-async def decide(
-    pool: Pool,
-    approval_id: str,
-    decision: Mapping[str, Any],
-    actor: str | None,
-    *,
-    tenant: str | None = None,
-) -> tuple[dict[str, Any], Run]:
-    """Record a person's decision and resume the thread with it; return (approval, run).
-
-    Raises :class:`InvalidDecision` (422), :class:`ApprovalNotFound` (404) or
-    :class:`ApprovalClosed` (409, also when two people decide at once: the
-    first wins).
-    """
-    try:
-        validated = Decision.model_validate(decision)
-    except pydantic.ValidationError as exc:
-        raise InvalidDecision(
-            f"invalid decision: expected {{decision: approve|reject|edit, arguments?, "
-            f"comment?}}; {validation_problems(exc)}"
-        ) from None
-    answer = validated.model_dump(exclude_none=True)
-    return await _resolve(
-        pool, approval_id, answer, _DECIDED[validated.decision], actor, tenant=tenant
-    )
-
-
 async def expired(pool: Pool, now: datetime) -> list[dict[str, Any]]:
     """Pending approvals whose expiry is at or before ``now``, oldest expiry first."""
     async with pool.connection() as conn:
@@ -231,114 +205,93 @@ async def expired(pool: Pool, now: datetime) -> list[dict[str, Any]]:
     return [_approval(row) for row in rows]
 
 
-async def expire(
-    pool: Pool, approval_id: str, actor: str = EXPIRY_ACTOR
-) -> tuple[dict[str, Any], Run] | None:
-    """Resolve an expired approval the way its spec says; return (approval, resume run).
-
-    The approval node applies ``on_expire`` itself when it resumes past its
-    expiry (approve, reject, or fail the run); the resume value carries the
-    same decision so the inbox reads truthfully. ``None`` when the approval
-    is gone or someone decided first (the sweep races with people).
-    """
-    approval = await get_approval(pool, approval_id)
-    if approval is None or approval["status"] != "pending":
-        return None
-    on_expire = approval["on_expire"]
-    answer = {
-        "decision": on_expire if on_expire in _DECIDED else "reject",
-        "comment": "expired",
-    }
-    try:
-        return await _resolve(pool, approval_id, answer, "expired", actor)
-    except (ApprovalClosed, ApprovalNotFound):
-        return None
-
-
-async def _resolve(
-    pool: Pool,
-    approval_id: str,
-    answer: dict[str, Any],
-    status: str,
-    actor: str | None,
-    *,
-    tenant: str | None = None,
-) -> tuple[dict[str, Any], Run]:
-    """Mark the approval and create its resume run, in one transaction."""
-    approval = await get_approval(pool, approval_id, tenant=tenant)
-    if approval is None:
-        raise ApprovalNotFound(approval_id)
-    graph = await get_version(
-        pool, approval["graph"], approval["version"], tenant=approval["tenant_id"]
+async def lock_pending_in(conn: AsyncConnection[DictRow], approval_id: str) -> dict[str, Any]:
+    """Lock the approval's row for a decision; raise unless it is still pending."""
+    cursor = await conn.execute(
+        f"SELECT {_COLUMNS} FROM plait_approvals WHERE approval_id = %s FOR UPDATE",
+        (approval_id,),
     )
-    if graph is None:
-        raise LookupError(
-            f"graph {approval['graph']}@{approval['version']} of approval {approval_id} "
-            "is not registered"
-        )
-    async with pool.connection() as conn, conn.transaction():
-        # The thread's lock first, as every transaction that creates runs takes it.
-        await conn.execute(
-            "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE",
-            (approval["thread_id"],),
-        )
-        cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_approvals WHERE approval_id = %s FOR UPDATE",
-            (approval_id,),
-        )
-        row = await cursor.fetchone()
-        if row is None:
-            raise ApprovalNotFound(approval_id)
-        if row["status"] != "pending":
-            raise ApprovalClosed(_approval(row))
-        # Marked first, so the run's own settling of command.resume finds nothing pending.
+    row = await cursor.fetchone()
+    if row is None:
+        raise ApprovalNotFound(approval_id)
+    if row["status"] != "pending":
+        raise ApprovalClosed(_approval(row))
+    return dict(row)
+
+
+async def mark_decided_in(
+    conn: AsyncConnection[DictRow],
+    approval_id: str,
+    status: str,
+    answer: Mapping[str, Any],
+    actor: str | None,
+) -> None:
+    """Record the decision on the locked row.
+
+    Marked before the resume run is created, so the run's own settling of
+    ``command.resume`` (:func:`settle_answered_in`) finds nothing pending.
+    """
+    await conn.execute(
+        """
+        UPDATE plait_approvals
+        SET status = %s, decision = %s, decided_by = %s, decided_at = now()
+        WHERE approval_id = %s
+        """,
+        (status, Jsonb(dict(answer)), actor, approval_id),
+    )
+
+
+async def set_resume_run_in(
+    conn: AsyncConnection[DictRow], approval_id: str, run_id: str
+) -> dict[str, Any]:
+    """Link the decided approval to the run that resumes its thread; return the approval."""
+    cursor = await conn.execute(
+        f"UPDATE plait_approvals SET resume_run_id = %s WHERE approval_id = %s "
+        f"RETURNING {_COLUMNS}",
+        (run_id, approval_id),
+    )
+    row = await cursor.fetchone()
+    if row is None:  # cannot happen: the row is locked by this transaction
+        raise ApprovalNotFound(approval_id)
+    return _approval(row)
+
+
+async def settle_answered_in(
+    conn: AsyncConnection[DictRow], thread_id: str, run_id: str, kwargs: Mapping[str, Any]
+) -> None:
+    """Mark the approvals a ``command.resume`` answers as decided (inbox stays true).
+
+    A map resumes interrupts by id; a single value resumes the thread's only
+    pending interrupt, as LangGraph does.
+    """
+    command = kwargs.get("command")
+    if not isinstance(command, Mapping) or "resume" not in command:
+        return
+    resume = command["resume"]
+    cursor = await conn.execute(
+        "SELECT approval_id, interrupt_id FROM plait_approvals "
+        "WHERE thread_id = %s AND status = 'pending' FOR UPDATE",
+        (thread_id,),
+    )
+    pending = {row["interrupt_id"]: row["approval_id"] for row in await cursor.fetchall()}
+    if isinstance(resume, Mapping) and set(resume) & set(pending):
+        answers = {key: value for key, value in resume.items() if key in pending}
+    elif len(pending) == 1:
+        answers = {next(iter(pending)): resume}
+    else:
+        return
+    for interrupt_id, answer in answers.items():
+        decision = answer.get("decision") if isinstance(answer, Mapping) else None
+        if decision not in DECISION_STATUS:
+            continue  # not a valid decision: the node fails and asks again
         await conn.execute(
             """
             UPDATE plait_approvals
-            SET status = %s, decision = %s, decided_by = %s, decided_at = now()
+            SET status = %s, decision = %s, decided_at = now(), resume_run_id = %s
             WHERE approval_id = %s
             """,
-            (status, Jsonb(answer), actor, approval_id),
+            (DECISION_STATUS[decision], Jsonb(dict(answer)), run_id, pending[interrupt_id]),
         )
-        cursor = await conn.execute(
-            "SELECT kwargs FROM plait_runs WHERE run_id = %s", (row["run_id"],)
-        )
-        parked = await cursor.fetchone()
-        kwargs = resume_kwargs(
-            row["interrupt_id"], answer, parked["kwargs"] if parked is not None else None
-        )
-        metadata = {
-            "plait_approval": {
-                "approval_id": approval_id,
-                "interrupt_id": row["interrupt_id"],
-                "decided_by": actor,
-                "decision": answer,
-                "status": status,
-            }
-        }
-        run, _ = await create_run_in(
-            conn,
-            thread_id=row["thread_id"],
-            graph=graph,
-            kwargs=kwargs,
-            metadata=metadata,
-            # Several approvals of one thread may be decided while a resume runs.
-            multitask_strategy="enqueue",
-            idempotency_key=None,
-            request_hash=hash_request({"approval": approval_id, "answer": answer}),
-            route="",
-            if_not_exists="reject",
-            tenant=approval["tenant_id"],
-        )
-        cursor = await conn.execute(
-            f"UPDATE plait_approvals SET resume_run_id = %s WHERE approval_id = %s "
-            f"RETURNING {_COLUMNS}",
-            (run.run_id, approval_id),
-        )
-        updated = await cursor.fetchone()
-    if updated is None:  # cannot happen: the row is locked by this transaction
-        raise ApprovalNotFound(approval_id)
-    return _approval(updated), run
 
 
 def _approval(row: Mapping[str, Any]) -> dict[str, Any]:

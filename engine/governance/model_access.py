@@ -1,6 +1,6 @@
 """What a run gives a chat model: its API key, from the run's secrets, and nothing else.
 
-A model's ``api_key_env`` names a secret like any other (engine/runtime/secrets.py):
+A model's ``api_key_env`` names a secret like any other (engine/governance/secrets.py):
 ``plait run`` reads it from the environment, a server from the run's tenant.
 Where the run's source is not the environment (a server), the provider's SDK
 must not fall back on a key of its own from the process's environment either
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.runtime.secrets import SecretSource, resolve
+from engine.governance.secrets import SecretSource, resolve
 from engine.spec.models import ModelDef
 
 

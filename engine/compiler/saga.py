@@ -29,8 +29,6 @@ import asyncio
 import copy
 import inspect
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -39,18 +37,18 @@ from langgraph.errors import GraphBubbleUp
 
 from engine.compiler.context import CompileContext, Scope
 from engine.compiler.state import DefaultBinop
-from engine.runtime.audit import audit
-from engine.runtime.errors import NodeError
-from engine.runtime.events_out import emit
-from engine.runtime.policies import is_transient
+from engine.errors import NodeError
+from engine.governance.audit import audit
+from engine.governance.policies import is_transient
+from engine.observability.emit import emit
 from engine.spec.expressions import evaluate, to_plain
 from engine.spec.models import Compensation, GraphSpec, duration_seconds, literal_of
 from engine.spec.models import _NodeBase as NodeBase
+from engine.tools.ledger import LEDGER, Ledger, Step
 
 #: The private channel of completed compensable steps, in order of completion.
 SAGA = "__saga"
 
-Step = dict[str, Any]
 Action = Callable[[dict[str, Any], RunnableConfig], Awaitable[dict[str, Any]]]
 Compute = Callable[[Scope], Awaitable[Any]]
 
@@ -74,27 +72,6 @@ def saga_channels(spec: GraphSpec) -> dict[str, Any]:
     return {SAGA: Annotated[list, DefaultBinop(list, _extend, [])]}
 
 
-@dataclass
-class _Ledger:
-    """What the running node completed: compensable tool steps, and its result."""
-
-    tools: frozenset[str]
-    steps: list[Step] = field(default_factory=list)
-    result: Any = None
-
-
-_LEDGER: ContextVar[_Ledger | None] = ContextVar("plait_saga_ledger", default=None)
-
-
-def note_tool_call(tool: str, node: str, args: Any, result: Any) -> None:
-    """Called by the tool gateway after a successful call: remember it if compensable."""
-    ledger = _LEDGER.get()
-    if ledger is not None and tool in ledger.tools:
-        ledger.steps.append(
-            {"kind": "tool", "name": tool, "node": node, "args": args, "result": result}
-        )
-
-
 class TrackedCompute:
     """A node kind's work that leaves its result in the ledger (for a node compensation)."""
 
@@ -103,7 +80,7 @@ class TrackedCompute:
 
     async def __call__(self, scope: Scope) -> Any:
         result = await self.compute(scope)
-        ledger = _LEDGER.get()
+        ledger = LEDGER.get()
         if ledger is not None:
             ledger.result = result
         return result
@@ -128,8 +105,8 @@ class SagaStep:
         self.tools = frozenset(name for name, t in tools.items() if t.compensate is not None)
 
     async def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        ledger = _Ledger(self.tools)
-        token = _LEDGER.set(ledger)
+        ledger = Ledger(self.tools)
+        token = LEDGER.set(ledger)
         try:
             if self.timeout is not None:
                 update = await self._timed(state, config, self.timeout)
@@ -150,7 +127,7 @@ class SagaStep:
                 self.node_id, f"{message}; compensation failed, manual action needed: {manual}"
             ) from exc
         finally:
-            _LEDGER.reset(token)
+            LEDGER.reset(token)
         steps = list(ledger.steps)
         if self.compensable:
             steps.append(

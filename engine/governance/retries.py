@@ -24,8 +24,8 @@ import jsonschema
 import pydantic
 from langchain_core.tools import BaseTool
 
-from engine.runtime.breakers import CircuitOpen, breaker_for
-from engine.runtime.events_out import emit
+from engine.governance.breakers import CircuitOpen, breaker_for
+from engine.observability.emit import emit
 from engine.spec.models import BreakerSpec, CallRetrySpec, ToolDef, duration_seconds
 
 T = TypeVar("T")

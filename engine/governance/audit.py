@@ -11,38 +11,14 @@ that already happened.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 
+from engine.store.audit import AuditKind, AuditRecord
+
 #: Where a run's config carries its :class:`AuditStore` (absent: nothing is recorded).
 AUDIT_KEY = "plait_audit"
-
-AuditKind = Literal["tool_call", "approval", "refusal", "compensation"]
-
-
-@dataclass(frozen=True)
-class AuditRecord:
-    """One audited event. ``step`` is the LangGraph task namespace of the node step."""
-
-    kind: AuditKind
-    thread_id: str | None
-    run_id: str | None
-    node: str
-    step: str | None
-    tool: str | None
-    actor: str
-    detail: dict[str, Any] = field(default_factory=dict)
-    tenant: str | None = None
-    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-like form (``created_at`` as ISO 8601)."""
-        data = asdict(self)
-        data["created_at"] = self.created_at.isoformat()
-        return data
 
 
 class AuditStore(Protocol):

@@ -24,12 +24,12 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
 
-from engine.runtime import observe
-from engine.runtime.budgets import charge_reply, current_meter, current_quota
-from engine.runtime.errors import NodeError
-from engine.runtime.model_access import ModelAccess, model_access
-from engine.runtime.retries import emit_repair, guarded_call, repair_prompt
-from engine.runtime.secrets import current_source
+from engine.errors import NodeError
+from engine.governance.budgets import charge_reply, current_meter, current_quota
+from engine.governance.model_access import ModelAccess, model_access
+from engine.governance.retries import emit_repair, guarded_call, repair_prompt
+from engine.governance.secrets import current_source
+from engine.observability import observe
 from engine.spec.models import ModelDef
 
 if TYPE_CHECKING:

@@ -40,8 +40,8 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
-from engine.runtime.errors import NodeError
-from engine.runtime.events_out import emit
+from engine.errors import NodeError
+from engine.observability.emit import emit
 from engine.spec.models import BudgetSpec, Decision, GraphSpec, ModelPrice, duration_seconds
 
 #: The private channel with the run's usage so far.
@@ -378,14 +378,6 @@ def current_quota() -> TenantQuota | None:
         return quota_of(get_config())
     except RuntimeError:  # outside a graph run
         return None
-
-
-def top_level_step(config: Mapping[str, Any]) -> bool:
-    """Whether ``config`` is a step of the run's own graph, not of a subgraph inside a node.
-
-    A subgraph's steps are the enclosing node's one step (as in spec budgets).
-    """
-    return "|" not in str((config.get("configurable") or {}).get("checkpoint_ns") or "")
 
 
 def with_quota(config: dict[str, Any], quota: TenantQuota) -> dict[str, Any]:

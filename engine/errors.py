@@ -26,7 +26,7 @@ class ToolReportedError(Exception):
 
     ``status_code`` (an HTTP-like status the tool put in its structured result as
     ``status``) and ``retry_after`` (seconds) are where the retry rules
-    (``engine/runtime/retries.py``) look: 429 is a rate limit, 5xx a server
+    (``engine/governance/retries.py``) look: 429 is a rate limit, 5xx a server
     error, 4xx a validation error; an error result without a status is not
     retried, since nothing says another attempt could succeed.
     """

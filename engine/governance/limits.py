@@ -11,8 +11,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from engine.runtime.budgets import USAGE, Budget, merge_usage, run_metered, stopped
-from engine.runtime.loops import TOOL_CALLS, LoopCounter, add_counts, start_counting, stop_counting
+from engine.governance.budgets import USAGE, Budget, merge_usage, run_metered, stopped
+from engine.governance.loops import (
+    TOOL_CALLS,
+    LoopCounter,
+    add_counts,
+    start_counting,
+    stop_counting,
+)
 from engine.spec.models import GraphSpec
 
 #: Whether a run has ended early; edges lead to ``END`` once it says so.

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from engine.compiler import CompiledSpec, compile_spec
-from engine.runtime.events import Completed, Failed, Interrupted, NodeFailed, RunEvent
-from engine.runtime.runner import (
+from engine.run.events import Completed, Failed, Interrupted, NodeFailed, RunEvent
+from engine.run.runner import (
     RunRejected,
     ThreadMismatch,
     inspect_thread,

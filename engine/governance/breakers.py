@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from engine.runtime.events_out import emit
+from engine.observability.emit import emit
 from engine.spec.models import BreakerSpec, duration_seconds
 
 State = Literal["closed", "open", "half_open"]

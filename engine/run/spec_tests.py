@@ -26,10 +26,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from engine.runtime import observe
-from engine.runtime.events import Completed, Failed, Interrupted, NodeStarted, RunEvent
-from engine.runtime.observe import ToolOutcome
-from engine.runtime.runner import CompiledGraph, inspect_thread, new_thread_id, run_graph
+from engine.observability import observe
+from engine.observability.observe import ToolOutcome
+from engine.run.events import Completed, Failed, Interrupted, NodeStarted, RunEvent
+from engine.run.runner import CompiledGraph, inspect_thread, new_thread_id, run_graph
 from engine.spec.document import LoadedSpec
 from engine.spec.expressions import ExpressionError, evaluate, to_plain
 from engine.spec.models import Example, GraphSpec

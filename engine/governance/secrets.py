@@ -41,8 +41,8 @@ from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
-from psycopg.conninfo import conninfo_to_dict
 
+from engine.protected import is_protected
 from engine.spec.secret_refs import RESERVED_PREFIX, is_reserved
 
 #: Where a run's config carries its :class:`SecretSource`.
@@ -51,8 +51,6 @@ SECRETS_KEY = "plait_secrets"
 SECRETS_FILE_ENV = "PLAIT_SECRETS_FILE"
 #: The keyword argument a tool function receives its secrets in.
 PARAMETER = "secrets"
-#: Settings whose values no secret may hold, whatever its name.
-_PROTECTED_ENV = ("PLAIT_DATABASE_URL", "PLAIT_ADMIN_KEY")
 
 
 class SecretMissing(LookupError):
@@ -95,41 +93,6 @@ def reserved_message(names: Iterable[str]) -> str:
         f"secret {listed}: names starting with {RESERVED_PREFIX} are Plait's own settings, "
         "which no spec can read"
     )
-
-
-#: Values registered by the process (the admin key and database URL it runs with).
-_protected: set[str] = set()
-
-
-def protect(*values: str | None) -> None:
-    """Never give ``values`` to a spec, under any name (the server registers its settings)."""
-    for value in values:
-        if value:
-            _protected.update(_forms(value))
-
-
-def _forms(setting: str) -> set[str]:
-    """A setting and, for a connection string, its password."""
-    forms = {setting}
-    if "://" in setting or "=" in setting:
-        try:
-            password = conninfo_to_dict(setting).get("password")
-        except Exception:  # not a connection string
-            password = None
-        if password:
-            forms.add(str(password))
-    return forms
-
-
-def is_protected(value: str) -> bool:
-    """Whether ``value`` is (or carries) one of Plait's own settings."""
-    protected = set(_protected)
-    for name in _PROTECTED_ENV:
-        setting = os.environ.get(name)
-        if setting:
-            protected |= _forms(setting)
-    # A short setting (a password may be a common word) is refused only as the whole value.
-    return any(value == s or (len(s) >= 16 and s in value) for s in protected)
 
 
 async def resolve(source: SecretSource, names: Iterable[str]) -> dict[str, str]:
@@ -209,7 +172,7 @@ def source_of(config: RunnableConfig | Mapping[str, Any] | None) -> SecretSource
 
 def current_source() -> SecretSource:
     """The secret source of the run this code runs in (the tool call's, or LangGraph's config)."""
-    from engine.tools.current_call import current_call  # a leaf module; avoids an import cycle
+    from engine.governance.current_call import current_call  # a leaf module; avoids an import cycle
 
     call = current_call()
     if call is not None:

@@ -17,8 +17,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.runtime.errors import NodeError
-from engine.runtime.events_out import emit
+from engine.errors import NodeError
+from engine.observability.emit import emit
 
 #: The private channel with the run's tool-call counts (``{call key: count}``).
 TOOL_CALLS = "__tool_calls"

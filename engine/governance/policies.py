@@ -6,9 +6,9 @@ import jsonschema
 import pydantic
 from langgraph.types import RetryPolicy
 
-from engine.runtime.breakers import CircuitOpen
-from engine.runtime.errors import NodeError
-from engine.runtime.secrets import SecretMissing
+from engine.errors import NodeError
+from engine.governance.breakers import CircuitOpen
+from engine.governance.secrets import SecretMissing
 from engine.spec.expressions import ExpressionError
 from engine.spec.models import RetrySpec, duration_seconds
 

@@ -1,0 +1,1 @@
+"""What a run shows while it runs: custom stream events, traces, tool and model outcomes."""

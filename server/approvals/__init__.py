@@ -1,0 +1,1 @@
+"""Approvals: the inbox's table (``records``) and deciding one (``decisions``)."""
