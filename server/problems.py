@@ -27,6 +27,7 @@ from engine.run.runner import RunRejected
 from engine.spec.errors import SpecError, SpecIssue
 from engine.store.threads import ThreadSpecMismatch
 from server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
+from server.auth.keys import Forbidden, Unauthenticated
 from server.queue.runs import (
     IdempotencyMismatch,
     RunActive,
@@ -46,6 +47,8 @@ _TYPE_PREFIX = "urn:plait:problem:"
 #: Exceptions of the queue and registry -> (status, problem kind, title); their
 #: messages already say what happened and what to do, so they are the detail.
 _MAPPED: dict[type[Exception], tuple[int, str, str]] = {
+    Unauthenticated: (401, "unauthenticated", "Unauthenticated"),
+    Forbidden: (403, "forbidden", "Forbidden"),
     ThreadBusy: (409, "thread-busy", "Thread busy"),
     RunActive: (409, "run-active", "Run still active"),
     RunNotDeadLettered: (409, "run-not-dead-lettered", "Run not dead-lettered"),

@@ -82,7 +82,7 @@ class ThreadMismatch(RunRejected):
 
 
 @dataclass(frozen=True)
-class ThreadStatus:
+class ThreadPosition:
     """Where a thread stands, read from its last checkpoint.
 
     ``state`` is ``new`` (no checkpoint), ``interrupted`` (waiting for
@@ -156,11 +156,11 @@ async def check_thread(pool: Pool, thread_id: str, loaded: LoadedSpec) -> bool:
     return True
 
 
-async def inspect_thread(compiled: CompiledGraph, pool: Pool, thread_id: str) -> ThreadStatus:
-    """Read where ``thread_id`` stands (see :class:`ThreadStatus`); checks its digest first."""
+async def inspect_thread(compiled: CompiledGraph, pool: Pool, thread_id: str) -> ThreadPosition:
+    """Read where ``thread_id`` stands (see :class:`ThreadPosition`); checks its digest first."""
     loaded = compiled.loaded
     if not await check_thread(pool, thread_id, loaded):
-        return ThreadStatus(thread_id, "new")
+        return ThreadPosition(thread_id, "new")
     graph = compiled.bind(new_checkpointer(pool))
     snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
     return _status(thread_id, snapshot)
@@ -418,36 +418,36 @@ def _update_dict(result: Any) -> dict[str, Any]:
     return {}
 
 
-def _status(thread_id: str, snapshot: StateSnapshot) -> ThreadStatus:
+def _status(thread_id: str, snapshot: StateSnapshot) -> ThreadPosition:
     values = dict(snapshot.values or {})
     if snapshot.created_at is None:
-        return ThreadStatus(thread_id, "new")
+        return ThreadPosition(thread_id, "new")
     interrupts = [
         Interrupted(node=task.name, interrupt_id=item.id, payload=to_plain(item.value))
         for task in snapshot.tasks
         for item in task.interrupts
     ]
     if interrupts:
-        return ThreadStatus(
+        return ThreadPosition(
             thread_id, "interrupted", list(snapshot.next), interrupts, values=values
         )
     if snapshot.next:
         errors = [f"{task.name}: {task.error}" for task in snapshot.tasks if task.error]
-        return ThreadStatus(
+        return ThreadPosition(
             thread_id,
             "pending",
             list(snapshot.next),
             error="; ".join(errors) or None,
             values=values,
         )
-    return ThreadStatus(thread_id, "finished", values=values)
+    return ThreadPosition(thread_id, "finished", values=values)
 
 
 def _output(spec: GraphSpec, values: Mapping[str, Any]) -> dict[str, Any]:
     return {name: to_plain(values.get(name)) for name in spec.spec.output_fields}
 
 
-def _check_decisions(status: ThreadStatus, decisions: Mapping[str, Any]) -> None:
+def _check_decisions(status: ThreadPosition, decisions: Mapping[str, Any]) -> None:
     if status.state != "interrupted":
         raise RunRejected(
             f"thread {status.thread_id} is not waiting for a decision ({status.state})"
@@ -461,7 +461,7 @@ def _check_decisions(status: ThreadStatus, decisions: Mapping[str, Any]) -> None
         )
 
 
-def _nothing_to_continue(status: ThreadStatus) -> str:
+def _nothing_to_continue(status: ThreadPosition) -> str:
     if status.state == "new":
         return f"thread {status.thread_id} has no runs yet; start it with an input"
     if status.state == "interrupted":

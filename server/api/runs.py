@@ -30,6 +30,7 @@ from sse_starlette import EventSourceResponse
 from engine.governance.budgets import read_usage
 from engine.run.runner import check_input
 from engine.store.checkpointer import new_checkpointer
+from engine.store.threads import RunStatus
 from server.api.assistants import resolve_assistant
 from server.api.checkpoints import thread_state, values_with_interrupts
 from server.api.deps import Services, Svc
@@ -58,8 +59,6 @@ from server.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
 router = APIRouter(tags=["runs"])
 
 IDEMPOTENCY_NAMESPACE = uuid.UUID("0c5e6a0e-8f0b-5b3e-9d1c-706c61697402")
-
-RunStatusFilter = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
 
 
 class RunCommand(BaseModel):
@@ -225,7 +224,7 @@ async def list_thread_runs(
     tenant: Tenant,
     limit: Annotated[int, Query(ge=1, le=1000)] = 10,
     offset: Annotated[int, Query(ge=0)] = 0,
-    status: RunStatusFilter | None = None,
+    status: RunStatus | None = None,
 ) -> list[dict[str, Any]]:
     """The thread's runs, newest first."""
     thread = await _thread(services, thread_id, tenant)

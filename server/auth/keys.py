@@ -29,7 +29,6 @@ from fastapi.security import APIKeyHeader
 
 from engine.store.pool import Pool
 from server.auth.store import DEFAULT_TENANT, Principal, hash_key, keys_exist, principal_of
-from server.problems import Problem
 
 API_KEY_HEADER = "x-api-key"
 #: The key id reported for the environment's admin key.
@@ -42,6 +41,14 @@ api_key_header = APIKeyHeader(
     auto_error=False,
     description="An API key of a tenant (`plait_...`); not needed in single-user mode.",
 )
+
+
+class Unauthenticated(Exception):
+    """No key, or a key that is unknown or revoked (HTTP 401)."""
+
+
+class Forbidden(Exception):
+    """A key whose role may not do what it asked (HTTP 403)."""
 
 
 @dataclass
@@ -70,15 +77,12 @@ class Authenticator:
         return found
 
     async def principal(self, pool: Pool, key: str | None) -> Principal:
-        """Who ``key`` acts for; raises a 401 :class:`Problem` for a missing or bad key."""
+        """Who ``key`` acts for; raises :class:`Unauthenticated` for a missing or bad key."""
         if not await self.enabled(pool):
             return _SINGLE_USER
         if not key:
-            raise Problem(
-                401,
-                f"this server needs an API key: send it in the {API_KEY_HEADER} header",
-                kind="unauthenticated",
-                title="Unauthenticated",
+            raise Unauthenticated(
+                f"this server needs an API key: send it in the {API_KEY_HEADER} header"
             )
         if self.admin_key and hmac.compare_digest(key.encode(), self.admin_key.encode()):
             return Principal(tenant=DEFAULT_TENANT, role="admin", key_id=ENV_ADMIN_KEY_ID)
@@ -93,12 +97,7 @@ class Authenticator:
                 self._principals.clear()
             self._principals[digest] = (now + self.ttl, found)
         if found is None:
-            raise Problem(
-                401,
-                "the API key is unknown or revoked; ask an admin for a new one",
-                kind="unauthenticated",
-                title="Unauthenticated",
-            )
+            raise Unauthenticated("the API key is unknown or revoked; ask an admin for a new one")
         return found
 
 
@@ -117,13 +116,10 @@ async def current_tenant(principal: Annotated[Principal, Depends(authenticate)])
 
 
 async def require_admin(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
-    """The principal, if it may manage tenants and keys; else a 403 problem."""
+    """The principal, if it may manage tenants and keys; else :class:`Forbidden`."""
     if not principal.is_admin:
-        raise Problem(
-            403,
-            f"managing tenants and keys needs an admin key; this key's role is {principal.role!r}",
-            kind="forbidden",
-            title="Forbidden",
+        raise Forbidden(
+            f"managing tenants and keys needs an admin key; this key's role is {principal.role!r}"
         )
     return principal
 

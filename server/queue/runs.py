@@ -27,7 +27,7 @@ from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from engine.store.pool import Pool
-from engine.store.threads import ThreadRecord, ThreadSpecMismatch
+from engine.store.threads import RunStatus, ThreadRecord, ThreadSpecMismatch
 from server import journal
 from server.approvals.records import settle_answered_in
 from server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
@@ -36,7 +36,6 @@ from server.queue.leases import Lease
 from server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
 from server.registry import GraphVersion
 
-RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
 MultitaskStrategy = Literal["reject", "enqueue", "interrupt", "rollback"]
 CancelAction = Literal["interrupt", "rollback"]
 IfNotExists = Literal["reject", "create"]
