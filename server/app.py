@@ -27,7 +27,6 @@ from engine.store.database import database_url, release_embedded
 from engine.store.items import open_item_store
 from engine.store.migrate import migrate
 from engine.store.pool import open_pool
-from server import metrics, problems
 from server.a2a import routes as a2a_routes
 from server.a2a.routes import a2a_hub
 from server.api import (
@@ -49,15 +48,17 @@ from server.api import metrics as metrics_api
 from server.api.deps import Services
 from server.api.health import plait_version
 from server.auth.keys import Authenticator, authenticate
-from server.cors import install_cors
-from server.executor import GraphCache
-from server.journal import JournalListener
-from server.registry import sync_folder
-from server.request_limits import RequestLimits
+from server.graphs.spec_checks import SpecChecks
+from server.graphs.versions import sync_folder
+from server.http import problems
+from server.http.cors import install_cors
+from server.http.request_limits import RequestLimits
+from server.operations import metrics
+from server.queue.journal import JournalListener
 from server.settings import Settings
-from server.spec_checks import SpecChecks
-from server.worker import Worker
-from server.worker_processes import WorkerProcesses
+from server.workers.execution import GraphCache
+from server.workers.processes import WorkerProcesses
+from server.workers.worker import Worker
 
 logger = logging.getLogger("plait.server")
 
@@ -142,7 +143,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
         # One worker executes up to `workers` runs at once (a Worker is
         # concurrent by itself; several in one process would only add LISTEN
         # connections and claim queries). With worker processes it runs in
-        # children instead (server/worker_processes.py).
+        # children instead (server/workers/processes.py).
         worker = (
             Worker(
                 pool,

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.store.database import DATABASE_URL_ENV
-from server.cors import LOCAL_ORIGINS, CorsPolicy, parse_origins
-from server.webhook_urls import WebhookPolicy
+from server.auth.code_policy import TENANT_MODULES_ENV
+from server.http.cors import LOCAL_ORIGINS, CorsPolicy, parse_origins
+from server.queue.leases import DEFAULT_MAX_ATTEMPTS
+from server.workers.webhook_urls import WebhookPolicy
 
 SPECS_ENV = "PLAIT_SPECS_DIR"
 WORKERS_ENV = "PLAIT_WORKERS"
@@ -20,25 +22,16 @@ EDITOR_ENV = "PLAIT_EDITOR_DIR"
 ADMIN_KEY_ENV = "PLAIT_ADMIN_KEY"
 #: How long a key lookup is cached: a revoked key works at most this long elsewhere.
 AUTH_CACHE_ENV = "PLAIT_AUTH_CACHE_SECONDS"
-#: Extra top-level modules tenants' specs may call (server/auth/code_policy.py).
-TENANT_MODULES_ENV = "PLAIT_TENANT_MODULES"
 #: Lost attempts before a run is dead-lettered, for specs without `max_attempts`.
 MAX_ATTEMPTS_ENV = "PLAIT_MAX_ATTEMPTS"
 #: A `plait worker`'s lease on the runs it claims (also its children's under `plait serve`).
 LEASE_SECONDS_ENV = "PLAIT_LEASE_SECONDS"
-#: A worker's lease on the runs it claims: a dead worker's runs are taken over after it.
-DEFAULT_LEASE_SECONDS = 10.0
-#: Lost attempts a run may have before it is dead-lettered, unless its spec says
-#: (``spec.max_attempts``) or the worker is told otherwise (``--max-attempts``).
-DEFAULT_MAX_ATTEMPTS = 3
-#: Largest request body, in bytes; larger ones get 413 (server/request_limits.py).
+#: Largest request body, in bytes; larger ones get 413 (server/http/request_limits.py).
 MAX_BODY_ENV = "PLAIT_MAX_BODY_BYTES"
-#: Processes that read and lint uploaded specs, and their time limit (server/spec_checks.py).
+#: Processes that read and lint uploaded specs, and their time limit (server/graphs/spec_checks.py).
 SPEC_PROCESSES_ENV = "PLAIT_SPEC_PROCESSES"
 SPEC_CHECK_SECONDS_ENV = "PLAIT_SPEC_CHECK_SECONDS"
-#: Environment variables the ``default`` tenant's specs may read as secrets (tenant_secrets.py).
-ENV_SECRETS_ENV = "PLAIT_ENV_SECRETS"
-#: Browser front ends on other origins that may call the API (server/cors.py).
+#: Browser front ends on other origins that may call the API (server/http/cors.py).
 CORS_ORIGINS_ENV = "PLAIT_CORS_ORIGINS"
 CORS_ORIGIN_REGEX_ENV = "PLAIT_CORS_ORIGIN_REGEX"
 CORS_CREDENTIALS_ENV = "PLAIT_CORS_CREDENTIALS"
@@ -78,7 +71,8 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     spec_processes: int = 2
     spec_check_seconds: float = 10.0
-    #: Which addresses runs' ``webhook`` may name besides public ones (server/webhook_urls.py).
+    #: Which addresses runs' ``webhook`` may name besides public ones
+    #: (server/workers/webhook_urls.py).
     webhooks: WebhookPolicy = field(default_factory=WebhookPolicy)
     #: Which browser front ends on other origins may call the API.
     cors: CorsPolicy = field(default_factory=CorsPolicy)

@@ -27,8 +27,9 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, StateSnapshot
 
 from engine.errors import NodeError
-from engine.governance.audit import AUDIT_KEY
 from engine.observability import tracing
+from engine.run.context import RunContext
+from engine.run.driver import RunTimedOut, drive
 from engine.run.events import (
     Completed,
     Custom,
@@ -42,7 +43,6 @@ from engine.run.events import (
     Token,
     summarize_update,
 )
-from engine.run.timeouts import settle
 from engine.spec.document import LoadedSpec
 from engine.spec.expressions import to_plain
 from engine.spec.models import GraphSpec, duration_seconds
@@ -59,7 +59,6 @@ from engine.store.threads import (
     start_run,
 )
 from engine.store.tool_results import PostgresToolResultStore
-from engine.tools.idempotency import STORE_KEY as TOOL_RESULTS
 
 STREAM_MODES = ["tasks", "messages", "custom"]
 
@@ -117,26 +116,6 @@ def check_input(spec: GraphSpec, data: Mapping[str, Any]) -> dict[str, Any]:
             f"{spec.metadata.name} accepts: {accepted}"
         )
     return dict(data)
-
-
-def run_config(
-    loaded: LoadedSpec, thread_id: str, run_id: str, git_sha: str | None
-) -> dict[str, Any]:
-    """The LangGraph config of one run: thread, provenance metadata, step limit."""
-    metadata: dict[str, Any] = {
-        "plait_graph": loaded.name,
-        "plait_version": loaded.version,
-        "plait_digest": loaded.digest,
-        "run_id": run_id,
-    }
-    if git_sha:
-        metadata["plait_git_sha"] = git_sha
-    return {
-        # run_id in configurable too: nodes read it there for CEL's `run.id`.
-        "configurable": {"thread_id": thread_id, "run_id": run_id},
-        "metadata": metadata,
-        "recursion_limit": loaded.spec.spec.max_steps,
-    }
 
 
 async def check_thread(pool: Pool, thread_id: str, loaded: LoadedSpec) -> bool:
@@ -219,11 +198,16 @@ async def run_graph(
     await start_run(pool, run_id, thread)
     checkpointer = new_checkpointer(pool)
     graph = compiled.bind(checkpointer)
-    config = run_config(loaded, thread_id, run_id, git_sha)
-    # Tool results recorded in Postgres: a continued run reuses the calls that
-    # finished before the process died instead of calling the tools again.
-    config["configurable"][TOOL_RESULTS] = PostgresToolResultStore(pool)
-    config["configurable"][AUDIT_KEY] = PostgresAuditStore(pool)
+    config = RunContext(
+        loaded,
+        thread_id,
+        run_id,
+        git_sha=git_sha,
+        # Tool results recorded in Postgres: a continued run reuses the calls that
+        # finished before the process died instead of calling the tools again.
+        tool_results=PostgresToolResultStore(pool),
+        audit=PostgresAuditStore(pool),
+    ).config()
     timeout = duration_seconds(loaded.spec.spec.timeout) if loaded.spec.spec.timeout else None
     outcome: RunStatus = "error"
     error: str | None = "the run was abandoned before it ended"
@@ -244,14 +228,24 @@ async def run_graph(
             span = tracing.run_span(
                 run_id=run_id, thread_id=thread_id, graph=loaded.name, version=loaded.version
             )
-            pump = _pump(graph, payload, config, timeout, span)
-            async with contextlib.aclosing(pump) as stream:
+            stream_items = drive(
+                graph,
+                payload,
+                config,
+                # Each step is persisted before the next starts, so a killed
+                # process never re-runs a node that had finished.
+                options={"stream_mode": STREAM_MODES, "subgraphs": True, "durability": "sync"},
+                limit_seconds=timeout,
+                saver=checkpointer,
+                span=span,
+            )
+            async with contextlib.aclosing(stream_items) as stream:
                 async for item in stream:
                     for event in converter.convert(item):
                         yield event
-        except TimeoutError:
+        except RunTimedOut as exc:
             failed = Failed(
-                error=f"the run exceeded its timeout of {timeout:g}s (spec.timeout)",
+                error=str(exc),
                 node=converter.last_failed,
                 kind="timeout",
             )
@@ -285,62 +279,8 @@ async def run_graph(
             error = final.error or f"the run stopped before {', '.join(final.next)}"
             yield Failed(error=error)
     finally:
-        # A cancelled run may still be writing its last checkpoint (engine/run/timeouts.py).
-        await asyncio.shield(settle(checkpointer))
         # Shielded: a cancelled consumer must still leave the run's row accurate.
         await asyncio.shield(finish_run(pool, run_id, outcome, error))
-
-
-async def _pump(
-    graph: Any,
-    payload: Any,
-    config: dict[str, Any],
-    limit_seconds: float | None,
-    span: contextlib.AbstractContextManager[Any],
-) -> AsyncGenerator[tuple[tuple[str, ...], str, Any], None]:
-    """Stream the graph in its own task so the time limit never cancels the consumer's code.
-
-    ``span`` (the run's trace span) is entered in that task, so the steps' spans
-    are its children and it never crosses the generator's yields.
-
-    A timeout around an async generator's body would fire in whatever the
-    consumer awaits between items (rendering, prompting); here it only ever
-    cancels the task that drives LangGraph.
-    """
-    queue: asyncio.Queue[tuple[tuple[str, ...], str, Any] | BaseException | None] = asyncio.Queue()
-
-    async def drive() -> None:
-        try:
-            with span:
-                async with asyncio.timeout(limit_seconds):
-                    async for item in graph.astream(
-                        payload,
-                        config,
-                        stream_mode=STREAM_MODES,
-                        subgraphs=True,
-                        # Each step is persisted before the next starts, so a killed
-                        # process never re-runs a node that had finished.
-                        durability="sync",
-                    ):
-                        queue.put_nowait(item)
-        except Exception as exc:
-            queue.put_nowait(exc)
-        else:
-            queue.put_nowait(None)
-
-    task = asyncio.create_task(drive())
-    try:
-        while True:
-            item = await queue.get()
-            if item is None:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 class _Converter:

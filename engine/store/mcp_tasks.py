@@ -2,7 +2,7 @@
 
 A tool call that runs as an MCP task is recorded here under its idempotency
 key before the run parks: the re-run of the node finds the task instead of
-starting another one, and the server's poller (``server/mcp_tasks.py``) finds
+starting another one, and the server's poller (``server/workers/mcp_task_poller.py``) finds
 the tasks whose thread waits for them.
 """
 

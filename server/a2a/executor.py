@@ -3,7 +3,7 @@
 - A new message starts a run on a new thread whose id is the task id, through
   the durable queue (:func:`server.queue.runs.create_run`): any worker runs it,
   and it survives a worker's crash like every run.
-- The executor follows the run's journal (:mod:`server.journal`): node updates
+- The executor follows the run's journal (:mod:`server.queue.journal`): node updates
   and custom events become ``TASK_STATE_WORKING`` status updates.
 - A run that stops on approvals makes the task ``TASK_STATE_INPUT_REQUIRED``
   (the approvals are listed in the status message, and in ``GET /approvals``).
@@ -32,11 +32,11 @@ from google.protobuf.json_format import ParseDict
 from google.protobuf.struct_pb2 import Value
 
 from engine.run.runner import RunRejected, check_input
-from server import registry
 from server.a2a.messages import NotADecision, decision_of, run_input
 from server.a2a.task_store import tenant_of
-from server.approvals import decisions, records
-from server.queue import threads
+from server.approvals import records
+from server.graphs import versions as registry
+from server.queue import decisions, threads
 from server.queue.runs import (
     TERMINAL,
     Run,
@@ -46,7 +46,7 @@ from server.queue.runs import (
     get_run,
     list_runs,
 )
-from server.stream_events import to_json
+from server.queue.stream_events import to_json
 
 if TYPE_CHECKING:
     from server.api.deps import Services

@@ -42,14 +42,14 @@ from starlette.requests import Request as StarletteRequest
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server import registry
 from server.a2a.cards import PREFIX, REST_PATH, agent_card, agent_url, is_exposed
 from server.a2a.executor import PlaitAgentExecutor
 from server.a2a.task_store import TENANT_STATE_KEY, PostgresTaskStore
 from server.api.deps import Services, Svc
 from server.auth.keys import Tenant
-from server.problems import not_found
-from server.registry import GraphVersion
+from server.graphs import versions as registry
+from server.graphs.versions import GraphVersion
+from server.http.problems import not_found
 
 #: Where the route leaves the tenant for the call-context builder (ASGI scope key).
 _SCOPE_TENANT = "plait.a2a.tenant"

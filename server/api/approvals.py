@@ -8,11 +8,11 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
 
 from server.api.deps import Svc
-from server.approvals import decisions, records
+from server.approvals import records
 from server.auth.keys import Tenant, authenticate
 from server.auth.store import Principal
-from server.problems import not_found
-from server.queue import threads
+from server.http.problems import not_found
+from server.queue import decisions, threads
 
 router = APIRouter(prefix="/approvals", tags=["approvals"])
 

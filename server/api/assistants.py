@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from server.api.deps import Services, Svc
 from server.auth.keys import Tenant
-from server.problems import Problem, not_found
-from server.registry import GraphVersion, by_assistant_id, list_graphs
+from server.graphs.versions import GraphVersion, by_assistant_id, list_graphs
+from server.http.problems import Problem, not_found
 
 router = APIRouter(prefix="/assistants", tags=["assistants"])
 

@@ -17,9 +17,9 @@ from langgraph.types import Interrupt, StateSnapshot
 from engine.spec.expressions import to_plain
 from engine.store.checkpointer import new_checkpointer
 from server.api.deps import Services
-from server.problems import Problem
+from server.graphs.versions import GraphVersion, get_version
+from server.http.problems import Problem
 from server.queue.threads import client_thread_id
-from server.registry import GraphVersion, get_version
 
 
 async def compiled_graph(services: Services, graph: GraphVersion, tenant: str) -> Any:

@@ -1,7 +1,7 @@
 """Crons as the Agent Server serves them (``/runs/crons``, ``/threads/{id}/runs/crons``).
 
 A cron is a schedule plus the fields of a run-creating request; workers fire
-it (server/crons.py). Crons are the caller's tenant's: another tenant's cron
+it (server/workers/cron_firer.py). Crons are the caller's tenant's: another tenant's cron
 id answers 404, as an unknown one.
 """
 
@@ -18,10 +18,10 @@ from server.api.deps import Services, Svc
 from server.api.runs import RunCreate, check_webhook, run_kwargs
 from server.api.threads import get_thread_or_404
 from server.auth.keys import Tenant
-from server.crons import ScheduleInvalid, check_schedule, next_time
-from server.problems import Problem, not_found
+from server.http.problems import Problem, not_found
 from server.queue import crons, threads
 from server.queue.crons import Cron, CronFields, SortBy
+from server.workers.cron_firer import ScheduleInvalid, check_schedule, next_time
 
 router = APIRouter(tags=["crons"])
 

@@ -15,9 +15,9 @@ from server.auth.keys import Authenticator
 from server.settings import Settings
 
 if TYPE_CHECKING:
-    from server.executor import GraphCache
-    from server.journal import JournalListener
-    from server.spec_checks import SpecChecks
+    from server.graphs.spec_checks import SpecChecks
+    from server.queue.journal import JournalListener
+    from server.workers.execution import GraphCache
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Services:
     listener: JournalListener
     #: Compiled graph versions, so a request lists the registry only on a version's first use.
     graphs: GraphCache
-    #: Reads and lints uploaded YAML in worker processes (server/spec_checks.py).
+    #: Reads and lints uploaded YAML in worker processes (server/graphs/spec_checks.py).
     specs: SpecChecks
     #: LangGraph's long-term store: ``/store`` (per tenant: engine/store/items.py).
     items: AsyncPostgresStore

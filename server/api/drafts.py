@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from server.api.deps import Svc
 from server.api.graphs import _SPEC_BODY, _check, _uploaded_text, version_to_api
 from server.auth.keys import Tenant
-from server.registry import save_draft
+from server.graphs.versions import save_draft
 
 router = APIRouter(prefix="/drafts", tags=["graphs"])
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from engine.store.pool import Pool
 from server.api.deps import Svc
 from server.auth.keys import Tenant
-from server.problems import not_found
+from server.http.problems import not_found
 from server.queue.runs import get_run
 
 router = APIRouter(tags=["runs"])

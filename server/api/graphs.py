@@ -16,8 +16,14 @@ from engine.spec.errors import SpecIssue
 from server.api.deps import Services, Svc
 from server.auth.keys import Tenant
 from server.auth.store import DEFAULT_TENANT
-from server.problems import Problem, not_found
-from server.registry import GraphVersion, get_version, list_graphs, save_version, tenant_issues
+from server.graphs.versions import (
+    GraphVersion,
+    get_version,
+    list_graphs,
+    save_version,
+    tenant_issues,
+)
+from server.http.problems import Problem, not_found
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter
 
 from engine.store.migrate import migrations
 from server.api.deps import Svc
-from server.problems import Problem
+from server.http.problems import Problem
 
 router = APIRouter(tags=["health"])
 

@@ -37,9 +37,11 @@ from server.api.deps import Services, Svc
 from server.api.stream_modes import StreamMode, query_stream_modes
 from server.auth.keys import Tenant
 from server.auth.store import DEFAULT_TENANT
-from server.journal import JournalEvent, resume_point
-from server.problems import Problem, not_found
+from server.graphs.versions import GraphVersion, get_version, is_assistant_uuid
+from server.http.problems import Problem, not_found
+from server.http.sse import coalesced, event_names, journal_frame_batches, sse_response
 from server.queue import threads
+from server.queue.journal import JournalEvent, resume_point
 from server.queue.runs import (
     TERMINAL,
     Run,
@@ -52,9 +54,7 @@ from server.queue.runs import (
     list_runs,
     requeue_run,
 )
-from server.registry import GraphVersion, get_version, is_assistant_uuid
-from server.sse import coalesced, event_names, journal_frame_batches, sse_response
-from server.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
+from server.workers.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
 
 router = APIRouter(tags=["runs"])
 
@@ -101,7 +101,7 @@ class RunCreate(BaseModel):
     on_completion: Literal["delete", "keep"] = "delete"
     durability: Literal["sync", "async", "exit"] | None = None
     after_seconds: float | None = Field(None, ge=0)
-    #: Called with the run when it ends (server/webhooks.py); checked at creation.
+    #: Called with the run when it ends (server/workers/webhook_sender.py); checked at creation.
     webhook: str | None = Field(None, max_length=2048)
 
     # plait_* keys carry what the server knows (tenant, trace, graph digest,
@@ -442,7 +442,7 @@ async def _create(
 
 
 async def check_webhook(url: str, policy: WebhookPolicy) -> None:
-    """A 422 problem unless the server may call ``url`` (server/webhook_urls.py)."""
+    """A 422 problem unless the server may call ``url`` (server/workers/webhook_urls.py)."""
     try:
         await check_webhook_url(url, policy)
     except WebhookRefused as refused:

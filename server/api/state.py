@@ -20,9 +20,9 @@ from server.api.checkpoints import (
 from server.api.deps import Services, Svc
 from server.api.threads import get_thread_or_404
 from server.auth.keys import Tenant
-from server.problems import Problem
+from server.graphs.versions import GraphVersion
+from server.http.problems import Problem
 from server.queue.threads import client_thread_id
-from server.registry import GraphVersion
 
 router = APIRouter(prefix="/threads/{thread_id}", tags=["state"])
 

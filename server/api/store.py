@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from engine.store.items import TenantStore
 from server.api.deps import Services, Svc
 from server.auth.keys import Tenant
-from server.problems import Problem
+from server.http.problems import Problem
 
 router = APIRouter(prefix="/store", tags=["store"])
 

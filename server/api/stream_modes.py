@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, get_args
 import orjson
 from fastapi import Query
 
-from server.problems import Problem
+from server.http.problems import Problem
 
 StreamMode = Literal[
     "values",

@@ -21,7 +21,7 @@ from engine.governance import breakers
 from server.api.deps import Svc
 from server.auth import store, tenant_secrets
 from server.auth.keys import Admin, Tenant
-from server.problems import Problem, not_found
+from server.http.problems import Problem, not_found
 
 router = APIRouter(tags=["tenants"])
 

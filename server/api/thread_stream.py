@@ -11,7 +11,7 @@ calls them:
   ``not_supported`` / ``unknown_command``). A refusal is a problem whose
   ``message`` and ``error`` (the protocol's error code) the SDK shows.
 - ``POST /threads/{thread_id}/stream/events``: SSE of the thread's events as
-  protocol events (:mod:`server.thread_protocol`), filtered by ``channels``,
+  protocol events (:mod:`server.http.thread_protocol`), filtered by ``channels``,
   ``namespaces`` and ``depth``. It starts at the thread's active run (else its
   latest), or after ``since``, and follows the thread's runs one after the
   other until the client closes it; a thread with no run yet waits for one.
@@ -36,13 +36,13 @@ from server.api.checkpoints import thread_state
 from server.api.deps import Services, Svc
 from server.api.runs import RunCommand, RunCreate, _create
 from server.auth.keys import Tenant
-from server.metrics import SSE_STREAMS
-from server.problems import Problem
+from server.http.problems import Problem
+from server.http.sse import coalesced, encode, sse_response
+from server.http.thread_protocol import RUN_SPAN, EventFilter, RunTranslator
+from server.operations.metrics import SSE_STREAMS
 from server.queue import threads
 from server.queue.runs import ThreadBusy, get_run
 from server.queue.threads import ThreadNotFound
-from server.sse import coalesced, encode, sse_response
-from server.thread_protocol import RUN_SPAN, EventFilter, RunTranslator
 
 router = APIRouter(tags=["thread streams"])
 

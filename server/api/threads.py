@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from server.api.checkpoints import thread_state
 from server.api.deps import Services, Svc
 from server.auth.keys import Tenant
-from server.problems import Problem, not_found
+from server.http.problems import Problem, not_found
 from server.queue import threads
 
 router = APIRouter(prefix="/threads", tags=["threads"])

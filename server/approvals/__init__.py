@@ -1,1 +1,4 @@
-"""Approvals: the inbox's table (``records``) and deciding one (``decisions``)."""
+"""The approvals inbox: its table and what it holds (``records``).
+
+Deciding an approval resumes a thread, which is the queue's work (``server.queue.decisions``).
+"""

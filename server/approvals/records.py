@@ -2,7 +2,7 @@
 
 A run that stops on an approval node's ``interrupt()`` ends; the worker
 records one row per approval interrupt here, and the thread holds no worker
-and no memory while it waits. Deciding one (``server.approvals.decisions``)
+and no memory while it waits. Deciding one (``server.queue.decisions``)
 resumes the thread; a resume sent straight to ``/runs`` settles the rows it
 answers (:func:`settle_answered_in`). Every query on the table is in this module.
 """
@@ -19,7 +19,6 @@ from psycopg.types.json import Jsonb
 
 from engine.store.pool import Pool
 from server.auth.store import OF_TENANT
-from server.queue.leases import Lease, fenced_transaction
 
 APPROVAL_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected", "edited", "expired")
 #: A ``status`` filter for every approval no longer pending (the inbox's decided tab).
@@ -70,34 +69,21 @@ class InvalidDecision(ValueError):
 
 
 async def record_interrupts(
-    pool: Pool,
+    conn: AsyncConnection[DictRow],
     run: ParkedRun,
     interrupts: list[dict[str, Any]],
     budget_used: Mapping[str, Any] | None = None,
-    *,
-    lease: Lease | None = None,
 ) -> list[dict[str, Any]]:
     """Record the approval interrupts a run stopped on; return their rows.
-
-    With ``lease`` (the worker's), only while it holds the run
-    (:class:`~server.queue.leases.LeaseLost` otherwise, and nothing is recorded).
 
     ``interrupts`` are LangGraph interrupts as dicts ``{id, value}``; only
     those whose value has ``kind == "approval"`` (the approval node's
     payload) are approvals. Recording the same interrupt again (a reclaimed
     run, or a thread resumed for another of its interrupts) keeps the first row.
     ``budget_used`` is the run's usage so far (spec budgets), shown to the approver.
+    A worker records in a transaction fenced by its lease
+    (``server.queue.leases.fenced_transaction``).
     """
-    async with fenced_transaction(pool, lease, "recording approvals") as conn:
-        return await _insert_approvals(conn, run, interrupts, budget_used)
-
-
-async def _insert_approvals(
-    conn: AsyncConnection[DictRow],
-    run: ParkedRun,
-    interrupts: list[dict[str, Any]],
-    budget_used: Mapping[str, Any] | None,
-) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for item in interrupts:
         value = item.get("value")

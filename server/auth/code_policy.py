@@ -18,7 +18,9 @@ from pathlib import Path
 from engine.spec.code_refs import CodeRef, code_refs
 from engine.spec.document import LoadedSpec
 from engine.spec.errors import SpecIssue
-from server.settings import TENANT_MODULES_ENV
+
+#: Extra top-level modules tenants' specs may call (server/auth/code_policy.py).
+TENANT_MODULES_ENV = "PLAIT_TENANT_MODULES"
 
 CODE = "tenant-code-refused"
 

@@ -28,7 +28,9 @@ from engine.spec.errors import SpecIssue
 from engine.spec.secret_refs import RESERVED_PREFIX, is_reserved, secret_refs
 from engine.store.pool import Pool
 from server.auth.store import DEFAULT_TENANT, TenantNotFound
-from server.settings import ENV_SECRETS_ENV
+
+#: Environment variables the ``default`` tenant's specs may read as secrets (tenant_secrets.py).
+ENV_SECRETS_ENV = "PLAIT_ENV_SECRETS"
 
 #: What a secret's name may be (the CHECK of ``plait_tenant_secrets.name``).
 SECRET_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"

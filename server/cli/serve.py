@@ -10,12 +10,12 @@ from typing import Annotated
 import typer
 
 from server.cli.exits import CliError
-from server.cors import CorsPolicy, parse_origins
+from server.http.cors import CorsPolicy, parse_origins
+from server.queue.leases import DEFAULT_MAX_ATTEMPTS
 from server.settings import (
     CORS_CREDENTIALS_ENV,
     CORS_ORIGIN_REGEX_ENV,
     CORS_ORIGINS_ENV,
-    DEFAULT_MAX_ATTEMPTS,
     HOST_ENV,
     MAX_ATTEMPTS_ENV,
     MAX_BODY_ENV,
@@ -145,7 +145,7 @@ def serve_command(
 
     from engine.observability.tracing import configure_tracing
     from server.app import create_app
-    from server.logs import configure_logging
+    from server.operations.logs import configure_logging
 
     try:
         from_env = Settings.from_env()  # PLAIT_CORS_ORIGINS can be malformed too

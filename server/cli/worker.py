@@ -20,12 +20,8 @@ import typer
 
 from server.cli.database import connected_pool
 from server.cli.exits import CliError
-from server.settings import (
-    DEFAULT_LEASE_SECONDS,
-    DEFAULT_MAX_ATTEMPTS,
-    LEASE_SECONDS_ENV,
-    MAX_ATTEMPTS_ENV,
-)
+from server.queue.leases import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
+from server.settings import LEASE_SECONDS_ENV, MAX_ATTEMPTS_ENV
 
 if TYPE_CHECKING:
     from server.cli.worker_health import WorkerHealth
@@ -98,10 +94,10 @@ def worker_command(
 ) -> None:
     """Execute queued runs until SIGTERM or Ctrl-C, then hand unfinished runs back."""
     from engine.observability.tracing import configure_tracing
-    from server import metrics
-    from server.logs import configure_logging
-    from server.worker import default_worker_id
-    from server.worker_processes import die_with_supervisor
+    from server.operations import metrics
+    from server.operations.logs import configure_logging
+    from server.workers.processes import die_with_supervisor
+    from server.workers.worker import default_worker_id
 
     die_with_supervisor()  # a child of `plait serve --worker-processes` stops with it
     try:
@@ -174,9 +170,9 @@ async def _serve(options: _Options, worker_id: str, health: WorkerHealth | None 
 
 
 async def _work(options: _Options, worker_id: str) -> None:
-    """Connect, run a :class:`server.worker.Worker` until it stops, and say so."""
+    """Connect, run a :class:`server.workers.worker.Worker` until it stops, and say so."""
     # Imported here: the other commands need not load the server and LangGraph.
-    from server.worker import Worker
+    from server.workers.worker import Worker
 
     concurrency, lease_seconds = options.concurrency, options.lease_seconds
     async with connected_pool() as pool:

@@ -28,13 +28,12 @@ from psycopg.types.json import Jsonb
 
 from engine.store.pool import Pool
 from engine.store.threads import RunStatus, ThreadRecord, ThreadSpecMismatch
-from server import journal
 from server.approvals.records import settle_answered_in
 from server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
-from server.queue import webhooks
+from server.graphs.versions import GraphVersion
+from server.queue import journal, webhooks
 from server.queue.leases import Lease
 from server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
-from server.registry import GraphVersion
 
 MultitaskStrategy = Literal["reject", "enqueue", "interrupt", "rollback"]
 CancelAction = Literal["interrupt", "rollback"]
@@ -732,7 +731,7 @@ FOR NO KEY UPDATE OF t
 
 # Only for the lease owner: the final status, the `end` event under the run's
 # next seq (notified in the journal's payload format, so subscribers need no
-# query: see server/journal.py), the thread's status (`busy` while
+# query: see server/queue/journal.py), the thread's status (`busy` while
 # another run waits on it, and then the workers are woken for that run).
 _FINISH = """
 WITH finished AS (

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from engine.store.pool import Pool
-from server.executor import GraphCache, RunStopper, execute_run
-from server.journal_writer import JournalCommitter
 from server.queue import runs
+from server.queue.journal_writer import JournalCommitter
+from server.workers.execution import GraphCache, RunStopper, execute_run
 from tests.integration.server.harness import REPO, STOP_TIMEOUT_SECONDS
 from tests.integration.server.worker.conftest import SPECS_DIR, file_appears
 

@@ -19,12 +19,12 @@ import typer
 import yaml
 
 from engine.store.database import DATABASE_URL_ENV, HOME_ENV
+from server.auth.tenant_secrets import ENV_SECRETS_ENV
 from server.cli.app import app
 from server.settings import (
     ADMIN_KEY_ENV,
     AUTH_CACHE_ENV,
     EDITOR_ENV,
-    ENV_SECRETS_ENV,
     HOST_ENV,
     PORT_ENV,
     SPECS_ENV,

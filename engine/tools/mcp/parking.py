@@ -1,6 +1,6 @@
 """Whether ``task: true`` MCP tools park their run (no MCP SDK import).
 
-A worker whose process polls MCP tasks (``server/worker.py`` runs the poller)
+A worker whose process polls MCP tasks (``server/workers/worker.py`` runs the poller)
 marks the runs it executes with ``configurable["plait_park_mcp_tasks"]``;
 elsewhere (``plait run``, tests driving a graph directly) a task tool waits for
 its task in place. A per-run flag, not a process-wide switch, so a graph run

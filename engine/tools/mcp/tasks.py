@@ -10,7 +10,7 @@ lower level functions below instead, to record the task and park the run:
    handle that comes back is recorded in Postgres under the call's idempotency
    key (``plait_mcp_tasks``) before anything else happens;
 2. in a process whose worker polls tasks (the server, see
-   :mod:`engine.tools.mcp.parking` and ``server/mcp_tasks.py``), a call to an
+   :mod:`engine.tools.mcp.parking` and ``server/workers/mcp_task_poller.py``), a call to an
    ``http`` server raises a LangGraph ``interrupt({"plait": "mcp_task", ...})``:
    the run ends with its thread interrupted and holds no worker; the poller
    resumes the thread with ``command.resume`` once the task has ended;

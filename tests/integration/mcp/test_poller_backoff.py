@@ -13,7 +13,7 @@ from engine.spec.models import McpServerDef
 from engine.store.mcp_tasks import TaskRecord, record_task
 from engine.store.pool import Pool
 from engine.tools.mcp.hub import ServerConnection
-from server.mcp_tasks import McpTaskPoller
+from server.workers.mcp_task_poller import McpTaskPoller
 
 pytestmark = pytest.mark.postgres
 

@@ -6,7 +6,7 @@ import pytest
 from prometheus_client.core import Metric
 
 from engine.store.pool import Pool, open_pool
-from server.metrics import scrape_database
+from server.operations.metrics import scrape_database
 
 pytestmark = pytest.mark.postgres
 

@@ -24,7 +24,7 @@ import httpx
 
 from engine.store.migrate import migrate
 from engine.store.pool import Pool, open_pool
-from server import registry
+from server.graphs import versions as registry
 from tests.conftest import fresh_database
 
 REPO = Path(__file__).resolve().parents[3]

@@ -7,11 +7,11 @@ import asyncio
 import pytest
 
 from engine.store.pool import Pool
-from server import registry
 from server.auth import store
+from server.graphs import versions as registry
 from server.queue import runs, threads
 from server.queue.runs import Run
-from server.worker import Worker
+from server.workers.worker import Worker
 from tests.integration.tenants.conftest import unique
 from tests.polling import until
 

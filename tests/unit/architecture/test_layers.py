@@ -25,6 +25,21 @@ ENGINE_LAYERS = (
 )
 #: Modules at the engine's root, below every layer: they import nothing of the engine.
 ENGINE_LEAVES = ("engine.errors", "engine.gc_pause", "engine.protected")
+#: The server's folders and root modules, lowest first; each may import the engine.
+SERVER_LAYERS = (
+    "server.auth",
+    "server.graphs",
+    "server.approvals",
+    "server.queue",
+    "server.operations",
+    "server.workers",
+    "server.http",
+    "server.settings",
+    "server.api",
+    "server.a2a",
+    "server.app",
+    "server.cli",
+)
 
 
 def _modules() -> dict[str, Path]:
@@ -71,13 +86,13 @@ def _imports(module: str) -> Iterator[str]:
 IMPORTS = {module: sorted(set(_imports(module))) for module in MODULES}
 
 
-def _layer(module: str) -> int:
-    if module in ENGINE_LEAVES or module == "engine":
+def _layer(module: str, layers: tuple[str, ...] = ENGINE_LAYERS) -> int:
+    if module in ENGINE_LEAVES or module in ("engine", "server"):
         return -1
-    for rank, layer in enumerate(ENGINE_LAYERS):
+    for rank, layer in enumerate(layers):
         if module == layer or module.startswith(layer + "."):
             return rank
-    raise AssertionError(f"{module} is in no engine layer: add its folder to ENGINE_LAYERS")
+    raise AssertionError(f"{module} is in no layer: add its folder to the layers of this test")
 
 
 def test_the_engine_never_imports_the_server() -> None:
@@ -102,6 +117,18 @@ def test_engine_layers_point_one_way() -> None:
             below = _layer(target) < _layer(module)
             same_folder = _layer(target) == _layer(module) and module not in ENGINE_LEAVES
             if not (below or same_folder):
+                wrong.append(f"{module} imports {target}")
+    assert wrong == []
+
+
+def test_server_layers_point_one_way() -> None:
+    wrong = []
+    for module, targets in IMPORTS.items():
+        if not module.startswith("server.") or module == "server":
+            continue
+        rank = _layer(module, SERVER_LAYERS)
+        for target in targets:
+            if target.startswith("server.") and _layer(target, SERVER_LAYERS) > rank:
                 wrong.append(f"{module} imports {target}")
     assert wrong == []
 

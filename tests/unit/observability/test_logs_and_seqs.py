@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from engine.observability import observe, tracing
-from server.logs import configure_logging, log_context, log_format, make_handler
+from server.operations.logs import configure_logging, log_context, log_format, make_handler
 from tests.unit.observability.capture import captured_spans
 
 

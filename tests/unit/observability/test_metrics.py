@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from engine.governance import breakers
 from engine.observability import observe, tracing
 from engine.spec.models import BreakerSpec
-from server.metrics import BreakerCollector
+from server.operations.metrics import BreakerCollector
 from tests.unit.observability.capture import captured_spans, observing
 
 

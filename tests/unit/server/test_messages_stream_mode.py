@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessageChunk, ToolMessage
 
-from server.stream_events import plan_stream
+from server.queue.stream_events import plan_stream
 
 META = {"langgraph_node": "agent"}
 

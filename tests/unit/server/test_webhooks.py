@@ -1,4 +1,7 @@
-"""Webhook addresses, signatures and back-off (server/webhook_urls.py, server/webhooks.py)."""
+"""Webhook addresses, signatures and back-off.
+
+server/workers/webhook_urls.py and server/workers/webhook_sender.py.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +12,8 @@ from datetime import timedelta
 
 import pytest
 
-from server.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
-from server.webhooks import backoff, signature
+from server.workers.webhook_sender import backoff, signature
+from server.workers.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
 
 
 @pytest.mark.parametrize(

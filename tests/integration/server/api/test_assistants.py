@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from server.registry import assistant_id
+from server.graphs.versions import assistant_id
 from tests.integration.server.api.conftest import assert_problem
 
 

@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 
 from server.app import create_app
-from server.cors import CorsPolicy
+from server.http.cors import CorsPolicy
 from server.settings import Settings
 
 DEV_SERVER = "http://localhost:5173"

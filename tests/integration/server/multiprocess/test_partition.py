@@ -229,7 +229,7 @@ async def _follow(http: httpx.AsyncClient, thread_id: str, run_id: str) -> list[
 
 
 def _pid_of(worker_id: str | None) -> int | None:
-    # Worker ids are host:pid:random (server.worker.default_worker_id).
+    # Worker ids are host:pid:random (server.workers.worker.default_worker_id).
     return int(worker_id.split(":")[1]) if worker_id else None
 
 

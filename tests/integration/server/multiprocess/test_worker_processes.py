@@ -30,7 +30,7 @@ WAIT_SECONDS = 30.0
 
 def _children(pid: int) -> list[int]:
     """Live ``plait worker`` children of ``pid`` (Linux ``/proc``); the server's other
-    child, the forkserver of its spec-check processes (server/spec_checks.py), is not one."""
+    child, the forkserver of its spec-check processes (server/graphs/spec_checks.py), is not one."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():

@@ -75,7 +75,8 @@ def sdk(server: Cluster, key: str) -> LangGraphClient:
 
 
 SECRET = "whsec-" + uuid.uuid4().hex
-#: A sender's call times out after this long; its claim lasts 2x + 1 s (server/webhooks.py).
+#: A sender's call times out after this long; its claim lasts 2x + 1 s
+#: (server/workers/webhook_sender.py).
 SEND_TIMEOUT_SECONDS = 4
 
 

@@ -15,7 +15,12 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from server.webhooks import ATTEMPT_HEADER, DELIVERY_HEADER, SIGNATURE_HEADER, signature
+from server.workers.webhook_sender import (
+    ATTEMPT_HEADER,
+    DELIVERY_HEADER,
+    SIGNATURE_HEADER,
+    signature,
+)
 
 #: How long ``/slow/...`` takes to answer.
 SLOW_SECONDS = 2.0

@@ -9,7 +9,7 @@ import pytest
 
 from engine.store.migrate import migrate
 from engine.store.pool import Pool, open_pool
-from server.registry import GraphVersion, save_version
+from server.graphs.versions import GraphVersion, save_version
 from tests.conftest import fresh_database
 
 

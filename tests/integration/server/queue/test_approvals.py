@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from engine.store.pool import Pool
-from server.approvals import decisions, records
+from server.approvals import records
 from server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
+from server.graphs.versions import GraphVersion
+from server.queue import decisions
 from server.queue.runs import Run, claim_runs, create_run, finish_run, get_run
 from server.queue.threads import create_thread, get_thread
-from server.registry import GraphVersion
 from tests.integration.server.queue.conftest import unique
 
 pytestmark = pytest.mark.postgres
@@ -46,7 +47,8 @@ async def _parked(pool: Pool, graph: GraphVersion, interrupts: list[dict[str, An
         pool, thread_id=thread["thread_id"], graph=graph, kwargs={"input": {}}, metadata={}
     )
     await claim_runs(pool, "w1", 10, LEASE)
-    await records.record_interrupts(pool, run, interrupts)
+    async with pool.connection() as conn:
+        await records.record_interrupts(conn, run, interrupts)
     assert await finish_run(pool, run.run_id, "w1", "success", interrupted=True)
     return run
 
@@ -58,7 +60,8 @@ async def test_record_interrupts_keeps_approvals_once(qpool: Pool, qgraph: Graph
         qpool, qgraph, [_interrupt("i-1", expires_at=expiry), other, {"id": "x", "value": "plain"}]
     )
 
-    again = await records.record_interrupts(qpool, run, [_interrupt("i-1")])
+    async with qpool.connection() as conn:
+        again = await records.record_interrupts(conn, run, [_interrupt("i-1")])
 
     [pending] = await records.list_approvals(qpool, thread_id=run.thread_id)
     assert again == [pending]

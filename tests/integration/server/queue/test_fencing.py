@@ -20,9 +20,9 @@ from typing_extensions import TypedDict
 
 from engine.store.pool import Pool
 from engine.store.tool_results import RecordedResult
-from server import journal
 from server.approvals import records
-from server.executor import delete_checkpoints
+from server.graphs.versions import GraphVersion
+from server.queue import journal
 from server.queue.fenced import FencedCheckpointer, FencedToolResultStore
 from server.queue.leases import Lease, LeaseLost, fenced_transaction
 from server.queue.runs import (
@@ -35,7 +35,7 @@ from server.queue.runs import (
     release_run,
 )
 from server.queue.threads import create_thread
-from server.registry import GraphVersion
+from server.workers.execution import delete_checkpoints
 from tests.integration.server.queue.conftest import unique
 from tests.polling import until
 
@@ -173,10 +173,12 @@ async def test_a_stale_attempt_cannot_record_approvals(qpool: Pool, qgraph: Grap
     interrupt = {"id": "i-1", "value": {"kind": "approval", "node": "ask", "action": "pay"}}
 
     with pytest.raises(LeaseLost, match="recording approvals refused"):
-        await records.record_interrupts(qpool, stale, [interrupt], lease=stale.lease)
+        async with fenced_transaction(qpool, stale.lease, "recording approvals") as conn:
+            await records.record_interrupts(conn, stale, [interrupt])
     assert await records.list_approvals(qpool, None, thread_id=stale.thread_id) == []
 
-    [recorded] = await records.record_interrupts(qpool, current, [interrupt], lease=current.lease)
+    async with fenced_transaction(qpool, current.lease, "recording approvals") as conn:
+        [recorded] = await records.record_interrupts(conn, current, [interrupt])
     assert recorded["interrupt_id"] == "i-1"
 
 

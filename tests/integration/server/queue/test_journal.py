@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from engine.store.pool import Pool, open_pool
-from server import journal
-from server.journal import JournalEvent, JournalListener, RunGone
+from server.graphs.versions import GraphVersion
+from server.queue import journal
+from server.queue.journal import JournalEvent, JournalListener, RunGone
 from server.queue.runs import create_run
 from server.queue.threads import create_thread
-from server.registry import GraphVersion
 from tests.integration.server.queue.conftest import unique
 
 pytestmark = pytest.mark.postgres
@@ -149,7 +149,7 @@ async def test_events_from_another_process_reach_subscribers(
         f"""
         import asyncio
         from engine.store.pool import open_pool
-        from server import journal
+        from server.queue import journal
 
         async def main():
             async with await open_pool({queue_database_url!r}) as pool:

@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator
 import pytest
 
 from engine.store.pool import Pool
-from server import journal
-from server.journal import JournalEvent, JournalListener, RunGone
-from server.journal_writer import JournalCommitter, JournalWriter
+from server.graphs.versions import GraphVersion
+from server.queue import journal
+from server.queue.journal import JournalEvent, JournalListener, RunGone
+from server.queue.journal_writer import JournalCommitter, JournalWriter
 from server.queue.runs import create_run, first_event
 from server.queue.threads import create_thread
-from server.registry import GraphVersion
 from tests.integration.server.queue.conftest import unique
 
 pytestmark = pytest.mark.postgres

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 from engine.store.pool import Pool
-from server import journal
-from server.journal_writer import JournalCommitter, JournalWriter
+from server.graphs.versions import GraphVersion
+from server.queue import journal
+from server.queue.journal_writer import JournalCommitter, JournalWriter
 from server.queue.runs import Run, claim_runs, create_run, finish_run
 from server.queue.threads import create_thread
-from server.registry import GraphVersion
 from tests.integration.server.queue.conftest import unique
 
 pytestmark = pytest.mark.postgres

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from engine.store.pool import Pool
+from server.graphs.versions import GraphVersion
 from server.queue.runs import (
     Run,
     claim_runs,
@@ -19,7 +20,6 @@ from server.queue.runs import (
     get_run,
 )
 from server.queue.threads import create_thread
-from server.registry import GraphVersion
 from tests.integration.cli.conftest import REPO, plait_env
 from tests.integration.server.queue.conftest import unique
 

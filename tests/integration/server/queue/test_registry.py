@@ -11,7 +11,7 @@ import pytest
 from engine.spec.errors import SpecError
 from engine.spec.validate import validate_text
 from engine.store.pool import Pool
-from server.registry import (
+from server.graphs.versions import (
     VersionConflict,
     assistant_id,
     by_assistant_id,

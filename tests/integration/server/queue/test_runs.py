@@ -11,8 +11,9 @@ import pytest
 from engine.store.pool import Pool
 from engine.store.threads import ThreadSpecMismatch, claim_thread
 from engine.store.threads import get_thread as cli_get_thread
-from server import journal
-from server.journal import JournalEvent
+from server.graphs.versions import GraphVersion, save_version
+from server.queue import journal
+from server.queue.journal import JournalEvent
 from server.queue.runs import (
     RUNS_CHANNEL,
     IdempotencyMismatch,
@@ -31,7 +32,6 @@ from server.queue.runs import (
     release_run,
 )
 from server.queue.threads import ThreadNotFound, create_thread, get_thread
-from server.registry import GraphVersion, save_version
 from tests.integration.server.queue.conftest import spec_text, unique
 
 pytestmark = pytest.mark.postgres

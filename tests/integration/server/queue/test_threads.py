@@ -9,6 +9,7 @@ from engine.store.checkpointer import new_checkpointer
 from engine.store.pool import Pool
 from engine.store.threads import claim_thread
 from engine.store.threads import get_thread as cli_get_thread
+from server.graphs.versions import GraphVersion
 from server.queue.runs import create_run, get_run
 from server.queue.threads import (
     ThreadExists,
@@ -20,7 +21,6 @@ from server.queue.threads import (
     set_thread_status,
     update_thread,
 )
-from server.registry import GraphVersion
 from tests.integration.server.queue.conftest import unique
 
 pytestmark = pytest.mark.postgres

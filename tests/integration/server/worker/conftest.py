@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from engine.store.pool import Pool
-from server import journal, registry
-from server.queue import runs, threads
+from server.graphs import versions as registry
+from server.queue import journal, runs, threads
 from server.queue.runs import Run
-from server.worker import Worker
+from server.workers.worker import Worker
 from tests.conftest import fresh_database
 from tests.integration.server.harness import registered_pool
 from tests.polling import until

@@ -14,8 +14,8 @@ import pytest
 from prometheus_client import REGISTRY
 
 from engine.store.pool import Pool
-from server import journal, metrics
-from server.queue import runs, threads
+from server.operations import metrics
+from server.queue import journal, runs, threads
 from tests.integration.killed_runs import worker_dies_mid_node
 from tests.integration.server.worker.conftest import (
     calls,

@@ -10,8 +10,8 @@ import pytest
 
 from engine.store.pool import Pool
 from server.approvals import records
-from server.executor import GraphCache
 from server.queue import runs, threads
+from server.workers.execution import GraphCache
 from tests.integration.killed_runs import worker_dies_mid_node
 from tests.integration.server.worker.conftest import (
     SPECS_DIR,

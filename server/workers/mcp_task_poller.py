@@ -27,8 +27,8 @@ from typing import Any
 from engine.store.mcp_tasks import TaskRecord, set_status
 from engine.store.pool import Pool
 from server.auth.tenant_secrets import SecretSources
+from server.graphs.versions import get_version
 from server.queue.runs import get_run, resume_thread_in, thread_transaction
-from server.registry import get_version
 
 log = logging.getLogger(__name__)
 

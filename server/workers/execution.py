@@ -7,7 +7,7 @@ A run whose attempts kept losing their worker ends dead-lettered (``error``
 with a ``dead_letter`` record) without running again. Every write of the
 attempt is fenced by its lease (:mod:`server.queue.leases`).
 Every LangGraph stream chunk of a requested mode becomes one journal event in
-the Agent Server format (:mod:`server.stream_events`); ``end`` is journaled last,
+the Agent Server format (:mod:`server.queue.stream_events`); ``end`` is journaled last,
 only when the run reached a terminal state.
 
 Durability: each run's steps are checkpointed with LangGraph's ``sync``
@@ -18,6 +18,7 @@ worker after a crash never repeats a node that had finished.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -28,34 +29,32 @@ from langgraph.types import Command, Send
 
 from engine.compiler import CompiledSpec, compile_spec
 from engine.compiler.cache import CompileCache
-from engine.compiler.nodes.python import OFFLOAD_SYNC_KEY
-from engine.governance.audit import AUDIT_KEY
 from engine.governance.budgets import read_usage
-from engine.governance.secrets import with_secret_source
-from engine.run.timeouts import settle
+from engine.run.context import RunContext
+from engine.run.driver import RunTimedOut, drive
 from engine.spec.models import duration_seconds
 from engine.store.audit import PostgresAuditStore
 from engine.store.checkpointer import new_checkpointer
 from engine.store.items import TenantStore
 from engine.store.pool import Pool
-from engine.tools.idempotency import STORE_KEY, ToolResultStore
-from engine.tools.mcp.parking import PARK_TASKS_KEY
-from server import metrics, registry, run_tracing
+from engine.tools.idempotency import ToolResultStore
 from server.approvals import records
 from server.auth.quota import attach_quota
 from server.auth.store import DEFAULT_TENANT
 from server.auth.tenant_secrets import SecretSources
-from server.journal import RunGone
-from server.journal_writer import JournalCommitter, JournalWriter
-from server.mcp_tasks import record_parked
+from server.graphs import versions as registry
+from server.operations import metrics
 from server.queue import runs
 from server.queue.fenced import FencedCheckpointer
-from server.queue.leases import Lease, LeaseLost, fenced_transaction
+from server.queue.journal import RunGone
+from server.queue.journal_writer import JournalCommitter, JournalWriter
+from server.queue.leases import DEFAULT_MAX_ATTEMPTS, Lease, LeaseLost, fenced_transaction
 from server.queue.runs import Run
+from server.queue.stream_events import StreamPlan, interrupts_of, plan_stream
 from server.queue.threads import client_thread_id
-from server.run_tracing import RunTrace
-from server.settings import DEFAULT_MAX_ATTEMPTS
-from server.stream_events import StreamPlan, interrupts_of, plan_stream
+from server.workers import run_tracing
+from server.workers.mcp_task_poller import record_parked
+from server.workers.run_tracing import RunTrace
 
 #: Why a worker stops a run: a cancel request (``interrupt``, ``rollback``), its
 #: shutdown (``release``), or the run's lease went to another worker (``lost``).
@@ -78,13 +77,6 @@ class RunStopped(Exception):
     def __init__(self, reason: StopReason) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-class RunTimedOut(Exception):
-    """The run took longer than its spec's ``timeout``."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"the run exceeded its timeout of {seconds:g}s (spec.timeout)")
 
 
 class RunStopper:
@@ -175,7 +167,7 @@ async def execute_run(
     deletes it (``rollback``), or releases it to the queue (``release``).
     A run with ``max_attempts`` lost attempts in a row (its spec's value wins)
     is dead-lettered instead of run. The attempt is traced, logged and counted
-    (:mod:`server.run_tracing`). Its nodes' ``get_store()`` is ``items`` as the
+    (:mod:`server.workers.run_tracing`). Its nodes' ``get_store()`` is ``items`` as the
     run's tenant sees it (:class:`engine.store.items.TenantStore`).
     """
     async with run_tracing.observed_attempt(run, pool) as traced:
@@ -284,7 +276,8 @@ async def _execute(
         usage = await read_usage(
             new_checkpointer(pool), {"configurable": {"thread_id": run.thread_id}}
         )
-        await records.record_interrupts(pool, run, found, usage, lease=lease)
+        async with fenced_transaction(pool, lease, "recording approvals") as conn:
+            await records.record_interrupts(conn, run, found, usage)
         # MCP task interrupts are not approvals: they are parked tool calls the poller resumes.
         await record_parked(pool, run.run_id, found)
     await runs.finish_run(
@@ -343,10 +336,7 @@ async def _stream(
     # Fenced: a checkpoint this attempt writes after losing the run must not fork its thread.
     saver = FencedCheckpointer(pool, lease, lost_attempts=run.lost_attempts > 0)
     graph: Any = compiled.bind(saver, store)
-    config = run_config(run, compiled, tool_results)
-    config["configurable"][AUDIT_KEY] = PostgresAuditStore(pool)
-    # The spec reads only its run's tenant's secrets (server/auth/tenant_secrets.py).
-    with_secret_source(config, SecretSources.from_env(pool).of(run.tenant))
+    config = run_context(run, compiled, tool_results, pool).config()
     # The tenant's daily budget, if metered (its limits came with the claim).
     await attach_quota(config, pool, run.tenant, run.tenant_limits)
     payload = await _payload(run, graph, config)
@@ -362,88 +352,67 @@ async def _stream(
         if kwargs.get(name) is not None:
             options[name] = kwargs[name]
 
-    async def pump() -> None:
-        deadline = asyncio.timeout(limit)
-        try:
-            async with deadline:
-                async for item in graph.astream(payload, config, **options):
-                    namespace, mode, chunk = item if plan.subgraphs else ((), *item)
-                    if mode == "updates" and not namespace:
-                        found.extend(interrupts_of(chunk))
-                    events = plan.events(namespace, mode, chunk)
-                    for event, data in events:
-                        writer.emit(event, data)
-                    traced.journaled(mode, namespace, chunk, len(events))
-        except TimeoutError:
-            # Only the run's own deadline is a timeout of the run; a node's is its error.
-            if limit is not None and deadline.expired():
-                raise RunTimedOut(limit) from None
-            raise
-
-    task = asyncio.create_task(pump(), name=f"graph {run.run_id}")
-    stopper.attach(task)
+    stream = drive(
+        graph,
+        payload,
+        config,
+        options=options,
+        limit_seconds=limit,
+        saver=saver,
+        started=stopper.attach,
+    )
     try:
-        await task
+        async with contextlib.aclosing(stream) as items:
+            async for namespace, mode, chunk in items:
+                if mode == "updates" and not namespace:
+                    found.extend(interrupts_of(chunk))
+                events = plan.events(namespace, mode, chunk)
+                for event, data in events:
+                    writer.emit(event, data)
+                traced.journaled(mode, namespace, chunk, len(events))
     except asyncio.CancelledError:
         current = asyncio.current_task()
         # Our own task cancelled (not just the graph's): let the cancellation through.
         if stopper.reason is None or (current is not None and current.cancelling()):
             raise
         raise RunStopped(stopper.reason) from None
-    finally:
-        # LangGraph may still be writing a checkpoint after a cancel or timeout:
-        # the run ends only once its saver is idle (nothing left running).
-        await asyncio.shield(settle(saver))
     return found
 
 
-def run_config(
-    run: Run, compiled: CompiledSpec, tool_results: ToolResultStore | None
-) -> dict[str, Any]:
-    """The LangGraph config of ``run``: the request's config plus thread, provenance, limits.
+def run_context(
+    run: Run, compiled: CompiledSpec, tool_results: ToolResultStore | None, pool: Pool
+) -> RunContext:
+    """The context of ``run``: the request's config under the thread, provenance and limits.
 
-    Plait's keys win over the request's: a client cannot spoof provenance or
-    another thread.
+    Its spec reads only its tenant's secrets (``server/auth/tenant_secrets.py``).
     """
-    loaded = compiled.loaded
     requested: dict[str, Any] = dict(run.kwargs.get("config") or {})
-    configurable: dict[str, Any] = {
-        **(requested.get("configurable") or {}),
-        "thread_id": run.thread_id,
-        "run_id": run.run_id,
-    }
     checkpoint_id = run.kwargs.get("checkpoint_id") or (run.kwargs.get("checkpoint") or {}).get(
         "checkpoint_id"
     )
-    if checkpoint_id and run.attempt <= 1:
-        configurable["checkpoint_id"] = checkpoint_id
-    if tool_results is not None:
-        configurable[STORE_KEY] = tool_results
-    # A worker's loop serves many runs and must keep heartbeating: sync node code runs in threads.
-    configurable[OFFLOAD_SYNC_KEY] = True
-    # Workers run the MCP task poller (server/mcp_tasks.py): task tools park the run.
-    configurable[PARK_TASKS_KEY] = True
-    metadata = {
-        **(requested.get("metadata") or {}),
-        **run.metadata,
-        "plait_graph": loaded.name,
-        "plait_version": loaded.version,
-        "plait_digest": loaded.digest,
-        "run_id": run.run_id,
-        # Checkpoints' metadata is what the API shows: the client's id of the thread.
-        "thread_id": client_thread_id(run.tenant, run.thread_id),
-        "graph_id": loaded.name,
-        "assistant_id": run.assistant_id,
-        "plait_tenant": run.tenant,  # audit records name it
-    }
-    config: dict[str, Any] = {
-        "configurable": configurable,
-        "metadata": metadata,
-        "recursion_limit": requested.get("recursion_limit") or loaded.spec.spec.max_steps,
-    }
-    if requested.get("tags"):
-        config["tags"] = list(requested["tags"])
-    return config
+    return RunContext(
+        compiled.loaded,
+        run.thread_id,
+        run.run_id,
+        # A reclaimed attempt continues from its own checkpoints, not the fork point.
+        checkpoint_id=checkpoint_id if run.attempt <= 1 else None,
+        tool_results=tool_results,
+        audit=PostgresAuditStore(pool),
+        secrets=SecretSources.from_env(pool).of(run.tenant),
+        # A worker's loop serves many runs and must keep heartbeating: sync node code in threads.
+        offload_sync=True,
+        # Workers run the MCP task poller (server/workers/mcp_task_poller.py).
+        park_mcp_tasks=True,
+        requested=requested,
+        metadata={
+            **run.metadata,
+            # Checkpoints' metadata is what the API shows: the client's id of the thread.
+            "thread_id": client_thread_id(run.tenant, run.thread_id),
+            "graph_id": compiled.loaded.name,
+            "assistant_id": run.assistant_id,
+            "plait_tenant": run.tenant,  # audit records name it
+        },
+    )
 
 
 async def _payload(run: Run, graph: Any, config: dict[str, Any]) -> Any:

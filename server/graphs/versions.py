@@ -148,7 +148,7 @@ async def sync_folder(pool: Pool, specs_dir: Path) -> list[SpecIssue]:
 
 #: Reads and lints spec text against stored versions: the spec (``None`` when it
 #: does not load) and its issues. The server's runs in worker processes
-#: (server/spec_checks.py); :func:`check_here` in this one.
+#: (server/graphs/spec_checks.py); :func:`check_here` in this one.
 SpecCheck = Callable[
     [str, str, list["GraphVersion"]], Awaitable[tuple[LoadedSpec | None, list[SpecIssue]]]
 ]

@@ -20,7 +20,7 @@ import psycopg
 from psycopg.rows import DictRow
 
 from engine.store.pool import Pool
-from server import journal
+from server.queue import journal
 
 #: What a round reports: the runs whose events it could not write, and why.
 Failures = dict[str, BaseException]

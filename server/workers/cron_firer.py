@@ -26,10 +26,10 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
 from engine.store.pool import Pool
+from server.graphs.versions import GraphVersion, by_assistant_id, get_version
 from server.queue import crons, threads
 from server.queue.crons import Cron
 from server.queue.runs import MultitaskStrategy, create_run_in, hash_request
-from server.registry import GraphVersion, by_assistant_id, get_version
 
 log = logging.getLogger(__name__)
 

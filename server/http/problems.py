@@ -28,6 +28,8 @@ from engine.spec.errors import SpecError, SpecIssue
 from engine.store.threads import ThreadSpecMismatch
 from server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
 from server.auth.keys import Forbidden, Unauthenticated
+from server.graphs.spec_checks import SpecCheckFailed, SpecChecksBusy
+from server.graphs.versions import VersionConflict
 from server.queue.runs import (
     IdempotencyMismatch,
     RunActive,
@@ -36,8 +38,6 @@ from server.queue.runs import (
     ThreadBusy,
 )
 from server.queue.threads import ThreadExists, ThreadNotFound
-from server.registry import VersionConflict
-from server.spec_checks import SpecCheckFailed, SpecChecksBusy
 
 logger = logging.getLogger("plait.server")
 

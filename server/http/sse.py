@@ -19,8 +19,8 @@ import orjson
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from engine.observability import tracing
-from server.journal import JournalEvent, JournalListener
-from server.metrics import SSE_STREAMS
+from server.operations.metrics import SSE_STREAMS
+from server.queue.journal import JournalEvent, JournalListener
 
 logger = logging.getLogger("plait.server")
 
@@ -44,7 +44,7 @@ def event_names(stream_modes: Iterable[str] | None) -> frozenset[str] | None:
     names = _ALWAYS | {name for mode in modes for name in _MODE_EVENTS.get(mode, (mode,))}
     if not {"values", "updates"} & names:
         # Such a run journals its interrupts as `values` events, as the Agent
-        # Server sends them (server/stream_events.py): they must get through.
+        # Server sends them (server/queue/stream_events.py): they must get through.
         names |= {"values"}
     return names
 

@@ -15,8 +15,8 @@ worker`` runs one). It
   (the spec's ``max_attempts`` wins), instead of running it again;
 - resolves approvals past their expiry by resuming their run (the approval node
   applies the spec's ``on_expire`` itself when it resumes after the expiry);
-- calls the webhooks of ended runs (server/webhooks.py), fires due crons
-  (server/crons.py) and deletes store items past their TTL;
+- calls the webhooks of ended runs (server/workers/webhook_sender.py), fires due crons
+  (server/workers/cron_firer.py) and deletes store items past their TTL;
 - on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
   hands their leases back, so another worker continues them from their last
   checkpoint at once; then it ends what tool calls left running (processes,
@@ -42,17 +42,17 @@ from engine.store.items import open_item_store
 from engine.store.pool import Pool
 from engine.tools import children
 from engine.tools.idempotency import ToolResultStore
-from server.approvals import decisions, records
-from server.crons import CRON_POLL_SECONDS, CronFirer
-from server.executor import GraphCache, RunStopper, StopReason, execute_run
-from server.journal_writer import JournalCommitter
-from server.mcp_tasks import McpTaskPoller
-from server.queue import runs
+from server.approvals import records
+from server.queue import decisions, runs
 from server.queue.fenced import FencedToolResultStore
+from server.queue.journal_writer import JournalCommitter
+from server.queue.leases import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
 from server.queue.runs import Run
-from server.settings import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
-from server.webhook_urls import WebhookPolicy
-from server.webhooks import WebhookSender
+from server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
+from server.workers.execution import GraphCache, RunStopper, StopReason, execute_run
+from server.workers.mcp_task_poller import McpTaskPoller
+from server.workers.webhook_sender import WebhookSender
+from server.workers.webhook_urls import WebhookPolicy
 
 log = logging.getLogger(__name__)
 
@@ -106,13 +106,13 @@ class Worker:
         self.tool_results = tool_results
         # One writer for the events of all its runs: one commit per round, not per run.
         self.journal = JournalCommitter(pool, owner=self.worker_id)
-        # Resumes threads parked on MCP tasks (server/mcp_tasks.py).
+        # Resumes threads parked on MCP tasks (server/workers/mcp_task_poller.py).
         self.mcp_tasks = McpTaskPoller(pool)
         # LangGraph's long-term store for its runs' nodes; it needs the running loop (run()).
         self.items: AsyncPostgresStore | None = None
-        # Calls the webhooks that ended runs owe (server/webhooks.py).
+        # Calls the webhooks that ended runs owe (server/workers/webhook_sender.py).
         self.webhooks = WebhookSender(pool, self.worker_id, policy=webhook_policy)
-        # Creates the runs of due crons (server/crons.py).
+        # Creates the runs of due crons (server/workers/cron_firer.py).
         self.crons = CronFirer(pool, specs_dir)
         #: Set once the worker listens for runs (it may have claimed some already).
         self.started = asyncio.Event()

@@ -29,7 +29,7 @@ import httpx
 from engine.store.pool import Pool
 from server.queue import webhooks
 from server.queue.webhooks import Delivery
-from server.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
+from server.workers.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
 
 log = logging.getLogger(__name__)
 

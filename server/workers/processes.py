@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from engine.store.database import DATABASE_URL_ENV
-from server.webhook_urls import WebhookPolicy
+from server.workers.webhook_urls import WebhookPolicy
 
 log = logging.getLogger("plait.server")
 

@@ -27,8 +27,8 @@ from server.approvals.records import (
     mark_decided_in,
     set_resume_run_in,
 )
+from server.graphs.versions import get_version
 from server.queue.runs import Run, resume_thread_in, thread_transaction
-from server.registry import get_version
 
 #: ``decided_by`` of decisions made by the expiry sweep.
 EXPIRY_ACTOR = "plait:expiry"

@@ -1,6 +1,6 @@
 """One run attempt as the worker executes it: its trace span, log context and journal seqs.
 
-:func:`observed_attempt` wraps :func:`server.executor.execute_run`. With
+:func:`observed_attempt` wraps :func:`server.workers.execution.execute_run`. With
 tracing on it
 
 - opens the attempt's root span (trace id = the run id, so every attempt of a
@@ -32,7 +32,7 @@ from psycopg.types.json import Jsonb
 from engine.observability import tracing
 from engine.observability.observe import StepSpans, collect_step_spans
 from engine.store.pool import Pool
-from server.logs import log_context
+from server.operations.logs import log_context
 from server.queue.runs import Run
 
 log = logging.getLogger("plait.run")

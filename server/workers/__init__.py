@@ -1,0 +1,1 @@
+"""Workers: claim runs and execute them, and the pollers beside them (crons, webhooks, MCP)."""
