@@ -299,3 +299,14 @@ export function shownStatus(status: Record<string, NodeRunStatus>, phase: RunPha
   if (phase !== "success" && phase !== "error") return status;
   return Object.fromEntries(Object.entries(status).map(([node, s]) => [node, s === "pending" ? "skipped" : s]));
 }
+
+/** Characters of streamed text a card shows (one line; the run panel's node inspector has it all). */
+const TOKEN_TAIL = 48;
+
+/** The line each running node's card shows: the tail of the tokens its model is streaming, whitespace folded to spaces. */
+export function runLines(tokens: Record<string, string>, status: Record<string, NodeRunStatus>): Record<string, string> {
+  const lines: Record<string, string> = {};
+  for (const [node, text] of Object.entries(tokens))
+    if (text && status[node] === "running") lines[node] = (text.length > TOKEN_TAIL ? `…${text.slice(-TOKEN_TAIL)}` : text).replace(/\s+/g, " ");
+  return lines;
+}
