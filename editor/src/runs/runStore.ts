@@ -3,8 +3,8 @@
  * state after each step, and the approvals a waiting node holds.
  *
  * RunPanel feeds SSE messages in through `apply`; useCanvasRunBridge mirrors
- * node status and per-node extras (tokens, approval card) into the editor
- * store, which the canvas draws.
+ * node status, visits, taken edges and each running node's line of tokens
+ * into the editor store, which the canvas's node cards draw.
  */
 
 import { create } from "zustand";
