@@ -124,7 +124,6 @@ function buildNodes(
   positions: Record<string, XY>,
   selected: Set<string>,
   issues: Record<string, string[]>,
-  decorations: Pick<ReturnType<typeof useEditorStore.getState>, "nodeStatus" | "nodeDiff" | "nodeExtra" | "nodeVisits">,
   previous: Map<string, Node>,
 ): Node[] {
   const out: Node[] = [];
@@ -134,14 +133,8 @@ function buildNodes(
   }
   for (const node of model.nodes) {
     if (!positions[node.id]) continue;
-    const data: SpecNodeData = {
-      node,
-      issues: issues[node.id] ?? [],
-      status: decorations.nodeStatus[node.id],
-      diff: decorations.nodeDiff[node.id],
-      extra: decorations.nodeExtra[node.id],
-      visits: decorations.nodeVisits[node.id],
-    };
+    // Run state and diff marks are not data: each card selects its own from the store (canvas/nodes).
+    const data: SpecNodeData = { node, issues: issues[node.id] ?? [] };
     out.push({
       id: node.id,
       type: nodeTypeOf(node.kind),
@@ -160,10 +153,6 @@ export function Canvas() {
   const selectedNodes = useEditorStore((s) => s.selectedNodes);
   const selectedEdges = useEditorStore((s) => s.selectedEdges);
   const layoutRequest = useEditorStore((s) => s.layoutRequest);
-  const nodeStatus = useEditorStore((s) => s.nodeStatus);
-  const nodeDiff = useEditorStore((s) => s.nodeDiff);
-  const nodeExtra = useEditorStore((s) => s.nodeExtra);
-  const nodeVisits = useEditorStore((s) => s.nodeVisits);
   const takenEdges = useEditorStore((s) => s.takenEdges);
   const opened = useEditorStore((s) => `${s.graphName}@${s.version}`);
   const routes = useRoutesOf(opened);
@@ -229,8 +218,8 @@ export function Canvas() {
 
   useEffect(() => {
     const selected = new Set(selectedNodes);
-    setNodes((prev) => buildNodes(model, positions, selected, issues, { nodeStatus, nodeDiff, nodeExtra, nodeVisits }, new Map(prev.map((n) => [n.id, n]))));
-  }, [model, positions, selectedNodes, issues, nodeStatus, nodeDiff, nodeExtra, nodeVisits]);
+    setNodes((prev) => buildNodes(model, positions, selected, issues, new Map(prev.map((n) => [n.id, n]))));
+  }, [model, positions, selectedNodes, issues]);
 
   const edgeDiff = useEditorStore((s) => s.edgeDiff);
   const edges: Edge[] = useMemo(() => {

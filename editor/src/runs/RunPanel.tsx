@@ -11,7 +11,7 @@ import { assistants, type AssistantSchemas } from "../api/client";
 import { useEditorStore } from "../store/editorStore";
 import { InputForm } from "./InputForm";
 import { NodeInspector } from "./NodeInspector";
-import { useCanvasRunBridge } from "./NodeOverlay";
+import { useCanvasRunBridge } from "./canvasRunBridge";
 import { Outcome } from "./Outcome";
 import { PastRuns } from "./PastRuns";
 import { assistantOf, detach, openThread, startRun } from "./runController";

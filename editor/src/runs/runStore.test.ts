@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { reduce, shownStatus } from "./runStore";
+import { reduce, runLines, shownStatus } from "./runStore";
 import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges } from "./timeline";
 import plannerTeam from "./fixtures/planner-team.json";
 import refundResume from "./fixtures/refund-resume.json";
@@ -196,6 +196,14 @@ describe("canvas statuses", () => {
       decline: "pending",
     });
     expect(shownStatus({ a: "failed", b: "pending" }, "error")).toEqual({ a: "failed", b: "skipped" });
+  });
+
+  it("gives a running node one line: the tail of its tokens, whitespace folded", () => {
+    const long = `${"x".repeat(60)}\nlast  words`;
+    expect(runLines({ a: "Plan:\n1. fetch", b: long, c: "finished", d: "" }, { a: "running", b: "running", c: "done", d: "running" })).toEqual({
+      a: "Plan: 1. fetch",
+      b: `…${"x".repeat(36)} last words`,
+    });
   });
 
   it("counts each node's visits, a resumed approval once", () => {

@@ -3,8 +3,8 @@
  * state after each step, and the approvals a waiting node holds.
  *
  * RunPanel feeds SSE messages in through `apply`; useCanvasRunBridge mirrors
- * node status and per-node extras (tokens, approval card) into the editor
- * store, which the canvas draws.
+ * node status, visits, taken edges and each running node's line of tokens
+ * into the editor store, which the canvas's node cards draw.
  */
 
 import { create } from "zustand";
@@ -298,4 +298,15 @@ function summarize(data: unknown): string {
 export function shownStatus(status: Record<string, NodeRunStatus>, phase: RunPhase): Record<string, NodeRunStatus> {
   if (phase !== "success" && phase !== "error") return status;
   return Object.fromEntries(Object.entries(status).map(([node, s]) => [node, s === "pending" ? "skipped" : s]));
+}
+
+/** Characters of streamed text a card shows (one line; the run panel's node inspector has it all). */
+const TOKEN_TAIL = 48;
+
+/** The line each running node's card shows: the tail of the tokens its model is streaming, whitespace folded to spaces. */
+export function runLines(tokens: Record<string, string>, status: Record<string, NodeRunStatus>): Record<string, string> {
+  const lines: Record<string, string> = {};
+  for (const [node, text] of Object.entries(tokens))
+    if (text && status[node] === "running") lines[node] = (text.length > TOKEN_TAIL ? `…${text.slice(-TOKEN_TAIL)}` : text).replace(/\s+/g, " ");
+  return lines;
 }

@@ -9,7 +9,6 @@
  * written to the server: drafts.ts keeps unsaved work in the browser, and Save
  * sends the text with its layout.
  */
-import type { ReactNode } from "react";
 import { create } from "zustand";
 import { temporal } from "zundo";
 import type { Document } from "yaml";
@@ -52,12 +51,17 @@ export interface EditorState {
   serverIssues: SpecIssue[];
   /** Ask the YAML editor to put its cursor on a line (seq makes repeats distinct). */
   cursorRequest: { line: number; column: number; seq: number } | null;
-  /** Decorations other views put on nodes: run status, version diff marks, cards. */
+  /**
+   * Marks other views put on the canvas, as plain data: each node card selects
+   * its own by id (canvas/nodes), so a run's progress re-renders only the
+   * cards it changes and never rebuilds the canvas's nodes.
+   */
   nodeStatus: Record<string, NodeRunStatus>;
   nodeDiff: Record<string, NodeDiffMark>;
   /** Version diff marks of the canvas's edges (by edge id). */
   edgeDiff: Record<string, NodeDiffMark>;
-  nodeExtra: Record<string, ReactNode>;
+  /** The one line a running node's card shows: the tail of the tokens its model is streaming. */
+  nodeRunLine: Record<string, string>;
   /** Ids of the edges (as the model gives them) the run shown went along; empty: no run shown. */
   takenEdges: string[];
   /** How many times each node ran in the run shown (the card shows "×n" above 1). */
@@ -99,7 +103,7 @@ export interface EditorState {
   markSaved: (version: string) => void;
   setNodeStatus: (status: Record<string, NodeRunStatus>) => void;
   setNodeDiff: (diff: Record<string, NodeDiffMark>, edges?: Record<string, NodeDiffMark>) => void;
-  setNodeExtra: (extra: Record<string, ReactNode>) => void;
+  setNodeRunLine: (lines: Record<string, string>) => void;
   setTakenEdges: (ids: string[]) => void;
   setNodeVisits: (visits: Record<string, number>) => void;
 }
@@ -153,7 +157,7 @@ export const useEditorStore = create<EditorState>()(
       nodeStatus: {},
       nodeDiff: {},
       edgeDiff: {},
-      nodeExtra: {},
+      nodeRunLine: {},
       takenEdges: [],
       nodeVisits: {},
       layoutEdits: 0,
@@ -180,7 +184,7 @@ export const useEditorStore = create<EditorState>()(
           nodeStatus: {},
           nodeDiff: {},
           edgeDiff: {},
-          nodeExtra: {},
+          nodeRunLine: {},
           takenEdges: [],
           nodeVisits: {},
         });
@@ -234,7 +238,7 @@ export const useEditorStore = create<EditorState>()(
       setSavedNotice: (savedNotice) => set({ savedNotice }),
       setNodeStatus: (nodeStatus) => set({ nodeStatus }),
       setNodeDiff: (nodeDiff, edgeDiff = {}) => set({ nodeDiff, edgeDiff }),
-      setNodeExtra: (nodeExtra) => set({ nodeExtra }),
+      setNodeRunLine: (nodeRunLine) => set({ nodeRunLine }),
       setTakenEdges: (takenEdges) => set({ takenEdges }),
       setNodeVisits: (nodeVisits) => set({ nodeVisits }),
     }),

@@ -9,7 +9,7 @@
 import { Background, Controls, type Edge, ReactFlow, ReactFlowProvider } from "@xyflow/react";
 import { useEffect, useState } from "react";
 import { toFlowEdge } from "../canvas/edges";
-import { nodeTypeOf, nodeTypes, type SpecFlowNode } from "../canvas/nodes";
+import { diffNodeTypes, nodeTypeOf, type SpecFlowNode } from "../canvas/nodes";
 import { autoLayout } from "../spec/layout";
 import { END, type GraphModel, START } from "../spec/model";
 import { edgeMarks, nodeMarks, type GraphDiffResult } from "./graphDiff";
@@ -80,7 +80,7 @@ export function DiffGraph({
         <ReactFlow
           nodes={layout.nodes.map((node) => (node.id === picked ? { ...node, selected: true } : node))}
           edges={layout.edges}
-          nodeTypes={nodeTypes}
+          nodeTypes={diffNodeTypes}
           fitView
           fitViewOptions={{ padding: 0.1, maxZoom: 1 }}
           minZoom={0.1}

@@ -1,33 +1,65 @@
 /**
- * Canvas node components: one per kind (sharing a shell that draws the icon,
- * id, key fields, problem badge, run status, visit count and diff mark), plus
- * the START and END terminals.
+ * Canvas node components: a card per spec node (a shell that draws the icon,
+ * id, key fields, problem badge, run status, visit count and diff mark; a
+ * subgraph's adds a link to open it), plus the START and END terminals.
  *
  * Every card has the same fixed size (spec/layout.ts NODE_SIZE, which elk lays
- * out): what a run adds (`extra`) gets one clipped line at the bottom, so a
- * run never grows a card onto its neighbours.
+ * out): what a run adds gets one clipped line at the bottom, so a run never
+ * grows a card onto its neighbours.
+ *
+ * A node's `data` is its spec and problems. On the editor's canvas each card
+ * selects its run state and diff mark from the editor store by its own id, as
+ * React Flow's examples do, so a run's progress re-renders only the cards it
+ * changes; the diff view's canvas (no run) gets its marks with the node.
  */
 import { Handle, Position, type Node, type NodeProps, type NodeTypes } from "@xyflow/react";
-import type { ReactNode } from "react";
+import type { ComponentType, ReactNode } from "react";
 import { editorHash } from "../../routes";
+import { ApprovalAnchor } from "../../runs/ApprovalAnchor";
 import type { GraphNode } from "../../spec/model";
-import type { NodeDiffMark, NodeRunStatus } from "../../store/editorStore";
+import { useEditorStore, type NodeDiffMark, type NodeRunStatus } from "../../store/editorStore";
 import { KIND_LOOKS, lookOf } from "./kinds";
 
 export interface SpecNodeData extends Record<string, unknown> {
   node: GraphNode;
   issues: string[];
-  status?: NodeRunStatus;
+  /** The version diff mark, given only by the diff view's canvas (the editor's cards select theirs). */
   diff?: NodeDiffMark;
-  extra?: ReactNode;
-  /** Times the node ran in the run shown. */
-  visits?: number;
 }
 
 export type SpecFlowNode = Node<SpecNodeData>;
 
-function NodeShell({ data, selected, children }: { data: SpecNodeData; selected?: boolean; children?: ReactNode }) {
-  const { node, issues, status, diff, extra, visits } = data;
+/** What a card shows beyond its spec. */
+interface NodeMarks {
+  status?: NodeRunStatus;
+  diff?: NodeDiffMark;
+  /** Times the node ran in the run shown. */
+  visits?: number;
+}
+
+/** A spec node's card; `children` go in its body (a subgraph's link). */
+interface CardProps {
+  id: string;
+  data: SpecNodeData;
+  selected: boolean;
+  children?: ReactNode;
+}
+
+function NodeShell({
+  data,
+  selected,
+  marks,
+  run,
+  children,
+}: {
+  data: SpecNodeData;
+  selected: boolean;
+  marks: NodeMarks;
+  run?: ReactNode;
+  children?: ReactNode;
+}) {
+  const { node, issues } = data;
+  const { status, diff, visits } = marks;
   const look = lookOf(node.kind);
   const classes = ["plait-node", look.shape, selected ? "selected" : "", status ? `status-${status}` : "", diff ? `diff-${diff}` : ""];
   return (
@@ -73,42 +105,55 @@ function NodeShell({ data, selected, children }: { data: SpecNodeData; selected?
             {status}
           </span>
         )}
-        {extra && <div className="plait-node-extra nodrag nowheel">{extra}</div>}
+        {run}
       </div>
       <Handle type="source" position={Position.Bottom} />
     </div>
   );
 }
 
-/** A subgraph node: its `ref` (name@version) opens in the editor. */
-function SubgraphNode({ data, selected }: NodeProps<SpecFlowNode>) {
-  const ref = typeof data.node.fields.ref === "string" ? data.node.fields.ref : "";
-  const at = ref.lastIndexOf("@");
-  const target = at > 0 ? editorHash(ref.slice(0, at), ref.slice(at + 1)) : null;
+/** The line a running node's card shows; its own component, so streamed tokens re-render only it. */
+function RunLine({ id }: { id: string }) {
+  const line = useEditorStore((s) => s.nodeRunLine[id]);
+  if (line === undefined) return null;
   return (
-    <NodeShell data={data} selected={selected}>
-      {target && (
-        <button
-          className="plait-node-open nodrag"
-          data-testid={`open-subgraph-${data.node.id}`}
-          onClick={(e) => {
-            e.stopPropagation();
-            window.location.hash = target;
-          }}
-        >
-          Open {ref} ↗
-        </button>
-      )}
+    <div className="plait-node-extra nodrag nowheel">
+      <div className="node-tokens" data-testid="node-tokens" title="streaming: the run panel's node inspector shows it all">
+        {line}
+      </div>
+    </div>
+  );
+}
+
+/** A card on the editor's canvas: run state and diff mark selected by id; a waiting node anchors its approval card. */
+function EditorCard({ id, data, selected, children }: CardProps) {
+  const status = useEditorStore((s) => s.nodeStatus[id]);
+  const diff = useEditorStore((s) => s.nodeDiff[id]);
+  const visits = useEditorStore((s) => s.nodeVisits[id]);
+  return (
+    <NodeShell
+      data={data}
+      selected={selected}
+      marks={{ status, diff, visits }}
+      run={
+        <>
+          <RunLine id={id} />
+          {status === "waiting" && <ApprovalAnchor nodeId={id} />}
+        </>
+      }
+    >
+      {children}
     </NodeShell>
   );
 }
 
-function makeKindNode(kind: string) {
-  function KindNode({ data, selected }: NodeProps<SpecFlowNode>) {
-    return <NodeShell data={data} selected={selected} />;
-  }
-  KindNode.displayName = `${kind}Node`;
-  return KindNode;
+/** A card on the diff view's canvas: no run, and the diff mark its node came with. */
+function DiffCard({ data, selected, children }: CardProps) {
+  return (
+    <NodeShell data={data} selected={selected} marks={{ diff: data.diff }}>
+      {children}
+    </NodeShell>
+  );
 }
 
 /** START and END: small terminals (START only emits, END only receives). */
@@ -122,12 +167,45 @@ function TerminalNode({ id }: NodeProps) {
   );
 }
 
-export const nodeTypes: NodeTypes = {
-  ...Object.fromEntries(Object.keys(KIND_LOOKS).map((kind) => [kind, makeKindNode(kind)])),
-  subgraph: SubgraphNode,
-  unknown: makeKindNode("unknown"),
-  terminal: TerminalNode,
-};
+/** The node types of a canvas whose spec nodes are drawn by `Card`. */
+function nodeTypesOf(Card: ComponentType<CardProps>): NodeTypes {
+  function KindNode({ id, data, selected }: NodeProps<SpecFlowNode>) {
+    return <Card id={id} data={data} selected={selected} />;
+  }
+  /** A subgraph node: its `ref` (name@version) opens in the editor. */
+  function SubgraphNode({ id, data, selected }: NodeProps<SpecFlowNode>) {
+    const ref = typeof data.node.fields.ref === "string" ? data.node.fields.ref : "";
+    const at = ref.lastIndexOf("@");
+    const target = at > 0 ? editorHash(ref.slice(0, at), ref.slice(at + 1)) : null;
+    return (
+      <Card id={id} data={data} selected={selected}>
+        {target && (
+          <button
+            className="plait-node-open nodrag"
+            data-testid={`open-subgraph-${data.node.id}`}
+            onClick={(e) => {
+              e.stopPropagation();
+              window.location.hash = target;
+            }}
+          >
+            Open {ref} ↗
+          </button>
+        )}
+      </Card>
+    );
+  }
+  return {
+    ...Object.fromEntries(Object.keys(KIND_LOOKS).map((kind) => [kind, KindNode])),
+    subgraph: SubgraphNode,
+    unknown: KindNode,
+    terminal: TerminalNode,
+  };
+}
+
+/** The editor's canvas. */
+export const nodeTypes = nodeTypesOf(EditorCard);
+/** The diff view's canvas (versions/DiffGraph). */
+export const diffNodeTypes = nodeTypesOf(DiffCard);
 
 /** The React Flow node type for a spec node kind. */
 export const nodeTypeOf = (kind: string): string => (kind in KIND_LOOKS ? kind : "unknown");

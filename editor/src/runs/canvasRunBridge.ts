@@ -1,0 +1,55 @@
+/**
+ * What a run adds to the canvas, as plain data in the editor store: each
+ * node's status (`skipped` once the run ended without reaching it), the edges
+ * the run took, how many times each node ran, and the one line a running
+ * node's card shows (the tail of the tokens its model is streaming). The
+ * node cards select these by their id and draw them; a waiting node's card
+ * also anchors its approval card beside it. What a node did in full is the
+ * run panel's node inspector, so cards never grow.
+ */
+
+import { useEffect } from "react";
+import { shallow } from "zustand/shallow";
+import { useEditorStore } from "../store/editorStore";
+import { runLines, shownStatus, useRunStore } from "./runStore";
+import { takenEdges } from "./timeline";
+
+/** Mirror the run onto the canvas while mounted (RunPanel mounts it); clears it on unmount. */
+export function useCanvasRunBridge(): void {
+  useEffect(() => {
+    const push = (state: ReturnType<typeof useRunStore.getState>, previous: ReturnType<typeof useRunStore.getState> | null) => {
+      const editor = useEditorStore.getState();
+      if (!previous || state.nodeStatus !== previous.nodeStatus || state.phase !== previous.phase)
+        editor.setNodeStatus(shownStatus(state.nodeStatus, state.phase));
+      if (!previous || state.timeline.entries !== previous.timeline.entries || state.phase !== previous.phase) {
+        const ended = state.phase === "success";
+        const taken = takenEdges(state.timeline, editor.model.edges, ended);
+        if (taken.join("\0") !== editor.takenEdges.join("\0")) editor.setTakenEdges(taken);
+        if (state.timeline.visits !== previous?.timeline.visits) editor.setNodeVisits(state.timeline.visits);
+      }
+      if (!previous || state.tokens !== previous.tokens || state.nodeStatus !== previous.nodeStatus) {
+        const lines = runLines(state.tokens, state.nodeStatus);
+        // Tokens of a node whose line is unchanged (or not shown) re-render no card.
+        if (!shallow(lines, editor.nodeRunLine)) editor.setNodeRunLine(lines);
+      }
+    };
+    push(useRunStore.getState(), null);
+    const unsubscribe = useRunStore.subscribe((state, previous) => {
+      if (
+        state.nodeStatus !== previous.nodeStatus ||
+        state.tokens !== previous.tokens ||
+        state.timeline !== previous.timeline ||
+        state.phase !== previous.phase
+      )
+        push(state, previous);
+    });
+    return () => {
+      unsubscribe();
+      const editor = useEditorStore.getState();
+      editor.setNodeStatus({});
+      editor.setNodeRunLine({});
+      editor.setTakenEdges([]);
+      editor.setNodeVisits({});
+    };
+  }, []);
+}
