@@ -126,7 +126,7 @@ def assert_readable(page: Page, when: str, *, all_in_view: bool = True) -> dict[
     """No overlaps, no edge through a card, all nodes in view, a minimap that covers nothing.
 
     ``all_in_view=False`` after a run: a waiting approval's card is brought into
-    view at a readable zoom (runs/NodeOverlay.tsx), which may leave nodes outside.
+    view at a readable zoom (runs/ApprovalAnchor.tsx), which may leave nodes outside.
     """
     seen = geometry(page, settle=all_in_view)
     assert seen["count"] > 2, when
