@@ -35,7 +35,7 @@ def plait_serve(
     ``args`` are extra ``plait serve`` options; the log goes beside ``specs``.
     """
     port = free_port()
-    command = ["server.cli.app", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    command = ["plait.server.cli.app", "serve", "--host", "127.0.0.1", "--port", str(port)]
     command += ["--specs", str(specs), *args]
     log = specs.parent / "serve.log"
     with _serving("plait serve", command, port, [specs, REPO], env, log) as served:

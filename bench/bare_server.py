@@ -24,9 +24,9 @@ from fastapi import FastAPI
 from overhead import compiled_spec
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from engine.compiler import CompiledSpec
-from engine.store import database_url, new_checkpointer, open_pool
-from engine.store.pool import Pool
+from plait.engine.compiler import CompiledSpec
+from plait.engine.store import database_url, new_checkpointer, open_pool
+from plait.engine.store.pool import Pool
 
 
 class Served:

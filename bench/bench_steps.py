@@ -1,6 +1,6 @@
 """The work every benchmark node does, shared by the hand-written and compiled graphs."""
 
-from engine.compiler.nodes.python import inline
+from plait.engine.compiler.nodes.python import inline
 
 
 # Marked inline: a server worker calls it on its event loop, as the in-process contender

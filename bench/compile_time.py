@@ -20,9 +20,9 @@ from pathlib import Path
 
 from _report import machine, median, write_section
 
-from engine.compiler import compile_spec
-from engine.spec.lint import lint
-from engine.spec.loader import parse_spec
+from plait.engine.compiler import compile_spec
+from plait.engine.spec.lint import lint
+from plait.engine.spec.loader import parse_spec
 
 PHASES = ("parse", "lint", "compile")
 

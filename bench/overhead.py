@@ -28,10 +28,10 @@ from _report import machine, median, percentile, write_section
 from bench_steps import step
 from langgraph.graph import END, START, StateGraph
 
-from engine.compiler import CompiledSpec, compile_spec
-from engine.spec.loader import parse_spec
-from engine.store import database_url, migrate, new_checkpointer, open_pool
-from engine.store.pool import Pool
+from plait.engine.compiler import CompiledSpec, compile_spec
+from plait.engine.spec.loader import parse_spec
+from plait.engine.store import database_url, migrate, new_checkpointer, open_pool
+from plait.engine.store.pool import Pool
 
 NODES = 10
 Durability = Literal["sync", "async", "exit"]

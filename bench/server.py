@@ -4,7 +4,7 @@ cost of parked runs.
 1. Throughput and latency: the 10-node linear graph of ``overhead.py`` run
    ``--runs`` times at concurrency ``--concurrency`` by three contenders, one
    after the other: (a) in this process with the Postgres checkpointer
-   (``engine.compiler`` + ``engine.store``, a new saver per run, as a worker
+   (``plait.engine.compiler`` + ``plait.engine.store``, a new saver per run, as a worker
    does); (b) behind the bare baseline server of ``bare_server.py`` (FastAPI,
    sse-starlette and uvicorn as ``plait serve`` uses them, the graph run in the
    request: what any Python server spends to stream it, with nothing durable);
@@ -59,8 +59,8 @@ from _report import machine, median, percentile, write_section
 from _serve import bare_serve, plait_serve
 from overhead import NODES, compiled_spec, describe_server, spec_text
 
-from engine.store import database_url, migrate, new_checkpointer, open_pool
-from engine.store.pool import Pool
+from plait.engine.store import database_url, migrate, new_checkpointer, open_pool
+from plait.engine.store.pool import Pool
 
 BENCH = Path(__file__).resolve().parent
 PARK_SPEC = """\

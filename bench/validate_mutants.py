@@ -30,7 +30,7 @@ from _report import machine, median, percentile, write_section
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the corpus lives with the tests
 
-from engine.spec.validate import validate_paths  # noqa: E402
+from plait.engine.spec.validate import validate_paths  # noqa: E402
 from tests.spec_mutants import mutants  # noqa: E402
 
 

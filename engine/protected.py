@@ -1,8 +1,8 @@
 """Values of Plait's own settings, which no spec may read as a secret under any name.
 
 A leaf module: the store registers the database URL it connects with, the
-server its admin key, and secret resolution (``engine.governance.secrets``,
-``server.auth.tenant_secrets``) refuses any value that is or carries one.
+server its admin key, and secret resolution (``plait.engine.governance.secrets``,
+``plait.server.auth.tenant_secrets``) refuses any value that is or carries one.
 """
 
 from __future__ import annotations

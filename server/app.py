@@ -22,14 +22,14 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from engine.protected import protect
-from engine.store.database import database_url, release_embedded
-from engine.store.items import open_item_store
-from engine.store.migrate import migrate
-from engine.store.pool import open_pool
-from server.a2a import routes as a2a_routes
-from server.a2a.routes import a2a_hub
-from server.api import (
+from plait.engine.protected import protect
+from plait.engine.store.database import database_url, release_embedded
+from plait.engine.store.items import open_item_store
+from plait.engine.store.migrate import migrate
+from plait.engine.store.pool import open_pool
+from plait.server.a2a import routes as a2a_routes
+from plait.server.a2a.routes import a2a_hub
+from plait.server.api import (
     approvals,
     assistants,
     crons,
@@ -44,21 +44,21 @@ from server.api import (
     thread_stream,
     threads,
 )
-from server.api import metrics as metrics_api
-from server.api.deps import Services
-from server.api.health import plait_version
-from server.auth.keys import Authenticator, authenticate
-from server.graphs.spec_checks import SpecChecks
-from server.graphs.versions import sync_folder
-from server.http import problems
-from server.http.cors import install_cors
-from server.http.request_limits import RequestLimits
-from server.operations import metrics
-from server.queue.journal import JournalListener
-from server.settings import Settings
-from server.workers.execution import GraphCache
-from server.workers.processes import WorkerProcesses
-from server.workers.worker import Worker
+from plait.server.api import metrics as metrics_api
+from plait.server.api.deps import Services
+from plait.server.api.health import plait_version
+from plait.server.auth.keys import Authenticator, authenticate
+from plait.server.graphs.spec_checks import SpecChecks
+from plait.server.graphs.versions import sync_folder
+from plait.server.http import problems
+from plait.server.http.cors import install_cors
+from plait.server.http.request_limits import RequestLimits
+from plait.server.operations import metrics
+from plait.server.queue.journal import JournalListener
+from plait.server.settings import Settings
+from plait.server.workers.execution import GraphCache
+from plait.server.workers.processes import WorkerProcesses
+from plait.server.workers.worker import Worker
 
 logger = logging.getLogger("plait.server")
 

@@ -6,11 +6,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.store.database import DATABASE_URL_ENV
-from server.auth.code_policy import TENANT_MODULES_ENV
-from server.http.cors import LOCAL_ORIGINS, CorsPolicy, parse_origins
-from server.queue.leases import DEFAULT_MAX_ATTEMPTS
-from server.workers.webhook_urls import WebhookPolicy
+from plait.engine.store.database import DATABASE_URL_ENV
+from plait.server.auth.code_policy import TENANT_MODULES_ENV
+from plait.server.http.cors import LOCAL_ORIGINS, CorsPolicy, parse_origins
+from plait.server.queue.leases import DEFAULT_MAX_ATTEMPTS
+from plait.server.workers.webhook_urls import WebhookPolicy
 
 SPECS_ENV = "PLAIT_SPECS_DIR"
 WORKERS_ENV = "PLAIT_WORKERS"
@@ -43,7 +43,7 @@ DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
 class Settings:
     """What one ``plait serve`` process needs to know.
 
-    ``database_url`` None means :func:`engine.store.database_url` decides
+    ``database_url`` None means :func:`plait.engine.store.database_url` decides
     (``PLAIT_DATABASE_URL`` or the embedded server); ``workers`` is how many runs
     the in-process worker executes at once; 0 means the process only serves
     the API and separate ``plait worker`` processes run the runs.

@@ -21,9 +21,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from engine.store.database import DATABASE_URL_ENV, embedded_server
-from engine.store.migrate import migrate
-from engine.store.pool import Pool, open_pool
+from plait.engine.store.database import DATABASE_URL_ENV, embedded_server
+from plait.engine.store.migrate import migrate
+from plait.engine.store.pool import Pool, open_pool
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

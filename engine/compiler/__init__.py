@@ -12,24 +12,24 @@ from typing import Any
 import jsonschema
 from langgraph.graph import StateGraph
 
-from engine.compiler.cache import CompileCache, Key
-from engine.compiler.compiled import CompiledSpec
-from engine.compiler.context import CompileContext
-from engine.compiler.edges import add_edges, route_sources
-from engine.compiler.mermaid import to_mermaid
-from engine.compiler.nodes import KIND_BUILDERS
-from engine.compiler.nodes.base import NodeRunner
-from engine.compiler.saga import SagaStep, TrackedCompute, has_compensation, saga_channels
-from engine.compiler.state import state_schemas
-from engine.errors import CompileError, NodeError
-from engine.gc_pause import gc_paused
-from engine.governance.limits import governance_channels, governance_gate
-from engine.governance.policies import retry_policy
-from engine.spec.document import LoadedSpec
-from engine.spec.expressions import ExpressionError
-from engine.spec.models import GraphSpec, duration_seconds
-from engine.spec.registry import SpecRegistry, UnknownSpecRef
-from engine.tools.rejection import reject_channels
+from plait.engine.compiler.cache import CompileCache, Key
+from plait.engine.compiler.compiled import CompiledSpec
+from plait.engine.compiler.context import CompileContext
+from plait.engine.compiler.edges import add_edges, route_sources
+from plait.engine.compiler.mermaid import to_mermaid
+from plait.engine.compiler.nodes import KIND_BUILDERS
+from plait.engine.compiler.nodes.base import NodeRunner
+from plait.engine.compiler.saga import SagaStep, TrackedCompute, has_compensation, saga_channels
+from plait.engine.compiler.state import state_schemas
+from plait.engine.errors import CompileError, NodeError
+from plait.engine.gc_pause import gc_paused
+from plait.engine.governance.limits import governance_channels, governance_gate
+from plait.engine.governance.policies import retry_policy
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.expressions import ExpressionError
+from plait.engine.spec.models import GraphSpec, duration_seconds
+from plait.engine.spec.registry import SpecRegistry, UnknownSpecRef
+from plait.engine.tools.rejection import reject_channels
 
 __all__ = [
     "CompileError",

@@ -10,8 +10,8 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
-from engine.spec.document import LoadedSpec
-from engine.spec.models import GraphSpec
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.models import GraphSpec
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 

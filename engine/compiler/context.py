@@ -20,20 +20,20 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
-from engine.compiler.cache import CompileCache
-from engine.governance.audit import run_id_of
-from engine.governance.limits import StepLimits
-from engine.governance.model_access import ModelAccess
-from engine.governance.secrets import current_source
-from engine.spec.document import LoadedSpec
-from engine.spec.expressions import ROOTS, cel_variables, compile_cel, evaluate, render
-from engine.spec.models import Argument, literal_of
-from engine.spec.registry import SpecRegistry
-from engine.tools.python_tools import import_function, load_python_tool
+from plait.engine.compiler.cache import CompileCache
+from plait.engine.governance.audit import run_id_of
+from plait.engine.governance.limits import StepLimits
+from plait.engine.governance.model_access import ModelAccess
+from plait.engine.governance.secrets import current_source
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.expressions import ROOTS, cel_variables, compile_cel, evaluate, render
+from plait.engine.spec.models import Argument, literal_of
+from plait.engine.spec.registry import SpecRegistry
+from plait.engine.tools.python_tools import import_function, load_python_tool
 
 if TYPE_CHECKING:
-    from engine.compiler.compiled import CompiledSpec
-    from engine.tools.mcp.hub import Credentials
+    from plait.engine.compiler.compiled import CompiledSpec
+    from plait.engine.tools.mcp.hub import Credentials
 
 #: Marks "no result yet" (``None`` is a valid result).
 NO_RESULT: Any = object()
@@ -110,7 +110,7 @@ class CompileContext:
         key = (name, access)
         found = self._models.get(key)
         if found is None:
-            from engine.models.factory import make_chat_model
+            from plait.engine.models.factory import make_chat_model
 
             definition = self.loaded.spec.spec.models[name]
             found = make_chat_model(definition, base_dir=self.base_dir, access=access)
@@ -148,8 +148,8 @@ class CompileContext:
         credentials: dict[str, Credentials] = {}
         for name in missing:
             if body.tools[name].kind == "mcp":
-                from engine.tools.mcp.hub import credentials_of  # only MCP specs load the SDK
-                from engine.tools.mcp.tool import mcp_connection
+                from plait.engine.tools.mcp.hub import credentials_of  # only MCP specs load the SDK
+                from plait.engine.tools.mcp.tool import mcp_connection
 
                 server = mcp_connection(body.tools[name], body.mcp_servers, self.base_dir)
                 credentials[name] = await credentials_of(server, current_source())

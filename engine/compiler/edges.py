@@ -10,12 +10,12 @@ from langgraph.graph import END as LG_END
 from langgraph.graph import START as LG_START
 from langgraph.graph import StateGraph
 
-from engine.compiler.context import NO_RESULT, CompileContext, Expr, Scope
-from engine.compiler.state import result_channel
-from engine.errors import NodeError
-from engine.spec.document import key_text
-from engine.spec.models import END, START, GraphSpec, RouteEdge, StaticEdge, SwitchEdge
-from engine.tools.rejection import RejectRoutes, reject_targets
+from plait.engine.compiler.context import NO_RESULT, CompileContext, Expr, Scope
+from plait.engine.compiler.state import result_channel
+from plait.engine.errors import NodeError
+from plait.engine.spec.document import key_text
+from plait.engine.spec.models import END, START, GraphSpec, RouteEdge, StaticEdge, SwitchEdge
+from plait.engine.tools.rejection import RejectRoutes, reject_targets
 
 
 def target(name: str) -> str:

@@ -7,8 +7,8 @@ graph only holds as opaque functions.
 
 from __future__ import annotations
 
-from engine.compiler.edges import implied_edges
-from engine.spec.models import END, START, GraphSpec, StaticEdge, SwitchEdge
+from plait.engine.compiler.edges import implied_edges
+from plait.engine.spec.models import END, START, GraphSpec, StaticEdge, SwitchEdge
 
 #: kind -> (open, close) of its Mermaid shape.
 _SHAPES: dict[str, tuple[str, str]] = {

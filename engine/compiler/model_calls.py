@@ -24,16 +24,16 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
 
-from engine.errors import NodeError
-from engine.governance.budgets import charge_reply, current_meter, current_quota
-from engine.governance.model_access import ModelAccess, model_access
-from engine.governance.retries import emit_repair, guarded_call, repair_prompt
-from engine.governance.secrets import current_source
-from engine.observability import observe
-from engine.spec.models import ModelDef
+from plait.engine.errors import NodeError
+from plait.engine.governance.budgets import charge_reply, current_meter, current_quota
+from plait.engine.governance.model_access import ModelAccess, model_access
+from plait.engine.governance.retries import emit_repair, guarded_call, repair_prompt
+from plait.engine.governance.secrets import current_source
+from plait.engine.observability import observe
+from plait.engine.spec.models import ModelDef
 
 if TYPE_CHECKING:
-    from engine.compiler.context import CompileContext
+    from plait.engine.compiler.context import CompileContext
 
 T = TypeVar("T")
 #: The runnable for a model name and the run's access to it (its key).

@@ -35,16 +35,16 @@ from langchain_core.runnables import RunnableConfig
 from langgraph._internal._constants import CONFIG_KEY_RUNTIME
 from langgraph.errors import GraphBubbleUp
 
-from engine.compiler.context import CompileContext, Scope
-from engine.compiler.state import DefaultBinop
-from engine.errors import NodeError
-from engine.governance.audit import audit
-from engine.governance.policies import is_transient
-from engine.observability.emit import emit
-from engine.spec.expressions import evaluate, to_plain
-from engine.spec.models import Compensation, GraphSpec, duration_seconds, literal_of
-from engine.spec.models import _NodeBase as NodeBase
-from engine.tools.ledger import LEDGER, Ledger, Step
+from plait.engine.compiler.context import CompileContext, Scope
+from plait.engine.compiler.state import DefaultBinop
+from plait.engine.errors import NodeError
+from plait.engine.governance.audit import audit
+from plait.engine.governance.policies import is_transient
+from plait.engine.observability.emit import emit
+from plait.engine.spec.expressions import evaluate, to_plain
+from plait.engine.spec.models import Compensation, GraphSpec, duration_seconds, literal_of
+from plait.engine.spec.models import _NodeBase as NodeBase
+from plait.engine.tools.ledger import LEDGER, Ledger, Step
 
 #: The private channel of completed compensable steps, in order of completion.
 SAGA = "__saga"

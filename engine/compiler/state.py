@@ -24,7 +24,7 @@ from langgraph.graph.message import add_messages
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from engine.spec.models import GraphSpec, Reducer, StateField
+from plait.engine.spec.models import GraphSpec, Reducer, StateField
 
 VISITS = "__visits"
 RESULT_PREFIX = "__result__"

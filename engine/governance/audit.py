@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 
-from engine.store.audit import AuditKind, AuditRecord
+from plait.engine.store.audit import AuditKind, AuditRecord
 
 #: Where a run's config carries its :class:`AuditStore` (absent: nothing is recorded).
 AUDIT_KEY = "plait_audit"

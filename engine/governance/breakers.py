@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from engine.observability.emit import emit
-from engine.spec.models import BreakerSpec, duration_seconds
+from plait.engine.observability.emit import emit
+from plait.engine.spec.models import BreakerSpec, duration_seconds
 
 State = Literal["closed", "open", "half_open"]
 

@@ -40,9 +40,9 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
-from engine.errors import NodeError
-from engine.observability.emit import emit
-from engine.spec.models import BudgetSpec, Decision, GraphSpec, ModelPrice, duration_seconds
+from plait.engine.errors import NodeError
+from plait.engine.observability.emit import emit
+from plait.engine.spec.models import BudgetSpec, Decision, GraphSpec, ModelPrice, duration_seconds
 
 #: The private channel with the run's usage so far.
 USAGE = "__usage"

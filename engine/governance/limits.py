@@ -11,15 +11,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from engine.governance.budgets import USAGE, Budget, merge_usage, run_metered, stopped
-from engine.governance.loops import (
+from plait.engine.governance.budgets import USAGE, Budget, merge_usage, run_metered, stopped
+from plait.engine.governance.loops import (
     TOOL_CALLS,
     LoopCounter,
     add_counts,
     start_counting,
     stop_counting,
 )
-from engine.spec.models import GraphSpec
+from plait.engine.spec.models import GraphSpec
 
 #: Whether a run has ended early; edges lead to ``END`` once it says so.
 Gate = Callable[[Mapping[str, Any]], bool]

@@ -17,8 +17,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import NodeError
-from engine.observability.emit import emit
+from plait.engine.errors import NodeError
+from plait.engine.observability.emit import emit
 
 #: The private channel with the run's tool-call counts (``{call key: count}``).
 TOOL_CALLS = "__tool_calls"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.governance.secrets import SecretSource, resolve
-from engine.spec.models import ModelDef
+from plait.engine.governance.secrets import SecretSource, resolve
+from plait.engine.spec.models import ModelDef
 
 
 @dataclass(frozen=True)

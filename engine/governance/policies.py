@@ -6,11 +6,11 @@ import jsonschema
 import pydantic
 from langgraph.types import RetryPolicy
 
-from engine.errors import NodeError
-from engine.governance.breakers import CircuitOpen
-from engine.governance.secrets import SecretMissing
-from engine.spec.expressions import ExpressionError
-from engine.spec.models import RetrySpec, duration_seconds
+from plait.engine.errors import NodeError
+from plait.engine.governance.breakers import CircuitOpen
+from plait.engine.governance.secrets import SecretMissing
+from plait.engine.spec.expressions import ExpressionError
+from plait.engine.spec.models import RetrySpec, duration_seconds
 
 #: Errors that say the spec or the code is wrong: running again cannot help.
 _PERMANENT: tuple[type[BaseException], ...] = (

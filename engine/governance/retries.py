@@ -24,9 +24,9 @@ import jsonschema
 import pydantic
 from langchain_core.tools import BaseTool
 
-from engine.governance.breakers import CircuitOpen, breaker_for
-from engine.observability.emit import emit
-from engine.spec.models import BreakerSpec, CallRetrySpec, ToolDef, duration_seconds
+from plait.engine.governance.breakers import CircuitOpen, breaker_for
+from plait.engine.observability.emit import emit
+from plait.engine.spec.models import BreakerSpec, CallRetrySpec, ToolDef, duration_seconds
 
 T = TypeVar("T")
 

@@ -42,8 +42,8 @@ from typing import Any, Protocol
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
-from engine.protected import is_protected
-from engine.spec.secret_refs import RESERVED_PREFIX, is_reserved
+from plait.engine.protected import is_protected
+from plait.engine.spec.secret_refs import RESERVED_PREFIX, is_reserved
 
 #: Where a run's config carries its :class:`SecretSource`.
 SECRETS_KEY = "plait_secrets"
@@ -172,7 +172,9 @@ def source_of(config: RunnableConfig | Mapping[str, Any] | None) -> SecretSource
 
 def current_source() -> SecretSource:
     """The secret source of the run this code runs in (the tool call's, or LangGraph's config)."""
-    from engine.governance.current_call import current_call  # a leaf module; avoids an import cycle
+    from plait.engine.governance.current_call import (
+        current_call,  # a leaf module; avoids an import cycle
+    )
 
     call = current_call()
     if call is not None:

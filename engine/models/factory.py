@@ -11,10 +11,10 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from engine.governance.model_access import ModelAccess
-from engine.models.scripted import ScriptedChatModel
-from engine.spec.errors import validation_problems
-from engine.spec.models import ModelDef, ScriptedResponse
+from plait.engine.governance.model_access import ModelAccess
+from plait.engine.models.scripted import ScriptedChatModel
+from plait.engine.spec.errors import validation_problems
+from plait.engine.spec.models import ModelDef, ScriptedResponse
 
 # Providers Plait ships an extra for: `pip install 'plait[<extra>]'`.
 _EXTRAS = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
@@ -39,7 +39,7 @@ def make_chat_model(
     ``provider: scripted`` replays ``script`` or the ``fixture`` file (relative
     to ``base_dir``, the spec's folder); any other provider goes through
     ``langchain.chat_models.init_chat_model`` with ``access`` (the key of its
-    ``api_key_env``, from ``engine.governance.model_access``; with ``environment`` False the
+    ``api_key_env``, from ``plait.engine.governance.model_access``; with ``environment`` False the
     provider's SDK never takes a key from the process's environment). Raises
     ``ModelConfigError`` with a fix when a package, an API key or a fixture is
     missing.

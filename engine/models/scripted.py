@@ -25,8 +25,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr, model_validator
 
-from engine.spec.expressions import ExpressionError, compile_regex
-from engine.spec.models import ScriptedResponse, duration_seconds
+from plait.engine.spec.expressions import ExpressionError, compile_regex
+from plait.engine.spec.models import ScriptedResponse, duration_seconds
 
 # Rough size of a token in characters, as in OpenAI's rule of thumb.
 _CHARS_PER_TOKEN = 4

@@ -1,7 +1,7 @@
 """What the engine tells observers about steps, model calls and tool calls.
 
 The engine knows nothing of Prometheus or HTTP: it measures each step, model
-call and tool call, traces it (:mod:`engine.observability.tracing`), logs the
+call and tool call, traces it (:mod:`plait.engine.observability.tracing`), logs the
 failures on the stdlib logger ``plait.engine``, and hands the figures to the
 :class:`Observer` objects registered with :func:`add_observer` (the server
 registers one that keeps its Prometheus metrics). With no observer and
@@ -29,8 +29,8 @@ from langgraph.errors import GraphBubbleUp
 from opentelemetry import trace
 from opentelemetry.trace import Span
 
-from engine.observability import tracing
-from engine.spec.models import ModelPrice
+from plait.engine.observability import tracing
+from plait.engine.spec.models import ModelPrice
 
 log = logging.getLogger("plait.engine")
 T = TypeVar("T")

@@ -1,7 +1,7 @@
 """One run's context, typed, and the one LangGraph config made from it.
 
-``plait run`` (:mod:`engine.run.runner`) and the server's workers
-(``server.workers.execution``) both describe a run with a :class:`RunContext`;
+``plait run`` (:mod:`plait.engine.run.runner`) and the server's workers
+(``plait.server.workers.execution``) both describe a run with a :class:`RunContext`;
 the keys its config carries for the engine's wrappers (the tool-result and
 audit stores, the secret source, how python nodes and MCP task tools behave)
 are written here only, from their owners' constants.
@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.compiler.nodes.python import OFFLOAD_SYNC_KEY
-from engine.governance.audit import AUDIT_KEY, AuditStore
-from engine.governance.secrets import SecretSource, with_secret_source
-from engine.spec.document import LoadedSpec
-from engine.tools.idempotency import STORE_KEY, ToolResultStore
-from engine.tools.mcp.parking import PARK_TASKS_KEY
+from plait.engine.compiler.nodes.python import OFFLOAD_SYNC_KEY
+from plait.engine.governance.audit import AUDIT_KEY, AuditStore
+from plait.engine.governance.secrets import SecretSource, with_secret_source
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.tools.idempotency import STORE_KEY, ToolResultStore
+from plait.engine.tools.mcp.parking import PARK_TASKS_KEY
 
 
 @dataclass(frozen=True)

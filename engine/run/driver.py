@@ -1,8 +1,8 @@
 """Drive a bound graph through one run: LangGraph's stream in a task of its own, under the
 run's time limit, ending only once its checkpointer is idle.
 
-``plait run`` (:mod:`engine.run.runner`) and the server's workers
-(``server.workers.execution``) both stream a run through :func:`drive`, so a
+``plait run`` (:mod:`plait.engine.run.runner`) and the server's workers
+(``plait.server.workers.execution``) both stream a run through :func:`drive`, so a
 run is timed out, stopped and settled the same way wherever it runs.
 """
 
@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
 
-from engine.run.timeouts import settle
+from plait.engine.run.timeouts import settle
 
 #: One stream item as LangGraph yields it with ``subgraphs=True``: (namespace, mode, chunk).
 Item = tuple[tuple[str, ...], str, Any]

@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from engine.spec.expressions import to_plain
+from plait.engine.spec.expressions import to_plain
 
 EventType = Literal[
     "run_started",

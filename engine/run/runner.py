@@ -26,11 +26,11 @@ from langchain_core.messages import AIMessageChunk
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, StateSnapshot
 
-from engine.errors import NodeError
-from engine.observability import tracing
-from engine.run.context import RunContext
-from engine.run.driver import RunTimedOut, drive
-from engine.run.events import (
+from plait.engine.errors import NodeError
+from plait.engine.observability import tracing
+from plait.engine.run.context import RunContext
+from plait.engine.run.driver import RunTimedOut, drive
+from plait.engine.run.events import (
     Completed,
     Custom,
     Failed,
@@ -43,13 +43,13 @@ from engine.run.events import (
     Token,
     summarize_update,
 )
-from engine.spec.document import LoadedSpec
-from engine.spec.expressions import to_plain
-from engine.spec.models import GraphSpec, duration_seconds
-from engine.store.audit import PostgresAuditStore
-from engine.store.checkpointer import new_checkpointer
-from engine.store.pool import Pool
-from engine.store.threads import (
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.expressions import to_plain
+from plait.engine.spec.models import GraphSpec, duration_seconds
+from plait.engine.store.audit import PostgresAuditStore
+from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.store.pool import Pool
+from plait.engine.store.threads import (
     RunStatus,
     ThreadRecord,
     ThreadSpecMismatch,
@@ -58,13 +58,13 @@ from engine.store.threads import (
     get_thread,
     start_run,
 )
-from engine.store.tool_results import PostgresToolResultStore
+from plait.engine.store.tool_results import PostgresToolResultStore
 
 STREAM_MODES = ["tasks", "messages", "custom"]
 
 
 class CompiledGraph(Protocol):
-    """What the runner needs of ``engine.compiler.CompiledSpec``."""
+    """What the runner needs of ``plait.engine.compiler.CompiledSpec``."""
 
     @property
     def loaded(self) -> LoadedSpec: ...

@@ -26,14 +26,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from engine.observability import observe
-from engine.observability.observe import ToolOutcome
-from engine.run.events import Completed, Failed, Interrupted, NodeStarted, RunEvent
-from engine.run.runner import CompiledGraph, inspect_thread, new_thread_id, run_graph
-from engine.spec.document import LoadedSpec
-from engine.spec.expressions import ExpressionError, evaluate, to_plain
-from engine.spec.models import Example, GraphSpec
-from engine.store.pool import Pool
+from plait.engine.observability import observe
+from plait.engine.observability.observe import ToolOutcome
+from plait.engine.run.events import Completed, Failed, Interrupted, NodeStarted, RunEvent
+from plait.engine.run.runner import CompiledGraph, inspect_thread, new_thread_id, run_graph
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.expressions import ExpressionError, evaluate, to_plain
+from plait.engine.spec.models import Example, GraphSpec
+from plait.engine.store.pool import Pool
 
 Outcome = Literal["success", "failed", "interrupted"]
 

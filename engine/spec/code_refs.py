@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.spec.document import pointer
-from engine.spec.models import GraphBody, MapNode, PythonNode
+from plait.engine.spec.document import pointer
+from plait.engine.spec.models import GraphBody, MapNode, PythonNode
 
 CodeKind = Literal["function", "command", "fixture"]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.spec.models import GraphSpec
+from plait.engine.spec.models import GraphSpec
 
 
 def escape_pointer(token: str) -> str:

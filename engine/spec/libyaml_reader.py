@@ -8,7 +8,7 @@ constructor, so the values are exactly those the ruamel path produces.
 
 Anything out of the ordinary (a syntax error, several documents, duplicate
 keys, explicit tags, merge keys, anything past the limits of
-:mod:`engine.spec.limits`) returns ``None``, and the caller reads the text
+:mod:`plait.engine.spec.limits`) returns ``None``, and the caller reads the text
 again with ruamel, whose errors and warnings are the reference (after the
 limits are checked on libyaml's events, which locate the refusal).
 """
@@ -24,8 +24,8 @@ import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import ScalarNode as RuamelScalar
 
-from engine.spec.document import SourcePosition, escape_pointer, key_text
-from engine.spec.limits import MAX_ALIASES, MAX_DEPTH, MAX_VALUES, too_long_integer
+from plait.engine.spec.document import SourcePosition, escape_pointer, key_text
+from plait.engine.spec.limits import MAX_ALIASES, MAX_DEPTH, MAX_VALUES, too_long_integer
 
 _Loader: type[Any] | None = getattr(yaml, "CSafeLoader", None)
 _RUAMEL = YAML(typ="safe", pure=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from engine.spec.document import escape_pointer
+from plait.engine.spec.document import escape_pointer
 
 #: Characters of YAML text in one spec (512 KiB of ASCII; a 2,000-node spec is ~400 KB).
 MAX_CHARS = 524_288

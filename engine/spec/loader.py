@@ -2,7 +2,7 @@
 
 YAML is read as YAML 1.2 with the line and column of every key and item, which
 every error message needs: well-formed files through libyaml
-(:mod:`engine.spec.libyaml_reader`, fast), anything unusual or broken through
+(:mod:`plait.engine.spec.libyaml_reader`, fast), anything unusual or broken through
 ruamel.yaml's round-trip loader, whose errors and warnings are the reference.
 The result is converted to plain Python data, then validated against the
 pydantic models; pydantic's errors are rewritten into :class:`SpecIssue`\\ s
@@ -27,18 +27,18 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
 
-from engine.gc_pause import gc_paused
-from engine.spec.document import (
+from plait.engine.gc_pause import gc_paused
+from plait.engine.spec.document import (
     LoadedSpec,
     SourceMap,
     SourcePosition,
     escape_pointer,
     key_text,
 )
-from engine.spec.document import pointer as json_pointer
-from engine.spec.errors import SpecError, SpecIssue, short_repr
-from engine.spec.libyaml_reader import BadScalar, read_fast
-from engine.spec.limits import (
+from plait.engine.spec.document import pointer as json_pointer
+from plait.engine.spec.errors import SpecError, SpecIssue, short_repr
+from plait.engine.spec.libyaml_reader import BadScalar, read_fast
+from plait.engine.spec.limits import (
     MAX_DEPTH,
     MAX_VALUES,
     LimitExceeded,
@@ -46,7 +46,7 @@ from engine.spec.limits import (
     check_size,
     may_alias,
 )
-from engine.spec.models import (
+from plait.engine.spec.models import (
     DURATION_PATTERN,
     IDENTIFIER_PATTERN,
     NODE_KINDS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from engine.spec.document import LoadedSpec
+from plait.engine.spec.document import LoadedSpec
 
 
 class UnknownSpecRef(LookupError):

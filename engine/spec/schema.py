@@ -2,7 +2,7 @@
 
 Editors (VS Code's YAML extension, the browser editor) validate and complete
 specs with it. The committed copy lives in ``schemas/plait-v1.schema.json``;
-regenerate it with ``plait schema --write`` or ``python -m engine.spec.schema``.
+regenerate it with ``plait schema --write`` or ``python -m plait.engine.spec.schema``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.spec.models import API_VERSION, GraphSpec
+from plait.engine.spec.models import API_VERSION, GraphSpec
 
 SCHEMA_ID = "https://plait.dev/schemas/plait-v1.schema.json"
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "plait-v1.schema.json"
@@ -43,7 +43,7 @@ def write_schema(path: Path = SCHEMA_PATH) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m engine.spec.schema [PATH]``: regenerate the committed schema (or PATH)."""
+    """``python -m plait.engine.spec.schema [PATH]``: regenerate the committed schema (or PATH)."""
     args = sys.argv[1:] if argv is None else argv
     target = write_schema(Path(args[0]) if args else SCHEMA_PATH)
     print(f"wrote {target}", file=sys.stderr)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from engine.spec.document import pointer
-from engine.spec.models import A2aNode, GraphBody
+from plait.engine.spec.document import pointer
+from plait.engine.spec.models import A2aNode, GraphBody
 
 #: Names with this prefix are Plait's own settings: never a secret.
 RESERVED_PREFIX = "PLAIT_"

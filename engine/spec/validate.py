@@ -7,11 +7,11 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from engine.spec.document import LoadedSpec
-from engine.spec.errors import SpecError, SpecIssue, has_errors
-from engine.spec.lint import lint
-from engine.spec.loader import decode_file, load_spec, read_spec
-from engine.spec.registry import SpecRegistry
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.errors import SpecError, SpecIssue, has_errors
+from plait.engine.spec.lint import lint
+from plait.engine.spec.loader import decode_file, load_spec, read_spec
+from plait.engine.spec.registry import SpecRegistry
 
 SPEC_SUFFIXES = (".yaml", ".yml")
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from psycopg.types.json import Jsonb
 
-from engine.store.pool import Pool
+from plait.engine.store.pool import Pool
 
 _INSERT = """
 INSERT INTO plait_audit
@@ -43,7 +43,7 @@ class AuditRecord:
 
 
 class PostgresAuditStore:
-    """An ``engine.governance.audit.AuditStore`` on a connection pool."""
+    """An ``plait.engine.governance.audit.AuditStore`` on a connection pool."""
 
     def __init__(self, pool: Pool) -> None:
         self.pool = pool

@@ -1,7 +1,7 @@
 """Content-addressed blobs in Postgres (table ``plait_blobs``, migration 0007).
 
 Large tool results live here instead of in a run's state (see
-:mod:`engine.tools.mcp.results`); a blob's id is ``sha256:<hex>`` of its bytes,
+:mod:`plait.engine.tools.mcp.results`); a blob's id is ``sha256:<hex>`` of its bytes,
 so storing the same content twice keeps one row.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from engine.store.pool import Pool
+from plait.engine.store.pool import Pool
 
 
 @dataclass(frozen=True)

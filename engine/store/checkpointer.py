@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from engine.store.pool import Pool
+from plait.engine.store.pool import Pool
 
 
 def new_checkpointer(pool: Pool) -> AsyncPostgresSaver:

@@ -30,7 +30,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.postgres.aio import AsyncPostgresStore
 
-from engine.store.pool import Pool
+from plait.engine.store.pool import Pool
 
 #: Expired items are never returned, and reading an item renews its TTL (as the Agent Server).
 TTL: TTLConfig = {"refresh_on_read": True, "omit_expired": True}

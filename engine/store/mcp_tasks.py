@@ -14,7 +14,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from engine.store.pool import Pool
+from plait.engine.store.pool import Pool
 
 _COLUMNS = "key, thread_id, run_id, node, server_name, server, tool, task_id, status, resume_run_id"
 

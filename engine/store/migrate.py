@@ -12,7 +12,7 @@ from langgraph.store.postgres.aio import AsyncPostgresStore
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
-from engine.store.pool import Pool
+from plait.engine.store.pool import Pool
 
 # Any fixed 64-bit number works; this one is "plait" in ASCII. Every process
 # migrating the same database takes this lock, so only one applies migrations.
@@ -33,7 +33,7 @@ class Migration:
 def migrations() -> list[Migration]:
     """Plait's migrations in the order they apply (by their ``NNNN_`` prefix)."""
     found: list[Migration] = []
-    for entry in resources.files("engine.store").joinpath("migrations").iterdir():
+    for entry in resources.files("plait.engine.store").joinpath("migrations").iterdir():
         match = _FILE_NAME.match(entry.name)
         if match:
             found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))

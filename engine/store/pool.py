@@ -8,7 +8,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from engine.protected import protect
+from plait.engine.protected import protect
 
 Pool: TypeAlias = AsyncConnectionPool[AsyncConnection[DictRow]]
 
@@ -22,7 +22,7 @@ async def open_pool(
     autocommit (its ``setup()`` needs it), ``prepare_threshold=0`` and dict rows.
     The pool is already open; it is also an async context manager that closes it:
     ``async with await open_pool(url) as pool: ...``. No spec of this process
-    may read ``url`` as a secret (``engine.protected.protect``).
+    may read ``url`` as a secret (``plait.engine.protected.protect``).
     """
     protect(url)
     pool: Pool = AsyncConnectionPool(

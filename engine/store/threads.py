@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from engine.store.pool import Pool
+from plait.engine.store.pool import Pool
 
 RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
 

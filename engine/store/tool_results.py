@@ -15,7 +15,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from engine.store.pool import Pool
+from plait.engine.store.pool import Pool
 
 _INSERT = """
 INSERT INTO plait_tool_results (key, thread_id, run_id, node, tool, args, result, created_at)
@@ -40,7 +40,7 @@ WHERE key = %s AND attempts = %s
 class RecordedResult:
     """A tool call's recorded outcome: its JSON-like return value.
 
-    Only successes are recorded (see ``engine.tools.gateway`` for why).
+    Only successes are recorded (see ``plait.engine.tools.gateway`` for why).
     """
 
     value: Any
@@ -68,7 +68,7 @@ class Intent:
 
 
 class PostgresToolResultStore:
-    """A :class:`engine.tools.idempotency.ToolResultStore` on a connection pool.
+    """A :class:`plait.engine.tools.idempotency.ToolResultStore` on a connection pool.
 
     Safe to share between concurrent runs: each call takes its own connection.
     """

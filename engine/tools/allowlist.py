@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from engine.governance.audit import audit
-from engine.observability import observe
-from engine.observability.emit import emit
+from plait.engine.governance.audit import audit
+from plait.engine.observability import observe
+from plait.engine.observability.emit import emit
 
 
 def refusal_reason(tool: str, allowed: Iterable[str]) -> str:

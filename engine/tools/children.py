@@ -165,7 +165,7 @@ async def stop_all(grace: float = GRACE_SECONDS) -> None:
     ``grace`` seconds, SIGKILL.
     """
     # Only if MCP was used: importing the hub loads the MCP SDK.
-    hub = sys.modules.get("engine.tools.mcp.hub")
+    hub = sys.modules.get("plait.engine.tools.mcp.hub")
     if hub is not None:
         await hub.HUB.aclose()
     with _LEFT_LOCK:

@@ -4,7 +4,7 @@ With ``tool_results: data`` on an agent, each result reaches the model as a
 JSON envelope ``{"tool", "note", "data"}`` and the system prompt gains
 :data:`SYSTEM_LINE`. The marking tells the model what is data; what a result
 can *do* is limited elsewhere: the tool list is fixed at compile time
-(:mod:`engine.tools.allowlist`) and credentials never enter the context.
+(:mod:`plait.engine.tools.allowlist`) and credentials never enter the context.
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ into a replay of the same failure.
 
 A tool marked ``idempotent: false`` also records that a call began before it
 acts; a re-run that finds that intent but no result settles the call first
-(:mod:`engine.tools.in_doubt`: its ``reconcile`` function, or a person).
+(:mod:`plait.engine.tools.in_doubt`: its ``reconcile`` function, or a person).
 
 Processes a call starts and leaves running when it fails, times out or is
-cancelled are ended (:mod:`engine.tools.children`).
+cancelled are ended (:mod:`plait.engine.tools.children`).
 
 Every call also goes to the ``custom`` stream as
 ``{"plait": "tool_call", "node", "tool", "args", "status", "reused"}``:
@@ -33,21 +33,21 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
-from engine.errors import NodeError
-from engine.governance.audit import audit_tool_call, run_id_of
-from engine.governance.current_call import ToolCall, calling
-from engine.governance.loops import count_tool_call
-from engine.governance.retries import invoke_tool
-from engine.observability import observe
-from engine.observability.emit import emit
-from engine.spec.expressions import to_plain
-from engine.store.tool_results import RecordedResult
-from engine.tools import children
-from engine.tools.idempotency import ToolResultStore, store_from, tool_call_key
-from engine.tools.in_doubt import Settled, begin_call
-from engine.tools.ledger import note_tool_call
-from engine.tools.python_tools import NON_IDEMPOTENT_KEY
-from engine.tools.risk import approved_arguments, is_high_risk
+from plait.engine.errors import NodeError
+from plait.engine.governance.audit import audit_tool_call, run_id_of
+from plait.engine.governance.current_call import ToolCall, calling
+from plait.engine.governance.loops import count_tool_call
+from plait.engine.governance.retries import invoke_tool
+from plait.engine.observability import observe
+from plait.engine.observability.emit import emit
+from plait.engine.spec.expressions import to_plain
+from plait.engine.store.tool_results import RecordedResult
+from plait.engine.tools import children
+from plait.engine.tools.idempotency import ToolResultStore, store_from, tool_call_key
+from plait.engine.tools.in_doubt import Settled, begin_call
+from plait.engine.tools.ledger import note_tool_call
+from plait.engine.tools.python_tools import NON_IDEMPOTENT_KEY
+from plait.engine.tools.risk import approved_arguments, is_high_risk
 
 T = TypeVar("T")
 

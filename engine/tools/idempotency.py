@@ -31,7 +31,7 @@ The key is a SHA-256 of those parts, so it has a fixed size whatever the ids.
 A tool marked ``idempotent: false`` also gets an *intent* under its key,
 written and committed before the call acts: a re-run that finds the intent
 and no result knows the call may already have happened
-(:mod:`engine.tools.in_doubt` decides what then).
+(:mod:`plait.engine.tools.in_doubt` decides what then).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 
-from engine.store.tool_results import Intent, RecordedResult
+from plait.engine.store.tool_results import Intent, RecordedResult
 
 #: Where a run's config carries its :class:`ToolResultStore` (absent: nothing is recorded).
 STORE_KEY = "plait_tool_results"
@@ -173,7 +173,7 @@ def tool_call_key(
 
     None when the config names no thread or namespace (a graph invoked outside
     a checkpointed run): nothing identifies the call across a re-run then.
-    ``args`` must be JSON-like (see :func:`engine.spec.expressions.to_plain`).
+    ``args`` must be JSON-like (see :func:`plait.engine.spec.expressions.to_plain`).
     """
     configurable = config.get("configurable") or {}
     thread_id = configurable.get("thread_id")

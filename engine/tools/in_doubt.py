@@ -39,14 +39,14 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import Interrupt
 from xxhash import xxh3_128_hexdigest
 
-from engine.governance.audit import audit, run_id_of
-from engine.governance.loops import StopsRun
-from engine.governance.retries import RETRYABLE, classify
-from engine.observability.emit import emit
-from engine.spec.expressions import to_plain
-from engine.spec.models import Decision
-from engine.store.tool_results import Intent
-from engine.tools.idempotency import ToolResultStore
+from plait.engine.governance.audit import audit, run_id_of
+from plait.engine.governance.loops import StopsRun
+from plait.engine.governance.retries import RETRYABLE, classify
+from plait.engine.observability.emit import emit
+from plait.engine.spec.expressions import to_plain
+from plait.engine.spec.models import Decision
+from plait.engine.store.tool_results import Intent
+from plait.engine.tools.idempotency import ToolResultStore
 
 #: ``tool.metadata`` key of a tool's reconcile function (``async (args, key) -> outcome``).
 RECONCILE_KEY = "plait_reconcile"

@@ -1,7 +1,7 @@
 """The compensable steps the running node completed, kept for its saga.
 
 The tool gateway notes every successful call of a compensable tool here; the
-saga wrapper (``engine.compiler.saga``) opens one ledger per node step and
+saga wrapper (``plait.engine.compiler.saga``) opens one ledger per node step and
 compensates what it holds when the step fails for good. It lives with the
 tools so that the gateway, below the compiler, can write to it.
 """

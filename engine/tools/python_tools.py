@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from engine.governance.retries import with_call_policy
-from engine.governance.secrets import with_secrets_argument
-from engine.spec.models import McpServerDef, ToolDef, duration_seconds
-from engine.tools.in_doubt import RECONCILE_KEY, Reconcile
-from engine.tools.risk import RISK_KEY
+from plait.engine.governance.retries import with_call_policy
+from plait.engine.governance.secrets import with_secrets_argument
+from plait.engine.spec.models import McpServerDef, ToolDef, duration_seconds
+from plait.engine.tools.in_doubt import RECONCILE_KEY, Reconcile
+from plait.engine.tools.risk import RISK_KEY
 
 if TYPE_CHECKING:
-    from engine.tools.mcp.hub import Credentials
+    from plait.engine.tools.mcp.hub import Credentials
 
 #: Where a tool's metadata says it must not be called twice (``idempotent: false``).
 NON_IDEMPOTENT_KEY = "plait_non_idempotent"
@@ -67,7 +67,9 @@ def load_python_tool(
     reaches with ``mcp_credentials`` (the loading run's secrets of that server).
     """
     if tool_def.kind == "mcp":
-        from engine.tools.mcp.tool import load_mcp_tool  # only specs with MCP tools load the SDK
+        from plait.engine.tools.mcp.tool import (
+            load_mcp_tool,  # only specs with MCP tools load the SDK
+        )
 
         if mcp_credentials is None:
             raise ValueError(f"MCP tool {name!r} is loaded with its server's credentials")

@@ -17,8 +17,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.channels.last_value import LastValue
 from langgraph.graph import START as LG_START
 
-from engine.spec.models import GraphSpec, ToolNode
-from engine.tools.risk import ToolRejected
+from plait.engine.spec.models import GraphSpec, ToolNode
+from plait.engine.tools.risk import ToolRejected
 
 REJECTED_PREFIX = "__rejected__"
 Choose = Callable[..., Awaitable[str]]

@@ -23,9 +23,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.types import interrupt
 
-from engine.errors import NodeError
-from engine.governance.audit import audit
-from engine.spec.models import Decision
+from plait.engine.errors import NodeError
+from plait.engine.governance.audit import audit
+from plait.engine.spec.models import Decision
 
 #: ``tool.metadata`` key holding the spec's ``risk``.
 RISK_KEY = "plait_risk"

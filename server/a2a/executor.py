@@ -1,9 +1,9 @@
 """The ``AgentExecutor`` of a served graph: an A2A task is a Plait thread, run by the queue.
 
 - A new message starts a run on a new thread whose id is the task id, through
-  the durable queue (:func:`server.queue.runs.create_run`): any worker runs it,
+  the durable queue (:func:`plait.server.queue.runs.create_run`): any worker runs it,
   and it survives a worker's crash like every run.
-- The executor follows the run's journal (:mod:`server.queue.journal`): node updates
+- The executor follows the run's journal (:mod:`plait.server.queue.journal`): node updates
   and custom events become ``TASK_STATE_WORKING`` status updates.
 - A run that stops on approvals makes the task ``TASK_STATE_INPUT_REQUIRED``
   (the approvals are listed in the status message, and in ``GET /approvals``).
@@ -31,13 +31,13 @@ from a2a.types.a2a_pb2 import Message, Part, Task, TaskState, TaskStatus
 from google.protobuf.json_format import ParseDict
 from google.protobuf.struct_pb2 import Value
 
-from engine.run.runner import RunRejected, check_input
-from server.a2a.messages import NotADecision, decision_of, run_input
-from server.a2a.task_store import tenant_of
-from server.approvals import records
-from server.graphs import versions as registry
-from server.queue import decisions, threads
-from server.queue.runs import (
+from plait.engine.run.runner import RunRejected, check_input
+from plait.server.a2a.messages import NotADecision, decision_of, run_input
+from plait.server.a2a.task_store import tenant_of
+from plait.server.approvals import records
+from plait.server.graphs import versions as registry
+from plait.server.queue import decisions, threads
+from plait.server.queue.runs import (
     TERMINAL,
     Run,
     RunNotFound,
@@ -46,10 +46,10 @@ from server.queue.runs import (
     get_run,
     list_runs,
 )
-from server.queue.stream_events import to_json
+from plait.server.queue.stream_events import to_json
 
 if TYPE_CHECKING:
-    from server.api.deps import Services
+    from plait.server.api.deps import Services
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Every A2A request goes through the FastAPI routes below, so FastAPI
 dependencies apply to it: the tenant of the request (``x-api-key``,
-:data:`server.auth.keys.Tenant`) is resolved here, in one place, and carried
+:data:`plait.server.auth.keys.Tenant`) is resolved here, in one place, and carried
 to the task store and the executor in the A2A call context. The JSON-RPC
 handling itself is the SDK's (``create_jsonrpc_routes``), one
 ``DefaultRequestHandler`` per served graph, created on first use; the route
@@ -42,14 +42,14 @@ from starlette.requests import Request as StarletteRequest
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server.a2a.cards import PREFIX, REST_PATH, agent_card, agent_url, is_exposed
-from server.a2a.executor import PlaitAgentExecutor
-from server.a2a.task_store import TENANT_STATE_KEY, PostgresTaskStore
-from server.api.deps import Services, Svc
-from server.auth.keys import Tenant
-from server.graphs import versions as registry
-from server.graphs.versions import GraphVersion
-from server.http.problems import not_found
+from plait.server.a2a.cards import PREFIX, REST_PATH, agent_card, agent_url, is_exposed
+from plait.server.a2a.executor import PlaitAgentExecutor
+from plait.server.a2a.task_store import TENANT_STATE_KEY, PostgresTaskStore
+from plait.server.api.deps import Services, Svc
+from plait.server.auth.keys import Tenant
+from plait.server.graphs import versions as registry
+from plait.server.graphs.versions import GraphVersion
+from plait.server.http.problems import not_found
 
 #: Where the route leaves the tenant for the call-context builder (ASGI scope key).
 _SCOPE_TENANT = "plait.a2a.tenant"

@@ -20,15 +20,15 @@ from a2a.utils.errors import InvalidParamsError
 from google.protobuf.json_format import MessageToDict, ParseDict
 from psycopg.types.json import Jsonb
 
-from engine.store.pool import Pool
-from server.auth.store import DEFAULT_TENANT
+from plait.engine.store.pool import Pool
+from plait.server.auth.store import DEFAULT_TENANT
 
 #: Where the request's Plait tenant travels in ``ServerCallContext.state``.
 TENANT_STATE_KEY = "plait_tenant"
 
 
 def tenant_of(context: ServerCallContext) -> str:
-    """The Plait tenant of an A2A call (set by :mod:`server.a2a.routes`)."""
+    """The Plait tenant of an A2A call (set by :mod:`plait.server.a2a.routes`)."""
     return str(context.state.get(TENANT_STATE_KEY) or DEFAULT_TENANT)
 
 

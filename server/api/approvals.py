@@ -7,12 +7,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
 
-from server.api.deps import Svc
-from server.approvals import records
-from server.auth.keys import Tenant, authenticate
-from server.auth.store import Principal
-from server.http.problems import not_found
-from server.queue import decisions, threads
+from plait.server.api.deps import Svc
+from plait.server.approvals import records
+from plait.server.auth.keys import Tenant, authenticate
+from plait.server.auth.store import Principal
+from plait.server.http.problems import not_found
+from plait.server.queue import decisions, threads
 
 router = APIRouter(prefix="/approvals", tags=["approvals"])
 

@@ -12,10 +12,10 @@ from typing import Any, Literal
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field, TypeAdapter
 
-from server.api.deps import Services, Svc
-from server.auth.keys import Tenant
-from server.graphs.versions import GraphVersion, by_assistant_id, list_graphs
-from server.http.problems import Problem, not_found
+from plait.server.api.deps import Services, Svc
+from plait.server.auth.keys import Tenant
+from plait.server.graphs.versions import GraphVersion, by_assistant_id, list_graphs
+from plait.server.http.problems import Problem, not_found
 
 router = APIRouter(prefix="/assistants", tags=["assistants"])
 

@@ -14,12 +14,12 @@ from typing import Any
 
 from langgraph.types import Interrupt, StateSnapshot
 
-from engine.spec.expressions import to_plain
-from engine.store.checkpointer import new_checkpointer
-from server.api.deps import Services
-from server.graphs.versions import GraphVersion, get_version
-from server.http.problems import Problem
-from server.queue.threads import client_thread_id
+from plait.engine.spec.expressions import to_plain
+from plait.engine.store.checkpointer import new_checkpointer
+from plait.server.api.deps import Services
+from plait.server.graphs.versions import GraphVersion, get_version
+from plait.server.http.problems import Problem
+from plait.server.queue.threads import client_thread_id
 
 
 async def compiled_graph(services: Services, graph: GraphVersion, tenant: str) -> Any:

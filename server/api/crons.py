@@ -13,15 +13,15 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from server.api.assistants import resolve_assistant
-from server.api.deps import Services, Svc
-from server.api.runs import RunCreate, check_webhook, run_kwargs
-from server.api.threads import get_thread_or_404
-from server.auth.keys import Tenant
-from server.http.problems import Problem, not_found
-from server.queue import crons, threads
-from server.queue.crons import Cron, CronFields, SortBy
-from server.workers.cron_firer import ScheduleInvalid, check_schedule, next_time
+from plait.server.api.assistants import resolve_assistant
+from plait.server.api.deps import Services, Svc
+from plait.server.api.runs import RunCreate, check_webhook, run_kwargs
+from plait.server.api.threads import get_thread_or_404
+from plait.server.auth.keys import Tenant
+from plait.server.http.problems import Problem, not_found
+from plait.server.queue import crons, threads
+from plait.server.queue.crons import Cron, CronFields, SortBy
+from plait.server.workers.cron_firer import ScheduleInvalid, check_schedule, next_time
 
 router = APIRouter(tags=["crons"])
 

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import Depends, Request
 from langgraph.store.postgres.aio import AsyncPostgresStore
 
-from engine.store.pool import Pool
-from server.auth.keys import Authenticator
-from server.settings import Settings
+from plait.engine.store.pool import Pool
+from plait.server.auth.keys import Authenticator
+from plait.server.settings import Settings
 
 if TYPE_CHECKING:
-    from server.graphs.spec_checks import SpecChecks
-    from server.queue.journal import JournalListener
-    from server.workers.execution import GraphCache
+    from plait.server.graphs.spec_checks import SpecChecks
+    from plait.server.queue.journal import JournalListener
+    from plait.server.workers.execution import GraphCache
 
 
 @dataclass

@@ -16,10 +16,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from server.api.deps import Svc
-from server.api.graphs import _SPEC_BODY, _check, _uploaded_text, version_to_api
-from server.auth.keys import Tenant
-from server.graphs.versions import save_draft
+from plait.server.api.deps import Svc
+from plait.server.api.graphs import _SPEC_BODY, _check, _uploaded_text, version_to_api
+from plait.server.auth.keys import Tenant
+from plait.server.graphs.versions import save_draft
 
 router = APIRouter(prefix="/drafts", tags=["graphs"])
 

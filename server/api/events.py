@@ -6,11 +6,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from engine.store.pool import Pool
-from server.api.deps import Svc
-from server.auth.keys import Tenant
-from server.http.problems import not_found
-from server.queue.runs import get_run
+from plait.engine.store.pool import Pool
+from plait.server.api.deps import Svc
+from plait.server.auth.keys import Tenant
+from plait.server.http.problems import not_found
+from plait.server.queue.runs import get_run
 
 router = APIRouter(tags=["runs"])
 

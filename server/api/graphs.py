@@ -11,19 +11,19 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from engine.spec.document import LoadedSpec
-from engine.spec.errors import SpecIssue
-from server.api.deps import Services, Svc
-from server.auth.keys import Tenant
-from server.auth.store import DEFAULT_TENANT
-from server.graphs.versions import (
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.errors import SpecIssue
+from plait.server.api.deps import Services, Svc
+from plait.server.auth.keys import Tenant
+from plait.server.auth.store import DEFAULT_TENANT
+from plait.server.graphs.versions import (
     GraphVersion,
     get_version,
     list_graphs,
     save_version,
     tenant_issues,
 )
-from server.http.problems import Problem, not_found
+from plait.server.http.problems import Problem, not_found
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
 

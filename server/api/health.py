@@ -7,9 +7,9 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from engine.store.migrate import migrations
-from server.api.deps import Svc
-from server.http.problems import Problem
+from plait.engine.store.migrate import migrations
+from plait.server.api.deps import Svc
+from plait.server.http.problems import Problem
 
 router = APIRouter(tags=["health"])
 

@@ -6,8 +6,8 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
-from server.api.deps import Svc
-from server.operations import metrics
+from plait.server.api.deps import Svc
+from plait.server.operations import metrics
 
 router = APIRouter(tags=["health"])
 

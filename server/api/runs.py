@@ -1,10 +1,10 @@
 """Runs: create (background, stream, wait), join, rejoin a stream, cancel, list, get, delete.
 
 A ``thread_id`` in a path is the client's: the routes turn it into the
-caller's tenant's stored id (``server.queue.threads.stored_thread_id``) before
+caller's tenant's stored id (``plait.server.queue.threads.stored_thread_id``) before
 anything reads it, and runs name their thread by the client's id again.
 
-A run-creating POST only inserts the run (``server.queue.runs.create_run``);
+A run-creating POST only inserts the run (``plait.server.queue.runs.create_run``);
 a worker executes it and writes its events to the journal, which the
 streaming routes relay as SSE. ``Idempotency-Key`` makes a retried POST
 return the run of the first one. Stateless routes (``/runs/...``) run on a
@@ -27,22 +27,22 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sse_starlette import EventSourceResponse
 
-from engine.governance.budgets import read_usage
-from engine.run.runner import check_input
-from engine.store.checkpointer import new_checkpointer
-from engine.store.threads import RunStatus
-from server.api.assistants import resolve_assistant
-from server.api.checkpoints import thread_state, values_with_interrupts
-from server.api.deps import Services, Svc
-from server.api.stream_modes import StreamMode, query_stream_modes
-from server.auth.keys import Tenant
-from server.auth.store import DEFAULT_TENANT
-from server.graphs.versions import GraphVersion, get_version, is_assistant_uuid
-from server.http.problems import Problem, not_found
-from server.http.sse import coalesced, event_names, journal_frame_batches, sse_response
-from server.queue import threads
-from server.queue.journal import JournalEvent, resume_point
-from server.queue.runs import (
+from plait.engine.governance.budgets import read_usage
+from plait.engine.run.runner import check_input
+from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.store.threads import RunStatus
+from plait.server.api.assistants import resolve_assistant
+from plait.server.api.checkpoints import thread_state, values_with_interrupts
+from plait.server.api.deps import Services, Svc
+from plait.server.api.stream_modes import StreamMode, query_stream_modes
+from plait.server.auth.keys import Tenant
+from plait.server.auth.store import DEFAULT_TENANT
+from plait.server.graphs.versions import GraphVersion, get_version, is_assistant_uuid
+from plait.server.http.problems import Problem, not_found
+from plait.server.http.sse import coalesced, event_names, journal_frame_batches, sse_response
+from plait.server.queue import threads
+from plait.server.queue.journal import JournalEvent, resume_point
+from plait.server.queue.runs import (
     TERMINAL,
     Run,
     cancel_run,
@@ -54,7 +54,7 @@ from server.queue.runs import (
     list_runs,
     requeue_run,
 )
-from server.workers.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
+from plait.server.workers.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
 
 router = APIRouter(tags=["runs"])
 

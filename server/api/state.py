@@ -8,21 +8,21 @@ from fastapi import APIRouter
 from langgraph.errors import InvalidUpdateError
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.store.threads import claim_thread
-from server.api.assistants import resolve_assistant
-from server.api.checkpoints import (
+from plait.engine.store.threads import claim_thread
+from plait.server.api.assistants import resolve_assistant
+from plait.server.api.checkpoints import (
     compiled_graph,
     snapshot_to_api,
     thread_config,
     thread_graph_version,
     thread_state,
 )
-from server.api.deps import Services, Svc
-from server.api.threads import get_thread_or_404
-from server.auth.keys import Tenant
-from server.graphs.versions import GraphVersion
-from server.http.problems import Problem
-from server.queue.threads import client_thread_id
+from plait.server.api.deps import Services, Svc
+from plait.server.api.threads import get_thread_or_404
+from plait.server.auth.keys import Tenant
+from plait.server.graphs.versions import GraphVersion
+from plait.server.http.problems import Problem
+from plait.server.queue.threads import client_thread_id
 
 router = APIRouter(prefix="/threads/{thread_id}", tags=["state"])
 

@@ -1,6 +1,6 @@
 """LangGraph's long-term store as the Agent Server serves it (``/store/...``).
 
-The items are the caller's tenant's (``engine.store.items.TenantStore``): the
+The items are the caller's tenant's (``plait.engine.store.items.TenantStore``): the
 same namespace in another tenant is another item, never seen. Runs of the
 tenant's threads see the same items through ``get_store()`` in their nodes.
 """
@@ -12,10 +12,10 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from engine.store.items import TenantStore
-from server.api.deps import Services, Svc
-from server.auth.keys import Tenant
-from server.http.problems import Problem
+from plait.engine.store.items import TenantStore
+from plait.server.api.deps import Services, Svc
+from plait.server.auth.keys import Tenant
+from plait.server.http.problems import Problem
 
 router = APIRouter(prefix="/store", tags=["store"])
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, get_args
 import orjson
 from fastapi import Query
 
-from server.http.problems import Problem
+from plait.server.http.problems import Problem
 
 StreamMode = Literal[
     "values",

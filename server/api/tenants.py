@@ -17,11 +17,11 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.governance import breakers
-from server.api.deps import Svc
-from server.auth import store, tenant_secrets
-from server.auth.keys import Admin, Tenant
-from server.http.problems import Problem, not_found
+from plait.engine.governance import breakers
+from plait.server.api.deps import Svc
+from plait.server.auth import store, tenant_secrets
+from plait.server.auth.keys import Admin, Tenant
+from plait.server.http.problems import Problem, not_found
 
 router = APIRouter(tags=["tenants"])
 

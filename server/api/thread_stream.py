@@ -11,7 +11,7 @@ calls them:
   ``not_supported`` / ``unknown_command``). A refusal is a problem whose
   ``message`` and ``error`` (the protocol's error code) the SDK shows.
 - ``POST /threads/{thread_id}/stream/events``: SSE of the thread's events as
-  protocol events (:mod:`server.http.thread_protocol`), filtered by ``channels``,
+  protocol events (:mod:`plait.server.http.thread_protocol`), filtered by ``channels``,
   ``namespaces`` and ``depth``. It starts at the thread's active run (else its
   latest), or after ``since``, and follows the thread's runs one after the
   other until the client closes it; a thread with no run yet waits for one.
@@ -29,20 +29,20 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from engine.run.runner import RunRejected
-from engine.store.pool import Pool
-from engine.store.threads import ThreadSpecMismatch
-from server.api.checkpoints import thread_state
-from server.api.deps import Services, Svc
-from server.api.runs import RunCommand, RunCreate, _create
-from server.auth.keys import Tenant
-from server.http.problems import Problem
-from server.http.sse import coalesced, encode, sse_response
-from server.http.thread_protocol import RUN_SPAN, EventFilter, RunTranslator
-from server.operations.metrics import SSE_STREAMS
-from server.queue import threads
-from server.queue.runs import ThreadBusy, get_run
-from server.queue.threads import ThreadNotFound
+from plait.engine.run.runner import RunRejected
+from plait.engine.store.pool import Pool
+from plait.engine.store.threads import ThreadSpecMismatch
+from plait.server.api.checkpoints import thread_state
+from plait.server.api.deps import Services, Svc
+from plait.server.api.runs import RunCommand, RunCreate, _create
+from plait.server.auth.keys import Tenant
+from plait.server.http.problems import Problem
+from plait.server.http.sse import coalesced, encode, sse_response
+from plait.server.http.thread_protocol import RUN_SPAN, EventFilter, RunTranslator
+from plait.server.operations.metrics import SSE_STREAMS
+from plait.server.queue import threads
+from plait.server.queue.runs import ThreadBusy, current_run_of_thread, get_run, next_run_of_thread
+from plait.server.queue.threads import ThreadNotFound
 
 router = APIRouter(tags=["thread streams"])
 
@@ -311,7 +311,7 @@ async def _thread_frames(
             run, after = await _starting_run(pool, thread_id, interrupted), 0
         else:
             since_queue, since_seq = divmod(since, RUN_SPAN)
-            run = await _next_run(pool, thread_id, since_queue - 1)
+            run = await next_run_of_thread(pool, thread_id, since_queue - 1)
             after = since_seq if run is not None and run[1] == since_queue else 0
         last_queue = since // RUN_SPAN if since is not None else 0
         while True:
@@ -321,12 +321,12 @@ async def _thread_frames(
                 await asyncio.sleep(
                     NEXT_RUN_POLL_SECONDS if polls <= EAGER_POLLS else IDLE_POLL_SECONDS
                 )
-                run = await _next_run(pool, thread_id, last_queue)
+                run = await next_run_of_thread(pool, thread_id, last_queue)
             async with contextlib.aclosing(_run_frames(services, run, wanted, after)) as frames:
                 async for batch in frames:
                     yield batch
             last_queue, after = run[1], 0
-            run = await _next_run(pool, thread_id, last_queue)
+            run = await next_run_of_thread(pool, thread_id, last_queue)
     finally:
         SSE_STREAMS.dec()
 
@@ -372,43 +372,13 @@ async def _starting_run(
     finish, the resume run is awaited a moment (``RESPOND_GRACE_SECONDS``)
     before the interrupted run is replayed (a client loading the thread).
     """
-    run = await _current_run(pool, thread_id)
+    run = await current_run_of_thread(pool, thread_id)
     if run is None or not interrupted or run[3] in ("pending", "running"):
         return run[:3] if run else None
     deadline = asyncio.get_running_loop().time() + RESPOND_GRACE_SECONDS
     while asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(NEXT_RUN_POLL_SECONDS)
-        resumed = await _next_run(pool, thread_id, run[1])
+        resumed = await next_run_of_thread(pool, thread_id, run[1])
         if resumed is not None:
             return resumed
     return run[:3]
-
-
-async def _current_run(pool: Pool, thread_id: str) -> tuple[str, int, str, str] | None:
-    """The thread's first run still to finish, else its latest: ``(run_id, queue_id, graph,
-    status)``."""
-    async with pool.connection() as conn:
-        cursor = await conn.execute(
-            """
-            SELECT run_id, queue_id, graph, status FROM plait_runs WHERE thread_id = %s
-            ORDER BY status IN ('pending', 'running') DESC,
-                     CASE WHEN status IN ('pending', 'running') THEN queue_id END,
-                     queue_id DESC
-            LIMIT 1
-            """,
-            (thread_id,),
-        )
-        row = await cursor.fetchone()
-    return (row["run_id"], row["queue_id"], row["graph"], row["status"]) if row else None
-
-
-async def _next_run(pool: Pool, thread_id: str, after_queue: int) -> tuple[str, int, str] | None:
-    """The thread's first run after ``after_queue`` in queue order."""
-    async with pool.connection() as conn:
-        cursor = await conn.execute(
-            "SELECT run_id, queue_id, graph FROM plait_runs WHERE thread_id = %s "
-            "AND queue_id > %s ORDER BY queue_id LIMIT 1",
-            (thread_id, after_queue),
-        )
-        row = await cursor.fetchone()
-    return (row["run_id"], row["queue_id"], row["graph"]) if row else None

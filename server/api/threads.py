@@ -1,7 +1,7 @@
 """Threads: create, get, update metadata, delete, search (``/threads...``).
 
 Thread ids here are the client's: each route turns them into the stored id of
-the caller's tenant (``server.queue.threads.stored_thread_id``) and back, so
+the caller's tenant (``plait.server.queue.threads.stored_thread_id``) and back, so
 the same id in another tenant is another thread and answers as a free id.
 """
 
@@ -13,11 +13,11 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from server.api.checkpoints import thread_state
-from server.api.deps import Services, Svc
-from server.auth.keys import Tenant
-from server.http.problems import Problem, not_found
-from server.queue import threads
+from plait.server.api.checkpoints import thread_state
+from plait.server.api.deps import Services, Svc
+from plait.server.auth.keys import Tenant
+from plait.server.http.problems import Problem, not_found
+from plait.server.queue import threads
 
 router = APIRouter(prefix="/threads", tags=["threads"])
 

@@ -2,7 +2,7 @@
 
 A run that stops on an approval node's ``interrupt()`` ends; the worker
 records one row per approval interrupt here, and the thread holds no worker
-and no memory while it waits. Deciding one (``server.queue.decisions``)
+and no memory while it waits. Deciding one (``plait.server.queue.decisions``)
 resumes the thread; a resume sent straight to ``/runs`` settles the rows it
 answers (:func:`settle_answered_in`). Every query on the table is in this module.
 """
@@ -17,8 +17,8 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from engine.store.pool import Pool
-from server.auth.store import OF_TENANT
+from plait.engine.store.pool import Pool
+from plait.server.auth.store import OF_TENANT
 
 APPROVAL_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected", "edited", "expired")
 #: A ``status`` filter for every approval no longer pending (the inbox's decided tab).
@@ -34,7 +34,7 @@ DECISION_STATUS = {"approve": "approved", "reject": "rejected", "edit": "edited"
 
 
 class ParkedRun(Protocol):
-    """The run whose interrupts are recorded (``server.queue.runs.Run``)."""
+    """The run whose interrupts are recorded (``plait.server.queue.runs.Run``)."""
 
     @property
     def run_id(self) -> str: ...
@@ -82,7 +82,7 @@ async def record_interrupts(
     run, or a thread resumed for another of its interrupts) keeps the first row.
     ``budget_used`` is the run's usage so far (spec budgets), shown to the approver.
     A worker records in a transaction fenced by its lease
-    (``server.queue.leases.fenced_transaction``).
+    (``plait.server.queue.leases.fenced_transaction``).
     """
     rows: list[dict[str, Any]] = []
     for item in interrupts:

@@ -27,8 +27,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader
 
-from engine.store.pool import Pool
-from server.auth.store import DEFAULT_TENANT, Principal, hash_key, keys_exist, principal_of
+from plait.engine.store.pool import Pool
+from plait.server.auth.store import DEFAULT_TENANT, Principal, hash_key, keys_exist, principal_of
 
 API_KEY_HEADER = "x-api-key"
 #: The key id reported for the environment's admin key.

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.governance.budgets import QuotaExceeded, with_quota
-from engine.store.pool import Pool
-from server.auth.store import DEFAULT_TENANT, add_usage, get_tenant, usage
+from plait.engine.governance.budgets import QuotaExceeded, with_quota
+from plait.engine.store.pool import Pool
+from plait.server.auth.store import DEFAULT_TENANT, add_usage, get_tenant, usage
 
 #: Daily limit -> the usage figure it bounds.
 _MEASURES = {"daily_max_steps": "steps", "daily_max_tokens": "tokens", "daily_max_cost": "cost"}

@@ -21,13 +21,13 @@ from typing import Any
 
 from psycopg.errors import ForeignKeyViolation
 
-from engine.governance.secrets import EnvironmentSecrets
-from engine.protected import is_protected
-from engine.spec.document import LoadedSpec
-from engine.spec.errors import SpecIssue
-from engine.spec.secret_refs import RESERVED_PREFIX, is_reserved, secret_refs
-from engine.store.pool import Pool
-from server.auth.store import DEFAULT_TENANT, TenantNotFound
+from plait.engine.governance.secrets import EnvironmentSecrets
+from plait.engine.protected import is_protected
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.errors import SpecIssue
+from plait.engine.spec.secret_refs import RESERVED_PREFIX, is_reserved, secret_refs
+from plait.engine.store.pool import Pool
+from plait.server.auth.store import DEFAULT_TENANT, TenantNotFound
 
 #: Environment variables the ``default`` tenant's specs may read as secrets (tenant_secrets.py).
 ENV_SECRETS_ENV = "PLAIT_ENV_SECRETS"
@@ -167,7 +167,7 @@ def env_secret_names(env: Mapping[str, str] | None = None) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class TenantSecrets:
-    """A run's :class:`~engine.governance.secrets.SecretSource`: its tenant's granted secrets.
+    """A run's :class:`~plait.engine.governance.secrets.SecretSource`: its tenant's granted secrets.
 
     ``fallback`` (``default`` only) is asked for the names the store lacks.
     """

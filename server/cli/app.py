@@ -1,7 +1,7 @@
 """The ``plait`` command: validate, run, test, graph, schema, serve, worker, tenants, keys, queue.
 
 ``main()`` is the console script. User errors end with one clear message and
-an exit code from :class:`server.cli.exits.ExitCode`, never a traceback; an
+an exit code from :class:`plait.server.cli.exits.ExitCode`, never a traceback; an
 unexpected exception is reported as an internal error (exit 70), with the
 traceback only when ``PLAIT_DEBUG`` is set.
 """
@@ -14,17 +14,17 @@ import traceback
 
 import typer
 
-from server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
-from server.cli.graph import graph_command
-from server.cli.queue import queue_app
-from server.cli.run import run_command
-from server.cli.schema import schema_command
-from server.cli.serve import serve_command
-from server.cli.specs import InvalidSpec
-from server.cli.tenants import keys_app, tenants_app
-from server.cli.test import test_command
-from server.cli.validate import validate_command
-from server.cli.worker import worker_command
+from plait.server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
+from plait.server.cli.graph import graph_command
+from plait.server.cli.queue import queue_app
+from plait.server.cli.run import run_command
+from plait.server.cli.schema import schema_command
+from plait.server.cli.serve import serve_command
+from plait.server.cli.specs import InvalidSpec
+from plait.server.cli.tenants import keys_app, tenants_app
+from plait.server.cli.test import test_command
+from plait.server.cli.validate import validate_command
+from plait.server.cli.worker import worker_command
 
 app = typer.Typer(
     name="plait",
@@ -56,7 +56,7 @@ def main() -> None:
     try:
         app(standalone_mode=True)
     except InvalidSpec as exc:
-        from server.cli.console import make_console, print_issues
+        from plait.server.cli.console import make_console, print_issues
 
         print_issues(make_console(stderr=True), exc.issues)
         _fail(exc.message, exc.code)

@@ -1,6 +1,6 @@
 """How ``plait`` shows things: a rich terminal view, or one JSON object per line.
 
-Both views take the runner's events (``engine.run.events``) plus a few
+Both views take the runner's events (``plait.engine.run.events``) plus a few
 CLI-level messages (notices, the "waiting for a decision" stop, errors), so
 ``plait run`` drives either without knowing which it has.
 """
@@ -18,7 +18,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from engine.run.events import (
+from plait.engine.run.events import (
     Completed,
     Custom,
     Failed,
@@ -30,7 +30,7 @@ from engine.run.events import (
     RunStarted,
     Token,
 )
-from engine.spec.errors import SpecIssue
+from plait.engine.spec.errors import SpecIssue
 
 
 def make_console(file: TextIO | None = None, *, stderr: bool = False) -> Console:

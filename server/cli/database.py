@@ -9,10 +9,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from engine.store.database import DATABASE_URL_ENV, database_url
-from engine.store.migrate import migrate
-from engine.store.pool import Pool, open_pool
-from server.cli.exits import CliError, ExitCode
+from plait.engine.store.database import DATABASE_URL_ENV, database_url
+from plait.engine.store.migrate import migrate
+from plait.engine.store.pool import Pool, open_pool
+from plait.server.cli.exits import CliError, ExitCode
 
 CONNECT_TIMEOUT_SECONDS = 5
 

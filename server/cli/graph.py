@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from server.cli.specs import load_valid_spec
+from plait.server.cli.specs import load_valid_spec
 
 
 def graph_command(
@@ -17,7 +17,7 @@ def graph_command(
 ) -> None:
     """Print the graph as Mermaid (paste it into a Markdown file or mermaid.live)."""
     # Imported here: the compiler package pulls in LangGraph, which `plait --help` need not load.
-    from engine.compiler.mermaid import to_mermaid
+    from plait.engine.compiler.mermaid import to_mermaid
 
     loaded = load_valid_spec(spec)
     typer.echo(to_mermaid(loaded.spec))

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.spec.models import Example, GraphSpec
-from server.cli.exits import CliError
+from plait.engine.spec.models import Example, GraphSpec
+from plait.server.cli.exits import CliError
 
 DECISIONS = ("approve", "reject", "edit")
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from server.cli.database import connected_pool
-from server.cli.exits import CliError, ExitCode
+from plait.server.cli.database import connected_pool
+from plait.server.cli.exits import CliError, ExitCode
 
 if TYPE_CHECKING:
-    from server.queue.runs import Run
+    from plait.server.queue.runs import Run
 
 queue_app = typer.Typer(
     help="Runs the queue gave up on (dead-lettered) and their requeue.", no_args_is_help=True
@@ -47,7 +47,7 @@ def dead_letters(
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 100,
 ) -> None:
     """List dead-lettered runs, newest first, as JSON."""
-    from server.queue.runs import list_dead_letters
+    from plait.server.queue.runs import list_dead_letters
 
     async def work() -> list[dict[str, Any]]:
         async with connected_pool() as pool:
@@ -64,7 +64,7 @@ def requeue(
 ) -> None:
     """Queue a dead-lettered run again: its lost attempts reset, it continues from its
     last checkpoint, its stream goes on with the same seqs."""
-    from server.queue.runs import RunNotDeadLettered, RunNotFound, requeue_run
+    from plait.server.queue.runs import RunNotDeadLettered, RunNotFound, requeue_run
 
     async def work() -> dict[str, Any]:
         async with connected_pool() as pool:

@@ -15,10 +15,10 @@ from typing import Annotated
 
 import typer
 
-from server.cli.console import JsonView, RichView, RunView, make_console, print_issues
-from server.cli.exits import CliError, ExitCode
-from server.cli.run_request import DecisionChoice, parse_request, resume_command
-from server.cli.specs import InvalidSpec
+from plait.server.cli.console import JsonView, RichView, RunView, make_console, print_issues
+from plait.server.cli.exits import CliError, ExitCode
+from plait.server.cli.run_request import DecisionChoice, parse_request, resume_command
+from plait.server.cli.specs import InvalidSpec
 
 
 def run_command(
@@ -80,7 +80,7 @@ def run_command(
     )
     # Imported here: LangGraph and the compiler take a second to import, and
     # `plait validate` / `plait --help` should not pay for them.
-    from server.cli.session import Session
+    from plait.server.cli.session import Session
 
     session = Session(view)
     try:

@@ -1,7 +1,7 @@
 """What ``plait run`` was asked: its options checked and parsed, and how to continue a thread.
 
-Apart from the command (``server.cli.run``) so the session that executes a
-request (``server.cli.session``) can use it without importing the command.
+Apart from the command (``plait.server.cli.run``) so the session that executes a
+request (``plait.server.cli.session``) can use it without importing the command.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from server.cli.exits import CliError
-from server.cli.inputs import make_decision, parse_json_object
+from plait.server.cli.exits import CliError
+from plait.server.cli.inputs import make_decision, parse_json_object
 
 
 class DecisionChoice(StrEnum):

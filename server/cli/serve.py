@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
-from server.cli.exits import CliError
-from server.http.cors import CorsPolicy, parse_origins
-from server.queue.leases import DEFAULT_MAX_ATTEMPTS
-from server.settings import (
+from plait.server.cli.exits import CliError
+from plait.server.http.cors import CorsPolicy, parse_origins
+from plait.server.queue.leases import DEFAULT_MAX_ATTEMPTS
+from plait.server.settings import (
     CORS_CREDENTIALS_ENV,
     CORS_ORIGIN_REGEX_ENV,
     CORS_ORIGINS_ENV,
@@ -143,9 +143,9 @@ def serve_command(
     # Imported here: the other commands need not load FastAPI, uvicorn and LangGraph.
     import uvicorn
 
-    from engine.observability.tracing import configure_tracing
-    from server.app import create_app
-    from server.operations.logs import configure_logging
+    from plait.engine.observability.tracing import configure_tracing
+    from plait.server.app import create_app
+    from plait.server.operations.logs import configure_logging
 
     try:
         from_env = Settings.from_env()  # PLAIT_CORS_ORIGINS can be malformed too

@@ -17,9 +17,9 @@ from typing import Any
 from rich.console import Console
 from rich.prompt import Prompt
 
-from engine.compiler import CompiledSpec, CompileError, compile_spec
-from engine.run.events import Completed, Failed, Interrupted
-from engine.run.runner import (
+from plait.engine.compiler import CompiledSpec, CompileError, compile_spec
+from plait.engine.run.events import Completed, Failed, Interrupted
+from plait.engine.run.runner import (
     RunRejected,
     ThreadMismatch,
     check_input,
@@ -27,15 +27,15 @@ from engine.run.runner import (
     new_thread_id,
     run_graph,
 )
-from engine.spec.models import Example, GraphSpec
-from engine.spec.provenance import git_sha
-from engine.store.pool import Pool
-from server.cli.console import RichView, RunView
-from server.cli.database import connected_pool
-from server.cli.exits import CliError, ExitCode
-from server.cli.inputs import DECISIONS, parse_json_object, pick_example
-from server.cli.run_request import RunRequest, resume_command
-from server.cli.specs import load_valid_spec, registry_for
+from plait.engine.spec.models import Example, GraphSpec
+from plait.engine.spec.provenance import git_sha
+from plait.engine.store.pool import Pool
+from plait.server.cli.console import RichView, RunView
+from plait.server.cli.database import connected_pool
+from plait.server.cli.exits import CliError, ExitCode
+from plait.server.cli.inputs import DECISIONS, parse_json_object, pick_example
+from plait.server.cli.run_request import RunRequest, resume_command
+from plait.server.cli.specs import load_valid_spec, registry_for
 
 
 class Session:

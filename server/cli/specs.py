@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.spec.document import LoadedSpec
-from engine.spec.errors import SpecError, SpecIssue, has_errors
-from engine.spec.loader import load_spec
-from engine.spec.registry import SpecRegistry
-from engine.spec.validate import load_directory, validate_paths
-from server.cli.exits import CliError, ExitCode
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.errors import SpecError, SpecIssue, has_errors
+from plait.engine.spec.loader import load_spec
+from plait.engine.spec.registry import SpecRegistry
+from plait.engine.spec.validate import load_directory, validate_paths
+from plait.server.cli.exits import CliError, ExitCode
 
 
 class InvalidSpec(CliError):

@@ -16,9 +16,9 @@ from typing import Annotated, Any
 
 import typer
 
-from server.auth import store, tenant_secrets
-from server.cli.database import connected_pool
-from server.cli.exits import CliError, ExitCode
+from plait.server.auth import store, tenant_secrets
+from plait.server.cli.database import connected_pool
+from plait.server.cli.exits import CliError, ExitCode
 
 tenants_app = typer.Typer(
     help="Create, list and change tenants (their run caps, daily budgets and secrets).",

@@ -19,18 +19,18 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from engine.spec.errors import has_errors
-from engine.spec.loader import load_spec
-from engine.spec.validate import check_paths
-from server.cli.console import make_console, print_issues
-from server.cli.exits import CliError, ExitCode
-from server.cli.specs import registry_for
+from plait.engine.spec.errors import has_errors
+from plait.engine.spec.loader import load_spec
+from plait.engine.spec.validate import check_paths
+from plait.server.cli.console import make_console, print_issues
+from plait.server.cli.exits import CliError, ExitCode
+from plait.server.cli.specs import registry_for
 
 if TYPE_CHECKING:
-    from engine.run.spec_tests import CaseResult
-    from engine.spec.document import LoadedSpec
-    from engine.spec.models import Example
-    from engine.spec.registry import SpecRegistry
+    from plait.engine.run.spec_tests import CaseResult
+    from plait.engine.spec.document import LoadedSpec
+    from plait.engine.spec.models import Example
+    from plait.engine.spec.registry import SpecRegistry
 
 #: Tests run at once by default (each holds a database connection while it runs).
 DEFAULT_JOBS = 4
@@ -95,9 +95,9 @@ async def _run_all(
     files: list[Path], only: str | None, jobs: int, console: Console
 ) -> tuple[list[CaseResult], int]:
     # Imported here: LangGraph and the compiler take a second to import.
-    from engine.compiler import compile_spec
-    from engine.run.spec_tests import counting_usage, run_case, tests_of
-    from server.cli.database import connected_pool
+    from plait.engine.compiler import compile_spec
+    from plait.engine.run.spec_tests import counting_usage, run_case, tests_of
+    from plait.server.cli.database import connected_pool
 
     cases: list[tuple[LoadedSpec, SpecRegistry, Example]] = []
     skipped = 0

@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
-from engine.spec.errors import has_errors
-from engine.spec.validate import check_paths
-from server.cli.console import make_console, print_issues
-from server.cli.exits import ExitCode
+from plait.engine.spec.errors import has_errors
+from plait.engine.spec.validate import check_paths
+from plait.server.cli.console import make_console, print_issues
+from plait.server.cli.exits import ExitCode
 
 
 class Format(StrEnum):

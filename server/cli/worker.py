@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from server.cli.database import connected_pool
-from server.cli.exits import CliError
-from server.queue.leases import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
-from server.settings import LEASE_SECONDS_ENV, MAX_ATTEMPTS_ENV
+from plait.server.cli.database import connected_pool
+from plait.server.cli.exits import CliError
+from plait.server.queue.leases import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
+from plait.server.settings import LEASE_SECONDS_ENV, MAX_ATTEMPTS_ENV
 
 if TYPE_CHECKING:
-    from server.cli.worker_health import WorkerHealth
+    from plait.server.cli.worker_health import WorkerHealth
 
 
 def worker_command(
@@ -93,11 +93,11 @@ def worker_command(
     ] = "127.0.0.1",
 ) -> None:
     """Execute queued runs until SIGTERM or Ctrl-C, then hand unfinished runs back."""
-    from engine.observability.tracing import configure_tracing
-    from server.operations import metrics
-    from server.operations.logs import configure_logging
-    from server.workers.processes import die_with_supervisor
-    from server.workers.worker import default_worker_id
+    from plait.engine.observability.tracing import configure_tracing
+    from plait.server.operations import metrics
+    from plait.server.operations.logs import configure_logging
+    from plait.server.workers.processes import die_with_supervisor
+    from plait.server.workers.worker import default_worker_id
 
     die_with_supervisor()  # a child of `plait serve --worker-processes` stops with it
     try:
@@ -111,7 +111,7 @@ def worker_command(
             _serve_metrics(metrics_host, metrics_port)
     health = None
     if health_port is not None:
-        from server.cli.worker_health import WorkerHealth
+        from plait.server.cli.worker_health import WorkerHealth
 
         health = WorkerHealth()
         with _listening("--health-port", health_host, health_port):
@@ -170,9 +170,9 @@ async def _serve(options: _Options, worker_id: str, health: WorkerHealth | None 
 
 
 async def _work(options: _Options, worker_id: str) -> None:
-    """Connect, run a :class:`server.workers.worker.Worker` until it stops, and say so."""
+    """Connect, run a :class:`plait.server.workers.worker.Worker` until it stops, and say so."""
     # Imported here: the other commands need not load the server and LangGraph.
-    from server.workers.worker import Worker
+    from plait.server.workers.worker import Worker
 
     concurrency, lease_seconds = options.concurrency, options.lease_seconds
     async with connected_pool() as pool:

@@ -2,7 +2,7 @@
 
 ``plait serve`` answers every request on one event loop. Reading a spec is
 CPU work in pure Python (ruamel.yaml, pydantic, lint) that a tenant chooses:
-before the limits of :mod:`engine.spec.limits` a 50 KB body of ``[`` kept the
+before the limits of :mod:`plait.engine.spec.limits` a 50 KB body of ``[`` kept the
 loop busy for 30 s, and ``GET /ok`` waited as long. The limits make bad YAML
 cheap, but a thread could not stop what they miss (Python cannot kill a
 thread, and a CPU-bound thread still takes the GIL from the loop), so the
@@ -27,11 +27,11 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 import pebble
 
-from engine.spec.document import LoadedSpec
-from engine.spec.errors import SpecError, SpecIssue
-from engine.spec.loader import parse_spec
-from engine.spec.registry import SpecRegistry
-from engine.spec.validate import check_text
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.errors import SpecError, SpecIssue
+from plait.engine.spec.loader import parse_spec
+from plait.engine.spec.registry import SpecRegistry
+from plait.engine.spec.validate import check_text
 
 logger = logging.getLogger("plait.server")
 

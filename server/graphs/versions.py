@@ -22,17 +22,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from engine.compiler.cache import CompileCache
-from engine.spec.document import LoadedSpec
-from engine.spec.errors import SpecError, SpecIssue, has_errors
-from engine.spec.lint import lint
-from engine.spec.loader import decode_file, parse_spec, read_spec
-from engine.spec.registry import SpecRegistry
-from engine.spec.validate import SPEC_SUFFIXES, check_text
-from engine.store.pool import Pool
-from server.auth.code_policy import folder_modules, refused_code
-from server.auth.store import DEFAULT_TENANT
-from server.auth.tenant_secrets import SecretSources
+from plait.engine.compiler.cache import CompileCache
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.errors import SpecError, SpecIssue, has_errors
+from plait.engine.spec.lint import lint
+from plait.engine.spec.loader import decode_file, parse_spec, read_spec
+from plait.engine.spec.registry import SpecRegistry
+from plait.engine.spec.validate import SPEC_SUFFIXES, check_text
+from plait.engine.store.pool import Pool
+from plait.server.auth.code_policy import folder_modules, refused_code
+from plait.server.auth.store import DEFAULT_TENANT
+from plait.server.auth.tenant_secrets import SecretSources
 
 #: Namespace of assistant ids: uuid5(ASSISTANT_NAMESPACE, "name@version").
 ASSISTANT_NAMESPACE = uuid.UUID("6f1c1a52-3b8e-5d0e-9a57-706c61697400")
@@ -176,7 +176,7 @@ async def checked_spec(
     ``check`` reads and lints it (the server's runs off its event loop). Raises
     :class:`SpecError` with every issue (the same as ``plait validate``).
     Other tenants' specs may name only the code the operator allows: the specs
-    folder's modules and ``tenant_modules`` (:mod:`server.auth.code_policy`).
+    folder's modules and ``tenant_modules`` (:mod:`plait.server.auth.code_policy`).
     Every secret it names must be one the tenant may read (``secret-not-granted``
     otherwise).
     """
@@ -203,9 +203,9 @@ async def tenant_issues(
 ) -> list[SpecIssue]:
     """What ``tenant`` may not do in an otherwise valid spec (none when ``issues`` has errors).
 
-    Code the operator did not allow (:mod:`server.auth.code_policy`, tenants other
+    Code the operator did not allow (:mod:`plait.server.auth.code_policy`, tenants other
     than ``default``), then secrets the tenant was not granted
-    (:mod:`server.auth.tenant_secrets`).
+    (:mod:`plait.server.auth.tenant_secrets`).
     """
     if has_errors(issues):
         return []

@@ -23,21 +23,21 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope
 
-from engine.run.runner import RunRejected
-from engine.spec.errors import SpecError, SpecIssue
-from engine.store.threads import ThreadSpecMismatch
-from server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
-from server.auth.keys import Forbidden, Unauthenticated
-from server.graphs.spec_checks import SpecCheckFailed, SpecChecksBusy
-from server.graphs.versions import VersionConflict
-from server.queue.runs import (
+from plait.engine.run.runner import RunRejected
+from plait.engine.spec.errors import SpecError, SpecIssue
+from plait.engine.store.threads import ThreadSpecMismatch
+from plait.server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
+from plait.server.auth.keys import Forbidden, Unauthenticated
+from plait.server.graphs.spec_checks import SpecCheckFailed, SpecChecksBusy
+from plait.server.graphs.versions import VersionConflict
+from plait.server.queue.runs import (
     IdempotencyMismatch,
     RunActive,
     RunNotDeadLettered,
     RunNotFound,
     ThreadBusy,
 )
-from server.queue.threads import ThreadExists, ThreadNotFound
+from plait.server.queue.threads import ThreadExists, ThreadNotFound
 
 logger = logging.getLogger("plait.server")
 

@@ -31,8 +31,8 @@ from typing import Any
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engine.spec.document import escape_pointer
-from server.http.problems import Problem, problem_asgi_response
+from plait.engine.spec.document import escape_pointer
+from plait.server.http.problems import Problem, problem_asgi_response
 
 #: A refused body up to this size is read (and dropped) before the 413, so the
 #: client gets the answer instead of a reset connection; a larger one is not.

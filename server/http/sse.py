@@ -18,9 +18,9 @@ from typing import Any
 import orjson
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from engine.observability import tracing
-from server.operations.metrics import SSE_STREAMS
-from server.queue.journal import JournalEvent, JournalListener
+from plait.engine.observability import tracing
+from plait.server.operations.metrics import SSE_STREAMS
+from plait.server.queue.journal import JournalEvent, JournalListener
 
 logger = logging.getLogger("plait.server")
 

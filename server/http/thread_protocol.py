@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.queue.journal import JournalEvent
+from plait.server.queue.journal import JournalEvent
 
 #: Journal seqs a run may use before its protocol seqs would reach the next run's.
 RUN_SPAN = 10_000_000

@@ -4,7 +4,7 @@ Process metrics live in prometheus-client's default registry: step latency,
 model calls, tokens and cost, tool outcomes, policy refusals (fed by the
 engine through :class:`MetricsObserver`), open SSE streams, finished runs,
 and the state of this process's circuit breakers (read at scrape time from
-``engine.governance.breakers.snapshot()``).
+``plait.engine.governance.breakers.snapshot()``).
 
 Queue metrics come from Postgres at scrape time (:func:`database_metrics`), so
 they are the same whichever process is scraped and need no bookkeeping: runs
@@ -31,11 +31,11 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from engine.governance import breakers
-from engine.observability import observe
-from engine.store.pool import Pool
-from engine.store.threads import RunStatus
-from server.approvals.records import APPROVAL_STATUSES
+from plait.engine.governance import breakers
+from plait.engine.observability import observe
+from plait.engine.store.pool import Pool
+from plait.engine.store.threads import RunStatus
+from plait.server.approvals.records import APPROVAL_STATUSES
 
 log = logging.getLogger(__name__)
 #: How long a scrape waits for Postgres before it reports ``plait_database_up 0``.

@@ -16,8 +16,8 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from engine.store.pool import Pool
-from server.queue.threads import client_thread_id
+from plait.engine.store.pool import Pool
+from plait.server.queue.threads import client_thread_id
 
 _COLUMNS = (
     "cron_id::text AS cron_id, tenant_id, assistant_id, thread_id, schedule, timezone, end_time, "

@@ -14,10 +14,10 @@ from typing import Any
 
 import pydantic
 
-from engine.spec.errors import validation_problems
-from engine.spec.models import Decision
-from engine.store.pool import Pool
-from server.approvals.records import (
+from plait.engine.spec.errors import validation_problems
+from plait.engine.spec.models import Decision
+from plait.engine.store.pool import Pool
+from plait.server.approvals.records import (
     DECISION_STATUS,
     ApprovalClosed,
     ApprovalNotFound,
@@ -27,8 +27,8 @@ from server.approvals.records import (
     mark_decided_in,
     set_resume_run_in,
 )
-from server.graphs.versions import get_version
-from server.queue.runs import Run, resume_thread_in, thread_transaction
+from plait.server.graphs.versions import get_version
+from plait.server.queue.runs import Run, resume_thread_in, thread_transaction
 
 #: ``decided_by`` of decisions made by the expiry sweep.
 EXPIRY_ACTOR = "plait:expiry"

@@ -3,7 +3,7 @@
 A worker cut off from the database (or stalled) past its lease keeps executing
 until it hears that another worker took its run over; what it then writes
 arrives late. :class:`FencedCheckpointer` and :class:`FencedToolResultStore`
-put :func:`server.queue.leases.fence` in front of each write, in the same
+put :func:`plait.server.queue.leases.fence` in front of each write, in the same
 transaction, so a late checkpoint never forks the thread the new worker
 continues, and a late tool result is never recorded as this run's. Reading a
 recorded tool result is fenced too, and so is the intent a non-idempotent call
@@ -23,8 +23,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncCursor
 from psycopg.rows import DictRow, dict_row
 
-from engine.store.pool import Pool
-from engine.store.tool_results import (
+from plait.engine.store.pool import Pool
+from plait.engine.store.tool_results import (
     PostgresToolResultStore,
     RecordedResult,
     begin_intent,
@@ -32,8 +32,8 @@ from engine.store.tool_results import (
     read_record,
     write_record,
 )
-from server.queue import runs
-from server.queue.leases import Lease, fence, fenced_transaction, refused_as
+from plait.server.queue import runs
+from plait.server.queue.leases import Lease, fence, fenced_transaction, refused_as
 
 
 class FencedCheckpointer(AsyncPostgresSaver):

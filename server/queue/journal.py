@@ -32,7 +32,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool
 
-from engine.store.pool import Pool
+from plait.engine.store.pool import Pool
 
 #: Channel of event notifications (payload: see the module docstring).
 EVENTS_CHANNEL = "plait_run_events"
@@ -54,7 +54,7 @@ class JournalEvent:
     event: str
     data: Any
     #: An ``error`` or ``end`` a requeue continued past (never streamed; see
-    #: :func:`server.queue.runs.requeue_run`).
+    #: :func:`plait.server.queue.runs.requeue_run`).
     superseded: bool = False
 
 

@@ -19,8 +19,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import DictRow
 
-from engine.store.pool import Pool
-from server.queue import journal
+from plait.engine.store.pool import Pool
+from plait.server.queue import journal
 
 #: What a round reports: the runs whose events it could not write, and why.
 Failures = dict[str, BaseException]

@@ -35,8 +35,8 @@ import psycopg
 from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 
-from engine.governance.loops import StopsRun
-from engine.store.pool import Pool
+from plait.engine.governance.loops import StopsRun
+from plait.engine.store.pool import Pool
 
 #: Lost attempts a run may have before it is dead-lettered, unless its spec says
 #: (``spec.max_attempts``) or the worker is told otherwise (``--max-attempts``).
@@ -65,7 +65,7 @@ class LeaseLost(StopsRun):
 
     Another worker took the run over (this one died, stalled or was cut off
     for longer than the lease), or the run ended or was deleted. A
-    :class:`~engine.governance.loops.StopsRun`, so a node neither retries it nor
+    :class:`~plait.engine.governance.loops.StopsRun`, so a node neither retries it nor
     hands it to a model: the stale attempt stops.
     """
 

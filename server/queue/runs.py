@@ -26,14 +26,14 @@ from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from engine.store.pool import Pool
-from engine.store.threads import RunStatus, ThreadRecord, ThreadSpecMismatch
-from server.approvals.records import settle_answered_in
-from server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
-from server.graphs.versions import GraphVersion
-from server.queue import journal, webhooks
-from server.queue.leases import Lease
-from server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
+from plait.engine.store.pool import Pool
+from plait.engine.store.threads import RunStatus, ThreadRecord, ThreadSpecMismatch
+from plait.server.approvals.records import settle_answered_in
+from plait.server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
+from plait.server.graphs.versions import GraphVersion
+from plait.server.queue import journal, webhooks
+from plait.server.queue.leases import Lease
+from plait.server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
 
 MultitaskStrategy = Literal["reject", "enqueue", "interrupt", "rollback"]
 CancelAction = Literal["interrupt", "rollback"]
@@ -528,7 +528,7 @@ async def claim_runs(
     worker that was cut off past its lease goes on with them, or learns it
     lost them. Concurrent claimers skip each other's rows (``SKIP
     LOCKED``), so no run is handed to two workers; a run whose row a fenced
-    write holds (:mod:`server.queue.leases`) is skipped until it commits.
+    write holds (:mod:`plait.server.queue.leases`) is skipped until it commits.
 
     Tenants take turns: each tenant's claimable runs are ranked by queue
     order, and a run's place is its rank plus the runs its tenant already
@@ -623,7 +623,7 @@ async def heartbeat(
     """Extend the leases ``worker_id`` still holds; return the runs it must stop.
 
     ``attempts`` gives each run's attempt the worker executes (its lease,
-    :mod:`server.queue.leases`). Returned: runs with a cancel requested (read
+    :mod:`plait.server.queue.leases`). Returned: runs with a cancel requested (read
     ``cancel_action`` with :func:`get_run`) and runs the worker no longer owns
     for that attempt (its lease expired and another claim took the run, or
     the run ended or was deleted). An expired lease nobody took over is
@@ -689,7 +689,7 @@ async def finish_run(
     together: a client told the run ended never finds it still running, and a
     worker that lost its lease writes neither. A run with a ``webhook`` owes it a
     call with the run and its final ``values``, written in the same transaction
-    (:mod:`server.queue.webhooks`).
+    (:mod:`plait.server.queue.webhooks`).
     """
     after: ThreadStatus = (
         "interrupted" if interrupted else "error" if status in ("error", "timeout") else "idle"
@@ -1099,3 +1099,53 @@ def _run(row: Mapping[str, Any] | None) -> Run:
         max_attempts=row["max_attempts"],
         dead_letter=row["dead_letter"],
     )
+
+
+async def current_run_of_thread(pool: Pool, thread_id: str) -> tuple[str, int, str, str] | None:
+    """The thread's first run still to finish, else its latest: ``(run_id, queue_id, graph,
+    status)``."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            """
+            SELECT run_id, queue_id, graph, status FROM plait_runs WHERE thread_id = %s
+            ORDER BY status IN ('pending', 'running') DESC,
+                     CASE WHEN status IN ('pending', 'running') THEN queue_id END,
+                     queue_id DESC
+            LIMIT 1
+            """,
+            (thread_id,),
+        )
+        row = await cursor.fetchone()
+    return (row["run_id"], row["queue_id"], row["graph"], row["status"]) if row else None
+
+
+async def next_run_of_thread(
+    pool: Pool, thread_id: str, after_queue: int
+) -> tuple[str, int, str] | None:
+    """The thread's first run after ``after_queue`` in queue order."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT run_id, queue_id, graph FROM plait_runs WHERE thread_id = %s "
+            "AND queue_id > %s ORDER BY queue_id LIMIT 1",
+            (thread_id, after_queue),
+        )
+        row = await cursor.fetchone()
+    return (row["run_id"], row["queue_id"], row["graph"]) if row else None
+
+
+async def add_run_metadata(
+    pool: Pool, run_id: str, attempt: int, added: Mapping[str, Any]
+) -> int | None:
+    """Merge ``added`` into the run's metadata while ``attempt`` is its current one.
+
+    Returns the seq its journal's next event gets, or ``None`` when the run
+    has moved on to another attempt (nothing is written).
+    """
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "UPDATE plait_runs SET metadata = metadata || %s WHERE run_id = %s AND attempt = %s "
+            "RETURNING event_seq + 1 AS next_seq",
+            (Jsonb(dict(added)), run_id, attempt),
+        )
+        row = await cursor.fetchone()
+    return None if row is None else int(row["next_seq"])

@@ -1,7 +1,7 @@
 """API threads (table ``plait_threads``): create, read, search, update, delete, status.
 
 A thread made through the API exists before its first run; the first run
-records its graph (see ``server.queue.runs.create_run``). The dicts returned
+records its graph (see ``plait.server.queue.runs.create_run``). The dicts returned
 are the Agent Server ``Thread`` shape without ``values`` / ``interrupts``,
 which come from the thread's checkpoints (the API fills them).
 
@@ -11,7 +11,7 @@ is stored (and checkpointed, and its tool calls keyed) under
 id and another tenant's id answers exactly as a free one. Clients never see
 the prefix (:func:`client_thread_id`); a client's id cannot hold a ``/``
 (nor could a URL path segment carry it). Below the API, every function here
-and in ``server.queue.runs`` takes and returns stored ids.
+and in ``plait.server.queue.runs`` takes and returns stored ids.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from psycopg.types.json import Jsonb
 
-from engine.store.checkpointer import new_checkpointer
-from engine.store.pool import Pool
-from server.auth.store import DEFAULT_TENANT
+from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.store.pool import Pool
+from plait.server.auth.store import DEFAULT_TENANT
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 THREAD_STATUSES: tuple[str, ...] = ("idle", "busy", "interrupted", "error")
@@ -125,6 +125,15 @@ async def get_thread(
         )
         row = await cursor.fetchone()
     return None if row is None else _thread(row)
+
+
+async def thread_exists(pool: Pool, thread_id: str) -> bool:
+    """Whether the thread (of any tenant: ``thread_id`` is the stored id) still exists."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT 1 FROM plait_threads WHERE thread_id = %s", (thread_id,)
+        )
+        return await cursor.fetchone() is not None
 
 
 async def search_threads(

@@ -18,12 +18,12 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from engine.spec.expressions import to_plain
-from engine.store.pool import Pool
+from plait.engine.spec.expressions import to_plain
+from plait.engine.store.pool import Pool
 
 
 class EndedRun(Protocol):
-    """What a delivery is written from: a run as it ended (``server.queue.runs.Run``)."""
+    """What a delivery is written from: a run as it ended (``plait.server.queue.runs.Run``)."""
 
     @property
     def run_id(self) -> str: ...

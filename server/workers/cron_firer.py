@@ -25,11 +25,11 @@ from croniter import croniter
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
-from engine.store.pool import Pool
-from server.graphs.versions import GraphVersion, by_assistant_id, get_version
-from server.queue import crons, threads
-from server.queue.crons import Cron
-from server.queue.runs import MultitaskStrategy, create_run_in, hash_request
+from plait.engine.store.pool import Pool
+from plait.server.graphs.versions import GraphVersion, by_assistant_id, get_version
+from plait.server.queue import crons, threads
+from plait.server.queue.crons import Cron
+from plait.server.queue.runs import MultitaskStrategy, create_run_in, hash_request
 
 log = logging.getLogger(__name__)
 

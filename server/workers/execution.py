@@ -5,9 +5,9 @@ terminal state (``success``, ``error``, ``timeout``, ``interrupted``), or hands
 it back (``released``) when the worker shuts down, or deletes it (``rollback``).
 A run whose attempts kept losing their worker ends dead-lettered (``error``
 with a ``dead_letter`` record) without running again. Every write of the
-attempt is fenced by its lease (:mod:`server.queue.leases`).
+attempt is fenced by its lease (:mod:`plait.server.queue.leases`).
 Every LangGraph stream chunk of a requested mode becomes one journal event in
-the Agent Server format (:mod:`server.queue.stream_events`); ``end`` is journaled last,
+the Agent Server format (:mod:`plait.server.queue.stream_events`); ``end`` is journaled last,
 only when the run reached a terminal state.
 
 Durability: each run's steps are checkpointed with LangGraph's ``sync``
@@ -27,34 +27,34 @@ from langgraph.errors import GraphRecursionError
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.types import Command, Send
 
-from engine.compiler import CompiledSpec, compile_spec
-from engine.compiler.cache import CompileCache
-from engine.governance.budgets import read_usage
-from engine.run.context import RunContext
-from engine.run.driver import RunTimedOut, drive
-from engine.spec.models import duration_seconds
-from engine.store.audit import PostgresAuditStore
-from engine.store.checkpointer import new_checkpointer
-from engine.store.items import TenantStore
-from engine.store.pool import Pool
-from engine.tools.idempotency import ToolResultStore
-from server.approvals import records
-from server.auth.quota import attach_quota
-from server.auth.store import DEFAULT_TENANT
-from server.auth.tenant_secrets import SecretSources
-from server.graphs import versions as registry
-from server.operations import metrics
-from server.queue import runs
-from server.queue.fenced import FencedCheckpointer
-from server.queue.journal import RunGone
-from server.queue.journal_writer import JournalCommitter, JournalWriter
-from server.queue.leases import DEFAULT_MAX_ATTEMPTS, Lease, LeaseLost, fenced_transaction
-from server.queue.runs import Run
-from server.queue.stream_events import StreamPlan, interrupts_of, plan_stream
-from server.queue.threads import client_thread_id
-from server.workers import run_tracing
-from server.workers.mcp_task_poller import record_parked
-from server.workers.run_tracing import RunTrace
+from plait.engine.compiler import CompiledSpec, compile_spec
+from plait.engine.compiler.cache import CompileCache
+from plait.engine.governance.budgets import read_usage
+from plait.engine.run.context import RunContext
+from plait.engine.run.driver import RunTimedOut, drive
+from plait.engine.spec.models import duration_seconds
+from plait.engine.store.audit import PostgresAuditStore
+from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.store.items import TenantStore
+from plait.engine.store.pool import Pool
+from plait.engine.tools.idempotency import ToolResultStore
+from plait.server.approvals import records
+from plait.server.auth.quota import attach_quota
+from plait.server.auth.store import DEFAULT_TENANT
+from plait.server.auth.tenant_secrets import SecretSources
+from plait.server.graphs import versions as registry
+from plait.server.operations import metrics
+from plait.server.queue import runs
+from plait.server.queue.fenced import FencedCheckpointer
+from plait.server.queue.journal import RunGone
+from plait.server.queue.journal_writer import JournalCommitter, JournalWriter
+from plait.server.queue.leases import DEFAULT_MAX_ATTEMPTS, Lease, LeaseLost, fenced_transaction
+from plait.server.queue.runs import Run
+from plait.server.queue.stream_events import StreamPlan, interrupts_of, plan_stream
+from plait.server.queue.threads import client_thread_id
+from plait.server.workers import run_tracing
+from plait.server.workers.mcp_task_poller import record_parked
+from plait.server.workers.run_tracing import RunTrace
 
 #: Why a worker stops a run: a cancel request (``interrupt``, ``rollback``), its
 #: shutdown (``release``), or the run's lease went to another worker (``lost``).
@@ -167,8 +167,8 @@ async def execute_run(
     deletes it (``rollback``), or releases it to the queue (``release``).
     A run with ``max_attempts`` lost attempts in a row (its spec's value wins)
     is dead-lettered instead of run. The attempt is traced, logged and counted
-    (:mod:`server.workers.run_tracing`). Its nodes' ``get_store()`` is ``items`` as the
-    run's tenant sees it (:class:`engine.store.items.TenantStore`).
+    (:mod:`plait.server.workers.run_tracing`). Its nodes' ``get_store()`` is ``items`` as the
+    run's tenant sees it (:class:`plait.engine.store.items.TenantStore`).
     """
     async with run_tracing.observed_attempt(run, pool) as traced:
         limit = runs.max_attempts_of(run, max_attempts)

@@ -24,11 +24,12 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from engine.store.mcp_tasks import TaskRecord, set_status
-from engine.store.pool import Pool
-from server.auth.tenant_secrets import SecretSources
-from server.graphs.versions import get_version
-from server.queue.runs import get_run, resume_thread_in, thread_transaction
+from plait.engine.store.mcp_tasks import TaskRecord, set_status
+from plait.engine.store.pool import Pool
+from plait.server.auth.tenant_secrets import SecretSources
+from plait.server.graphs.versions import get_version
+from plait.server.queue.runs import get_run, resume_thread_in, thread_transaction
+from plait.server.queue.threads import thread_exists
 
 log = logging.getLogger(__name__)
 
@@ -123,19 +124,14 @@ class McpTaskPoller:
 
     async def _look(self, row: Mapping[str, Any]) -> int:
         # Imported here: the MCP SDK loads only in a process that has parked tasks.
-        from engine.tools.mcp.hub import ServerConnection, credentials_of, on_hub
-        from engine.tools.mcp.task_protocol import TERMINAL
-        from engine.tools.mcp.tasks import cancel_task, get_task
+        from plait.engine.tools.mcp.hub import ServerConnection, credentials_of, on_hub
+        from plait.engine.tools.mcp.task_protocol import TERMINAL
+        from plait.engine.tools.mcp.tasks import cancel_task, get_task
 
         record = TaskRecord.of(row)
         server = ServerConnection.from_json(record.server)
         creds = await credentials_of(server, self.secrets.of(row["tenant_id"]))
-        async with self.pool.connection() as conn:
-            cursor = await conn.execute(
-                "SELECT 1 FROM plait_threads WHERE thread_id = %s", (record.thread_id,)
-            )
-            thread_exists = await cursor.fetchone() is not None
-        if not thread_exists:
+        if not await thread_exists(self.pool, record.thread_id):
             try:
                 await on_hub(
                     server, creds, lambda client, _: cancel_task(client.session, record.task_id)

@@ -23,8 +23,8 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from engine.store.database import DATABASE_URL_ENV
-from server.workers.webhook_urls import WebhookPolicy
+from plait.engine.store.database import DATABASE_URL_ENV
+from plait.server.workers.webhook_urls import WebhookPolicy
 
 log = logging.getLogger("plait.server")
 
@@ -59,7 +59,7 @@ def child_command_line(concurrency: int, specs_dir: Path, max_attempts: int) -> 
     return [
         sys.executable,
         "-m",
-        "server.cli.app",
+        "plait.server.cli.app",
         "worker",
         "--concurrency",
         str(concurrency),

@@ -1,10 +1,10 @@
 """One run attempt as the worker executes it: its trace span, log context and journal seqs.
 
-:func:`observed_attempt` wraps :func:`server.workers.execution.execute_run`. With
+:func:`observed_attempt` wraps :func:`plait.server.workers.execution.execute_run`. With
 tracing on it
 
 - opens the attempt's root span (trace id = the run id, so every attempt of a
-  run shares one trace; see :mod:`engine.observability.tracing`);
+  run shares one trace; see :mod:`plait.engine.observability.tracing`);
 - links it to the span of the run it resumes, when the run answers an
   approval (``metadata.plait_approval``): a resume is a new run, so a new
   trace, that points back at the parked run's;
@@ -13,7 +13,7 @@ tracing on it
   attempt's first journal event will get, in one statement;
 - counts the events the attempt journals, so each step span gets the
   ``plait.journal.seq`` of the event carrying its update
-  (:class:`engine.observability.observe.StepSpans`).
+  (:class:`plait.engine.observability.observe.StepSpans`).
 
 With tracing off it only sets the log context (run, thread, graph, tenant).
 """
@@ -27,13 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.trace import Span, Status, StatusCode
-from psycopg.types.json import Jsonb
 
-from engine.observability import tracing
-from engine.observability.observe import StepSpans, collect_step_spans
-from engine.store.pool import Pool
-from server.operations.logs import log_context
-from server.queue.runs import Run
+from plait.engine.observability import tracing
+from plait.engine.observability.observe import StepSpans, collect_step_spans
+from plait.engine.store.pool import Pool
+from plait.server.operations.logs import log_context
+from plait.server.queue.runs import Run, add_run_metadata
 
 log = logging.getLogger("plait.run")
 
@@ -119,14 +118,7 @@ async def _record(pool: Pool, run: Run, ids: tuple[str, str] | None) -> int | No
     attempt that no longer holds it records nothing.
     """
     added = {"plait_trace_id": ids[0], "plait_traceparent": ids[1]} if ids else {}
-    async with pool.connection() as conn:
-        cursor = await conn.execute(
-            "UPDATE plait_runs SET metadata = metadata || %s WHERE run_id = %s AND attempt = %s "
-            "RETURNING event_seq + 1 AS next_seq",
-            (Jsonb(added), run.run_id, run.attempt),
-        )
-        row = await cursor.fetchone()
-    return None if row is None else int(row["next_seq"])
+    return await add_run_metadata(pool, run.run_id, run.attempt, added)
 
 
 async def _resumed_traceparent(pool: Pool, run: Run) -> str | None:

@@ -1,7 +1,7 @@
 """Send the webhook outbox: POST each ended run to its ``webhook``, signed, retried, at least once.
 
 Every worker runs a :class:`WebhookSender`. It claims due deliveries under a
-lease (:mod:`server.queue.webhooks`), POSTs the run as JSON and records the
+lease (:mod:`plait.server.queue.webhooks`), POSTs the run as JSON and records the
 outcome. A 2xx answer delivers it; anything else (another status, a timeout,
 a refused connection) is retried with exponential back-off until
 ``max_attempts`` are spent. A sender that dies mid-call leaves its lease to
@@ -26,10 +26,10 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from engine.store.pool import Pool
-from server.queue import webhooks
-from server.queue.webhooks import Delivery
-from server.workers.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
+from plait.engine.store.pool import Pool
+from plait.server.queue import webhooks
+from plait.server.queue.webhooks import Delivery
+from plait.server.workers.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
 
 log = logging.getLogger(__name__)
 

@@ -38,21 +38,21 @@ from pathlib import Path
 import psycopg
 from langgraph.store.postgres.aio import AsyncPostgresStore
 
-from engine.store.items import open_item_store
-from engine.store.pool import Pool
-from engine.tools import children
-from engine.tools.idempotency import ToolResultStore
-from server.approvals import records
-from server.queue import decisions, runs
-from server.queue.fenced import FencedToolResultStore
-from server.queue.journal_writer import JournalCommitter
-from server.queue.leases import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
-from server.queue.runs import Run
-from server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
-from server.workers.execution import GraphCache, RunStopper, StopReason, execute_run
-from server.workers.mcp_task_poller import McpTaskPoller
-from server.workers.webhook_sender import WebhookSender
-from server.workers.webhook_urls import WebhookPolicy
+from plait.engine.store.items import open_item_store
+from plait.engine.store.pool import Pool
+from plait.engine.tools import children
+from plait.engine.tools.idempotency import ToolResultStore
+from plait.server.approvals import records
+from plait.server.queue import decisions, runs
+from plait.server.queue.fenced import FencedToolResultStore
+from plait.server.queue.journal_writer import JournalCommitter
+from plait.server.queue.leases import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
+from plait.server.queue.runs import Run
+from plait.server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
+from plait.server.workers.execution import GraphCache, RunStopper, StopReason, execute_run
+from plait.server.workers.mcp_task_poller import McpTaskPoller
+from plait.server.workers.webhook_sender import WebhookSender
+from plait.server.workers.webhook_urls import WebhookPolicy
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
-from engine.tools.mcp.task_server import TasksServerExtension
+from plait.engine.tools.mcp.task_server import TasksServerExtension
 
 #: The ``_meta`` key Plait puts a call's idempotency key under.
 IDEMPOTENCY_META = "plait.dev/idempotency-key"

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from engine.store.pool import Pool
-from server.queue import runs
-from server.queue.journal_writer import JournalCommitter
-from server.workers.execution import GraphCache, RunStopper, execute_run
+from plait.engine.store.pool import Pool
+from plait.server.queue import runs
+from plait.server.queue.journal_writer import JournalCommitter
+from plait.server.workers.execution import GraphCache, RunStopper, execute_run
 from tests.integration.server.harness import REPO, STOP_TIMEOUT_SECONDS
 from tests.integration.server.worker.conftest import SPECS_DIR, file_appears
 

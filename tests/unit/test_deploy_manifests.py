@@ -18,10 +18,10 @@ from typing import Any
 import typer
 import yaml
 
-from engine.store.database import DATABASE_URL_ENV, HOME_ENV
-from server.auth.tenant_secrets import ENV_SECRETS_ENV
-from server.cli.app import app
-from server.settings import (
+from plait.engine.store.database import DATABASE_URL_ENV, HOME_ENV
+from plait.server.auth.tenant_secrets import ENV_SECRETS_ENV
+from plait.server.cli.app import app
+from plait.server.settings import (
     ADMIN_KEY_ENV,
     AUTH_CACHE_ENV,
     EDITOR_ENV,

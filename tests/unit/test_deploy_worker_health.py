@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from server.cli.worker_health import WorkerHealth
+from plait.server.cli.worker_health import WorkerHealth
 
 
 @pytest.fixture

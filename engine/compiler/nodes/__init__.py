@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.compiler.nodes import (
+from plait.engine.compiler.nodes import (
     agent,
     approval,
     llm,
@@ -21,7 +21,7 @@ from engine.compiler.nodes import (
 def _build_a2a(node_id: str, node: Any, ctx: Any) -> Any:
     # Imported on first use: a2a-sdk (protobuf, google-api-core) would add
     # ~0.3 s to every `plait` command, and most specs have no a2a node.
-    from engine.compiler.nodes import a2a
+    from plait.engine.compiler.nodes import a2a
 
     return a2a.build(node_id, node, ctx)
 

@@ -3,7 +3,7 @@
 The flow of one step (docs/a2a.md):
 
 1. The remote task id is looked up in the run's tool-result store under a key
-   of this step (:func:`engine.tools.idempotency.tool_call_key`). Without one,
+   of this step (:func:`plait.engine.tools.idempotency.tool_call_key`). Without one,
    the message is sent (streaming) and the task id is recorded as soon as the
    first event names it, before anything can park the run; with one, the step
    continues that task instead of sending the message again (a resumed run,
@@ -57,16 +57,16 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Value
 from langgraph.types import interrupt
 
-from engine.compiler.context import CompileContext, Expr, Scope
-from engine.compiler.nodes.base import Compute
-from engine.errors import NodeError
-from engine.governance.audit import run_id_of
-from engine.governance.secrets import redact, resolve, source_of
-from engine.observability import tracing
-from engine.observability.emit import emit
-from engine.spec.models import A2aNode, Decision, duration_seconds
-from engine.store.tool_results import RecordedResult
-from engine.tools.idempotency import store_from, tool_call_key
+from plait.engine.compiler.context import CompileContext, Expr, Scope
+from plait.engine.compiler.nodes.base import Compute
+from plait.engine.errors import NodeError
+from plait.engine.governance.audit import run_id_of
+from plait.engine.governance.secrets import redact, resolve, source_of
+from plait.engine.observability import tracing
+from plait.engine.observability.emit import emit
+from plait.engine.spec.models import A2aNode, Decision, duration_seconds
+from plait.engine.store.tool_results import RecordedResult
+from plait.engine.tools.idempotency import store_from, tool_call_key
 
 log = logging.getLogger(__name__)
 

@@ -13,16 +13,16 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
-from engine.compiler.context import MODELS_KEPT, CompileContext, Scope
-from engine.compiler.model_calls import ToolCallRepair, invoke_model
-from engine.compiler.nodes.base import Compute
-from engine.errors import NodeError
-from engine.governance.loops import StopsRun
-from engine.governance.model_access import ModelAccess
-from engine.spec.models import AgentNode
-from engine.tools.allowlist import refuse
-from engine.tools.data_marking import as_data, with_data_line
-from engine.tools.gateway import call_tool
+from plait.engine.compiler.context import MODELS_KEPT, CompileContext, Scope
+from plait.engine.compiler.model_calls import ToolCallRepair, invoke_model
+from plait.engine.compiler.nodes.base import Compute
+from plait.engine.errors import NodeError
+from plait.engine.governance.loops import StopsRun
+from plait.engine.governance.model_access import ModelAccess
+from plait.engine.spec.models import AgentNode
+from plait.engine.tools.allowlist import refuse
+from plait.engine.tools.data_marking import as_data, with_data_line
+from plait.engine.tools.gateway import call_tool
 
 DEFAULT_MAX_ITERATIONS = 10
 

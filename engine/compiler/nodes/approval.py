@@ -10,11 +10,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base.id import UUID as CheckpointId
 from langgraph.types import interrupt
 
-from engine.compiler.context import CompileContext, Expr, Scope
-from engine.compiler.nodes.base import Compute
-from engine.errors import NodeError
-from engine.spec.errors import validation_problems
-from engine.spec.models import ApprovalNode, Decision, duration_seconds
+from plait.engine.compiler.context import CompileContext, Expr, Scope
+from plait.engine.compiler.nodes.base import Compute
+from plait.engine.errors import NodeError
+from plait.engine.spec.errors import validation_problems
+from plait.engine.spec.models import ApprovalNode, Decision, duration_seconds
 
 #: uuid6 timestamps count 100 ns ticks from the Gregorian epoch (1582-10-15).
 _GREGORIAN_OFFSET = 0x01B21DD213814000

@@ -8,14 +8,14 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp
 
-from engine.compiler.context import CompileContext, Expr, Scope
-from engine.compiler.state import VISITS, result_channel
-from engine.errors import NodeError
-from engine.governance.budgets import quota_of
-from engine.governance.policies import is_transient
-from engine.observability import observe
-from engine.observability.observe import top_level_step
-from engine.spec.models import _NodeBase as NodeBase
+from plait.engine.compiler.context import CompileContext, Expr, Scope
+from plait.engine.compiler.state import VISITS, result_channel
+from plait.engine.errors import NodeError
+from plait.engine.governance.budgets import quota_of
+from plait.engine.governance.policies import is_transient
+from plait.engine.observability import observe
+from plait.engine.observability.observe import top_level_step
+from plait.engine.spec.models import _NodeBase as NodeBase
 
 #: A node kind's work: compute the result from the step's scope.
 Compute = Callable[[Scope], Awaitable[Any]]

@@ -8,11 +8,11 @@ from typing import Any
 import jsonschema
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from engine.compiler.context import CompileContext, Scope
-from engine.compiler.model_calls import invoke_model, structured_reply
-from engine.compiler.nodes.base import Compute
-from engine.errors import NodeError
-from engine.spec.models import LlmNode
+from plait.engine.compiler.context import CompileContext, Scope
+from plait.engine.compiler.model_calls import invoke_model, structured_reply
+from plait.engine.compiler.nodes.base import Compute
+from plait.engine.errors import NodeError
+from plait.engine.spec.models import LlmNode
 
 
 def llm_compute(

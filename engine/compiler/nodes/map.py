@@ -10,16 +10,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from engine.compiler.context import CompileContext, Expr, Scope
-from engine.compiler.nodes.agent import agent_compute
-from engine.compiler.nodes.base import Compute
-from engine.compiler.nodes.llm import llm_compute
-from engine.compiler.nodes.python import python_compute
-from engine.compiler.nodes.subgraph import subgraph_compute
-from engine.compiler.nodes.tool import tool_compute
-from engine.errors import NodeError
-from engine.observability.emit import emit
-from engine.spec.models import MapItemNode, MapNode, duration_seconds
+from plait.engine.compiler.context import CompileContext, Expr, Scope
+from plait.engine.compiler.nodes.agent import agent_compute
+from plait.engine.compiler.nodes.base import Compute
+from plait.engine.compiler.nodes.llm import llm_compute
+from plait.engine.compiler.nodes.python import python_compute
+from plait.engine.compiler.nodes.subgraph import subgraph_compute
+from plait.engine.compiler.nodes.tool import tool_compute
+from plait.engine.errors import NodeError
+from plait.engine.observability.emit import emit
+from plait.engine.spec.models import MapItemNode, MapNode, duration_seconds
 
 
 def item_compute(ctx: CompileContext, node_id: str, do: MapItemNode) -> Compute:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.compiler.context import CompileContext, Scope
-from engine.compiler.nodes.base import Compute
-from engine.spec.models import ParallelNode
+from plait.engine.compiler.context import CompileContext, Scope
+from plait.engine.compiler.nodes.base import Compute
+from plait.engine.spec.models import ParallelNode
 
 
 def build(node_id: str, node: ParallelNode, ctx: CompileContext) -> Compute:

@@ -7,9 +7,9 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from engine.compiler.context import CompileContext, Scope, compile_arguments
-from engine.compiler.nodes.base import Compute
-from engine.spec.models import Argument, PythonNode
+from plait.engine.compiler.context import CompileContext, Scope, compile_arguments
+from plait.engine.compiler.nodes.base import Compute
+from plait.engine.spec.models import Argument, PythonNode
 
 #: ``configurable`` flag: run sync functions in a thread (set by the server's workers).
 OFFLOAD_SYNC_KEY = "plait_offload_sync"

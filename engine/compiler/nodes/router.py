@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.compiler.context import CompileContext, Expr, Scope
-from engine.compiler.nodes.base import Compute
-from engine.errors import NodeError
-from engine.spec.models import RouterNode
+from plait.engine.compiler.context import CompileContext, Expr, Scope
+from plait.engine.compiler.nodes.base import Compute
+from plait.engine.errors import NodeError
+from plait.engine.spec.models import RouterNode
 
 
 def build(node_id: str, node: RouterNode, ctx: CompileContext) -> Compute:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.compiler.context import CompileContext, Expr, Scope
-from engine.compiler.nodes.base import Compute
-from engine.spec.models import SubgraphNode
+from plait.engine.compiler.context import CompileContext, Expr, Scope
+from plait.engine.compiler.nodes.base import Compute
+from plait.engine.spec.models import SubgraphNode
 
 
 def subgraph_compute(

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.compiler.context import CompileContext, Scope, compile_arguments
-from engine.compiler.nodes.base import Compute
-from engine.spec.models import Argument, ToolNode
-from engine.tools.gateway import call_tool
-from engine.tools.rejection import RejectionAsResult
+from plait.engine.compiler.context import CompileContext, Scope, compile_arguments
+from plait.engine.compiler.nodes.base import Compute
+from plait.engine.spec.models import Argument, ToolNode
+from plait.engine.tools.gateway import call_tool
+from plait.engine.tools.rejection import RejectionAsResult
 
 
 def tool_compute(

@@ -6,25 +6,25 @@ Each rule family lives in its own module; every issue carries a stable
 
 from __future__ import annotations
 
-from engine.gc_pause import gc_paused
-from engine.spec.document import LoadedSpec
-from engine.spec.errors import SpecIssue
-from engine.spec.lint.a2a import check_a2a
-from engine.spec.lint.context import LintContext
-from engine.spec.lint.expressions import check_cel, check_state_targets, check_templates
-from engine.spec.lint.governance_limits import check_budgets
-from engine.spec.lint.governance_tools import check_governance_tools
-from engine.spec.lint.graph import check_graph, check_parallel_writers, check_routes
-from engine.spec.lint.imports import check_function_refs
-from engine.spec.lint.references import check_references
-from engine.spec.lint.secrets import check_secret_names
-from engine.spec.lint.values import (
+from plait.engine.gc_pause import gc_paused
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.errors import SpecIssue
+from plait.engine.spec.lint.a2a import check_a2a
+from plait.engine.spec.lint.context import LintContext
+from plait.engine.spec.lint.expressions import check_cel, check_state_targets, check_templates
+from plait.engine.spec.lint.governance_limits import check_budgets
+from plait.engine.spec.lint.governance_tools import check_governance_tools
+from plait.engine.spec.lint.graph import check_graph, check_parallel_writers, check_routes
+from plait.engine.spec.lint.imports import check_function_refs
+from plait.engine.spec.lint.references import check_references
+from plait.engine.spec.lint.secrets import check_secret_names
+from plait.engine.spec.lint.values import (
     check_examples,
     check_json_schemas,
     check_scripts,
     check_state,
 )
-from engine.spec.registry import SpecRegistry
+from plait.engine.spec.registry import SpecRegistry
 
 _RULES = (
     check_references,

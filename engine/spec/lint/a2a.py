@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.spec.lint.context import LintContext, known, node_pointer, pointer
-from engine.spec.models import A2aNode
+from plait.engine.spec.lint.context import LintContext, known, node_pointer, pointer
+from plait.engine.spec.models import A2aNode
 
 
 def check_a2a(ctx: LintContext) -> None:

@@ -6,10 +6,10 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from engine.spec.document import LoadedSpec, pointer
-from engine.spec.errors import Severity, SpecIssue
-from engine.spec.models import GraphBody
-from engine.spec.registry import SpecRegistry
+from plait.engine.spec.document import LoadedSpec, pointer
+from plait.engine.spec.errors import Severity, SpecIssue
+from plait.engine.spec.models import GraphBody
+from plait.engine.spec.registry import SpecRegistry
 
 
 @dataclass

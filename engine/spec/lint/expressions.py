@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from engine.spec.expressions import (
+from plait.engine.spec.expressions import (
     ExpressionError,
     cel_variables,
     check_template,
@@ -14,9 +14,9 @@ from engine.spec.expressions import (
     state_fields_read,
     template_state_fields,
 )
-from engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
-from engine.spec.lint.graph import writes_of
-from engine.spec.models import (
+from plait.engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
+from plait.engine.spec.lint.graph import writes_of
+from plait.engine.spec.models import (
     A2aNode,
     AgentNode,
     ApprovalNode,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.spec.lint.context import LintContext, did_you_mean, known, pointer
+from plait.engine.spec.lint.context import LintContext, did_you_mean, known, pointer
 
 
 def check_budgets(ctx: LintContext) -> None:

@@ -6,10 +6,10 @@ import ast
 import sys
 from collections.abc import Iterator
 
-from engine.spec.expressions import ExpressionError, cel_variables
-from engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
-from engine.spec.lint.imports import module_file
-from engine.spec.models import Compensation, MapNode, ToolNode, literal_of
+from plait.engine.spec.expressions import ExpressionError, cel_variables
+from plait.engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
+from plait.engine.spec.lint.imports import module_file
+from plait.engine.spec.models import Compensation, MapNode, ToolNode, literal_of
 
 #: Modules larger than this are not parsed to check a ``reconcile`` function's shape.
 _MAX_SOURCE_BYTES = 1_000_000

@@ -6,9 +6,9 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
-from engine.spec.lint.context import LintContext, node_pointer, pointer
-from engine.spec.lint.references import edge_targets
-from engine.spec.models import (
+from plait.engine.spec.lint.context import LintContext, node_pointer, pointer
+from plait.engine.spec.lint.references import edge_targets
+from plait.engine.spec.models import (
     END,
     START,
     AgentNode,

@@ -1,7 +1,7 @@
 """``module:function`` refs whose module cannot be found, checked without importing it.
 
 Only for specs read from a file: their folder is where the run will look first
-(``engine.tools.python_tools.import_function``). Text sent to the server or the
+(``plait.engine.tools.python_tools.import_function``). Text sent to the server or the
 editor has no folder of its own, so it is not checked here.
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
-from engine.spec.code_refs import code_refs
-from engine.spec.lint.context import LintContext
+from plait.engine.spec.code_refs import code_refs
+from plait.engine.spec.lint.context import LintContext
 
 
 def check_function_refs(ctx: LintContext) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.spec.document import LoadedSpec, escape_pointer
-from engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
-from engine.spec.models import (
+from plait.engine.spec.document import LoadedSpec, escape_pointer
+from plait.engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
+from plait.engine.spec.models import (
     END,
     START,
     AgentNode,
@@ -20,7 +20,7 @@ from engine.spec.models import (
     SwitchEdge,
     ToolNode,
 )
-from engine.spec.registry import SpecRegistry
+from plait.engine.spec.registry import SpecRegistry
 
 
 def check_references(ctx: LintContext) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.spec.lint.context import LintContext
-from engine.spec.secret_refs import RESERVED_PREFIX, is_reserved, secret_refs
+from plait.engine.spec.lint.context import LintContext
+from plait.engine.spec.secret_refs import RESERVED_PREFIX, is_reserved, secret_refs
 
 
 def check_secret_names(ctx: LintContext) -> None:

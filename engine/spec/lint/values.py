@@ -7,10 +7,10 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
-from engine.spec.errors import short_repr
-from engine.spec.expressions import ExpressionError, compile_regex
-from engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
-from engine.spec.models import LlmNode, MapNode
+from plait.engine.spec.errors import short_repr
+from plait.engine.spec.expressions import ExpressionError, compile_regex
+from plait.engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
+from plait.engine.spec.models import LlmNode, MapNode
 
 #: Python types a state field's ``default`` may have, by the field's ``type``.
 _DEFAULT_TYPES: dict[str, tuple[type, ...]] = {

@@ -1,6 +1,6 @@
 """The client half of the 2025-11-25 task-augmented request (the ``core`` protocol).
 
-See :mod:`engine.tools.mcp.task_protocol` for the wire. Two things the SDK does
+See :mod:`plait.engine.tools.mcp.task_protocol` for the wire. Two things the SDK does
 not do for us:
 
 - it checks a ``tools/call`` answer on a 2025-11-25 session against
@@ -10,7 +10,7 @@ not do for us:
 - a task in ``input_required`` asks its question only while the client waits
   on ``tasks/result``; :func:`wait_core` starts that request then, keeps it
   running (``_FETCHING``) and reports the question the session received
-  (:mod:`engine.tools.mcp.task_questions`); :func:`core_result` takes that
+  (:mod:`plait.engine.tools.mcp.task_questions`); :func:`core_result` takes that
   request's answer once the task has ended.
 
 Everything here runs on the hub loop, with the session of one server.
@@ -33,9 +33,9 @@ from mcp_types import (
     TaskMetadata,
 )
 
-from engine.tools.mcp.task_protocol import TERMINAL, TaskCreated
-from engine.tools.mcp.task_questions import QUESTIONS, Question
-from engine.tools.mcp.tasks import get_task, task_result
+from plait.engine.tools.mcp.task_protocol import TERMINAL, TaskCreated
+from plait.engine.tools.mcp.task_questions import QUESTIONS, Question
+from plait.engine.tools.mcp.tasks import get_task, task_result
 
 #: How long a task may stay ``input_required`` with no question reaching this
 #: process (seconds): one asked on a session that is gone (another process's, or

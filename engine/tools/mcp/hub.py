@@ -16,7 +16,7 @@ process's environment), so they are kept per :class:`Credentials` scope: two
 tenants calling the same server never share one.
 
 A stdio server is a child of the process, but no tool call's: its owner task
-runs in a context no call owns (:func:`engine.tools.children.unowned_context`),
+runs in a context no call owns (:func:`plait.engine.tools.children.unowned_context`),
 so a call that times out never ends it; :meth:`McpHub.aclose` (a stopping
 worker) closes every session, which stops the servers.
 """
@@ -42,11 +42,11 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation, Tool
 
-from engine.governance.secrets import SecretSource, resolve
-from engine.spec.models import McpServerDef, duration_seconds
-from engine.tools.children import unowned_context
-from engine.tools.mcp.task_questions import QUESTIONS
-from engine.tools.mcp.tasks import TasksClientExtension
+from plait.engine.governance.secrets import SecretSource, resolve
+from plait.engine.spec.models import McpServerDef, duration_seconds
+from plait.engine.tools.children import unowned_context
+from plait.engine.tools.mcp.task_questions import QUESTIONS
+from plait.engine.tools.mcp.tasks import TasksClientExtension
 
 T = TypeVar("T")
 
@@ -139,7 +139,7 @@ def new_client(server: ServerConnection, values: Mapping[str, str]) -> Client:
 
     ``values`` are the server's secrets (:meth:`ServerConnection.secret_names`).
     Elicitation is announced so a task can ask for input; only questions about
-    a task are taken (:mod:`engine.tools.mcp.task_questions`).
+    a task are taken (:mod:`plait.engine.tools.mcp.task_questions`).
     """
     spec = server.definition
     target: Any = (

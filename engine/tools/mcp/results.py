@@ -23,9 +23,9 @@ from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
-from engine.errors import ToolReportedError
-from engine.store.blobs import get_blob, put_blob
-from engine.store.pool import Pool
+from plait.engine.errors import ToolReportedError
+from plait.engine.store.blobs import get_blob, put_blob
+from plait.engine.store.pool import Pool
 
 #: The prefix of a blob reference's ``$ref``.
 BLOB_SCHEME = "plait-blob:"

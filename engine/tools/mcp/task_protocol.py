@@ -13,7 +13,7 @@ it speaks at initialize, and Plait uses that one (:func:`protocol_of`):
   ``_meta["io.modelcontextprotocol/related-task"]``, delivered while the client
   waits on ``tasks/result``. The TypeScript SDK (server-everything) speaks this.
 - ``extension``: the Tasks extension, described below; Plait's own
-  :mod:`engine.tools.mcp.task_server` speaks it.
+  :mod:`plait.engine.tools.mcp.task_server` speaks it.
 
 Both then use ``tasks/get``, ``tasks/result`` and ``tasks/cancel`` alike.
 
@@ -21,7 +21,7 @@ The extension (``io.modelcontextprotocol/tasks``):
 
 MCP 2.3 no longer ships tasks (they were core in protocol 2025-11-25 and moved
 to an extension), so Plait carries both halves on the SDK's extension API:
-:mod:`engine.tools.mcp.tasks` (client) and :mod:`engine.tools.mcp.task_server`
+:mod:`plait.engine.tools.mcp.tasks` (client) and :mod:`plait.engine.tools.mcp.task_server`
 (server). The shapes follow the 2025-11-25 tasks protocol, whose models
 ``mcp_types`` still has:
 

@@ -18,7 +18,7 @@ waited on for a whole poll interval; without them the poll interval rules.
 Everything here runs on the hub loop (``engine/tools/mcp/hub.py``): the
 questions and their answers are futures of that loop. A question lives in the
 process whose session received it; a decision resumed in another process
-finds none and fails the step (see :func:`engine.tools.mcp.tool`).
+finds none and fails the step (see :func:`plait.engine.tools.mcp.tool`).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-from engine.spec.models import Decision
-from engine.tools.mcp.task_protocol import RELATED_TASK
+from plait.engine.spec.models import Decision
+from plait.engine.tools.mcp.task_protocol import RELATED_TASK
 
 
 @dataclass

@@ -35,7 +35,7 @@ from mcp_types import (
     TextContent,
 )
 
-from engine.tools.mcp.task_protocol import TASKS_EXTENSION, TERMINAL, TaskCreated
+from plait.engine.tools.mcp.task_protocol import TASKS_EXTENSION, TERMINAL, TaskCreated
 
 #: Default retention of a finished task, in milliseconds.
 DEFAULT_TTL_MS = 60 * 60 * 1000

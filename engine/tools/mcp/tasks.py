@@ -10,7 +10,7 @@ lower level functions below instead, to record the task and park the run:
    handle that comes back is recorded in Postgres under the call's idempotency
    key (``plait_mcp_tasks``) before anything else happens;
 2. in a process whose worker polls tasks (the server, see
-   :mod:`engine.tools.mcp.parking` and ``server/workers/mcp_task_poller.py``), a call to an
+   :mod:`plait.engine.tools.mcp.parking` and ``server/workers/mcp_task_poller.py``), a call to an
    ``http`` server raises a LangGraph ``interrupt({"plait": "mcp_task", ...})``:
    the run ends with its thread interrupted and holds no worker; the poller
    resumes the thread with ``command.resume`` once the task has ended;
@@ -42,8 +42,8 @@ from mcp_types import (
     TaskStatusNotificationParams,
 )
 
-from engine.tools.mcp.task_protocol import TASKS_EXTENSION, TERMINAL, TaskCreated
-from engine.tools.mcp.task_questions import QUESTIONS
+from plait.engine.tools.mcp.task_protocol import TASKS_EXTENSION, TERMINAL, TaskCreated
+from plait.engine.tools.mcp.task_questions import QUESTIONS
 
 #: Polling interval when the server suggests none, in seconds.
 DEFAULT_POLL_SECONDS = 0.5

@@ -1,6 +1,6 @@
 """``kind: mcp`` tools: a LangChain tool that calls one tool of an MCP server.
 
-The tool is what :func:`engine.tools.gateway.call_tool` invokes, so everything
+The tool is what :func:`plait.engine.tools.gateway.call_tool` invokes, so everything
 the gateway does (allowlist, risk, retries by error class, breaker, the
 idempotency record, audit, events) applies. The call itself:
 
@@ -11,12 +11,12 @@ idempotency record, audit, events) applies. The call itself:
 3. applies the tool's ``timeout``;
 4. forwards progress notifications as custom stream events
    ``{"plait": "tool_progress", "node", "tool", "progress", "total", "message"}``;
-5. turns an ``is_error`` result into :class:`engine.errors.ToolReportedError`;
-6. stores a large result by reference (:mod:`engine.tools.mcp.results`);
+5. turns an ``is_error`` result into :class:`plait.engine.errors.ToolReportedError`;
+6. stores a large result by reference (:mod:`plait.engine.tools.mcp.results`);
 7. with ``task: true``, or for a tool its server says must run as a task,
    runs the call as an MCP task in the protocol the server announced
-   (:mod:`engine.tools.mcp.task_protocol`); a task's question
-   (``input_required``) becomes an approval (:mod:`engine.tools.mcp.task_questions`).
+   (:mod:`plait.engine.tools.mcp.task_protocol`); a task's question
+   (``input_required``) becomes an approval (:mod:`plait.engine.tools.mcp.task_questions`).
 """
 
 from __future__ import annotations
@@ -35,33 +35,33 @@ from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import CallToolResult, ElicitResult, RequestParamsMeta, Tool
 
-from engine.governance.audit import run_id_of
-from engine.governance.current_call import ToolCall, current_call
-from engine.governance.secrets import current_source
-from engine.observability.emit import emit
-from engine.spec.models import McpServerDef, ToolDef, duration_seconds
-from engine.store import mcp_tasks
-from engine.store.pool import Pool
-from engine.tools.idempotency import store_from
-from engine.tools.mcp.core_tasks import call_as_task, core_result, forget_core, wait_core
-from engine.tools.mcp.hub import HUB, Credentials, ServerConnection, credentials_of, on_hub
-from engine.tools.mcp.parking import parking_enabled
-from engine.tools.mcp.results import by_reference, raise_for_error, result_value
-from engine.tools.mcp.schema_check import check_arguments
-from engine.tools.mcp.task_protocol import (
+from plait.engine.governance.audit import run_id_of
+from plait.engine.governance.current_call import ToolCall, current_call
+from plait.engine.governance.secrets import current_source
+from plait.engine.observability.emit import emit
+from plait.engine.spec.models import McpServerDef, ToolDef, duration_seconds
+from plait.engine.store import mcp_tasks
+from plait.engine.store.pool import Pool
+from plait.engine.tools.idempotency import store_from
+from plait.engine.tools.mcp.core_tasks import call_as_task, core_result, forget_core, wait_core
+from plait.engine.tools.mcp.hub import HUB, Credentials, ServerConnection, credentials_of, on_hub
+from plait.engine.tools.mcp.parking import parking_enabled
+from plait.engine.tools.mcp.results import by_reference, raise_for_error, result_value
+from plait.engine.tools.mcp.schema_check import check_arguments
+from plait.engine.tools.mcp.task_protocol import (
     TERMINAL,
     TaskCreated,
     TaskProtocol,
     TaskSupport,
     protocol_of,
 )
-from engine.tools.mcp.task_questions import (
+from plait.engine.tools.mcp.task_questions import (
     QUESTIONS,
     Question,
     approval_payload,
     elicit_result,
 )
-from engine.tools.mcp.tasks import (
+from plait.engine.tools.mcp.tasks import (
     DEFAULT_POLL_SECONDS,
     INTERRUPT_MARK,
     cancel_task,

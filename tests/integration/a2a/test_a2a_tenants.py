@@ -12,11 +12,11 @@ from a2a.client import ClientConfig, create_client
 from a2a.types.a2a_pb2 import GetTaskRequest, TaskState
 from a2a.utils.errors import TaskNotFoundError
 
-from engine.compiler import compile_spec
-from engine.run.events import Completed, Failed, RunEvent
-from engine.run.runner import new_thread_id, run_graph
-from engine.spec.loader import load_spec
-from engine.store.pool import Pool
+from plait.engine.compiler import compile_spec
+from plait.engine.run.events import Completed, Failed, RunEvent
+from plait.engine.run.runner import new_thread_id, run_graph
+from plait.engine.spec.loader import load_spec
+from plait.engine.store.pool import Pool
 from tests.integration.a2a.conftest import EXPENSE_AGENT, SPEC_SOURCES, TEST_SPECS, agent_base
 from tests.integration.a2a.helpers import drain, task_id_of, user_text
 from tests.integration.server.harness import Cluster, fresh_cluster

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[3]
 SPECS = REPO / "specs"
 TEST_SPECS = Path(__file__).resolve().parent / "specs"
 #: The console script's code, run with this interpreter (the venv's `plait` is the same).
-PLAIT = [sys.executable, "-m", "server.cli.app"]
+PLAIT = [sys.executable, "-m", "plait.server.cli.app"]
 TIMEOUT_SECONDS = 120
 
 

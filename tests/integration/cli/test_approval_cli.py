@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from server.cli.exits import ExitCode
+from plait.server.cli.exits import ExitCode
 from tests.integration.cli.conftest import SPECS, PlaitRunner, command_args
 
 REFUND = SPECS / "refund-approval.yaml"

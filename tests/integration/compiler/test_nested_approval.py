@@ -7,10 +7,10 @@ from typing import Any
 
 from langgraph.types import Command
 
-from engine.compiler import compile_spec
-from engine.spec.registry import SpecRegistry
-from engine.store.checkpointer import new_checkpointer
-from engine.store.pool import Pool
+from plait.engine.compiler import compile_spec
+from plait.engine.spec.registry import SpecRegistry
+from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.store.pool import Pool
 from tests.unit.compiler.helpers import chain, make_spec
 
 ECHO = "plait_compiler_fns:async_echo"

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from engine.compiler import CompiledSpec, compile_spec
-from engine.run.events import Completed, Failed, Interrupted, NodeStarted, RunEvent
-from engine.run.runner import new_thread_id, run_graph
-from engine.spec.loader import load_spec
-from engine.spec.validate import load_directory
-from engine.store.pool import Pool
+from plait.engine.compiler import CompiledSpec, compile_spec
+from plait.engine.run.events import Completed, Failed, Interrupted, NodeStarted, RunEvent
+from plait.engine.run.runner import new_thread_id, run_graph
+from plait.engine.spec.loader import load_spec
+from plait.engine.spec.validate import load_directory
+from plait.engine.store.pool import Pool
 
 SPECS = Path(__file__).resolve().parents[3] / "specs"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.run.events import Custom, NodeFinished, NodeStarted, RunStarted
-from engine.store.pool import Pool
-from engine.store.threads import list_runs
+from plait.engine.run.events import Custom, NodeFinished, NodeStarted, RunStarted
+from plait.engine.store.pool import Pool
+from plait.engine.store.threads import list_runs
 from tests.conftest import fresh_database
 from tests.integration.examples.conftest import SPECS, Runner
 from tests.integration.server.harness import cluster

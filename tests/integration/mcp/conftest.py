@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 from langchain_core.tools import BaseTool
 
-from engine.governance.secrets import ENVIRONMENT
-from engine.spec.models import McpServerDef, ToolDef
-from engine.tools.mcp.hub import Credentials
-from engine.tools.python_tools import load_python_tool
+from plait.engine.governance.secrets import ENVIRONMENT
+from plait.engine.spec.models import McpServerDef, ToolDef
+from plait.engine.tools.mcp.hub import Credentials
+from plait.engine.tools.python_tools import load_python_tool
 
 REPO = Path(__file__).resolve().parents[3]
 SPECS = REPO / "specs"

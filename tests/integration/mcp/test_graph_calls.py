@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.compiler import compile_spec
-from engine.run.events import Completed, Custom, RunEvent
-from engine.run.runner import new_thread_id, run_graph
-from engine.spec.loader import load_spec
-from engine.store.pool import Pool
-from engine.tools.mcp.results import is_reference, load_reference
+from plait.engine.compiler import compile_spec
+from plait.engine.run.events import Completed, Custom, RunEvent
+from plait.engine.run.runner import new_thread_id, run_graph
+from plait.engine.spec.loader import load_spec
+from plait.engine.store.pool import Pool
+from plait.engine.tools.mcp.results import is_reference, load_reference
 
 SPEC = Path(__file__).resolve().parent / "specs" / "mcp-calls.yaml"
 

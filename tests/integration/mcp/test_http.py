@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from engine.errors import ToolReportedError
-from engine.governance.retries import classify, invoke_tool
-from engine.spec.models import McpServerDef
-from engine.tools.mcp.hub import HUB, Credentials, ServerConnection, on_hub
-from engine.tools.mcp.schema_check import ToolArgumentsInvalid
+from plait.engine.errors import ToolReportedError
+from plait.engine.governance.retries import classify, invoke_tool
+from plait.engine.spec.models import McpServerDef
+from plait.engine.tools.mcp.hub import HUB, Credentials, ServerConnection, on_hub
+from plait.engine.tools.mcp.schema_check import ToolArgumentsInvalid
 from tests.integration.mcp.conftest import (
     SPECS,
     DemoServer,

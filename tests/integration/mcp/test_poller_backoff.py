@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from engine.spec.models import McpServerDef
-from engine.store.mcp_tasks import TaskRecord, record_task
-from engine.store.pool import Pool
-from engine.tools.mcp.hub import ServerConnection
-from server.workers.mcp_task_poller import McpTaskPoller
+from plait.engine.spec.models import McpServerDef
+from plait.engine.store.mcp_tasks import TaskRecord, record_task
+from plait.engine.store.pool import Pool
+from plait.engine.tools.mcp.hub import ServerConnection
+from plait.server.workers.mcp_task_poller import McpTaskPoller
 
 pytestmark = pytest.mark.postgres
 

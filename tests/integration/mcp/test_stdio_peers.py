@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import ToolReportedError
-from engine.governance.retries import classify
-from engine.tools.mcp.schema_check import ToolArgumentsInvalid
+from plait.engine.errors import ToolReportedError
+from plait.engine.governance.retries import classify
+from plait.engine.tools.mcp.schema_check import ToolArgumentsInvalid
 from tests.integration.mcp.conftest import DEMO_STDIO, TIME_STDIO, load_tool
 
 TIME = {"time": TIME_STDIO}

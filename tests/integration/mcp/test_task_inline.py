@@ -7,13 +7,13 @@ import contextlib
 import time
 from pathlib import Path
 
-from engine.compiler import CompiledSpec, compile_spec
-from engine.run.events import Completed, Custom, Failed, RunEvent
-from engine.run.runner import new_thread_id, run_graph
-from engine.spec.loader import parse_spec
-from engine.store.pool import Pool
-from engine.tools.mcp.hub import ServerConnection, on_hub
-from engine.tools.mcp.tasks import get_task
+from plait.engine.compiler import CompiledSpec, compile_spec
+from plait.engine.run.events import Completed, Custom, Failed, RunEvent
+from plait.engine.run.runner import new_thread_id, run_graph
+from plait.engine.spec.loader import parse_spec
+from plait.engine.store.pool import Pool
+from plait.engine.tools.mcp.hub import ServerConnection, on_hub
+from plait.engine.tools.mcp.tasks import get_task
 from tests.integration.mcp.conftest import NO_SECRETS, DemoServer
 
 DEADLINE_SECONDS = 30.0

@@ -18,8 +18,8 @@ import pytest
 from langgraph_sdk import get_client
 from psycopg.rows import dict_row
 
-from engine.tools.mcp.hub import ServerConnection, on_hub
-from engine.tools.mcp.tasks import get_task
+from plait.engine.tools.mcp.hub import ServerConnection, on_hub
+from plait.engine.tools.mcp.tasks import get_task
 from tests.conftest import fresh_database
 from tests.integration.mcp.conftest import NO_SECRETS, DemoServer
 from tests.integration.server.harness import Cluster, cluster

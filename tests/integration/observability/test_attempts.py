@@ -14,7 +14,7 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from engine.store.pool import Pool
+from plait.engine.store.pool import Pool
 from tests.conftest import fresh_database
 from tests.integration.killed_runs import worker_dies_mid_node
 from tests.integration.server.harness import registered_pool

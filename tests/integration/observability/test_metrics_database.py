@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from prometheus_client.core import Metric
 
-from engine.store.pool import Pool, open_pool
-from server.operations.metrics import scrape_database
+from plait.engine.store.pool import Pool, open_pool
+from plait.server.operations.metrics import scrape_database
 
 pytestmark = pytest.mark.postgres
 

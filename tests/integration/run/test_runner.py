@@ -10,19 +10,19 @@ from typing import Any
 
 import pytest
 
-from engine.compiler import CompiledSpec, compile_spec
-from engine.run.events import Completed, Failed, Interrupted, NodeFailed, RunEvent
-from engine.run.runner import (
+from plait.engine.compiler import CompiledSpec, compile_spec
+from plait.engine.run.events import Completed, Failed, Interrupted, NodeFailed, RunEvent
+from plait.engine.run.runner import (
     RunRejected,
     ThreadMismatch,
     inspect_thread,
     new_thread_id,
     run_graph,
 )
-from engine.spec.loader import parse_spec
-from engine.store.checkpointer import new_checkpointer
-from engine.store.pool import Pool
-from engine.store.threads import list_runs
+from plait.engine.spec.loader import parse_spec
+from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.store.pool import Pool
+from plait.engine.store.threads import list_runs
 
 HERE = Path(__file__).resolve().parent
 

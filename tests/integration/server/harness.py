@@ -22,15 +22,15 @@ from pathlib import Path
 
 import httpx
 
-from engine.store.migrate import migrate
-from engine.store.pool import Pool, open_pool
-from server.graphs import versions as registry
+from plait.engine.store.migrate import migrate
+from plait.engine.store.pool import Pool, open_pool
+from plait.server.graphs import versions as registry
 from tests.conftest import fresh_database
 
 REPO = Path(__file__).resolve().parents[3]
 SPECS = REPO / "specs"
 #: The console script's code, run with this interpreter (the venv's `plait` is the same).
-PLAIT = [sys.executable, "-m", "server.cli.app"]
+PLAIT = [sys.executable, "-m", "plait.server.cli.app"]
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 15.0
 _READY_POLL_SECONDS = 0.1

@@ -9,8 +9,8 @@ from typing import Annotated, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from engine.store.checkpointer import new_checkpointer
-from engine.store.pool import Pool, open_pool
+from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.store.pool import Pool, open_pool
 
 pytestmark = pytest.mark.postgres
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.postgres
 _CHILD = """
 import os, signal, sys
 import psycopg
-from engine.store.database import database_url
+from plait.engine.store.database import database_url
 
 with psycopg.connect(database_url(), autocommit=True) as conn:
     if sys.argv[1] == "write":
@@ -68,7 +68,16 @@ def test_plait_serve_stops_the_embedded_server_on_sigterm(tmp_path: Path) -> Non
     specs = tmp_path / "specs"
     specs.mkdir()
     serve = subprocess.Popen(
-        [sys.executable, "-m", "server.cli.app", "serve", "--port", "0", "--specs", str(specs)],
+        [
+            sys.executable,
+            "-m",
+            "plait.server.cli.app",
+            "serve",
+            "--port",
+            "0",
+            "--specs",
+            str(specs),
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

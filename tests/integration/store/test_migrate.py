@@ -9,9 +9,9 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import sql
 
-from engine.store.checkpointer import new_checkpointer
-from engine.store.migrate import migrate, migrations
-from engine.store.pool import open_pool
+from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.store.migrate import migrate, migrations
+from plait.engine.store.pool import open_pool
 
 pytestmark = pytest.mark.postgres
 

@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from engine.store.pool import Pool
-from engine.store.threads import (
+from plait.engine.store.pool import Pool
+from plait.engine.store.threads import (
     ThreadSpecMismatch,
     claim_thread,
     finish_run,

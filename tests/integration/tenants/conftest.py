@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.store.pool import Pool
+from plait.engine.store.pool import Pool
 from tests.conftest import fresh_database
 from tests.integration.server.harness import registered_pool
 

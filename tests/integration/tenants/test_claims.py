@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-from engine.store.pool import Pool
-from server.auth import store
-from server.graphs import versions as registry
-from server.queue import runs, threads
-from server.queue.runs import Run
-from server.workers.worker import Worker
+from plait.engine.store.pool import Pool
+from plait.server.auth import store
+from plait.server.graphs import versions as registry
+from plait.server.queue import runs, threads
+from plait.server.queue.runs import Run
+from plait.server.workers.worker import Worker
 from tests.integration.tenants.conftest import unique
 from tests.polling import until
 

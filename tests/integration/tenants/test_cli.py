@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from engine.store.pool import Pool
-from server.auth import store, tenant_secrets
+from plait.engine.store.pool import Pool
+from plait.server.auth import store, tenant_secrets
 from tests.integration.tenants.conftest import unique
 
 pytestmark = pytest.mark.postgres
@@ -22,7 +22,7 @@ def plait(database_url: str, *args: str, stdin: str = "") -> subprocess.Complete
     """Run ``plait <args>`` on the database, with ``stdin`` piped in."""
     env = {**os.environ, "PLAIT_DATABASE_URL": database_url, "NO_COLOR": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "server.cli.app", *args],
+        [sys.executable, "-m", "plait.server.cli.app", *args],
         env=env,
         input=stdin,
         capture_output=True,

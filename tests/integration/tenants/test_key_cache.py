@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from engine.store.migrate import migrate
-from engine.store.pool import Pool, open_pool
-from server.auth import store
-from server.auth.keys import Authenticator, Unauthenticated
+from plait.engine.store.migrate import migrate
+from plait.engine.store.pool import Pool, open_pool
+from plait.server.auth import store
+from plait.server.auth.keys import Authenticator, Unauthenticated
 from tests.conftest import fresh_database
 from tests.integration.tenants.conftest import unique
 from tests.polling import until

@@ -24,8 +24,8 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from engine.spec.loader import parse_spec
-from server.graphs.versions import assistant_id
+from plait.engine.spec.loader import parse_spec
+from plait.server.graphs.versions import assistant_id
 from tests.conftest import fresh_database
 from tests.integration.server.harness import Cluster, cluster
 from tests.integration.tenants.conftest import SPECS_DIR, unique

@@ -12,11 +12,11 @@ import json
 import sys
 from pathlib import Path
 
-from engine.compiler import compile_spec
-from engine.run.runner import run_graph
-from engine.spec.loader import load_spec
-from engine.store.database import database_url
-from engine.store.pool import open_pool
+from plait.engine.compiler import compile_spec
+from plait.engine.run.runner import run_graph
+from plait.engine.spec.loader import load_spec
+from plait.engine.store.database import database_url
+from plait.engine.store.pool import open_pool
 
 
 async def main(spec: Path, thread: str, payload: dict[str, object]) -> None:

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from engine.compiler import compile_spec
-from engine.run.events import Completed, Custom, RunEvent
-from engine.run.runner import run_graph
-from engine.spec.loader import load_spec
-from engine.store.pool import Pool
+from plait.engine.compiler import compile_spec
+from plait.engine.run.events import Completed, Custom, RunEvent
+from plait.engine.run.runner import run_graph
+from plait.engine.spec.loader import load_spec
+from plait.engine.store.pool import Pool
 from tests.integration.killed_runs import run_until_killed
 
 SPEC = Path(__file__).resolve().parent / "specs" / "charging_agent.yaml"

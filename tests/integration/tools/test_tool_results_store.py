@@ -6,8 +6,12 @@ import asyncio
 import uuid
 from typing import Any
 
-from engine.store.pool import Pool
-from engine.store.tool_results import PostgresToolResultStore, RecordedResult, delete_thread_results
+from plait.engine.store.pool import Pool
+from plait.engine.store.tool_results import (
+    PostgresToolResultStore,
+    RecordedResult,
+    delete_thread_results,
+)
 
 
 def _context(thread_id: str, tool: str = "charge") -> dict[str, Any]:

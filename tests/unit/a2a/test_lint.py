@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.spec.lint import lint
-from engine.spec.loader import parse_spec
+from plait.engine.spec.lint import lint
+from plait.engine.spec.loader import parse_spec
 
 SPEC = """
 apiVersion: plait/v1

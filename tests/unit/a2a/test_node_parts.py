@@ -16,14 +16,14 @@ from a2a.types.a2a_pb2 import (
 )
 from google.protobuf.json_format import MessageToDict
 
-from engine.compiler.nodes.a2a import (
+from plait.engine.compiler.nodes.a2a import (
     approval_payload,
     decision_parts,
     event_of,
     message_id,
     task_result,
 )
-from engine.spec.models import Decision
+from plait.engine.spec.models import Decision
 
 
 def finished_task() -> Task:
@@ -72,7 +72,7 @@ def test_input_required_becomes_an_approval_the_inbox_lists() -> None:
 
     payload = approval_payload("ask", "http://agents/pay", task)
 
-    assert payload["kind"] == "approval"  # what server.approvals records
+    assert payload["kind"] == "approval"  # what plait.server.approvals records
     assert payload["node"] == "ask"
     assert payload["action"] == "reply to http://agents/pay"
     assert payload["reason"] == "Pay 750?"

@@ -8,10 +8,10 @@ import pytest
 from a2a.helpers import new_data_part, new_text_part
 from a2a.types.a2a_pb2 import Message, Role
 
-from engine.spec.loader import load_spec
-from engine.spec.models import GraphSpec
-from server.a2a.cards import agent_card, is_exposed
-from server.a2a.messages import NotADecision, decision_of, run_input
+from plait.engine.spec.loader import load_spec
+from plait.engine.spec.models import GraphSpec
+from plait.server.a2a.cards import agent_card, is_exposed
+from plait.server.a2a.messages import NotADecision, decision_of, run_input
 
 SPECS = Path(__file__).resolve().parents[3] / "specs"
 

@@ -1,4 +1,4 @@
-"""The import rules of the layout (docs/decisions.md 80), checked on the source.
+"""The import rules of the layout (docs/decisions.md 81), checked on the source.
 
 Every import counts, including those under ``TYPE_CHECKING`` and inside
 functions: an import deferred to dodge a cycle is still the cycle.
@@ -14,31 +14,31 @@ ROOT = Path(__file__).resolve().parents[3]
 
 #: The engine's folders, lowest first: a module imports only its own folder and lower ones.
 ENGINE_LAYERS = (
-    "engine.spec",
-    "engine.store",
-    "engine.observability",
-    "engine.governance",
-    "engine.models",
-    "engine.tools",
-    "engine.compiler",
-    "engine.run",
+    "plait.engine.spec",
+    "plait.engine.store",
+    "plait.engine.observability",
+    "plait.engine.governance",
+    "plait.engine.models",
+    "plait.engine.tools",
+    "plait.engine.compiler",
+    "plait.engine.run",
 )
 #: Modules at the engine's root, below every layer: they import nothing of the engine.
-ENGINE_LEAVES = ("engine.errors", "engine.gc_pause", "engine.protected")
+ENGINE_LEAVES = ("plait.engine.errors", "plait.engine.gc_pause", "plait.engine.protected")
 #: The server's folders and root modules, lowest first; each may import the engine.
 SERVER_LAYERS = (
-    "server.auth",
-    "server.graphs",
-    "server.approvals",
-    "server.queue",
-    "server.operations",
-    "server.workers",
-    "server.http",
-    "server.settings",
-    "server.api",
-    "server.a2a",
-    "server.app",
-    "server.cli",
+    "plait.server.auth",
+    "plait.server.graphs",
+    "plait.server.approvals",
+    "plait.server.queue",
+    "plait.server.operations",
+    "plait.server.workers",
+    "plait.server.http",
+    "plait.server.settings",
+    "plait.server.api",
+    "plait.server.a2a",
+    "plait.server.app",
+    "plait.server.cli",
 )
 
 
@@ -49,7 +49,7 @@ def _modules() -> dict[str, Path]:
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
-            found[".".join(parts)] = path
+            found[".".join(["plait", *parts])] = path
     return found
 
 
@@ -87,7 +87,7 @@ IMPORTS = {module: sorted(set(_imports(module))) for module in MODULES}
 
 
 def _layer(module: str, layers: tuple[str, ...] = ENGINE_LAYERS) -> int:
-    if module in ENGINE_LEAVES or module in ("engine", "server"):
+    if module in ENGINE_LEAVES or module in ("plait.engine", "plait.server"):
         return -1
     for rank, layer in enumerate(layers):
         if module == layer or module.startswith(layer + "."):
@@ -99,9 +99,9 @@ def test_the_engine_never_imports_the_server() -> None:
     wrong = [
         f"{module} imports {target}"
         for module, targets in IMPORTS.items()
-        if module.startswith("engine")
+        if module.startswith("plait.engine")
         for target in targets
-        if target.startswith("server")
+        if target.startswith("plait.server")
     ]
     assert wrong == []
 
@@ -109,10 +109,10 @@ def test_the_engine_never_imports_the_server() -> None:
 def test_engine_layers_point_one_way() -> None:
     wrong = []
     for module, targets in IMPORTS.items():
-        if not module.startswith("engine") or module == "engine":
+        if not module.startswith("plait.engine."):
             continue
         for target in targets:
-            if not target.startswith("engine"):
+            if not target.startswith("plait.engine."):
                 continue
             below = _layer(target) < _layer(module)
             same_folder = _layer(target) == _layer(module) and module not in ENGINE_LEAVES
@@ -124,12 +124,34 @@ def test_engine_layers_point_one_way() -> None:
 def test_server_layers_point_one_way() -> None:
     wrong = []
     for module, targets in IMPORTS.items():
-        if not module.startswith("server.") or module == "server":
+        if not module.startswith("plait.server."):
             continue
         rank = _layer(module, SERVER_LAYERS)
         for target in targets:
-            if target.startswith("server.") and _layer(target, SERVER_LAYERS) > rank:
+            if target.startswith("plait.server.") and _layer(target, SERVER_LAYERS) > rank:
                 wrong.append(f"{module} imports {target}")
+    assert wrong == []
+
+
+def test_everything_imports_plait_through_its_one_root() -> None:
+    """``engine`` and ``server`` are folders, not packages: importing them by those
+    names would load a second copy of every module beside ``plait.*``."""
+    wrong = []
+    for folder in ("engine", "server", "tests", "bench"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                names = (
+                    [alias.name for alias in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom) and not node.level
+                    else []
+                )
+                wrong += [
+                    f"{path.relative_to(ROOT)}:{node.lineno} imports {name}"
+                    for name in names
+                    if name.split(".")[0] in ("engine", "server")
+                ]
     assert wrong == []
 
 

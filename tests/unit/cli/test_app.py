@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from server.cli import app as app_module
-from server.cli.app import app
-from server.cli.exits import ExitCode
+from plait.server.cli import app as app_module
+from plait.server.cli.app import app
+from plait.server.cli.exits import ExitCode
 
 SPECS = Path(__file__).resolve().parents[3] / "specs"
 runner = CliRunner()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from engine.run.events import (
+from plait.engine.run.events import (
     Completed,
     Custom,
     Failed,
@@ -16,8 +16,8 @@ from engine.run.events import (
     RunStarted,
     Token,
 )
-from engine.spec.errors import SpecIssue
-from server.cli.console import JsonView, RichView, make_console, print_issues
+from plait.engine.spec.errors import SpecIssue
+from plait.server.cli.console import JsonView, RichView, make_console, print_issues
 
 APPROVAL = Interrupted(
     node="approve",

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.spec.loader import load_spec
-from server.cli.exits import CliError, ExitCode
-from server.cli.inputs import make_decision, parse_json_object, pick_example
-from server.cli.run_request import DecisionChoice, parse_request, resume_command
+from plait.engine.spec.loader import load_spec
+from plait.server.cli.exits import CliError, ExitCode
+from plait.server.cli.inputs import make_decision, parse_json_object, pick_example
+from plait.server.cli.run_request import DecisionChoice, parse_request, resume_command
 
 REFUND = Path(__file__).resolve().parents[3] / "specs" / "refund-approval.yaml"
 

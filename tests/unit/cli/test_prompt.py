@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.run.events import Interrupted
-from server.cli.console import make_console
-from server.cli.session import ask_decision
+from plait.engine.run.events import Interrupted
+from plait.server.cli.console import make_console
+from plait.server.cli.session import ask_decision
 
 APPROVAL = Interrupted(
     node="approve",

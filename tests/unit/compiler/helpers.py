@@ -10,10 +10,10 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from engine.compiler import CompiledSpec, compile_spec
-from engine.spec.document import LoadedSpec
-from engine.spec.loader import parse_spec
-from engine.spec.registry import SpecRegistry
+from plait.engine.compiler import CompiledSpec, compile_spec
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.loader import parse_spec
+from plait.engine.spec.registry import SpecRegistry
 
 #: The spec "folder": python refs resolve against it.
 FIXTURES = Path(__file__).parent / "fixtures_py"

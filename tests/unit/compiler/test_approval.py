@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from engine.compiler.nodes import approval
-from engine.errors import NodeError
+from plait.engine.compiler.nodes import approval
+from plait.engine.errors import NodeError
 from tests.unit.compiler.helpers import Runner, chain, make_spec
 
 

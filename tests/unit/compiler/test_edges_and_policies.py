@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from langgraph.errors import NodeTimeoutError
 
-from engine.errors import NodeError
+from plait.engine.errors import NodeError
 from tests.unit.compiler.helpers import chain, make_spec, run
 
 ECHO = "plait_compiler_fns:async_echo"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from engine.errors import NodeError
+from plait.engine.errors import NodeError
 from tests.unit.compiler.helpers import Runner, chain, make_spec, run
 
 PROCESS = "plait_compiler_fns:process"

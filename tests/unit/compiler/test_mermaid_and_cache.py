@@ -8,8 +8,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
 
-from engine.compiler import CompileError, cache_stats, compile_spec, to_mermaid
-from engine.spec.loader import parse_spec
+from plait.engine.compiler import CompileError, cache_stats, compile_spec, to_mermaid
+from plait.engine.spec.loader import parse_spec
 from tests.unit.compiler.helpers import FIXTURES, chain, make_spec
 
 ECHO = "plait_compiler_fns:async_echo"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.errors import NodeError
+from plait.engine.errors import NodeError
 from tests.unit.compiler.helpers import chain, make_spec, run, scripted
 
 FNS = "plait_compiler_fns"

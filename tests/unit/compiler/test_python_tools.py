@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.spec.models import ToolDef
-from engine.tools.python_tools import import_function, load_python_tool
+from plait.engine.spec.models import ToolDef
+from plait.engine.tools.python_tools import import_function, load_python_tool
 from tests.unit.compiler.helpers import FIXTURES
 
 FNS = "plait_compiler_fns"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import NodeError
+from plait.engine.errors import NodeError
 from tests.unit.compiler.helpers import Runner, chain, make_spec, run
 
 FNS = "plait_compiler_fns"

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from engine.compiler import CompileError, compile_spec
-from engine.spec.registry import SpecRegistry
+from plait.engine.compiler import CompileError, compile_spec
+from plait.engine.spec.registry import SpecRegistry
 from tests.unit.compiler.helpers import Runner, chain, make_spec
 
 ECHO = "plait_compiler_fns:async_echo"

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
-from engine.governance.model_access import ModelAccess, model_access
-from engine.governance.secrets import ENVIRONMENT, SecretMissing
-from engine.models.factory import NO_KEY, ModelConfigError, make_chat_model
-from engine.models.scripted import ScriptedChatModel
-from engine.spec.models import ModelDef
+from plait.engine.governance.model_access import ModelAccess, model_access
+from plait.engine.governance.secrets import ENVIRONMENT, SecretMissing
+from plait.engine.models.factory import NO_KEY, ModelConfigError, make_chat_model
+from plait.engine.models.scripted import ScriptedChatModel
+from plait.engine.spec.models import ModelDef
 
 
 class _Store:

@@ -18,9 +18,9 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langchain_core.tools import tool
 
-from engine.governance.model_access import ModelAccess
-from engine.models.factory import make_chat_model
-from engine.spec.models import ModelDef
+from plait.engine.governance.model_access import ModelAccess
+from plait.engine.models.factory import make_chat_model
+from plait.engine.spec.models import ModelDef
 
 API_KEY = "sk-local-test"
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}

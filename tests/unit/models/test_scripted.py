@@ -16,8 +16,8 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import tool
 
-from engine.models.scripted import ScriptedChatModel
-from engine.spec.models import ScriptedResponse
+from plait.engine.models.scripted import ScriptedChatModel
+from plait.engine.spec.models import ScriptedResponse
 
 
 def _model(*replies: dict[str, Any]) -> ScriptedChatModel:

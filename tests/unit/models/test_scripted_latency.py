@@ -9,8 +9,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import ValidationError
 
-from engine.models.scripted import ScriptedChatModel
-from engine.spec.models import ScriptedResponse
+from plait.engine.models.scripted import ScriptedChatModel
+from plait.engine.spec.models import ScriptedResponse
 
 LATENCY = 0.2
 

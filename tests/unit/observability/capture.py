@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from engine.observability import observe, tracing
+from plait.engine.observability import observe, tracing
 
 ObserverT = TypeVar("ObserverT", bound=observe.Observer)
 

@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from engine.observability import observe, tracing
+from plait.engine.observability import observe, tracing
 from tests.unit.compiler.helpers import Runner, chain, make_spec, scripted
 from tests.unit.observability.capture import captured_spans, observing
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.observability import observe, tracing
-from server.operations.logs import configure_logging, log_context, log_format, make_handler
+from plait.engine.observability import observe, tracing
+from plait.server.operations.logs import configure_logging, log_context, log_format, make_handler
 from tests.unit.observability.capture import captured_spans
 
 

@@ -10,10 +10,10 @@ import pytest
 from langgraph.errors import GraphInterrupt
 from prometheus_client import CollectorRegistry, generate_latest
 
-from engine.governance import breakers
-from engine.observability import observe, tracing
-from engine.spec.models import BreakerSpec
-from server.operations.metrics import BreakerCollector
+from plait.engine.governance import breakers
+from plait.engine.observability import observe, tracing
+from plait.engine.spec.models import BreakerSpec
+from plait.server.operations.metrics import BreakerCollector
 from tests.unit.observability.capture import captured_spans, observing
 
 

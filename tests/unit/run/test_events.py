@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from engine.run.events import (
+from plait.engine.run.events import (
     SUMMARY_VALUE_CHARS,
     Interrupted,
     NodeFinished,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessageChunk, ToolMessage
 
-from server.queue.stream_events import plan_stream
+from plait.server.queue.stream_events import plan_stream
 
 META = {"langgraph_node": "agent"}
 

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from server.graphs.spec_checks import QUEUED_PER_PROCESS, SpecChecks, SpecChecksBusy
-from server.http import problems
+from plait.server.graphs.spec_checks import QUEUED_PER_PROCESS, SpecChecks, SpecChecksBusy
+from plait.server.http import problems
 
 SPEC = (Path(__file__).resolve().parents[3] / "specs" / "summarize.yaml").read_text()
 

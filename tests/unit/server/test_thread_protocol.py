@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.http.thread_protocol import RUN_SPAN, EventFilter, RunTranslator
-from server.queue.journal import JournalEvent
+from plait.server.http.thread_protocol import RUN_SPAN, EventFilter, RunTranslator
+from plait.server.queue.journal import JournalEvent
 
 
 def _events(

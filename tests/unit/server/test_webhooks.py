@@ -12,8 +12,8 @@ from datetime import timedelta
 
 import pytest
 
-from server.workers.webhook_sender import backoff, signature
-from server.workers.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
+from plait.server.workers.webhook_sender import backoff, signature
+from plait.server.workers.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.spec.errors import SpecIssue
-from engine.spec.registry import SpecRegistry
-from engine.spec.validate import validate_text
+from plait.engine.spec.errors import SpecIssue
+from plait.engine.spec.registry import SpecRegistry
+from plait.engine.spec.validate import validate_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -44,6 +44,6 @@ def one(issues: list[SpecIssue], code: str) -> SpecIssue:
 
 def registry_with(*names: str) -> SpecRegistry:
     """A registry holding the named fixtures."""
-    from engine.spec.loader import parse_spec
+    from plait.engine.spec.loader import parse_spec
 
     return SpecRegistry(parse_spec(fixture_text(name), f"{name}.yaml") for name in names)

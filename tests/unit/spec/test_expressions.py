@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.spec.expressions import ExpressionError, compile_cel
+from plait.engine.spec.expressions import ExpressionError, compile_cel
 
 
 @pytest.mark.parametrize(

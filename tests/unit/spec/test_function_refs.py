@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.spec.validate import validate_paths
+from plait.engine.spec.validate import validate_paths
 
 SPEC = """\
 apiVersion: plait/v1

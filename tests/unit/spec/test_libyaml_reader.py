@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.spec.libyaml_reader import read_fast
-from engine.spec.limits import MAX_DEPTH, MAX_VALUES
-from engine.spec.loader import read_yaml
+from plait.engine.spec.libyaml_reader import read_fast
+from plait.engine.spec.limits import MAX_DEPTH, MAX_VALUES
+from plait.engine.spec.loader import read_yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 SPEC_FILES = sorted(

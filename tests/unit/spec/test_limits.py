@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.models.scripted import ScriptedChatModel
-from engine.spec.errors import SpecIssue
-from engine.spec.limits import MAX_CHARS, MAX_DEPTH, MAX_INT_DIGITS
-from engine.spec.models import ScriptedResponse
+from plait.engine.models.scripted import ScriptedChatModel
+from plait.engine.spec.errors import SpecIssue
+from plait.engine.spec.limits import MAX_CHARS, MAX_DEPTH, MAX_INT_DIGITS
+from plait.engine.spec.models import ScriptedResponse
 from tests.unit.spec.helpers import fixture_text, issues_of, line_of, mutate, one
 
 MINIMAL = fixture_text("minimal")

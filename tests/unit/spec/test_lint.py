@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.spec.errors import has_errors
-from engine.spec.lint.graph import strongly_connected
-from engine.spec.validate import validate_paths
+from plait.engine.spec.errors import has_errors
+from plait.engine.spec.lint.graph import strongly_connected
+from plait.engine.spec.validate import validate_paths
 from tests.unit.spec.helpers import (
     fixture_text,
     issues_of,

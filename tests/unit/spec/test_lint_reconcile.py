@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.spec.code_refs import code_refs
-from engine.spec.loader import load_spec
-from engine.spec.validate import validate_paths
+from plait.engine.spec.code_refs import code_refs
+from plait.engine.spec.loader import load_spec
+from plait.engine.spec.validate import validate_paths
 
 SPEC = """\
 apiVersion: plait/v1
@@ -146,7 +146,7 @@ def test_a_non_idempotent_tool_without_reconcile_in_a_map_item_is_a_warning(
 
 
 def test_a_tenant_may_not_reconcile_with_code_the_operator_did_not_allow(tmp_path: Path) -> None:
-    from server.auth.code_policy import refused_code
+    from plait.server.auth.code_policy import refused_code
 
     _issues(tmp_path, "os:system")
     loaded = load_spec(tmp_path / "doubt.yaml")

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from engine.spec.errors import SpecError, SpecIssue
-from engine.spec.loader import load_spec, parse_spec
-from engine.spec.models import NODE_KINDS
+from plait.engine.spec.errors import SpecError, SpecIssue
+from plait.engine.spec.loader import load_spec, parse_spec
+from plait.engine.spec.models import NODE_KINDS
 from tests.unit.spec.helpers import fixture_text, issues_of, line_of, mutate, one
 
 MINIMAL = fixture_text("minimal")

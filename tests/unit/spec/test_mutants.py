@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.spec.validate import validate_paths
+from plait.engine.spec.validate import validate_paths
 from tests.spec_mutants import mutants
 
 ROOT = Path(__file__).resolve().parents[3]

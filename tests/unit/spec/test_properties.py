@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from engine.spec.errors import SpecIssue
-from engine.spec.loader import parse_spec
-from engine.spec.validate import validate_paths
+from plait.engine.spec.errors import SpecIssue
+from plait.engine.spec.loader import parse_spec
+from plait.engine.spec.validate import validate_paths
 from tests.unit.spec.helpers import fixture_text, issues_of, registry_with
 
 BASES = {name: fixture_text(name) for name in ("minimal", "team")}

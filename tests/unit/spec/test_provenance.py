@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from engine.spec.provenance import git_sha
+from plait.engine.spec.provenance import git_sha
 
 
 def git(folder: Path, *args: str) -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import jsonschema
 
-from engine.spec.loader import parse_spec
-from engine.spec.schema import SCHEMA_PATH, json_schema, schema_text, write_schema
+from plait.engine.spec.loader import parse_spec
+from plait.engine.spec.schema import SCHEMA_PATH, json_schema, schema_text, write_schema
 from tests.unit.spec.helpers import fixture_text
 
 
@@ -18,7 +18,7 @@ def test_committed_schema_is_current() -> None:
     assert SCHEMA_PATH.is_file(), "schemas/plait-v1.schema.json is missing"
     assert SCHEMA_PATH.read_text() == schema_text(), (
         "schemas/plait-v1.schema.json is stale: regenerate it with `plait schema --write` "
-        "(or `python -m engine.spec.schema`) and commit it"
+        "(or `python -m plait.engine.spec.schema`) and commit it"
     )
 
 
@@ -46,7 +46,7 @@ def test_write_schema(tmp_path: Path) -> None:
 def test_module_entry_point_writes_the_schema(tmp_path: Path) -> None:
     target = tmp_path / "schema.json"
     result = subprocess.run(
-        [sys.executable, "-m", "engine.spec.schema", str(target)],
+        [sys.executable, "-m", "plait.engine.spec.schema", str(target)],
         capture_output=True,
         text=True,
         check=True,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.spec import validate as validate_module
-from engine.spec.validate import load_directory, validate_paths, validate_text
+from plait.engine.spec import validate as validate_module
+from plait.engine.spec.validate import load_directory, validate_paths, validate_text
 from tests.unit.spec.helpers import FIXTURES, fixture_text, mutate, one
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.spec.errors import SpecError, SpecIssue
-from engine.spec.loader import parse_spec
+from plait.engine.spec.errors import SpecError, SpecIssue
+from plait.engine.spec.loader import parse_spec
 from tests.unit.spec.helpers import fixture_text, line_of, mutate
 
 REPO = Path(__file__).resolve().parents[3]

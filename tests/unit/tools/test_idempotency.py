@@ -9,13 +9,13 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from engine.tools.idempotency import (
+from plait.engine.tools.idempotency import (
     STORE_KEY,
     InMemoryToolResultStore,
     RecordedResult,
     tool_call_key,
 )
-from engine.tools.python_tools import import_function
+from plait.engine.tools.python_tools import import_function
 from tests.unit.compiler.helpers import FIXTURES, Runner, chain, make_spec, scripted
 
 TOOLS = {
@@ -187,9 +187,9 @@ async def test_in_memory_store_first_writer_wins() -> None:
 
 
 def test_a_tool_call_event_carries_its_result_or_the_beginning_of_a_large_one() -> None:
-    # Imported here: imported first, engine.tools.gateway meets the runtime<->compiler
+    # Imported here: imported first, plait.engine.tools.gateway meets the runtime<->compiler
     # import cycle half-way (issue 17 removes it).
-    from engine.tools.gateway import RESULT_EVENT_BYTES, result_fields
+    from plait.engine.tools.gateway import RESULT_EVENT_BYTES, result_fields
 
     assert result_fields({"ticket": "T-1"}) == {"result": {"ticket": "T-1"}}
     large = {"rows": ["x" * 100] * 200}

@@ -15,11 +15,11 @@ from mcp_types import (
     TextContent,
 )
 
-from engine.errors import ToolReportedError
-from engine.governance.retries import classify
-from engine.tools.mcp.hub import is_lost_session
-from engine.tools.mcp.results import raise_for_error, result_value
-from engine.tools.mcp.schema_check import ToolArgumentsInvalid, check_arguments
+from plait.engine.errors import ToolReportedError
+from plait.engine.governance.retries import classify
+from plait.engine.tools.mcp.hub import is_lost_session
+from plait.engine.tools.mcp.results import raise_for_error, result_value
+from plait.engine.tools.mcp.schema_check import ToolArgumentsInvalid, check_arguments
 
 
 def test_structured_content_is_the_value() -> None:

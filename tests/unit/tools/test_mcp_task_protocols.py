@@ -17,15 +17,15 @@ from mcp_types import (
     ToolExecution,
 )
 
-from engine.tools.mcp.core_tasks import _FETCHING, QuestionLost, wait_core
-from engine.tools.mcp.task_protocol import RELATED_TASK, protocol_of
-from engine.tools.mcp.task_questions import (
+from plait.engine.tools.mcp.core_tasks import _FETCHING, QuestionLost, wait_core
+from plait.engine.tools.mcp.task_protocol import RELATED_TASK, protocol_of
+from plait.engine.tools.mcp.task_questions import (
     Question,
     TaskQuestions,
     approval_payload,
     elicit_result,
 )
-from engine.tools.mcp.tool import runs_as_task
+from plait.engine.tools.mcp.tool import runs_as_task
 
 SCHEMA = {
     "type": "object",

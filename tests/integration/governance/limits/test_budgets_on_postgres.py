@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from engine.compiler import CompiledSpec, compile_spec
-from engine.governance.budgets import read_usage
-from engine.run.events import Completed, Custom, Interrupted, RunEvent
-from engine.run.runner import new_thread_id, run_graph
-from engine.spec.loader import parse_spec
-from engine.store.checkpointer import new_checkpointer
-from engine.store.pool import Pool
+from plait.engine.compiler import CompiledSpec, compile_spec
+from plait.engine.governance.budgets import read_usage
+from plait.engine.run.events import Completed, Custom, Interrupted, RunEvent
+from plait.engine.run.runner import new_thread_id, run_graph
+from plait.engine.spec.loader import parse_spec
+from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.store.pool import Pool
 
 SPEC = """
 apiVersion: plait/v1

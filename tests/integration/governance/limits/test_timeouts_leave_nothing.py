@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.compiler import CompiledSpec, compile_spec
-from engine.run.events import Failed, RunEvent
-from engine.run.runner import new_thread_id, run_graph
-from engine.spec.loader import parse_spec
-from engine.store.pool import Pool, open_pool
+from plait.engine.compiler import CompiledSpec, compile_spec
+from plait.engine.run.events import Failed, RunEvent
+from plait.engine.run.runner import new_thread_id, run_graph
+from plait.engine.spec.loader import parse_spec
+from plait.engine.store.pool import Pool, open_pool
 
 HERE = Path(__file__).resolve().parent
 

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from psycopg import sql
 
-from engine.compiler import CompiledSpec, compile_spec
-from engine.governance.secrets import SECRETS_FILE_ENV
-from engine.run.events import Completed, Interrupted, RunEvent
-from engine.run.runner import new_thread_id, run_graph
-from engine.spec.loader import parse_spec
-from engine.store.pool import Pool
+from plait.engine.compiler import CompiledSpec, compile_spec
+from plait.engine.governance.secrets import SECRETS_FILE_ENV
+from plait.engine.run.events import Completed, Interrupted, RunEvent
+from plait.engine.run.runner import new_thread_id, run_graph
+from plait.engine.spec.loader import parse_spec
+from plait.engine.store.pool import Pool
 
 SPECS = Path(__file__).resolve().parent / "specs"
 

@@ -19,8 +19,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from server.app import create_app
-from server.settings import Settings
+from plait.server.app import create_app
+from plait.server.settings import Settings
 
 REPO = Path(__file__).resolve().parents[4]
 EXAMPLE_SPECS = ("summarize.yaml", "refund-approval.yaml")

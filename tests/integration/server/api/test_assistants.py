@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from server.graphs.versions import assistant_id
+from plait.server.graphs.versions import assistant_id
 from tests.integration.server.api.conftest import assert_problem
 
 

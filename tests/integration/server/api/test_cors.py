@@ -9,9 +9,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from server.app import create_app
-from server.http.cors import CorsPolicy
-from server.settings import Settings
+from plait.server.app import create_app
+from plait.server.http.cors import CorsPolicy
+from plait.server.settings import Settings
 
 DEV_SERVER = "http://localhost:5173"
 PREFLIGHT = {

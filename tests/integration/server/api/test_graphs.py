@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from engine.spec.validate import validate_text
+from plait.engine.spec.validate import validate_text
 from tests.integration.server.api.conftest import REPO, assert_problem
 
 SUMMARIZE = (REPO / "specs" / "summarize.yaml").read_text(encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from fastapi import FastAPI
 
-from server.http import problems
+from plait.server.http import problems
 from tests.integration.server.api.conftest import assert_problem
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from engine.store.pool import open_pool
+from plait.engine.store.pool import open_pool
 from tests.integration.server.api.conftest import (
     REFUND_HIGH,
     SUMMARY_INPUT,

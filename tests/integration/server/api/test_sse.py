@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from engine.store.pool import open_pool
-from server.http.sse import event_names, journal_frame_batches, wanted
-from server.queue.journal import JournalListener
+from plait.engine.store.pool import open_pool
+from plait.server.http.sse import event_names, journal_frame_batches, wanted
+from plait.server.queue.journal import JournalListener
 
 
 async def test_a_broken_journal_ends_the_stream_with_error_then_end(database_url: str) -> None:

@@ -239,7 +239,7 @@ async def _progress(conn: psycopg.AsyncConnection[Any], run_ids: list[str]) -> P
     row = await cursor.fetchone()
     assert row is not None
     ended, owners, events = row
-    # Worker ids are host:pid:random (server.workers.worker.default_worker_id).
+    # Worker ids are host:pid:random (plait.server.workers.worker.default_worker_id).
     pids = Counter(int(owner.split(":")[1]) for owner in owners or [])
     return Progress(int(ended), int(events), pids)
 

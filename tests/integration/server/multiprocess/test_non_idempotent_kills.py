@@ -123,7 +123,7 @@ async def _leased(conn: psycopg.AsyncConnection[Any], run_ids: list[str]) -> Cou
     active, owners = row
     if not active:
         return None
-    # Worker ids are host:pid:random (server.workers.worker.default_worker_id).
+    # Worker ids are host:pid:random (plait.server.workers.worker.default_worker_id).
     return Counter(int(owner.split(":")[1]) for owner in owners or [])
 
 

@@ -107,7 +107,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.governance.current_call import current_call
+from plait.engine.governance.current_call import current_call
 
 
 def step(name: str) -> str:
@@ -229,7 +229,7 @@ async def _follow(http: httpx.AsyncClient, thread_id: str, run_id: str) -> list[
 
 
 def _pid_of(worker_id: str | None) -> int | None:
-    # Worker ids are host:pid:random (server.workers.worker.default_worker_id).
+    # Worker ids are host:pid:random (plait.server.workers.worker.default_worker_id).
     return int(worker_id.split(":")[1]) if worker_id else None
 
 
@@ -425,9 +425,9 @@ STAND_IN = """\
 import asyncio
 import sys
 
-from engine.store.pool import open_pool
-from server.queue.leases import Lease, fenced_transaction
-from server.queue.runs import _CLAIM_LOCK
+from plait.engine.store.pool import open_pool
+from plait.server.queue.leases import Lease, fenced_transaction
+from plait.server.queue.runs import _CLAIM_LOCK
 
 
 async def main(url: str, run_id: str, owner: str) -> None:

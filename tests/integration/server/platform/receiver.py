@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from server.workers.webhook_sender import (
+from plait.server.workers.webhook_sender import (
     ATTEMPT_HEADER,
     DELIVERY_HEADER,
     SIGNATURE_HEADER,

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from engine.store.migrate import migrate
-from engine.store.pool import Pool, open_pool
-from server.graphs.versions import GraphVersion, save_version
+from plait.engine.store.migrate import migrate
+from plait.engine.store.pool import Pool, open_pool
+from plait.server.graphs.versions import GraphVersion, save_version
 from tests.conftest import fresh_database
 
 

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from engine.store.pool import Pool
-from server.approvals import records
-from server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
-from server.graphs.versions import GraphVersion
-from server.queue import decisions
-from server.queue.runs import Run, claim_runs, create_run, finish_run, get_run
-from server.queue.threads import create_thread, get_thread
+from plait.engine.store.pool import Pool
+from plait.server.approvals import records
+from plait.server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
+from plait.server.graphs.versions import GraphVersion
+from plait.server.queue import decisions
+from plait.server.queue.runs import Run, claim_runs, create_run, finish_run, get_run
+from plait.server.queue.threads import create_thread, get_thread
 from tests.integration.server.queue.conftest import unique
 
 pytestmark = pytest.mark.postgres

@@ -18,14 +18,14 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from engine.store.pool import Pool
-from engine.store.tool_results import RecordedResult
-from server.approvals import records
-from server.graphs.versions import GraphVersion
-from server.queue import journal
-from server.queue.fenced import FencedCheckpointer, FencedToolResultStore
-from server.queue.leases import Lease, LeaseLost, fenced_transaction
-from server.queue.runs import (
+from plait.engine.store.pool import Pool
+from plait.engine.store.tool_results import RecordedResult
+from plait.server.approvals import records
+from plait.server.graphs.versions import GraphVersion
+from plait.server.queue import journal
+from plait.server.queue.fenced import FencedCheckpointer, FencedToolResultStore
+from plait.server.queue.leases import Lease, LeaseLost, fenced_transaction
+from plait.server.queue.runs import (
     Run,
     claim_runs,
     create_run,
@@ -34,8 +34,8 @@ from server.queue.runs import (
     heartbeat,
     release_run,
 )
-from server.queue.threads import create_thread
-from server.workers.execution import delete_checkpoints
+from plait.server.queue.threads import create_thread
+from plait.server.workers.execution import delete_checkpoints
 from tests.integration.server.queue.conftest import unique
 from tests.polling import until
 

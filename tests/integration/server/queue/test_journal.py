@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.store.pool import Pool, open_pool
-from server.graphs.versions import GraphVersion
-from server.queue import journal
-from server.queue.journal import JournalEvent, JournalListener, RunGone
-from server.queue.runs import create_run
-from server.queue.threads import create_thread
+from plait.engine.store.pool import Pool, open_pool
+from plait.server.graphs.versions import GraphVersion
+from plait.server.queue import journal
+from plait.server.queue.journal import JournalEvent, JournalListener, RunGone
+from plait.server.queue.runs import create_run
+from plait.server.queue.threads import create_thread
 from tests.integration.server.queue.conftest import unique
 
 pytestmark = pytest.mark.postgres
@@ -148,8 +148,8 @@ async def test_events_from_another_process_reach_subscribers(
     script = textwrap.dedent(
         f"""
         import asyncio
-        from engine.store.pool import open_pool
-        from server.queue import journal
+        from plait.engine.store.pool import open_pool
+        from plait.server.queue import journal
 
         async def main():
             async with await open_pool({queue_database_url!r}) as pool:

@@ -7,13 +7,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from engine.store.pool import Pool
-from server.graphs.versions import GraphVersion
-from server.queue import journal
-from server.queue.journal import JournalEvent, JournalListener, RunGone
-from server.queue.journal_writer import JournalCommitter, JournalWriter
-from server.queue.runs import create_run, first_event
-from server.queue.threads import create_thread
+from plait.engine.store.pool import Pool
+from plait.server.graphs.versions import GraphVersion
+from plait.server.queue import journal
+from plait.server.queue.journal import JournalEvent, JournalListener, RunGone
+from plait.server.queue.journal_writer import JournalCommitter, JournalWriter
+from plait.server.queue.runs import create_run, first_event
+from plait.server.queue.threads import create_thread
 from tests.integration.server.queue.conftest import unique
 
 pytestmark = pytest.mark.postgres

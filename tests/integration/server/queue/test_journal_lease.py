@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from engine.store.pool import Pool
-from server.graphs.versions import GraphVersion
-from server.queue import journal
-from server.queue.journal_writer import JournalCommitter, JournalWriter
-from server.queue.runs import Run, claim_runs, create_run, finish_run
-from server.queue.threads import create_thread
+from plait.engine.store.pool import Pool
+from plait.server.graphs.versions import GraphVersion
+from plait.server.queue import journal
+from plait.server.queue.journal_writer import JournalCommitter, JournalWriter
+from plait.server.queue.runs import Run, claim_runs, create_run, finish_run
+from plait.server.queue.threads import create_thread
 from tests.integration.server.queue.conftest import unique
 
 pytestmark = pytest.mark.postgres

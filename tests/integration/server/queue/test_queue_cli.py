@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from engine.store.pool import Pool
-from server.graphs.versions import GraphVersion
-from server.queue.runs import (
+from plait.engine.store.pool import Pool
+from plait.server.graphs.versions import GraphVersion
+from plait.server.queue.runs import (
     Run,
     claim_runs,
     create_run,
@@ -19,7 +19,7 @@ from server.queue.runs import (
     finish_run,
     get_run,
 )
-from server.queue.threads import create_thread
+from plait.server.queue.threads import create_thread
 from tests.integration.cli.conftest import REPO, plait_env
 from tests.integration.server.queue.conftest import unique
 
@@ -49,7 +49,7 @@ async def _dead_letter(pool: Pool, graph: GraphVersion) -> Run:
 async def _plait(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     return await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "server.cli.app", *args],
+        [sys.executable, "-m", "plait.server.cli.app", *args],
         cwd=REPO,
         env=plait_env(url),
         capture_output=True,

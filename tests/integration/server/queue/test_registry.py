@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.spec.errors import SpecError
-from engine.spec.validate import validate_text
-from engine.store.pool import Pool
-from server.graphs.versions import (
+from plait.engine.spec.errors import SpecError
+from plait.engine.spec.validate import validate_text
+from plait.engine.store.pool import Pool
+from plait.server.graphs.versions import (
     VersionConflict,
     assistant_id,
     by_assistant_id,

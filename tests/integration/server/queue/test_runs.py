@@ -8,13 +8,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from engine.store.pool import Pool
-from engine.store.threads import ThreadSpecMismatch, claim_thread
-from engine.store.threads import get_thread as cli_get_thread
-from server.graphs.versions import GraphVersion, save_version
-from server.queue import journal
-from server.queue.journal import JournalEvent
-from server.queue.runs import (
+from plait.engine.store.pool import Pool
+from plait.engine.store.threads import ThreadSpecMismatch, claim_thread
+from plait.engine.store.threads import get_thread as cli_get_thread
+from plait.server.graphs.versions import GraphVersion, save_version
+from plait.server.queue import journal
+from plait.server.queue.journal import JournalEvent
+from plait.server.queue.runs import (
     RUNS_CHANNEL,
     IdempotencyMismatch,
     Run,
@@ -31,7 +31,7 @@ from server.queue.runs import (
     list_runs,
     release_run,
 )
-from server.queue.threads import ThreadNotFound, create_thread, get_thread
+from plait.server.queue.threads import ThreadNotFound, create_thread, get_thread
 from tests.integration.server.queue.conftest import spec_text, unique
 
 pytestmark = pytest.mark.postgres

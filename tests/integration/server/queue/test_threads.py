@@ -1,17 +1,17 @@
-"""API threads (server.queue.threads) and the CLI's view of them, on real Postgres."""
+"""API threads (plait.server.queue.threads) and the CLI's view of them, on real Postgres."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.compiler import compile_spec
-from engine.store.checkpointer import new_checkpointer
-from engine.store.pool import Pool
-from engine.store.threads import claim_thread
-from engine.store.threads import get_thread as cli_get_thread
-from server.graphs.versions import GraphVersion
-from server.queue.runs import create_run, get_run
-from server.queue.threads import (
+from plait.engine.compiler import compile_spec
+from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.store.pool import Pool
+from plait.engine.store.threads import claim_thread
+from plait.engine.store.threads import get_thread as cli_get_thread
+from plait.server.graphs.versions import GraphVersion
+from plait.server.queue.runs import create_run, get_run
+from plait.server.queue.threads import (
     ThreadExists,
     ThreadNotFound,
     create_thread,

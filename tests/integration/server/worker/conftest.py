@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from engine.store.pool import Pool
-from server.graphs import versions as registry
-from server.queue import journal, runs, threads
-from server.queue.runs import Run
-from server.workers.worker import Worker
+from plait.engine.store.pool import Pool
+from plait.server.graphs import versions as registry
+from plait.server.queue import journal, runs, threads
+from plait.server.queue.runs import Run
+from plait.server.workers.worker import Worker
 from tests.conftest import fresh_database
 from tests.integration.server.harness import registered_pool
 from tests.polling import until

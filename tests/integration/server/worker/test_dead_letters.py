@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from prometheus_client import REGISTRY
 
-from engine.store.pool import Pool
-from server.operations import metrics
-from server.queue import journal, runs, threads
+from plait.engine.store.pool import Pool
+from plait.server.operations import metrics
+from plait.server.queue import journal, runs, threads
 from tests.integration.killed_runs import worker_dies_mid_node
 from tests.integration.server.worker.conftest import (
     calls,

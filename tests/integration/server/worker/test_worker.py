@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.store.pool import Pool
-from server.approvals import records
-from server.queue import runs, threads
-from server.workers.execution import GraphCache
+from plait.engine.store.pool import Pool
+from plait.server.approvals import records
+from plait.server.queue import runs, threads
+from plait.server.workers.execution import GraphCache
 from tests.integration.killed_runs import worker_dies_mid_node
 from tests.integration.server.worker.conftest import (
     SPECS_DIR,

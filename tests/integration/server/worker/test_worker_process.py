@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.store.pool import Pool
-from server.queue import runs
+from plait.engine.store.pool import Pool
+from plait.server.queue import runs
 from tests.integration.server.worker.conftest import (
     SPECS_DIR,
     WAIT_SECONDS,
@@ -34,7 +34,7 @@ def _start_worker(database_url: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         # A long lease: the run can only come back by the hand-back, not by expiry.
         [
-            *(sys.executable, "-m", "server.cli.app", "worker", "--specs", str(SPECS_DIR)),
+            *(sys.executable, "-m", "plait.server.cli.app", "worker", "--specs", str(SPECS_DIR)),
             *("--concurrency", "2", "--lease-seconds", "60", "--id", "worker-process"),
         ],
         cwd=REPO,

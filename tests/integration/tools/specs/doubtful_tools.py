@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.observability.emit import emit
+from plait.engine.observability.emit import emit
 
 
 async def _maybe_die(tool: str, point: str) -> None:

@@ -9,9 +9,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from engine.spec.document import LoadedSpec
-from engine.spec.loader import parse_spec
-from engine.tools.python_tools import import_function
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.loader import parse_spec
+from plait.engine.tools.python_tools import import_function
 from tests.unit.compiler.helpers import Runner
 
 FIXTURES = Path(__file__).parent / "fixtures_py"

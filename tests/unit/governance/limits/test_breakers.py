@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from engine.errors import NodeError
-from engine.governance import breakers
-from engine.governance.breakers import Breaker, CircuitOpen
-from engine.spec.models import BreakerSpec
+from plait.engine.errors import NodeError
+from plait.engine.governance import breakers
+from plait.engine.governance.breakers import Breaker, CircuitOpen
+from plait.engine.spec.models import BreakerSpec
 from tests.unit.compiler.helpers import Runner, chain
 from tests.unit.governance.limits.helpers import FNS, events_of, limits_spec, tool_calls
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from engine.governance.budgets import USAGE, BudgetExceeded, read_usage
+from plait.engine.governance.budgets import USAGE, BudgetExceeded, read_usage
 from tests.unit.compiler.helpers import Runner, chain, make_spec, scripted
 
 #: Each call of ``main`` costs 1000 * 1 + 500 * 2 = 2000 per million: 0.002.

@@ -14,10 +14,10 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.outputs import ChatResult
 
-from engine.compiler import model_calls
-from engine.compiler.context import CompileContext
-from engine.compiler.model_calls import invoke_model, model_call_slot, set_model_call_limit
-from engine.tools.python_tools import import_function
+from plait.engine.compiler import model_calls
+from plait.engine.compiler.context import CompileContext
+from plait.engine.compiler.model_calls import invoke_model, model_call_slot, set_model_call_limit
+from plait.engine.tools.python_tools import import_function
 from tests.unit.compiler.helpers import Runner, chain, scripted
 from tests.unit.governance.limits.helpers import FIXTURES, limits_spec
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from engine.run.events import Custom
-from server.cli.console import RichView, make_console
+from plait.engine.run.events import Custom
+from plait.server.cli.console import RichView, make_console
 
 
 def test_limit_events_are_one_line_each() -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from engine.errors import NodeError
-from engine.governance.loops import TOOL_CALLS, LoopDetected
+from plait.engine.errors import NodeError
+from plait.engine.governance.loops import TOOL_CALLS, LoopDetected
 from tests.unit.compiler.helpers import Runner, chain, scripted
 from tests.unit.governance.limits.helpers import FNS, events_of, limits_spec, tool_calls
 

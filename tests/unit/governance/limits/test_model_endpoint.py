@@ -12,10 +12,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from engine.errors import NodeError
-from engine.governance import breakers
-from engine.governance.breakers import CircuitOpen
-from engine.governance.budgets import read_usage
+from plait.engine.errors import NodeError
+from plait.engine.governance import breakers
+from plait.engine.governance.breakers import CircuitOpen
+from plait.engine.governance.budgets import read_usage
 from tests.unit.compiler.helpers import Runner, chain
 from tests.unit.governance.limits.helpers import FNS, events_of, limits_spec, tool_calls
 

@@ -9,10 +9,10 @@ import httpx
 import jsonschema
 import pytest
 
-from engine.errors import NodeError
-from engine.governance.breakers import CircuitOpen
-from engine.governance.retries import RateLimited, TransientError, backoff_delay, classify
-from engine.spec.models import CallRetrySpec
+from plait.engine.errors import NodeError
+from plait.engine.governance.breakers import CircuitOpen
+from plait.engine.governance.retries import RateLimited, TransientError, backoff_delay, classify
+from plait.engine.spec.models import CallRetrySpec
 from tests.unit.compiler.helpers import Runner, chain, scripted
 from tests.unit.governance.limits.helpers import FNS, events_of, limits_spec, tool_calls
 

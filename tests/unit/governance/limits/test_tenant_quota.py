@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from engine.governance.budgets import QuotaExceeded, with_quota
+from plait.engine.governance.budgets import QuotaExceeded, with_quota
 from tests.unit.compiler.helpers import Runner, chain, scripted
 from tests.unit.governance.limits.helpers import limits_spec
 
 
 class MemoryQuota:
-    """A :class:`engine.governance.budgets.TenantQuota` in memory."""
+    """A :class:`plait.engine.governance.budgets.TenantQuota` in memory."""
 
     def __init__(self, **limits: float) -> None:
         self.limits = limits

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.tools.python_tools import import_function
+from plait.engine.tools.python_tools import import_function
 from tests.unit.governance.tools.helpers import FIXTURES, FNS
 
 

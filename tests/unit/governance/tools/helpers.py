@@ -13,11 +13,11 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from engine.compiler import compile_spec
-from engine.governance.audit import AUDIT_KEY, InMemoryAuditStore
-from engine.spec.document import LoadedSpec
-from engine.spec.loader import parse_spec
-from engine.tools.idempotency import STORE_KEY, InMemoryToolResultStore
+from plait.engine.compiler import compile_spec
+from plait.engine.governance.audit import AUDIT_KEY, InMemoryAuditStore
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.loader import parse_spec
+from plait.engine.tools.idempotency import STORE_KEY, InMemoryToolResultStore
 
 FIXTURES = Path(__file__).parent / "fixtures_py"
 FNS = "plait_gov_tools_fns"

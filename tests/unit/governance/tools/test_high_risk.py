@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 
-from engine.errors import NodeError
-from engine.spec.models import ToolDef
-from engine.tools.python_tools import load_python_tool
-from engine.tools.risk import is_high_risk
+from plait.engine.errors import NodeError
+from plait.engine.spec.models import ToolDef
+from plait.engine.tools.python_tools import load_python_tool
+from plait.engine.tools.risk import is_high_risk
 from tests.unit.governance.tools.helpers import FIXTURES, FNS, Run, make_spec
 
 TOOLS = {"refund": {"function": f"{FNS}:refund", "risk": "high"}}

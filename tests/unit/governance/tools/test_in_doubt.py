@@ -15,11 +15,11 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from engine.errors import NodeError
-from engine.spec.models import ToolDef
-from engine.tools.idempotency import InMemoryToolResultStore
-from engine.tools.in_doubt import CallUnsettled, InDoubtRejected, interrupt_id
-from engine.tools.python_tools import import_function, load_python_tool
+from plait.engine.errors import NodeError
+from plait.engine.spec.models import ToolDef
+from plait.engine.tools.idempotency import InMemoryToolResultStore
+from plait.engine.tools.in_doubt import CallUnsettled, InDoubtRejected, interrupt_id
+from plait.engine.tools.python_tools import import_function, load_python_tool
 from tests.unit.governance.tools.helpers import FIXTURES, Run, make_spec
 
 FNS = "plait_in_doubt_fns"

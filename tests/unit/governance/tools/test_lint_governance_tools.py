@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.spec.errors import SpecIssue
+from plait.engine.spec.errors import SpecIssue
 from tests.unit.spec.helpers import issues_of, one
 
 BASE = """\

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.errors import NodeError
+from plait.engine.errors import NodeError
 from tests.unit.governance.tools.helpers import FNS, Run, make_spec
 
 

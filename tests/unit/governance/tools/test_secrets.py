@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from engine.governance.retries import classify
-from engine.governance.secrets import (
+from plait.engine.governance.retries import classify
+from plait.engine.governance.secrets import (
     ENVIRONMENT,
     SECRETS_FILE_ENV,
     EnvironmentSecrets,
@@ -17,9 +17,9 @@ from engine.governance.secrets import (
     redact,
     resolve,
 )
-from engine.protected import protect
-from engine.spec.models import ToolDef
-from engine.tools.python_tools import load_python_tool
+from plait.engine.protected import protect
+from plait.engine.spec.models import ToolDef
+from plait.engine.tools.python_tools import load_python_tool
 from tests.unit.governance.tools.helpers import FIXTURES, FNS, Run, make_spec
 
 TOKEN = "tok-5f1e2d3c4b"

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import uvloop
 
-from engine.errors import NodeError
-from engine.tools import children
+from plait.engine.errors import NodeError
+from plait.engine.tools import children
 from tests.polling import until
 from tests.processes import kill_noted, noted_pids, running
 from tests.unit.governance.tools.helpers import Run, make_spec

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from engine.governance.retries import RateLimited, TransientError
+from plait.engine.governance.retries import RateLimited, TransientError
 
 #: Calls per key, so a test can see how often a tool actually ran.
 CALLS: Counter[str] = Counter()

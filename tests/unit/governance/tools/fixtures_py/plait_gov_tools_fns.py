@@ -111,7 +111,7 @@ class _Response:
 
 def call_api_flaky(kind: str, secrets: dict[str, str]) -> str:
     """Fails twice (a 503, or a rate limit), then answers; every error carries the token."""
-    from engine.governance.retries import RateLimited
+    from plait.engine.governance.retries import RateLimited
 
     CALLS.append(("call_api_flaky", {"kind": kind}))
     token = secrets["API_TOKEN"]
