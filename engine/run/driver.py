@@ -1,5 +1,5 @@
-"""Drive a bound graph through one run: LangGraph's stream in a task of its own, under the
-run's time limit, ending only once its checkpointer is idle.
+"""Drive a bound graph through one run: LangGraph's stream in a task of its own, under
+the run's time limit, ending only once its checkpointer is idle.
 
 ``plait run`` (:mod:`plait.engine.run.runner`) and the server's workers
 (``plait.server.workers.execution``) both stream a run through :func:`drive`, so a
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from plait.engine.run.timeouts import settle
@@ -35,16 +35,18 @@ async def drive(
     options: Mapping[str, Any],
     limit_seconds: float | None,
     saver: Any,
+    each: Callable[[Item], None],
     span: contextlib.AbstractContextManager[Any] | None = None,
     started: Callable[[asyncio.Task[None]], None] | None = None,
-) -> AsyncGenerator[Item, None]:
-    """Stream ``graph`` (``options`` go to ``astream``) and yield its items as ``Item``.
+) -> None:
+    """Stream ``graph`` (``options`` go to ``astream``), calling ``each`` on every item.
 
-    The stream runs in its own task: a time limit around the consumer's loop
-    would fire in whatever the consumer awaits between items (rendering,
-    prompting, journaling); here it only cancels the task that drives
-    LangGraph. ``started`` gets that task, so a caller can stop the run by
-    cancelling it (the consumer then sees ``CancelledError``). Raises
+    The stream runs in a task of its own, and ``each`` is called in it, in
+    order and synchronously (it must not wait: journal, count, or hand the item
+    to a queue). A time limit around the caller's code would fire in whatever
+    the caller awaits (rendering, prompting); here it only cancels the task
+    that drives LangGraph. ``started`` gets that task, so a caller can stop the
+    run by cancelling it: ``drive`` then raises ``CancelledError``. Raises
     :class:`RunTimedOut` when the run's own deadline passed (a node's own
     ``TimeoutError`` is that node's error, raised as it is). ``span`` (the run's
     trace span) is entered in the task, so the steps' spans are its children.
@@ -52,7 +54,6 @@ async def drive(
     be writing a checkpoint after a cancel or a timeout.
     """
     subgraphs = bool(options.get("subgraphs"))
-    queue: asyncio.Queue[Item | BaseException | None] = asyncio.Queue()
 
     async def pump() -> None:
         deadline = asyncio.timeout(limit_seconds)
@@ -60,34 +61,20 @@ async def drive(
             with span or contextlib.nullcontext():
                 async with deadline:
                     async for item in graph.astream(payload, config, **options):
-                        queue.put_nowait(item if subgraphs else ((), *item))
+                        each(item if subgraphs else ((), *item))
         except TimeoutError:
             if limit_seconds is not None and deadline.expired():
                 raise RunTimedOut(limit_seconds) from None
             raise
 
-    def ended(task: asyncio.Task[None]) -> None:
-        # A callback, not the task's own code: a task cancelled before it ever
-        # ran executes none of its body, and the consumer must still hear of it.
-        if task.cancelled():
-            queue.put_nowait(asyncio.CancelledError())
-        else:
-            queue.put_nowait(task.exception())
-
     task = asyncio.create_task(pump())
-    task.add_done_callback(ended)
     if started is not None:
         started(task)
     try:
-        while True:
-            item = await queue.get()
-            if item is None:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+        await task
     finally:
-        task.cancel()
-        await asyncio.wait({task})
-        # Shielded: a cancelled consumer must still leave the saver idle.
+        if not task.done():  # the caller was cancelled, not the graph
+            task.cancel()
+            await asyncio.wait({task})
+        # Shielded: a cancelled caller must still leave the saver idle.
         await asyncio.shield(settle(saver))

@@ -29,7 +29,7 @@ from langgraph.types import Command, StateSnapshot
 from plait.engine.errors import NodeError
 from plait.engine.observability import tracing
 from plait.engine.run.context import RunContext
-from plait.engine.run.driver import RunTimedOut, drive
+from plait.engine.run.driver import Item, RunTimedOut, drive
 from plait.engine.run.events import (
     Completed,
     Custom,
@@ -228,18 +228,8 @@ async def run_graph(
             span = tracing.run_span(
                 run_id=run_id, thread_id=thread_id, graph=loaded.name, version=loaded.version
             )
-            stream_items = drive(
-                graph,
-                payload,
-                config,
-                # Each step is persisted before the next starts, so a killed
-                # process never re-runs a node that had finished.
-                options={"stream_mode": STREAM_MODES, "subgraphs": True, "durability": "sync"},
-                limit_seconds=timeout,
-                saver=checkpointer,
-                span=span,
-            )
-            async with contextlib.aclosing(stream_items) as stream:
+            items = _items(graph, payload, config, timeout, checkpointer, span)
+            async with contextlib.aclosing(items) as stream:
                 async for item in stream:
                     for event in converter.convert(item):
                         yield event
@@ -281,6 +271,48 @@ async def run_graph(
     finally:
         # Shielded: a cancelled consumer must still leave the run's row accurate.
         await asyncio.shield(finish_run(pool, run_id, outcome, error))
+
+
+async def _items(
+    graph: Any,
+    payload: Any,
+    config: dict[str, Any],
+    limit_seconds: float | None,
+    checkpointer: Any,
+    span: contextlib.AbstractContextManager[Any],
+) -> AsyncGenerator[Item, None]:
+    """The run's stream items, for a consumer that awaits between them (rendering, prompting).
+
+    :func:`~plait.engine.run.driver.drive` hands them over through a queue, so
+    its deadline never fires in the consumer's code; whatever the run raised
+    is raised here after the last item.
+    """
+    queue: asyncio.Queue[Item | None] = asyncio.Queue()
+    driving = asyncio.create_task(
+        drive(
+            graph,
+            payload,
+            config,
+            # Each step is persisted before the next starts, so a killed
+            # process never re-runs a node that had finished.
+            options={"stream_mode": STREAM_MODES, "subgraphs": True, "durability": "sync"},
+            limit_seconds=limit_seconds,
+            saver=checkpointer,
+            each=queue.put_nowait,
+            span=span,
+        )
+    )
+    driving.add_done_callback(lambda _: queue.put_nowait(None))
+    try:
+        while (item := await queue.get()) is not None:
+            yield item
+        await driving
+    finally:
+        if not driving.done():  # the consumer stopped early: stop the run too
+            driving.cancel()
+        await asyncio.wait({driving})
+        if not driving.cancelled():
+            driving.exception()  # raised above, or moot once the consumer stopped
 
 
 class _Converter:

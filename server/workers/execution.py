@@ -18,7 +18,6 @@ worker after a crash never repeats a node that had finished.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,7 +30,7 @@ from plait.engine.compiler import CompiledSpec, compile_spec
 from plait.engine.compiler.cache import CompileCache
 from plait.engine.governance.budgets import read_usage
 from plait.engine.run.context import RunContext
-from plait.engine.run.driver import RunTimedOut, drive
+from plait.engine.run.driver import Item, RunTimedOut, drive
 from plait.engine.spec.models import duration_seconds
 from plait.engine.store.audit import PostgresAuditStore
 from plait.engine.store.checkpointer import new_checkpointer
@@ -352,24 +351,26 @@ async def _stream(
         if kwargs.get(name) is not None:
             options[name] = kwargs[name]
 
-    stream = drive(
-        graph,
-        payload,
-        config,
-        options=options,
-        limit_seconds=limit,
-        saver=saver,
-        started=stopper.attach,
-    )
+    def journal(item: Item) -> None:
+        namespace, mode, chunk = item
+        if mode == "updates" and not namespace:
+            found.extend(interrupts_of(chunk))
+        events = plan.events(namespace, mode, chunk)
+        for event, data in events:
+            writer.emit(event, data)
+        traced.journaled(mode, namespace, chunk, len(events))
+
     try:
-        async with contextlib.aclosing(stream) as items:
-            async for namespace, mode, chunk in items:
-                if mode == "updates" and not namespace:
-                    found.extend(interrupts_of(chunk))
-                events = plan.events(namespace, mode, chunk)
-                for event, data in events:
-                    writer.emit(event, data)
-                traced.journaled(mode, namespace, chunk, len(events))
+        await drive(
+            graph,
+            payload,
+            config,
+            options=options,
+            limit_seconds=limit,
+            saver=saver,
+            each=journal,
+            started=stopper.attach,
+        )
     except asyncio.CancelledError:
         current = asyncio.current_task()
         # Our own task cancelled (not just the graph's): let the cancellation through.
