@@ -180,8 +180,15 @@ def open_graph(page: Page, base: str) -> None:
 
 
 def show_run_form(page: Page) -> None:
-    """The input form: open from the start, folded under "Run again" once a run is shown."""
-    if not page.get_by_test_id("run-start").is_visible():
+    """The input form: open from the start, folded under "Run again" once a run is shown.
+
+    Decided on the fold itself once it is drawn: asking whether the button is
+    visible could answer before the panel has drawn it, and a click on an open
+    fold closes it.
+    """
+    fold = page.locator("details.run-input")
+    fold.wait_for(state="attached")
+    if fold.get_attribute("open") is None:
         page.locator(".run-input > summary").click()
     page.get_by_test_id("run-start").wait_for()
 
