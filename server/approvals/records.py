@@ -4,7 +4,7 @@ A run that stops on an approval node's ``interrupt()`` ends; the worker
 records one row per approval interrupt here, and the thread holds no worker
 and no memory while it waits. Deciding one (``plait.server.queue.decisions``)
 resumes the thread; a resume sent straight to ``/runs`` settles the rows it
-answers (:func:`settle_answered_in`). Every query on the table is in this module.
+answers (:func:`settle_answered_in`). Every write to the table is in this module.
 """
 
 from __future__ import annotations
