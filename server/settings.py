@@ -9,7 +9,7 @@ from pathlib import Path
 from plait.engine.store.database import DATABASE_URL_ENV
 from plait.server.auth.code_policy import TENANT_MODULES_ENV
 from plait.server.http.cors import LOCAL_ORIGINS, CorsPolicy, parse_origins
-from plait.server.queue.leases import DEFAULT_MAX_ATTEMPTS
+from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS
 from plait.server.workers.webhook_urls import WebhookPolicy
 
 SPECS_ENV = "PLAIT_SPECS_DIR"

@@ -1,1 +1,3 @@
-"""The run driver: start, resume and inspect a run on Postgres, and the events it yields."""
+"""The run driver: a run's context and drive loop (the server's workers use them too), and
+``plait run``'s start, resume and inspect of a thread on Postgres, with the events it yields.
+"""

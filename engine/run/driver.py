@@ -24,7 +24,6 @@ class RunTimedOut(Exception):
 
     def __init__(self, seconds: float) -> None:
         super().__init__(f"the run exceeded its timeout of {seconds:g}s (spec.timeout)")
-        self.seconds = seconds
 
 
 async def drive(

@@ -1,4 +1,7 @@
-"""Typed events a run yields, the same for the CLI, the HTTP server and tests.
+"""Typed events a run yields to ``plait run``, ``plait test`` and the tests that drive runs.
+
+The server's workers journal Agent Server events instead
+(``plait.server.queue.stream_events``); both read the same LangGraph stream.
 
 Every event is a frozen dataclass with a ``type`` tag and ``to_dict()`` giving
 JSON-ready data (``plait run --json`` prints one per line). ``path`` names the

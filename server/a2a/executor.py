@@ -35,7 +35,7 @@ from plait.engine.run.runner import RunRejected, check_input
 from plait.server.a2a.messages import NotADecision, decision_of, run_input
 from plait.server.a2a.task_store import tenant_of
 from plait.server.approvals import records
-from plait.server.graphs import versions as registry
+from plait.server.graphs import versions
 from plait.server.queue import decisions, threads
 from plait.server.queue.runs import (
     TERMINAL,
@@ -184,7 +184,7 @@ class PlaitAgentExecutor(AgentExecutor):
     ) -> Run | None:
         """Queue the first run of a task on a new thread; ``None`` when the input is refused."""
         pool = self.services.pool
-        graph = await registry.latest(
+        graph = await versions.latest(
             pool, self.graph, specs_dir=self.services.settings.specs_dir, tenant=tenant
         )
         if graph is None:

@@ -47,7 +47,7 @@ from plait.server.a2a.executor import PlaitAgentExecutor
 from plait.server.a2a.task_store import TENANT_STATE_KEY, PostgresTaskStore
 from plait.server.api.deps import Services, Svc
 from plait.server.auth.keys import Tenant
-from plait.server.graphs import versions as registry
+from plait.server.graphs import versions
 from plait.server.graphs.versions import GraphVersion
 from plait.server.http.problems import not_found
 
@@ -144,7 +144,7 @@ router = APIRouter(prefix=PREFIX, tags=["a2a"])
 
 
 async def _served(services: Services, name: str, tenant: str) -> GraphVersion:
-    graph = await registry.latest(
+    graph = await versions.latest(
         services.pool, name, specs_dir=services.settings.specs_dir, tenant=tenant
     )
     if graph is None or not is_exposed(graph.loaded.spec):
@@ -159,7 +159,7 @@ async def _served(services: Services, name: str, tenant: str) -> GraphVersion:
 @router.get("", summary="List the graphs served as A2A agents")
 async def list_agents(request: Request, services: Svc, tenant: Tenant) -> list[dict[str, Any]]:
     """Each served graph with its version and card URL."""
-    graphs = await registry.list_graphs(
+    graphs = await versions.list_graphs(
         services.pool, specs_dir=services.settings.specs_dir, tenant=tenant
     )
     # list_graphs sorts by name, then oldest version first: the last of a name is its newest.

@@ -11,7 +11,7 @@ import typer
 
 from plait.server.cli.exits import CliError
 from plait.server.http.cors import CorsPolicy, parse_origins
-from plait.server.queue.leases import DEFAULT_MAX_ATTEMPTS
+from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS
 from plait.server.settings import (
     CORS_CREDENTIALS_ENV,
     CORS_ORIGIN_REGEX_ENV,

@@ -20,7 +20,7 @@ import typer
 
 from plait.server.cli.database import connected_pool
 from plait.server.cli.exits import CliError
-from plait.server.queue.leases import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
+from plait.server.queue.defaults import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
 from plait.server.settings import LEASE_SECONDS_ENV, MAX_ATTEMPTS_ENV
 
 if TYPE_CHECKING:

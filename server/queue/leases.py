@@ -38,12 +38,6 @@ from psycopg.rows import DictRow
 from plait.engine.governance.loops import StopsRun
 from plait.engine.store.pool import Pool
 
-#: Lost attempts a run may have before it is dead-lettered, unless its spec says
-#: (``spec.max_attempts``) or the worker is told otherwise (``--max-attempts``).
-DEFAULT_MAX_ATTEMPTS = 3
-#: A worker's lease on the runs it claims: a dead worker's runs are taken over after it.
-DEFAULT_LEASE_SECONDS = 10.0
-
 log = logging.getLogger("plait.run")
 
 #: SQLSTATE ``plait_fence`` raises (migration 0011).

@@ -471,10 +471,7 @@ async def cancel_run(
     """
     if action not in ("interrupt", "rollback"):
         raise ValueError(f"unknown cancel action {action!r}; use 'interrupt' or 'rollback'")
-    async with pool.connection() as conn, conn.transaction():
-        await conn.execute(
-            "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE", (thread_id,)
-        )
+    async with thread_transaction(pool, thread_id) as conn:
         cursor = await conn.execute(
             f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %(run_id)s "
             f"AND thread_id = %(thread_id)s AND {OF_TENANT} FOR UPDATE",

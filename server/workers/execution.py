@@ -41,13 +41,14 @@ from plait.server.approvals import records
 from plait.server.auth.quota import attach_quota
 from plait.server.auth.store import DEFAULT_TENANT
 from plait.server.auth.tenant_secrets import SecretSources
-from plait.server.graphs import versions as registry
+from plait.server.graphs import versions
 from plait.server.operations import metrics
 from plait.server.queue import runs
+from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS
 from plait.server.queue.fenced import FencedCheckpointer
 from plait.server.queue.journal import RunGone
 from plait.server.queue.journal_writer import JournalCommitter, JournalWriter
-from plait.server.queue.leases import DEFAULT_MAX_ATTEMPTS, Lease, LeaseLost, fenced_transaction
+from plait.server.queue.leases import Lease, LeaseLost, fenced_transaction
 from plait.server.queue.runs import Run
 from plait.server.queue.stream_events import StreamPlan, interrupts_of, plan_stream
 from plait.server.queue.threads import client_thread_id
@@ -134,13 +135,13 @@ class GraphCache:
         cached = self._compiled.get(key)
         if cached is not None:
             return cached
-        stored = await registry.get_version(
+        stored = await versions.get_version(
             self.pool, name, version, specs_dir=self.specs_dir, tenant=tenant
         )
         if stored is None:
             raise LookupError(f"graph {name}@{version} is not registered")
-        versions = await registry.list_graphs(self.pool, specs_dir=self.specs_dir, tenant=tenant)
-        compiled = compile_spec(stored.loaded, registry.registry_from(versions))
+        published = await versions.list_graphs(self.pool, specs_dir=self.specs_dir, tenant=tenant)
+        compiled = compile_spec(stored.loaded, versions.registry_from(published))
         self._compiled.put(key, compiled)
         return compiled
 

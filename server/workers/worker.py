@@ -44,9 +44,9 @@ from plait.engine.tools import children
 from plait.engine.tools.idempotency import ToolResultStore
 from plait.server.approvals import records
 from plait.server.queue import decisions, runs
+from plait.server.queue.defaults import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
 from plait.server.queue.fenced import FencedToolResultStore
 from plait.server.queue.journal_writer import JournalCommitter
-from plait.server.queue.leases import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
 from plait.server.queue.runs import Run
 from plait.server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
 from plait.server.workers.execution import GraphCache, RunStopper, StopReason, execute_run

@@ -24,7 +24,7 @@ import httpx
 
 from plait.engine.store.migrate import migrate
 from plait.engine.store.pool import Pool, open_pool
-from plait.server.graphs import versions as registry
+from plait.server.graphs import versions
 from tests.conftest import fresh_database
 
 REPO = Path(__file__).resolve().parents[3]
@@ -263,7 +263,7 @@ async def registered_pool(database_url: str, specs_dir: Path) -> AsyncIterator[P
     """
     async with await open_pool(database_url, max_size=20) as opened:
         await migrate(opened)
-        issues = await registry.sync_folder(opened, specs_dir)
+        issues = await versions.sync_folder(opened, specs_dir)
         # This module is not assert-rewritten: the message shows the issues.
         errors = [issue for issue in issues if issue.severity == "error"]
         assert errors == [], errors

@@ -8,7 +8,7 @@ import pytest
 
 from plait.engine.store.pool import Pool
 from plait.server.auth import store
-from plait.server.graphs import versions as registry
+from plait.server.graphs import versions
 from plait.server.queue import runs, threads
 from plait.server.queue.runs import Run
 from plait.server.workers.worker import Worker
@@ -22,7 +22,7 @@ LEASE = 30.0
 
 async def _enqueue(pool: Pool, tenant: str, count: int) -> list[Run]:
     """``count`` runs of ``tenant``, each on a thread of its own (so all are claimable)."""
-    graph = await registry.get_version(pool, "tenant-steps", "1.0.0", tenant=tenant)
+    graph = await versions.get_version(pool, "tenant-steps", "1.0.0", tenant=tenant)
     assert graph is not None
     created = []
     for _ in range(count):

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from plait.engine.store.pool import Pool
-from plait.server.graphs import versions as registry
+from plait.server.graphs import versions
 from plait.server.queue import journal, runs, threads
 from plait.server.queue.runs import Run
 from plait.server.workers.worker import Worker
@@ -70,7 +70,7 @@ async def new_run(
     **kwargs: Any,
 ) -> Run:
     """Create a run of ``graph@1.0.0`` on a new thread (or ``thread_id``)."""
-    version = await registry.get_version(pool, graph, "1.0.0", specs_dir=SPECS_DIR)
+    version = await versions.get_version(pool, graph, "1.0.0", specs_dir=SPECS_DIR)
     assert version is not None
     if thread_id is None:
         thread_id = (await threads.create_thread(pool))["thread_id"]
