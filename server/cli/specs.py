@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.errors import SpecError, SpecIssue, has_errors
@@ -11,6 +14,16 @@ from plait.engine.spec.loader import load_spec
 from plait.engine.spec.registry import SpecRegistry
 from plait.engine.spec.validate import load_directory, validate_paths
 from plait.server.cli.exits import CliError, ExitCode
+
+#: The spec files and folders a command reads (``plait validate``, ``plait test``).
+SpecPaths = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Spec files, or folders of *.yaml / *.yml specs.",
+        show_default=False,
+        metavar="PATH...",
+    ),
+]
 
 
 class InvalidSpec(CliError):

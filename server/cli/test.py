@@ -24,7 +24,7 @@ from plait.engine.spec.loader import load_spec
 from plait.engine.spec.validate import check_paths
 from plait.server.cli.console import make_console, print_issues
 from plait.server.cli.exits import CliError, ExitCode
-from plait.server.cli.specs import registry_for
+from plait.server.cli.specs import SpecPaths, registry_for
 
 if TYPE_CHECKING:
     from plait.engine.run.spec_tests import CaseResult
@@ -37,14 +37,7 @@ DEFAULT_JOBS = 4
 
 
 def test_command(
-    paths: Annotated[
-        list[Path],
-        typer.Argument(
-            help="Spec files, or folders of *.yaml / *.yml specs.",
-            show_default=False,
-            metavar="PATH...",
-        ),
-    ],
+    paths: SpecPaths,
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", min=1, max=16, help="Tests run at once.")
     ] = DEFAULT_JOBS,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,6 +12,7 @@ from plait.engine.spec.errors import has_errors
 from plait.engine.spec.validate import check_paths
 from plait.server.cli.console import make_console, print_issues
 from plait.server.cli.exits import ExitCode
+from plait.server.cli.specs import SpecPaths
 
 
 class Format(StrEnum):
@@ -23,14 +23,7 @@ class Format(StrEnum):
 
 
 def validate_command(
-    paths: Annotated[
-        list[Path],
-        typer.Argument(
-            help="Spec files, or folders of *.yaml / *.yml specs.",
-            show_default=False,
-            metavar="PATH...",
-        ),
-    ],
+    paths: SpecPaths,
     format: Annotated[
         Format, typer.Option("--format", "-f", help="text for people, json for tools.")
     ] = Format.text,

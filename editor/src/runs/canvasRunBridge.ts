@@ -34,15 +34,8 @@ export function useCanvasRunBridge(): void {
       }
     };
     push(useRunStore.getState(), null);
-    const unsubscribe = useRunStore.subscribe((state, previous) => {
-      if (
-        state.nodeStatus !== previous.nodeStatus ||
-        state.tokens !== previous.tokens ||
-        state.timeline !== previous.timeline ||
-        state.phase !== previous.phase
-      )
-        push(state, previous);
-    });
+    // push compares each part with the previous state itself: other run-store changes cost nothing.
+    const unsubscribe = useRunStore.subscribe(push);
     return () => {
       unsubscribe();
       const editor = useEditorStore.getState();
