@@ -124,3 +124,31 @@ def newest_thread(base_url: str, graph: str, key: str | None = None) -> dict[str
         threads: list[dict[str, Any]] = found.json()
     assert threads, f"no thread of {graph} for this client"
     return threads[0]
+
+
+#: A refund large enough to need a person's approval (refund-approval's risk rule).
+REFUND_INPUT = {"order_id": "A-1002", "amount": 180.0}
+
+
+def park_refund(base_url: str, reason: str) -> tuple[str, str]:
+    """A high-risk refund started through the API and parked on its approval.
+
+    Returns (thread id, approval id).
+    """
+    with api(base_url) as http:
+        thread = http.post("/threads", json={"metadata": {"graph_id": "refund-approval"}}).json()
+        run = http.post(
+            f"/threads/{thread['thread_id']}/runs/wait",
+            json={
+                "assistant_id": "refund-approval@1.0.0",
+                "input": {**REFUND_INPUT, "reason": reason},
+            },
+        )
+        assert run.status_code == 200, run.text
+        assert http.get(f"/threads/{thread['thread_id']}").json()["status"] == "interrupted"
+        [approval] = [
+            item
+            for item in http.get("/approvals", params={"status": "pending"}).json()
+            if item["thread_id"] == thread["thread_id"]
+        ]
+    return str(thread["thread_id"]), str(approval["approval_id"])

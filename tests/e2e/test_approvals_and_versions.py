@@ -8,26 +8,8 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.helpers import api, open_graph
+from tests.e2e.helpers import api, open_graph, park_refund
 from tests.integration.server.harness import Cluster
-
-REFUND_INPUT = {"order_id": "A-1002", "amount": 180.0}
-
-
-def _park_refund(base: str, reason: str) -> str:
-    """Start a high-risk refund through the API; once parked on its approval, its thread id."""
-    with api(base) as http:
-        thread = http.post("/threads", json={"metadata": {"graph_id": "refund-approval"}}).json()
-        run = http.post(
-            f"/threads/{thread['thread_id']}/runs/wait",
-            json={
-                "assistant_id": "refund-approval@1.0.0",
-                "input": {**REFUND_INPUT, "reason": reason},
-            },
-        )
-        assert run.status_code == 200, run.text
-        assert http.get(f"/threads/{thread['thread_id']}").json()["status"] == "interrupted"
-    return str(thread["thread_id"])
 
 
 def _finished_state(base: str, thread_id: str) -> dict[str, Any]:
@@ -44,8 +26,8 @@ def _finished_state(base: str, thread_id: str) -> dict[str, Any]:
 def test_approvals_page_lists_and_decides(editor: Page, plait_server: Cluster) -> None:
     """Pending approvals of two runs show as cards; rejecting one finishes its run."""
     base = plait_server.url
-    first = _park_refund(base, "e2e approvals one")
-    second = _park_refund(base, "e2e approvals two")
+    first, _ = park_refund(base, "e2e approvals one")
+    second, _ = park_refund(base, "e2e approvals two")
 
     editor.goto(f"{base}/#/approvals")
     page_root = editor.get_by_test_id("approvals-page")
@@ -78,7 +60,7 @@ def test_approvals_page_lists_and_decides(editor: Page, plait_server: Cluster) -
 def test_approval_link_opens_the_waiting_run(editor: Page, plait_server: Cluster) -> None:
     """The card's link opens the graph with the waiting run on the canvas, decidable there."""
     base = plait_server.url
-    thread_id = _park_refund(base, "e2e link to run")
+    thread_id, _ = park_refund(base, "e2e link to run")
     editor.goto(f"{base}/#/approvals")
     card = editor.get_by_test_id("approval-card").filter(has_text="e2e link to run")
     card.get_by_test_id("approval-open-run").click()

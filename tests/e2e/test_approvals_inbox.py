@@ -19,10 +19,9 @@ from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.helpers import api
+from tests.e2e.helpers import api, park_refund
 from tests.integration.server.harness import Cluster
 
-REFUND_INPUT = {"order_id": "A-1002", "amount": 180.0}
 #: Three of the badge's polls (editor/src/approvals/pendingCount.ts polls every 5 s).
 BADGE_POLLS_MS = 15_000
 
@@ -94,26 +93,6 @@ def expect_card_in_view(page: Page) -> None:
     assert _placed_well(page.evaluate(_GEOMETRY_JS)) == []
 
 
-def _park_refund(base: str, reason: str) -> tuple[str, str]:
-    """A high-risk refund parked on its approval: (thread id, approval id)."""
-    with api(base) as http:
-        thread = http.post("/threads", json={"metadata": {"graph_id": "refund-approval"}}).json()
-        run = http.post(
-            f"/threads/{thread['thread_id']}/runs/wait",
-            json={
-                "assistant_id": "refund-approval@1.0.0",
-                "input": {**REFUND_INPUT, "reason": reason},
-            },
-        )
-        assert run.status_code == 200, run.text
-        [approval] = [
-            item
-            for item in http.get("/approvals", params={"status": "pending"}).json()
-            if item["thread_id"] == thread["thread_id"]
-        ]
-    return str(thread["thread_id"]), str(approval["approval_id"])
-
-
 def _pending_count(base: str) -> int:
     with api(base) as http:
         return len(http.get("/approvals", params={"status": "pending"}).json())
@@ -130,14 +109,14 @@ def test_inbox_counts_lists_filters_and_sorts(editor: Page, plait_server: Cluste
     filtered and sorted."""
     base = plait_server.url
     editor.set_viewport_size({"width": 1440, "height": 900})
-    _park_refund(base, "inbox first")
-    _park_refund(base, "inbox second")
+    park_refund(base, "inbox first")
+    park_refund(base, "inbox second")
     editor.goto(f"{base}/#/approvals")
     badge = editor.get_by_test_id("approvals-badge")
     expect(badge).to_have_text(str(_pending_count(base)))
     # Parked elsewhere while the page is open: the badge follows at its next poll
     # (every 5 s), so the wait covers a few polls on a busy machine.
-    _park_refund(base, "inbox third")
+    park_refund(base, "inbox third")
     expect(badge).to_have_text(str(_pending_count(base)), timeout=BADGE_POLLS_MS)
 
     cards = editor.get_by_test_id("inbox-pending").get_by_test_id("approval-card")
@@ -186,7 +165,7 @@ def test_link_opens_the_waiting_run_with_its_card(
     width, height = size
     editor.set_viewport_size({"width": width, "height": height})
     reason = f"link at {width}x{height}"
-    thread_id, _ = _park_refund(base, reason)
+    thread_id, _ = park_refund(base, reason)
     editor.goto(f"{base}/#/approvals")
     link = (
         editor.get_by_test_id("approval-card")
@@ -221,7 +200,7 @@ def test_edit_through_the_form_then_follow_the_decision(
     resumed run and its end; the decided tab says who, what and when."""
     base = plait_server.url
     editor.set_viewport_size({"width": 1440, "height": 900})
-    thread_id, approval_id = _park_refund(base, "edit through the form")
+    thread_id, approval_id = park_refund(base, "edit through the form")
     editor.goto(f"{base}/#/graphs/refund-approval/1.0.0?thread={thread_id}")
     card = editor.locator('[data-testid="approval-card"][data-node="approve"]')
     expect(card).to_contain_text("edit through the form")
@@ -290,7 +269,7 @@ def test_deciding_in_the_inbox_says_which_run_resumed(editor: Page, plait_server
     with a link to it."""
     base = plait_server.url
     editor.set_viewport_size({"width": 1440, "height": 900})
-    thread_id, approval_id = _park_refund(base, "reject in the inbox")
+    thread_id, approval_id = park_refund(base, "reject in the inbox")
     editor.goto(f"{base}/#/approvals")
     card = editor.get_by_test_id("approval-card").filter(has_text="reject in the inbox")
     card.get_by_test_id("approval-reject").click()
