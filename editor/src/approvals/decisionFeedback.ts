@@ -6,6 +6,7 @@
 
 import { create } from "zustand";
 import { runs, type Decision, type RunStatus } from "../api/client";
+import { useRunStore, type RunPhase } from "../runs/runStore";
 import { refreshPending } from "./pendingCount";
 
 export interface DecisionOutcome {
@@ -33,6 +34,8 @@ interface Feedback {
 const KEEP = 20;
 const POLL_MS = 1000;
 const TERMINAL: RunStatus[] = ["success", "error", "timeout", "interrupted"];
+/** Run panel phases in which the run it streams has ended. */
+const ENDED: RunPhase[] = ["success", "error", "waiting"];
 
 export const useDecisionFeedback = create<Feedback>()((set) => ({
   outcomes: [],
@@ -69,7 +72,7 @@ export async function decisionResumed(key: string, threadId: string, runId: stri
     }
     update(key, { status });
     if (TERMINAL.includes(status)) break;
-    await new Promise((resolve) => window.setTimeout(resolve, POLL_MS));
+    await untilNextLook(runId);
     if (!useDecisionFeedback.getState().outcomes.some((o) => o.key === key)) return; // dismissed
   }
   // A resumed run may park on the next approval.
@@ -91,4 +94,20 @@ export function runOutcomeText(outcome: Pick<DecisionOutcome, "runId" | "status"
   if (outcome.status === "running") return "running…";
   // A run that stops on an interrupt ends `success` with the thread waiting again; `interrupted` is a cancel.
   return outcome.status;
+}
+
+/** A poll interval, or less: until the run panel, which streams the run, sees `runId` end
+ * (so the note does not say "running" beside a panel that says it ended). */
+function untilNextLook(runId: string): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      window.clearTimeout(timer);
+      unsubscribe();
+      resolve();
+    };
+    const timer = window.setTimeout(done, POLL_MS);
+    const unsubscribe = useRunStore.subscribe((s) => {
+      if (s.runId === runId && ENDED.includes(s.phase)) done();
+    });
+  });
 }
