@@ -4,12 +4,13 @@ A run that stops on an approval node's ``interrupt()`` ends; the worker
 records one row per approval interrupt here, and the thread holds no worker
 and no memory while it waits. Deciding one (``plait.server.queue.decisions``)
 resumes the thread; a resume sent straight to ``/runs`` settles the rows it
-answers (:func:`settle_answered_in`). Every write to the table is in this module.
+answers (:func:`settle_answered_in`). Every statement on the table is in this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -134,6 +135,48 @@ async def get_approval(
         )
         row = await cursor.fetchone()
     return None if row is None else _approval(row)
+
+
+@dataclass(frozen=True)
+class DecisionWaits:
+    """How long decided approvals waited: cumulative counts per bucket bound, count and sum."""
+
+    cumulative: list[int]
+    count: int
+    total_seconds: float
+
+
+async def approval_counts(conn: AsyncConnection[DictRow]) -> dict[str, int]:
+    """Approvals by status (for ``/metrics``; every tenant)."""
+    cursor = await conn.execute("SELECT status, count(*) AS n FROM plait_approvals GROUP BY status")
+    return {str(row["status"]): int(row["n"]) for row in await cursor.fetchall()}
+
+
+async def decision_waits(conn: AsyncConnection[DictRow], bounds: Sequence[float]) -> DecisionWaits:
+    """Time from creation to decision (or expiry) of every decided approval, by ``bounds``."""
+    cursor = await conn.execute(
+        """
+        SELECT count(*) FILTER (WHERE wait <= b) AS le
+        FROM unnest(%(bounds)s::float8[]) WITH ORDINALITY AS t(b, i)
+        CROSS JOIN LATERAL (
+          SELECT extract(epoch FROM decided_at - created_at) AS wait
+          FROM plait_approvals WHERE decided_at IS NOT NULL
+        ) w
+        GROUP BY i ORDER BY i
+        """,
+        {"bounds": list(bounds)},
+    )
+    cumulative = [int(row["le"]) for row in await cursor.fetchall()]
+    if len(cumulative) != len(bounds):  # no decided approval yet
+        cumulative = [0] * len(bounds)
+    cursor = await conn.execute(
+        "SELECT count(*) AS n, "
+        "coalesce(sum(extract(epoch FROM decided_at - created_at)), 0) AS total "
+        "FROM plait_approvals WHERE decided_at IS NOT NULL"
+    )
+    totals = await cursor.fetchone()
+    assert totals is not None  # aggregates always return a row
+    return DecisionWaits(cumulative, int(totals["n"]), float(totals["total"]))
 
 
 async def list_approvals(

@@ -35,7 +35,9 @@ from plait.engine.governance import breakers
 from plait.engine.observability import observe
 from plait.engine.store.pool import Pool
 from plait.engine.store.threads import RunStatus
+from plait.server.approvals import records
 from plait.server.approvals.records import APPROVAL_STATUSES
+from plait.server.queue.runs import queue_counts
 
 log = logging.getLogger(__name__)
 #: How long a scrape waits for Postgres before it reports ``plait_database_up 0``.
@@ -185,77 +187,43 @@ def run_finished(graph: str, outcome: str) -> None:
 # Every status is exposed, 0 when no row has it, so a dashboard's series never vanish.
 _RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 
-_QUEUE_SQL = """
-SELECT
-  (SELECT coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
-     FROM (SELECT status, count(*) AS n FROM plait_runs GROUP BY status) s) AS runs,
-  (SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)
-     FROM plait_runs WHERE status = 'pending') AS oldest_pending,
-  (SELECT count(*) FROM plait_runs WHERE dead_letter IS NOT NULL) AS dead_lettered,
-  (SELECT coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
-     FROM (SELECT status, count(*) AS n FROM plait_approvals GROUP BY status) a) AS approvals
-"""
-
-_WAIT_SQL = """
-SELECT count(*) FILTER (WHERE wait <= b) AS le
-FROM unnest(%(buckets)s::float8[]) WITH ORDINALITY AS t(b, i)
-CROSS JOIN LATERAL (
-  SELECT extract(epoch FROM decided_at - created_at) AS wait
-  FROM plait_approvals WHERE decided_at IS NOT NULL
-) w
-GROUP BY i ORDER BY i
-"""
-
-_WAIT_TOTALS_SQL = """
-SELECT count(*) AS n, coalesce(sum(extract(epoch FROM decided_at - created_at)), 0) AS total
-FROM plait_approvals WHERE decided_at IS NOT NULL
-"""
-
 
 async def database_metrics(pool: Pool) -> list[Metric]:
-    """The queue's metrics as of now, read from Postgres (three queries, one connection)."""
+    """The queue's metrics as of now, read from Postgres (one connection)."""
     async with pool.connection() as conn:
-        cursor = await conn.execute(_QUEUE_SQL)
-        row = await cursor.fetchone()
-        cursor = await conn.execute(_WAIT_SQL, {"buckets": list(APPROVAL_WAIT_BUCKETS)})
-        bucket_rows = await cursor.fetchall()
-        cursor = await conn.execute(_WAIT_TOTALS_SQL)
-        totals = await cursor.fetchone()
-    assert row is not None and totals is not None  # aggregates always return a row
+        queue = await queue_counts(conn)
+        approval_counts = await records.approval_counts(conn)
+        waits = await records.decision_waits(conn, APPROVAL_WAIT_BUCKETS)
     runs = GaugeMetricFamily("plait_runs", "Runs by status, in Postgres.", labels=["status"])
-    counted: dict[str, Any] = row["runs"] or {}
-    for status in sorted({*_RUN_STATUSES, *counted}):
-        runs.add_metric([status], float(counted.get(status, 0)))
+    for status in sorted({*_RUN_STATUSES, *queue.by_status}):
+        runs.add_metric([status], float(queue.by_status.get(status, 0)))
     dead = GaugeMetricFamily(
         "plait_runs_dead_lettered",
         "Runs dead-lettered (their attempts kept losing their worker), not requeued.",
     )
-    dead.add_metric([], float(row["dead_lettered"]))
+    dead.add_metric([], float(queue.dead_lettered))
     depth = GaugeMetricFamily("plait_queue_depth", "Runs waiting for a worker (pending).")
-    depth.add_metric([], float(counted.get("pending", 0)))
+    depth.add_metric([], float(queue.by_status.get("pending", 0)))
     oldest = GaugeMetricFamily(
         "plait_queue_oldest_pending_age_seconds",
         "Age of the oldest pending run (0 when none waits).",
     )
-    oldest.add_metric([], float(row["oldest_pending"] or 0))
+    oldest.add_metric([], queue.oldest_pending_seconds)
     approvals = GaugeMetricFamily(
         "plait_approvals", "Approvals by status, in Postgres.", labels=["status"]
     )
-    approval_counts: dict[str, Any] = row["approvals"] or {}
     for status in sorted({*APPROVAL_STATUSES, *approval_counts}):
         approvals.add_metric([status], float(approval_counts.get(status, 0)))
     wait = HistogramMetricFamily(
         "plait_approval_wait_seconds",
         "Time from an approval's creation to its decision (or expiry), decided approvals.",
     )
-    cumulative = [float(r["le"]) for r in bucket_rows]
-    if len(cumulative) != len(APPROVAL_WAIT_BUCKETS):  # no decided approval yet
-        cumulative = [0.0] * len(APPROVAL_WAIT_BUCKETS)
     buckets: list[tuple[str, float]] = [
-        (_le(bound), count) for bound, count in zip(APPROVAL_WAIT_BUCKETS, cumulative, strict=True)
+        (_le(bound), float(count))
+        for bound, count in zip(APPROVAL_WAIT_BUCKETS, waits.cumulative, strict=True)
     ]
-    buckets.append(("+Inf", float(totals["n"])))
-    wait.add_metric([], buckets, sum_value=float(totals["total"]))
+    buckets.append(("+Inf", float(waits.count)))
+    wait.add_metric([], buckets, sum_value=waits.total_seconds)
     return [runs, dead, depth, oldest, approvals, wait]
 
 

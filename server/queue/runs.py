@@ -426,6 +426,36 @@ async def get_run(
     return None if row is None else _run(row)
 
 
+@dataclass(frozen=True)
+class QueueCounts:
+    """The queue as of now: runs by status, the oldest pending run's age, dead letters."""
+
+    by_status: dict[str, int]
+    oldest_pending_seconds: float
+    dead_lettered: int
+
+
+async def queue_counts(conn: AsyncConnection[DictRow]) -> QueueCounts:
+    """Count the queue's runs in one statement (for ``/metrics``; every tenant)."""
+    cursor = await conn.execute(
+        """
+        SELECT
+          (SELECT coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
+             FROM (SELECT status, count(*) AS n FROM plait_runs GROUP BY status) s) AS runs,
+          (SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)
+             FROM plait_runs WHERE status = 'pending') AS oldest_pending,
+          (SELECT count(*) FROM plait_runs WHERE dead_letter IS NOT NULL) AS dead_lettered
+        """
+    )
+    row = await cursor.fetchone()
+    assert row is not None  # aggregates always return a row
+    return QueueCounts(
+        by_status={str(k): int(v) for k, v in (row["runs"] or {}).items()},
+        oldest_pending_seconds=float(row["oldest_pending"] or 0),
+        dead_lettered=int(row["dead_lettered"]),
+    )
+
+
 async def list_runs(
     pool: Pool,
     thread_id: str,

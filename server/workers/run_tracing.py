@@ -31,8 +31,9 @@ from opentelemetry.trace import Span, Status, StatusCode
 from plait.engine.observability import tracing
 from plait.engine.observability.observe import StepSpans, collect_step_spans
 from plait.engine.store.pool import Pool
+from plait.server.approvals import records
 from plait.server.operations.logs import log_context
-from plait.server.queue.runs import Run, add_run_metadata
+from plait.server.queue.runs import Run, add_run_metadata, get_run
 
 log = logging.getLogger("plait.run")
 
@@ -130,17 +131,12 @@ async def _resumed_traceparent(pool: Pool, run: Run) -> str | None:
     approval = run.metadata.get("plait_approval")
     if not isinstance(approval, Mapping) or not approval.get("approval_id"):
         return None
-    async with pool.connection() as conn:
-        cursor = await conn.execute(
-            """
-            SELECT r.metadata->>'plait_traceparent' AS traceparent
-            FROM plait_approvals a JOIN plait_runs r ON r.run_id = a.run_id
-            WHERE a.approval_id = %s AND a.thread_id = %s AND a.tenant_id = %s
-            """,
-            (str(approval["approval_id"]), run.thread_id, run.tenant),
-        )
-        row = await cursor.fetchone()
-    return None if row is None else row["traceparent"]
+    answered = await records.get_approval(pool, str(approval["approval_id"]), tenant=run.tenant)
+    if answered is None or answered["thread_id"] != run.thread_id:
+        return None
+    parked = await get_run(pool, answered["run_id"], run.thread_id, tenant=run.tenant)
+    traceparent = None if parked is None else parked.metadata.get("plait_traceparent")
+    return traceparent if isinstance(traceparent, str) else None
 
 
 def log_start(run: Run) -> None:
