@@ -92,6 +92,9 @@ class CompileContext:
         #: Budgets and loop detection, when the spec declares them (engine/governance/limits.py);
         #: built once here and shared by every node (both are read-only per step).
         self.limits: StepLimits | None = StepLimits.of(self.loaded.spec)
+        #: Whether an MCP server takes per-run values: node steps then provide their
+        #: ``input`` and ``run`` (engine/tools/run_values.py).
+        self.per_run_servers = any(server.per_run for server in body.mcp_servers.values())
 
     @property
     def name(self) -> str:
@@ -249,6 +252,10 @@ class Scope:
         if name == "index":
             return self.index
         return None if result is NO_RESULT else result
+
+    def root(self, name: str) -> Any:
+        """A root's value (``state``, ``input``, ``run``, ``item``, ``index``)."""
+        return self._root(name, NO_RESULT)
 
     def eval(self, expr: Expr, result: Any = NO_RESULT) -> Any:
         """Evaluate ``expr`` with just the roots it reads."""

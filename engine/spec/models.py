@@ -283,6 +283,18 @@ class Compensation(_Model):
     )
 
 
+class PerRunValue(_Model):
+    """A value of an MCP server's ``args`` or ``env`` computed for each run: ``{expr: <CEL>}``.
+
+    The expression reads ``input`` and ``run``; each distinct set of values gets
+    its own server session (docs/mcp.md).
+    """
+
+    expr: Cel = Field(
+        description="CEL over `input` and `run`; it must give text, a number or a boolean."
+    )
+
+
 class McpServerDef(_Model):
     """An MCP server that `kind: mcp` tools call (docs/mcp.md); one session per process."""
 
@@ -294,9 +306,15 @@ class McpServerDef(_Model):
         default=None,
         description="stdio: the program to start; `python` is the interpreter running Plait.",
     )
-    args: list[str] = Field(default_factory=list, description="stdio: its arguments.")
-    env: dict[str, str] = Field(
-        default_factory=dict, description="stdio: extra environment variables (literal values)."
+    args: list[str | PerRunValue] = Field(
+        default_factory=list,
+        description="stdio: its arguments, each as written, or `{expr: <CEL>}` for a value "
+        "of each run (over `input` and `run`).",
+    )
+    env: dict[str, str | PerRunValue] = Field(
+        default_factory=dict,
+        description="stdio: extra environment variables, each as written, or `{expr: <CEL>}` "
+        "for a value of each run (over `input` and `run`).",
     )
     cwd: str | None = Field(
         default=None,
@@ -317,6 +335,13 @@ class McpServerDef(_Model):
         description="Results whose JSON is larger than this many bytes are stored by reference.",
     )
     connect_timeout: Duration = Field(default=30.0, description="Limit on starting a session.")
+
+    @property
+    def per_run(self) -> dict[str, PerRunValue]:
+        """The per-run values of ``args`` and ``env`` by place (``args[2]``, ``env.X``)."""
+        found = {f"args[{i}]": v for i, v in enumerate(self.args) if isinstance(v, PerRunValue)}
+        found.update({f"env.{k}": v for k, v in self.env.items() if isinstance(v, PerRunValue)})
+        return found
 
     @model_validator(mode="after")
     def _transport_fields(self) -> McpServerDef:

@@ -150,7 +150,9 @@ def mcp_endpoint_key(server: McpServerDef) -> str:
     """
     if server.transport == "http":
         return f"mcp:{server.url}"
-    return "mcp:" + " ".join([str(server.command), *server.args])
+    # Per-run values keep their expression: every run's session of the server shares one breaker.
+    args = [arg if isinstance(arg, str) else f"{{{arg.expr}}}" for arg in server.args]
+    return "mcp:" + " ".join([str(server.command), *args])
 
 
 def _with_policies(

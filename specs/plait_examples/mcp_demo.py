@@ -11,7 +11,8 @@ streamable HTTP (``python -m plait_examples.mcp_demo --http 8765``; endpoint
 - ``big_report(rows)``: a large result (about 60 bytes per row);
 - ``fail(status, message)``: an ``is_error`` result carrying an HTTP-like status;
 - ``slow_report(seconds, topic)``: runs as a task (Tasks extension) when asked;
-- ``whoami()``: the ``Authorization`` header it received (HTTP only).
+- ``whoami()``: the ``Authorization`` header it received (HTTP only);
+- ``server_info()``: its process id, ``--label`` and ``MCP_DEMO_LABEL`` (per-run args/env).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from plait.engine.tools.mcp.task_server import TasksServerExtension
 IDEMPOTENCY_META = "plait.dev/idempotency-key"
 #: Environment variable naming the file ``create_ticket`` appends each call to.
 CALLS_FILE_ENV = "MCP_DEMO_CALLS"
+#: Environment variable ``server_info`` reports.
+LABEL_ENV = "MCP_DEMO_LABEL"
+#: The ``--label`` the process was started with.
+_LABEL: str | None = None
 
 ORDERS: dict[str, dict[str, Any]] = {
     "A-1001": {"customer": "ada@example.com", "total": 40.0, "status": "shipped"},
@@ -129,12 +134,21 @@ def whoami(ctx: Context) -> dict[str, Any]:
     return {"authorization": headers.get("authorization")}
 
 
+@server.tool()
+def server_info() -> dict[str, Any]:
+    """This process: its id, the ``--label`` it was started with and ``MCP_DEMO_LABEL``."""
+    return {"pid": os.getpid(), "label": _LABEL, "env_label": os.environ.get(LABEL_ENV)}
+
+
 def main() -> None:
     """Serve over stdio, or streamable HTTP with ``--http PORT``."""
+    global _LABEL
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP")
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--label", help="a label server_info reports (any text)")
     options = parser.parse_args()
+    _LABEL = options.label
     if options.http is None:
         server.run()
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -16,6 +17,7 @@ from plait.engine.governance.policies import is_transient
 from plait.engine.observability import observe
 from plait.engine.observability.observe import top_level_step
 from plait.engine.spec.models import _NodeBase as NodeBase
+from plait.engine.tools.run_values import providing
 
 #: A node kind's work: compute the result from the step's scope.
 Compute = Callable[[Scope], Awaitable[Any]]
@@ -78,7 +80,9 @@ class NodeRunner:
         try:
             if max_visits is not None and state[VISITS].get(node_id, 0) >= max_visits:
                 raise NodeError(node_id, f"visited more than max_visits={max_visits} times")
-            result = await self.compute(scope)
+            # MCP servers with per-run args/env read this step's input and run.
+            with providing(scope.root) if self.ctx.per_run_servers else nullcontext():
+                result = await self.compute(scope)
             update = scope.updates
             if self.output is not None:
                 update[self.output] = result

@@ -22,6 +22,7 @@ from plait.engine.spec.models import (
     ApprovalNode,
     LlmNode,
     MapNode,
+    PerRunValue,
     PythonNode,
     RouteEdge,
     RouterNode,
@@ -35,6 +36,8 @@ _BASE = frozenset({"state", "input", "run"})
 _WITH_RESULT = _BASE | {"result"}
 _IN_MAP = _BASE | {"item", "index"}
 _MAP_RESULT = _IN_MAP | {"result"}
+#: An MCP server's per-run ``args``/``env`` values: a session per distinct value, not per step.
+_SERVER = frozenset({"input", "run"})
 
 #: Comprehension macros bind their first argument(s); those names are not roots.
 _MACRO = re.compile(
@@ -85,6 +88,15 @@ def cel_fields(ctx: LintContext) -> Iterator[CelField]:
                 yield CelField(source, node_pointer(node_id, "do", "input", name), _IN_MAP)
             if node.do.result is not None:
                 yield CelField(node.do.result, node_pointer(node_id, "do", "result"), _MAP_RESULT)
+    for name, server in ctx.body.mcp_servers.items():
+        for index, arg in enumerate(server.args):
+            if isinstance(arg, PerRunValue):
+                where = pointer("spec", "mcp_servers", name, "args", index, "expr")
+                yield CelField(arg.expr, where, _SERVER)
+        for key, value in server.env.items():
+            if isinstance(value, PerRunValue):
+                where = pointer("spec", "mcp_servers", name, "env", key, "expr")
+                yield CelField(value.expr, where, _SERVER)
     for index, example in enumerate(ctx.body.examples):
         for number, source in enumerate(example.expect):
             yield CelField(
@@ -141,6 +153,12 @@ def _root_problem(root: str, allowed: frozenset[str]) -> tuple[str, str]:
         )
     if root in ("item", "index"):
         return f"`{root}` is only available inside a map's `do`", f"use one of {names} here"
+    if root == "state" and allowed == _SERVER:
+        return (
+            "an MCP server's per-run value cannot read `state` (it picks the server's "
+            "session for the whole run, not for one step)",
+            f"read {names} instead, e.g. `input.<field>`",
+        )
     return (
         f"`{root}` is not a variable here (an expression can read {names})",
         f"write `state.{root}` for a state field, or `'{root}'` (quoted inside the expression) "

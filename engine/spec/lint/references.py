@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from plait.engine.spec.document import LoadedSpec, escape_pointer
@@ -13,6 +14,7 @@ from plait.engine.spec.models import (
     LlmNode,
     MapItemNode,
     MapNode,
+    McpServerDef,
     ParallelNode,
     RouteEdge,
     StaticEdge,
@@ -183,6 +185,7 @@ def _check_mcp(ctx: LintContext) -> None:
             )
     declared = set(ctx.body.secrets)
     for name, server in servers.items():
+        _check_as_written(ctx, name, server)
         uses: list[tuple[str, str | int, str]] = [
             ("headers", header, secret) for header, secret in server.headers.items()
         ]
@@ -195,6 +198,31 @@ def _check_mcp(ctx: LintContext) -> None:
                     f"secret `{secret}` is not listed in spec.secrets",
                     f"add `{secret}` to spec.secrets.{did_you_mean(secret, declared)}",
                 )
+
+
+#: Text in a server's ``args``/``env`` that reads like a run's value, not like text.
+_LOOKS_PER_RUN = re.compile(r"^(?:input|run)\.[A-Za-z_]\w*$|\$\{|\{\{")
+
+
+def _check_as_written(ctx: LintContext, name: str, server: McpServerDef) -> None:
+    """Warn where an ``args``/``env`` text looks meant as a per-run value."""
+    places: list[tuple[str, str | int, object]] = [
+        ("args", index, value) for index, value in enumerate(server.args)
+    ]
+    places += [("env", key, value) for key, value in server.env.items()]
+    for field, key, value in places:
+        if isinstance(value, str) and _LOOKS_PER_RUN.search(value):
+            inner = value.strip("${} ")
+            expression = inner if inner.startswith(("input.", "run.")) else "input.<field>"
+            ctx.report(
+                pointer("spec", "mcp_servers", name, field, key),
+                "server-value-as-written",
+                f"`{value}` is given to the server as written, the same for every run",
+                f"for a value of each run write `{{expr: {expression}}}` (CEL over `input` and "
+                "`run`); Plait's own environment is not read: pass a secret with `secrets`. "
+                "If the text itself is meant, leave it",
+                "warning",
+            )
 
 
 def _name(ctx: LintContext, name: str, what: str, where: str) -> None:

@@ -32,7 +32,7 @@ import logging
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,15 +43,20 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation, Tool
 
 from plait.engine.governance.secrets import SecretSource, resolve
-from plait.engine.spec.models import McpServerDef, duration_seconds
+from plait.engine.spec.expressions import cel_variables, evaluate
+from plait.engine.spec.models import McpServerDef, PerRunValue, duration_seconds
 from plait.engine.tools.children import unowned_context
 from plait.engine.tools.mcp.task_questions import QUESTIONS
 from plait.engine.tools.mcp.tasks import TasksClientExtension
+from plait.engine.tools.run_values import RunValues
 
 T = TypeVar("T")
 
 #: How long closing every session may take (a stdio server gets SIGTERM, then SIGKILL).
 CLOSE_SECONDS = 10.0
+#: Sessions kept open per server with per-run values (and per secrets' owner): a new
+#: one closes the least recently used idle one beyond this.
+PER_RUN_SESSIONS = 8
 
 
 @dataclass(frozen=True)
@@ -61,12 +66,52 @@ class ServerConnection:
     name: str
     definition: McpServerDef
     base_dir: Path
+    #: For a server with per-run values computed: the key of the spec's definition, which
+    #: all its runs' sessions share (at most ``PER_RUN_SESSIONS`` of them are kept open).
+    family: str = ""
 
     @property
     def key(self) -> str:
         """Identifies the session: the same definition from the same folder shares one."""
         return json.dumps(
             [self.definition.model_dump(mode="json"), str(self.base_dir)], sort_keys=True
+        )
+
+    def for_run(self, values: RunValues | None) -> ServerConnection:
+        """This server with its per-run ``args``/``env`` computed from ``values``.
+
+        A server without per-run values is itself. Raises ``ValueError`` when a
+        value is not text, a number or a boolean, or when there are no values
+        (a call from outside a node step).
+        """
+        per_run = self.definition.per_run
+        if not per_run:
+            return self
+        if values is None:
+            where = ", ".join(per_run)
+            raise ValueError(
+                f"MCP server {self.name!r} takes per-run values ({where}); "
+                "its tools can only be called from a node of a run"
+            )
+        definition = self.definition
+        args = [self._value(f"args[{i}]", v, values) for i, v in enumerate(definition.args)]
+        env = {k: self._value(f"env.{k}", v, values) for k, v in definition.env.items()}
+        computed = definition.model_copy(update={"args": args, "env": env})
+        return replace(self, definition=computed, family=self.key)
+
+    def _value(self, where: str, value: str | PerRunValue, values: RunValues) -> str:
+        if isinstance(value, str):
+            return value
+        roots = {root: values(root) for root in cel_variables(value.expr)}
+        result = evaluate(value.expr, roots)
+        if isinstance(result, bool):
+            return "true" if result else "false"
+        if isinstance(result, str | int | float):
+            return str(result)
+        kind = "null" if result is None else type(result).__name__
+        raise ValueError(
+            f"MCP server {self.name!r}: {where} ({value.expr}) gave {kind}; "
+            "a per-run value must be text, a number or a boolean"
         )
 
     def secret_names(self) -> list[str]:
@@ -79,14 +124,14 @@ class ServerConnection:
             "name": self.name,
             "definition": self.definition.model_dump(mode="json"),
             "base_dir": str(self.base_dir),
+            "family": self.family,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ServerConnection:
         """The inverse of :meth:`to_json`."""
-        return cls(
-            data["name"], McpServerDef.model_validate(data["definition"]), Path(data["base_dir"])
-        )
+        definition = McpServerDef.model_validate(data["definition"])
+        return cls(data["name"], definition, Path(data["base_dir"]), data.get("family", ""))
 
 
 @dataclass(frozen=True)
@@ -112,12 +157,15 @@ def _stdio_parameters(server: ServerConnection, values: Mapping[str, str]) -> St
     assert spec.command is not None
     # `python` is the interpreter running Plait, so a venv need not be activated.
     command = sys.executable if spec.command == "python" else spec.command
+    args = [arg for arg in spec.args if isinstance(arg, str)]
     # The SDK adds only a few basic variables (PATH, HOME, ...) of Plait's own
     # environment, so no PLAIT_* setting reaches the process.
-    env = dict(spec.env)
+    env = {name: value for name, value in spec.env.items() if isinstance(value, str)}
+    if len(args) != len(spec.args) or len(env) != len(spec.env):
+        raise ValueError(f"MCP server {server.name!r} is started with its per-run values computed")
     env.update({name: values[name] for name in spec.secrets})
     cwd = server.base_dir / spec.cwd if spec.cwd else server.base_dir
-    return StdioServerParameters(command=command, args=list(spec.args), env=env, cwd=cwd)
+    return StdioServerParameters(command=command, args=args, env=env, cwd=cwd)
 
 
 @contextlib.asynccontextmanager
@@ -174,6 +222,9 @@ class _Session:
         self._stop = asyncio.Event()
         self._on_close = on_close
         self.closed = False
+        #: Calls using the session now, and when one last began (the hub loop's clock).
+        self.in_flight = 0
+        self.last_used = asyncio.get_running_loop().time()
         # The hub's, not the calling tool call's (see the module docstring).
         self.owner = asyncio.get_running_loop().create_task(
             self._own(), name=f"mcp {server.name}", context=unowned_context()
@@ -266,6 +317,24 @@ class McpHub:
         self, server: ServerConnection, credentials: Credentials
     ) -> tuple[Client, dict[str, Tool]]:
         """``server``'s live client for ``credentials`` and its tools; connects on first use."""
+        found = await self._open(server, credentials)
+        assert found.client is not None  # ready
+        return found.client, found.tools
+
+    @contextlib.asynccontextmanager
+    async def using(
+        self, server: ServerConnection, credentials: Credentials
+    ) -> AsyncIterator[tuple[Client, dict[str, Tool]]]:
+        """:meth:`session` for one call: the session is not closed as idle meanwhile."""
+        found = await self._open(server, credentials)
+        assert found.client is not None  # ready
+        found.in_flight += 1
+        try:
+            yield found.client, found.tools
+        finally:
+            found.in_flight -= 1
+
+    async def _open(self, server: ServerConnection, credentials: Credentials) -> _Session:
         key = _session_key(server, credentials)
         found = self._sessions.get(key)
         # A rotated secret (a new token, a new environment) needs a new session.
@@ -276,15 +345,33 @@ class McpHub:
         if found is None or found.closed:
             found = _Session(server, credentials, key, self._forget)
             self._sessions[key] = found
+            if server.family:
+                self._close_idle_of(found)
+        found.last_used = asyncio.get_running_loop().time()
         timeout = duration_seconds(server.definition.connect_timeout)
         try:
-            client = await asyncio.wait_for(asyncio.shield(found.ready), timeout)
+            await asyncio.wait_for(asyncio.shield(found.ready), timeout)
         except TimeoutError:
             found.close()
             raise TimeoutError(
                 f"MCP server {server.name!r} did not connect within {timeout:g}s"
             ) from None
-        return client, found.tools
+        return found
+
+    def _close_idle_of(self, new: _Session) -> None:
+        """Keep at most ``PER_RUN_SESSIONS`` of ``new``'s family open: close the least
+        recently used idle ones (a busy session is never closed under its call)."""
+        family = [
+            session
+            for session in self._sessions.values()
+            if session is not new
+            and session.server.family == new.server.family
+            and session.credentials.scope == new.credentials.scope
+        ]
+        idle = sorted((s for s in family if s.in_flight == 0), key=lambda s: s.last_used)
+        for session in idle[: max(0, len(family) + 1 - PER_RUN_SESSIONS)]:
+            self._forget(session)
+            session.close()
 
     def _forget(self, session: _Session) -> None:
         if self._sessions.get(session.key) is session:
@@ -341,15 +428,15 @@ async def on_hub(
     """
 
     async def run() -> T:
-        client, tools = await HUB.session(server, credentials)
-        try:
-            return await work(client, tools)
-        except MCPError as exc:
-            if is_lost_session(exc):
-                await HUB.drop(server, credentials, client)
-                raise ConnectionError(f"MCP server {server.name!r}: {exc.message}") from exc
-            if exc.code == REQUEST_TIMEOUT:
-                raise TimeoutError(f"MCP server {server.name!r}: {exc.message}") from exc
-            raise
+        async with HUB.using(server, credentials) as (client, tools):
+            try:
+                return await work(client, tools)
+            except MCPError as exc:
+                if is_lost_session(exc):
+                    await HUB.drop(server, credentials, client)
+                    raise ConnectionError(f"MCP server {server.name!r}: {exc.message}") from exc
+                if exc.code == REQUEST_TIMEOUT:
+                    raise TimeoutError(f"MCP server {server.name!r}: {exc.message}") from exc
+                raise
 
     return await HUB.call(run())

@@ -25,7 +25,7 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -70,6 +70,7 @@ from plait.engine.tools.mcp.tasks import (
     task_result,
     wait_for_task,
 )
+from plait.engine.tools.run_values import current_values
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +173,9 @@ async def _send(
 async def call_mcp(call: McpCall, args: dict[str, Any]) -> Any:
     """Call the server's tool once (see the module docstring); return the JSON-like value."""
     check_arguments(call.name, call.schema, args)
+    server = call.server.for_run(current_values())
+    if server is not call.server:  # per-run args/env: the session of this run's values
+        call = replace(call, server=server)
     # The run's own secrets, resolved at each call (a rotated one reconnects).
     creds = await credentials_of(call.server, current_source())
     gateway_call = current_call()
@@ -428,7 +432,8 @@ def load_mcp_tool(
     server = mcp_connection(tool_def, servers, base_dir)
     remote = tool_def.tool or name
     listed, protocol = HUB.call_sync(
-        _describe(server, creds, remote),
+        # Per-run args/env: described by the loading run's session; each call uses its own.
+        _describe(server.for_run(current_values()), creds, remote),
         timeout=duration_seconds(server.definition.connect_timeout) + 5,
     )
     call = McpCall(
