@@ -1,4 +1,4 @@
-"""MCP tasks of parked tool calls (table ``plait_mcp_tasks``, migration 0007).
+"""MCP tasks of parked tool calls (table ``plait_mcp_tasks``, migrations 0007, 0018).
 
 A tool call that runs as an MCP task is recorded here under its idempotency
 key before the run parks: the re-run of the node finds the task instead of
@@ -16,7 +16,10 @@ from psycopg.types.json import Jsonb
 
 from plait.engine.store.pool import Pool
 
-_COLUMNS = "key, thread_id, run_id, node, server_name, server, tool, task_id, status, resume_run_id"
+_COLUMNS = (
+    "key, thread_id, run_id, node, server_name, server, tool, task_id, status, resume_run_id, "
+    "interrupts"
+)
 
 
 @dataclass(frozen=True)
@@ -33,11 +36,14 @@ class TaskRecord:
     task_id: str
     status: str
     resume_run_id: str | None = None
+    #: The interrupts the call raised, in order (see migration 0018).
+    interrupts: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> TaskRecord:
         """The record of a table row."""
-        return cls(**{name: row[name] for name in _COLUMNS.split(", ")})
+        fields = {name: row[name] for name in _COLUMNS.split(", ")}
+        return cls(**{**fields, "interrupts": tuple(fields["interrupts"] or ())})
 
 
 async def record_task(pool: Pool, record: TaskRecord) -> TaskRecord:
@@ -45,7 +51,7 @@ async def record_task(pool: Pool, record: TaskRecord) -> TaskRecord:
     async with pool.connection() as conn:
         await conn.execute(
             f"INSERT INTO plait_mcp_tasks ({_COLUMNS}) VALUES "
-            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
             (
                 record.key,
                 record.thread_id,
@@ -57,6 +63,7 @@ async def record_task(pool: Pool, record: TaskRecord) -> TaskRecord:
                 record.task_id,
                 record.status,
                 record.resume_run_id,
+                Jsonb(list(record.interrupts)),
             ),
         )
     found = await get_task(pool, record.key)
@@ -88,3 +95,13 @@ async def forget_task(pool: Pool, key: str) -> None:
     """Delete the record of a task that failed, so a retry of its call starts a new one."""
     async with pool.connection() as conn:
         await conn.execute("DELETE FROM plait_mcp_tasks WHERE key = %s", (key,))
+
+
+async def add_interrupt(pool: Pool, key: str, entry: Mapping[str, Any]) -> None:
+    """Record that the task's call raises the interrupt ``entry`` next."""
+    async with pool.connection() as conn:
+        await conn.execute(
+            "UPDATE plait_mcp_tasks SET interrupts = interrupts || %s, updated_at = now() "
+            "WHERE key = %s",
+            (Jsonb([dict(entry)]), key),
+        )

@@ -6,10 +6,11 @@ the run ends, its thread is ``interrupted`` and no worker waits for it. When
 the run ends, :func:`record_parked` notes the interrupt on the task's row.
 
 Every worker runs a :class:`McpTaskPoller`: it asks each parked task's server
-for the task's status (``tasks/get``) and, once the task has ended, resumes the
-thread through the normal queue with ``command = {"resume": {interrupt_id:
-{"status": ...}}}``, exactly as a decided approval does. The re-run of the node
-then fetches the result. Claiming the row and creating the resume run happen in
+for the task's status (``tasks/get``) and, once the task has ended or asks for
+input, resumes the thread through the normal queue with ``command = {"resume":
+{interrupt_id: {"status": ...}}}``, exactly as a decided approval does. The
+re-run of the node then takes the result, or turns the task's questions into
+approvals. Claiming the row and creating the resume run happen in
 one transaction, so one resume is created however many workers poll.
 
 Deleting the thread cancels its open tasks (``tasks/cancel``); a run cancelled
@@ -35,7 +36,8 @@ log = logging.getLogger(__name__)
 
 _PARKED = (
     "SELECT key, thread_id, run_id, node, server_name, server, tool, task_id, status, "
-    "resume_run_id, interrupt_id, parked_run_id, poll_errors, tenant_id FROM plait_mcp_tasks "
+    "resume_run_id, interrupts, interrupt_id, parked_run_id, poll_errors, tenant_id "
+    "FROM plait_mcp_tasks "
     "WHERE interrupt_id IS NOT NULL AND resume_run_id IS NULL AND status <> 'cancelled' "
     "AND (next_poll_at IS NULL OR next_poll_at <= now()) "
     "ORDER BY created_at LIMIT %s"
@@ -149,8 +151,9 @@ class McpTaskPoller:
         task = await on_hub(
             server, creds, lambda client, _: get_task(client.session, record.task_id)
         )
-        if task.status not in TERMINAL:
+        if task.status not in TERMINAL and task.status != "input_required":
             return 0
+        # Ended, or asks a question: the resumed run takes the result, or asks a person.
         return await self._resume(row, task.status)
 
     async def _resume(self, row: Mapping[str, Any], status: str) -> int:

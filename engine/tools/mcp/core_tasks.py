@@ -28,14 +28,18 @@ from mcp_types import (
     CallToolRequest,
     CallToolRequestParams,
     CallToolResult,
+    GetTaskPayloadRequest,
+    GetTaskPayloadRequestParams,
+    GetTaskRequest,
+    GetTaskRequestParams,
+    GetTaskResult,
     RequestParamsMeta,
     Task,
     TaskMetadata,
 )
 
-from plait.engine.tools.mcp.task_protocol import TERMINAL, TaskCreated
+from plait.engine.tools.mcp.task_protocol import TERMINAL, TaskHandle
 from plait.engine.tools.mcp.task_questions import QUESTIONS, Question
-from plait.engine.tools.mcp.tasks import get_task, task_result
 
 #: How long a task may stay ``input_required`` with no question reaching this
 #: process (seconds): one asked on a session that is gone (another process's, or
@@ -55,7 +59,7 @@ async def call_as_task(
     read_timeout: float | None,
     progress: ProgressFnT | None,
     ttl_ms: int | None = None,
-) -> CallToolResult | TaskCreated:
+) -> CallToolResult | TaskHandle:
     """``tools/call`` with ``params.task``: the task's handle (or a result given at once)."""
     request = CallToolRequest(
         params=CallToolRequestParams(
@@ -72,8 +76,29 @@ async def call_as_task(
         opts["on_progress"] = progress
     raw = await session._dispatcher.send_raw_request("tools/call", data.get("params"), opts)
     if "task" in raw and "content" not in raw:
-        return TaskCreated(task=Task.model_validate(raw["task"], by_name=False))
+        task = Task.model_validate(raw["task"], by_name=False)
+        return TaskHandle(
+            task_id=task.task_id,
+            status=task.status,
+            status_message=task.status_message,
+            created_at=task.created_at,
+            last_updated_at=task.last_updated_at,
+            ttl_ms=task.ttl,
+            poll_interval_ms=task.poll_interval,
+        )
     return CallToolResult.model_validate(raw, by_name=False)
+
+
+async def get_task(session: ClientSession, task_id: str) -> GetTaskResult:
+    """``tasks/get`` (2025-11-25: the task alone)."""
+    request = GetTaskRequest(params=GetTaskRequestParams(task_id=task_id))
+    return await session.send_request(request, GetTaskResult)
+
+
+async def task_result(session: ClientSession, task_id: str) -> CallToolResult:
+    """``tasks/result``: the tool's result (waits for the task to end)."""
+    request = GetTaskPayloadRequest(params=GetTaskPayloadRequestParams(task_id=task_id))
+    return await session.send_request(request, CallToolResult)
 
 
 def _fetch_early(session: ClientSession, task_id: str) -> None:

@@ -12,36 +12,32 @@ it speaks at initialize, and Plait uses that one (:func:`protocol_of`):
   server request (``elicitation/create``) tagged
   ``_meta["io.modelcontextprotocol/related-task"]``, delivered while the client
   waits on ``tasks/result``. The TypeScript SDK (server-everything) speaks this.
-- ``extension``: the Tasks extension, described below; Plait's own
-  :mod:`plait.engine.tools.mcp.task_server` speaks it.
+- ``extension``: the Tasks extension of 2026-07-28 (``io.modelcontextprotocol/tasks``,
+  SEP-2663), described below; Plait's own
+  :mod:`plait.engine.tools.mcp.task_server` and ``fastmcp-tasks`` speak it.
 
-Both then use ``tasks/get``, ``tasks/result`` and ``tasks/cancel`` alike.
+Both then use ``tasks/get`` and ``tasks/cancel``; ``core`` also ``tasks/result``.
 
-The extension (``io.modelcontextprotocol/tasks``):
+The extension (2026-07-28), whose shapes ``mcp_types`` does not have (its
+``Task`` is the 2025-11-25 one), so they are here:
 
-MCP 2.3 no longer ships tasks (they were core in protocol 2025-11-25 and moved
-to an extension), so Plait carries both halves on the SDK's extension API:
-:mod:`plait.engine.tools.mcp.tasks` (client) and :mod:`plait.engine.tools.mcp.task_server`
-(server). The shapes follow the 2025-11-25 tasks protocol, whose models
-``mcp_types`` still has:
-
-- a client asks for task execution with ``_meta["io.modelcontextprotocol/tasks"]
-  = {"ttl": <ms>}`` on ``tools/call``;
-- a server that runs the tool as a task answers at once with a claimed result
-  ``{"resultType": "task", "task": Task}`` (``Task``: ``taskId``, ``status``
-  ``working|input_required|completed|failed|cancelled``, timestamps, ``ttl``,
-  ``pollInterval``);
-- ``tasks/get {taskId}`` → the task; ``tasks/result {taskId}`` → the tool's
-  ``CallToolResult`` once the task is done; ``tasks/cancel {taskId}`` → the
-  cancelled task.
+- a client that declares the extension may get, for ``tools/call``, a flat task
+  handle ``{"resultType": "task", "taskId", "status", "ttlMs",
+  "pollIntervalMs", ...}`` (:class:`TaskHandle`); Plait also asks with
+  ``_meta["io.modelcontextprotocol/tasks"] = {}``, which its own server wants;
+- ``tasks/get {taskId}`` → the task (:class:`TaskState`) with, by status, the
+  tool's ``result`` inlined (``completed``), a JSON-RPC ``error`` (``failed``),
+  or ``inputRequests`` (``input_required``: ``{key: elicitation/create
+  request}``); there is no ``tasks/result``;
+- ``tasks/update {taskId, inputResponses: {key: ElicitResult}}`` answers them;
+- ``tasks/cancel {taskId}`` → an empty acknowledgement.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from mcp_types import Result, ServerCapabilities, Task
-from pydantic import Field
+from mcp_types import Request, RequestParams, Result, ServerCapabilities, TaskStatus
 
 #: The extension's identifier (capability key and ``_meta`` key).
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -55,11 +51,48 @@ TaskSupport = Literal["forbidden", "optional", "required"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
 
-class TaskCreated(Result):
-    """The claimed ``tools/call`` result: the tool runs as a task, here is its handle."""
+class TaskHandle(Result):
+    """The extension's ``tools/call`` answer when the tool runs as a task (flat)."""
 
-    result_type: Literal["task"] = Field(default="task", alias="resultType")
-    task: Task
+    result_type: Literal["task"] = "task"
+    task_id: str
+    status: TaskStatus
+    status_message: str | None = None
+    created_at: str | None = None
+    last_updated_at: str | None = None
+    ttl_ms: int | None = None
+    poll_interval_ms: int | None = None
+
+
+class TaskState(Result):
+    """The extension's ``tasks/get`` answer: the task, and by status its result,
+    error or questions (``input_requests``: key -> the server's request)."""
+
+    result_type: Literal["complete"] = "complete"
+    task_id: str
+    status: TaskStatus
+    status_message: str | None = None
+    created_at: str | None = None
+    last_updated_at: str | None = None
+    ttl_ms: int | None = None
+    poll_interval_ms: int | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    input_requests: dict[str, dict[str, Any]] | None = None
+
+
+class UpdateTaskParams(RequestParams):
+    """``tasks/update``: answers to the task's ``inputRequests``, by key."""
+
+    task_id: str
+    input_responses: dict[str, dict[str, Any]]
+
+
+class UpdateTaskRequest(Request[UpdateTaskParams, Literal["tasks/update"]]):
+    """``tasks/update`` (the extension)."""
+
+    method: Literal["tasks/update"] = "tasks/update"
+    params: UpdateTaskParams
 
 
 def protocol_of(capabilities: ServerCapabilities) -> TaskProtocol:

@@ -1,8 +1,8 @@
 """A task's questions (``input_required``) and status news, as the hub's sessions receive them.
 
-Questions are held open until a person answers through an approval:
-
-A 2025-11-25 server whose task needs input sends ``elicitation/create`` tagged
+Questions become approvals: a 2026-07-28 task lists them in ``tasks/get``
+(``inputRequests``, see :func:`asked_in_task`) and takes the answers with
+``tasks/update``. A 2025-11-25 server whose task needs input sends ``elicitation/create`` tagged
 with the task (``_meta["io.modelcontextprotocol/related-task"]``) over the
 session that waits on ``tasks/result``, and waits for the answer. Plait's hub
 sessions take such a request with :meth:`TaskQuestions.on_elicit` and keep it
@@ -44,14 +44,35 @@ from plait.engine.tools.mcp.task_protocol import RELATED_TASK
 
 
 @dataclass
-class Question:
-    """One pending ``elicitation/create`` of a task; ``number`` counts the task's questions."""
+class Asked:
+    """A task's form question; ``number`` counts the task's questions."""
 
     task_id: str
     number: int
     message: str
     schema: dict[str, Any]
+
+
+@dataclass
+class Question(Asked):
+    """One pending ``elicitation/create`` of a task (2025-11-25), held until answered."""
+
     answer: asyncio.Future[ElicitResult] = field(repr=False)
+
+
+def asked_in_task(task_id: str, number: int, request: dict[str, Any]) -> Asked:
+    """A question of a 2026-07-28 task's ``inputRequests`` (an ``elicitation/create``).
+
+    Raises ``ValueError`` for what a person cannot answer on a form (sampling,
+    roots, a URL to visit).
+    """
+    params = request.get("params") or {}
+    if request.get("method") != "elicitation/create" or params.get("mode", "form") != "form":
+        what = request.get("method") if request.get("method") != "elicitation/create" else "a URL"
+        raise ValueError(f"MCP task {task_id} asks for {what}, which Plait does not answer")
+    return Asked(
+        task_id, number, str(params.get("message") or ""), dict(params.get("requestedSchema") or {})
+    )
 
 
 class TaskQuestions:
@@ -157,7 +178,7 @@ def _fields_text(schema: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def approval_payload(node: str, server: str, tool: str, question: Question) -> dict[str, Any]:
+def approval_payload(node: str, server: str, tool: str, question: Asked) -> dict[str, Any]:
     """The approval a person sees for a task's question (the inbox lists ``kind: approval``).
 
     ``arguments`` is the answer to edit (the asked fields); ``question`` carries
@@ -184,7 +205,7 @@ def approval_payload(node: str, server: str, tool: str, question: Question) -> d
     }
 
 
-def elicit_result(answer: Any, question: Question) -> ElicitResult:
+def elicit_result(answer: Any, question: Asked) -> ElicitResult:
     """The server's answer to ``question`` for a person's decision.
 
     ``edit`` accepts with the edited fields as the content, ``approve``

@@ -1,8 +1,10 @@
 """Server side of the MCP Tasks extension, for any ``MCPServer`` (see :mod:`.task_protocol`).
 
-A tool listed in ``task_tools`` runs as a task when the client asks for one:
-the call returns a task handle at once and the tool runs in the background;
-``tasks/get``, ``tasks/result`` and ``tasks/cancel`` serve the rest. Tasks live
+The 2026-07-28 shapes. A tool listed in ``task_tools`` runs as a task when the
+client asks for one: the call returns a task handle at once and the tool runs
+in the background; ``tasks/get`` (with the result once it has ended) and
+``tasks/cancel`` serve the rest. The tools here never ask for input, so there
+is no ``tasks/update``. Tasks live
 in this process's memory; an ended task is forgotten once its ``ttl`` (counted
 from its creation) has passed. Enough for the examples and tests, and the
 shape a durable implementation would keep.
@@ -29,20 +31,15 @@ from mcp_types import (
     CallToolRequestParams,
     CallToolResult,
     CancelTaskRequestParams,
-    GetTaskPayloadRequestParams,
     GetTaskRequestParams,
-    Task,
-    TextContent,
 )
 
-from plait.engine.tools.mcp.task_protocol import TASKS_EXTENSION, TERMINAL, TaskCreated
+from plait.engine.tools.mcp.task_protocol import TASKS_EXTENSION, TERMINAL, TaskHandle, TaskState
 
 #: Default retention of a finished task, in milliseconds.
 DEFAULT_TTL_MS = 60 * 60 * 1000
 #: Polling interval suggested to clients, in milliseconds.
 POLL_INTERVAL_MS = 200
-#: The result of a cancelled task.
-_CANCELLED = CallToolResult(content=[TextContent(text="cancelled")], is_error=True)
 
 
 def _now() -> str:
@@ -51,23 +48,23 @@ def _now() -> str:
 
 @dataclass
 class _Entry:
-    task: Task
+    task: TaskState
     runner: asyncio.Task[Any] | None = None
-    result: CallToolResult | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
     created: float = field(default_factory=time.monotonic)
 
-    def finish(self, status: str, result: CallToolResult) -> None:
-        """Settle the task once: its final status and result (later settles are ignored)."""
+    def finish(self, status: str, **outcome: Any) -> None:
+        """Settle the task once: its final status and ``result`` or ``error``."""
         if self.done.is_set():
             return
-        self.task = self.task.model_copy(update={"status": status, "last_updated_at": _now()})
-        self.result = result
+        self.task = self.task.model_copy(
+            update={"status": status, "last_updated_at": _now(), **outcome}
+        )
         self.done.set()
 
     def expired(self, now: float) -> bool:
         """Whether the task has ended and its ``ttl`` has passed."""
-        ttl = self.task.ttl
+        ttl = self.task.ttl_ms
         return self.done.is_set() and ttl is not None and now - self.created > ttl / 1000
 
 
@@ -85,10 +82,9 @@ class TasksServerExtension(Extension):
         return {"tools": sorted(self.task_tools)}
 
     def methods(self) -> Sequence[MethodBinding]:
-        """``tasks/get``, ``tasks/result`` and ``tasks/cancel``."""
+        """``tasks/get`` and ``tasks/cancel``."""
         return (
             MethodBinding("tasks/get", GetTaskRequestParams, self._get),
-            MethodBinding("tasks/result", GetTaskPayloadRequestParams, self._result),
             MethodBinding("tasks/cancel", CancelTaskRequestParams, self._cancel),
         )
 
@@ -105,19 +101,19 @@ class TasksServerExtension(Extension):
         self._forget_expired()
         ttl = requested.get("ttl")
         now = _now()
-        task = Task(
+        task = TaskState(
             task_id=uuid.uuid4().hex,
             status="working",
             created_at=now,
             last_updated_at=now,
-            ttl=ttl if isinstance(ttl, int) else DEFAULT_TTL_MS,
-            poll_interval=POLL_INTERVAL_MS,
+            ttl_ms=ttl if isinstance(ttl, int) else DEFAULT_TTL_MS,
+            poll_interval_ms=POLL_INTERVAL_MS,
         )
         entry = _Entry(task)
         self._tasks[task.task_id] = entry
         # The tool outlives this request: it runs in its own asyncio task.
         entry.runner = asyncio.get_running_loop().create_task(self._run(entry, ctx, call_next))
-        return TaskCreated(task=task)
+        return TaskHandle.model_validate(task.model_dump(exclude={"result_type"}))
 
     async def _run(
         self, entry: _Entry, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -129,13 +125,15 @@ class TasksServerExtension(Extension):
                 if isinstance(raw, CallToolResult)
                 else CallToolResult.model_validate(raw if raw is not None else {"content": []})
             )
-            status = "failed" if result.is_error else "completed"
         except asyncio.CancelledError:
-            result, status = _CANCELLED, "cancelled"
+            entry.finish("cancelled")
+            return
         except Exception as exc:  # the tool's failure is the task's outcome
-            result = CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
-            status = "failed"
-        entry.finish(status, result)  # a no-op after tasks/cancel settled it
+            entry.finish("failed", error={"code": -32603, "message": str(exc)})
+            return
+        # A tool's own error result is a completed task whose result says so.
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        entry.finish("completed", result=dumped)  # a no-op after tasks/cancel settled it
 
     def _forget_expired(self) -> None:
         now = time.monotonic()
@@ -153,22 +151,12 @@ class TasksServerExtension(Extension):
     ) -> dict[str, Any]:
         return self._entry(params.task_id).task.model_dump(by_alias=True, exclude_none=True)
 
-    async def _result(
-        self, ctx: ServerRequestContext[Any, Any], params: GetTaskPayloadRequestParams
-    ) -> HandlerResult:
-        entry = self._entry(params.task_id)
-        await entry.done.wait()  # the protocol's tasks/result blocks until the task ends
-        assert entry.result is not None
-        return entry.result
-
     async def _cancel(
         self, ctx: ServerRequestContext[Any, Any], params: CancelTaskRequestParams
     ) -> dict[str, Any]:
         entry = self._entry(params.task_id)
         if entry.task.status not in TERMINAL:
-            # Settled here, not only in _run: a runner cancelled before its first
-            # step never enters _run's body, and tasks/result would wait forever.
-            entry.finish("cancelled", _CANCELLED)
+            entry.finish("cancelled")
             if entry.runner is not None:
                 entry.runner.cancel()
-        return entry.task.model_dump(by_alias=True, exclude_none=True)
+        return {}

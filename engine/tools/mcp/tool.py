@@ -50,8 +50,9 @@ from plait.engine.tools.mcp.results import by_reference, raise_for_error, result
 from plait.engine.tools.mcp.schema_check import check_arguments
 from plait.engine.tools.mcp.task_protocol import (
     TERMINAL,
-    TaskCreated,
+    TaskHandle,
     TaskProtocol,
+    TaskState,
     TaskSupport,
     protocol_of,
 )
@@ -59,6 +60,7 @@ from plait.engine.tools.mcp.task_questions import (
     QUESTIONS,
     Question,
     approval_payload,
+    asked_in_task,
     elicit_result,
 )
 from plait.engine.tools.mcp.tasks import (
@@ -66,8 +68,9 @@ from plait.engine.tools.mcp.tasks import (
     INTERRUPT_MARK,
     cancel_task,
     get_task,
+    result_of,
     task_meta,
-    task_result,
+    update_task,
     wait_for_task,
 )
 from plait.engine.tools.run_values import current_values
@@ -134,10 +137,10 @@ async def _send(
     args: dict[str, Any],
     meta: dict[str, Any],
     progress: ProgressFnT,
-) -> CallToolResult | TaskCreated:
+) -> CallToolResult | TaskHandle:
     """``tools/call`` on the hub (a lost session is dropped there, see :func:`on_hub`)."""
 
-    async def work(client: Client, tools: dict[str, Tool]) -> CallToolResult | TaskCreated:
+    async def work(client: Client, tools: dict[str, Tool]) -> CallToolResult | TaskHandle:
         if call.task and call.protocol == "core":
             return await call_as_task(
                 client.session,
@@ -156,7 +159,7 @@ async def _send(
                 meta=cast(RequestParamsMeta, meta),
                 allow_claimed=True,
             )
-            if not isinstance(answer, CallToolResult | TaskCreated):
+            if not isinstance(answer, CallToolResult | TaskHandle):
                 raise TypeError(f"unexpected result {type(answer).__name__} of a task call")
             return answer
         return await client.call_tool(
@@ -184,7 +187,7 @@ async def call_mcp(call: McpCall, args: dict[str, Any]) -> Any:
         meta[IDEMPOTENCY_META] = gateway_call.key
     node = gateway_call.node if gateway_call is not None else None
     progress = _progress_forwarder(call, node)
-    result: CallToolResult | TaskCreated
+    result: CallToolResult | TaskHandle
     if call.task:
         result = await _run_task(call, creds, args, meta, progress, gateway_call)
     elif call.timeout is None:
@@ -245,10 +248,8 @@ async def _run_task(
                 call.server, creds, lambda client, _: core_result(client.session, record.task_id)
             )
         else:
-            status = await _wait(call, creds, record, can_park=can_park)
-            result = await on_hub(
-                call.server, creds, lambda client, _: task_result(client.session, record.task_id)
-            )
+            task = await _follow(call, creds, record, pool=pool, can_park=can_park)
+            status, result = task.status, result_of(task)
     except asyncio.CancelledError:
         # The run was cancelled while it waited in place: the task goes too.
         await asyncio.shield(_cancel(call, creds, record, pool))
@@ -263,50 +264,112 @@ async def _run_task(
 
 
 def _record_of(
-    call: McpCall, answer: TaskCreated, gateway_call: ToolCall | None, key: str | None
+    call: McpCall, answer: TaskHandle, gateway_call: ToolCall | None, key: str | None
 ) -> mcp_tasks.TaskRecord:
     config = gateway_call.config if gateway_call is not None else {}
     return mcp_tasks.TaskRecord(
-        key=key or answer.task.task_id,
+        key=key or answer.task_id,
         thread_id=str((config.get("configurable") or {}).get("thread_id")),
         run_id=run_id_of(config),
         node=gateway_call.node if gateway_call is not None else call.name,
         server_name=call.server.name,
         server=call.server.to_json(),
         tool=call.remote,
-        task_id=answer.task.task_id,
-        status=answer.task.status,
+        task_id=answer.task_id,
+        status=answer.status,
     )
 
 
-async def _wait(
-    call: McpCall, creds: Credentials, record: mcp_tasks.TaskRecord, *, can_park: bool
-) -> str:
-    """Wait until the task ends; return its status. Parks the run where a poller resumes it."""
-    if not can_park:
-        return await on_hub(
-            call.server,
-            creds,
-            lambda client, _: wait_for_task(client.session, record.task_id, DEFAULT_POLL_SECONDS),
-        )
+async def _follow(
+    call: McpCall,
+    creds: Credentials,
+    record: mcp_tasks.TaskRecord,
+    *,
+    pool: Pool | None,
+    can_park: bool,
+) -> TaskState:
+    """Follow a 2026-07-28 task to its end: park while it runs (where a poller resumes
+    the run), and turn each of its questions into an approval answered with ``tasks/update``.
+
+    Every interrupt the call raises is recorded first (``record.interrupts``)
+    and raised again, in that order, by a re-run of the node: LangGraph hands
+    interrupts their resume values by position, so each question gets its own
+    decision back even with parks in between. Questions need that record
+    (a run on Postgres).
+    """
+    decisions: dict[str, Any] = {}  # a question's id -> its decision
+    for entry in record.interrupts:
+        value = interrupt(_interrupt_value(record, entry, len(decisions) + 1))
+        if entry["kind"] == "question":
+            decisions[entry["id"]] = value
+    sent: set[str] = set()
+
+    async def raise_next(entry: dict[str, Any]) -> Any:
+        if pool is not None:
+            await asyncio.shield(mcp_tasks.add_interrupt(pool, record.key, entry))
+        # The first time, this ends the run; the re-run gets the resume value back.
+        return interrupt(_interrupt_value(record, entry, len(decisions) + 1))
+
     while True:
         task = await on_hub(
-            call.server, creds, lambda client, _: get_task(client.session, record.task_id)
+            call.server,
+            creds,
+            lambda client, _: (
+                get_task(client.session, record.task_id)
+                if can_park
+                else wait_for_task(client.session, record.task_id, DEFAULT_POLL_SECONDS)
+            ),
         )
         if task.status in TERMINAL:
-            return task.status
-        # The first time, this ends the run (thread interrupted, no worker held);
-        # the poller resumes it when the task has ended, and the look above repeats.
-        interrupt(
-            {
-                "plait": INTERRUPT_MARK,
-                "key": record.key,
-                "node": record.node,
-                "server": record.server_name,
-                "tool": record.tool,
-                "task_id": record.task_id,
-            }
-        )
+            return task
+        if task.status != "input_required":
+            await raise_next({"kind": "park"})  # only where it can park: else it waited above
+            continue
+        answers: dict[str, ElicitResult] = {}
+        for ident, request in (task.input_requests or {}).items():
+            # A question is its key: a server names a new question with a new key.
+            asked = asked_in_task(record.task_id, len(decisions) + 1, request)
+            if ident not in decisions:
+                if pool is None:
+                    raise RuntimeError(
+                        f"MCP task {record.task_id} of {call.name!r} asks for input; a person "
+                        "can answer it only in a run recorded in Postgres"
+                    )
+                entry = {"kind": "question", "id": ident, "request": request}
+                decisions[ident] = await raise_next(entry)
+            if ident not in sent:
+                answers[ident] = elicit_result(decisions[ident], asked)
+                sent.add(ident)
+        if answers:
+            await _send_answers(call, creds, record.task_id, answers)
+        else:  # answered: the server has not taken it up yet
+            await asyncio.sleep((task.poll_interval_ms or 0) / 1000 or DEFAULT_POLL_SECONDS)
+
+
+async def _send_answers(
+    call: McpCall, creds: Credentials, task_id: str, answers: dict[str, ElicitResult]
+) -> None:
+    async def work(client: Client, tools: dict[str, Tool]) -> None:
+        await update_task(client.session, task_id, answers)
+
+    await on_hub(call.server, creds, work)
+
+
+def _interrupt_value(
+    record: mcp_tasks.TaskRecord, entry: Mapping[str, Any], number: int
+) -> dict[str, Any]:
+    """What an interrupt of a task call says: a park for the poller, or question ``number``."""
+    if entry["kind"] == "park":
+        return {
+            "plait": INTERRUPT_MARK,
+            "key": record.key,
+            "node": record.node,
+            "server": record.server_name,
+            "tool": record.tool,
+            "task_id": record.task_id,
+        }
+    asked = asked_in_task(record.task_id, number, entry["request"])
+    return approval_payload(record.node, record.server_name, record.tool, asked)
 
 
 async def _wait_answering(call: McpCall, creds: Credentials, record: mcp_tasks.TaskRecord) -> str:
