@@ -1,7 +1,8 @@
 """Typed events a run yields to ``plait run``, ``plait test`` and the tests that drive runs.
 
-The server's workers journal Agent Server events instead
-(``plait.server.queue.stream_events``); both read the same LangGraph stream.
+They are made from the driver's stream items by
+:mod:`plait.engine.run.stream_items`; the server's workers turn the same items
+into Agent Server events (``plait.server.queue.stream_events``).
 
 Every event is a frozen dataclass with a ``type`` tag and ``to_dict()`` giving
 JSON-ready data (``plait run --json`` prints one per line). ``path`` names the

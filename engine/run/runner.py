@@ -3,13 +3,13 @@
 One call of :func:`run_graph` is one *run*: a fresh input, a resume with
 decisions for pending approvals, or a continuation of a thread whose last run
 stopped mid-way (crash, kill, failed node). Each run gets its own checkpointer
-(the Postgres saver serialises its calls, so it is never shared), records
-itself in ``plait_runs``, and refuses a thread started on another digest.
+(the Postgres saver serialises its calls, so it is never shared); given a
+record keeper (:class:`~plait.engine.run.records.RunLog`), it records itself
+there and refuses a thread started on another digest.
 
-Node start and finish come from LangGraph's ``tasks`` stream mode (one pair
-per task, with the task's writes or error), tokens from ``messages``, and
-custom data from ``custom``; interrupts and the output are read from the
-thread's state once the stream ends, which also covers interrupts raised
+The stream's items become run events through
+:mod:`plait.engine.run.stream_items`; interrupts and the output are read from
+the thread's state once the stream ends, which also covers interrupts raised
 inside subgraphs.
 """
 
@@ -22,42 +22,27 @@ from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from langchain_core.messages import AIMessageChunk
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, StateSnapshot
 
-from plait.engine.errors import NodeError
 from plait.engine.observability import tracing
 from plait.engine.run.context import RunContext
 from plait.engine.run.driver import Item, RunTimedOut, drive
 from plait.engine.run.events import (
     Completed,
-    Custom,
     Failed,
     Interrupted,
-    NodeFailed,
-    NodeFinished,
-    NodeStarted,
     RunEvent,
     RunStarted,
-    Token,
-    summarize_update,
 )
+from plait.engine.run.records import RunLog, RunStatus, ThreadRecord, ThreadSpecMismatch
+from plait.engine.run.stream_items import EventsOfItems, error_text
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.expressions import to_plain
 from plait.engine.spec.models import GraphSpec, duration_seconds
 from plait.engine.store.audit import PostgresAuditStore
 from plait.engine.store.checkpointer import new_checkpointer
 from plait.engine.store.pool import Pool
-from plait.engine.store.threads import (
-    RunStatus,
-    ThreadRecord,
-    ThreadSpecMismatch,
-    claim_thread,
-    finish_run,
-    get_thread,
-    start_run,
-)
 from plait.engine.store.tool_results import PostgresToolResultStore
 
 STREAM_MODES = ["tasks", "messages", "custom"]
@@ -118,28 +103,25 @@ def check_input(spec: GraphSpec, data: Mapping[str, Any]) -> dict[str, Any]:
     return dict(data)
 
 
-async def check_thread(pool: Pool, thread_id: str, loaded: LoadedSpec) -> bool:
-    """True when the thread exists on this spec, False when it is new.
-
-    Raises :class:`ThreadMismatch` when it was started on another spec or digest.
-    """
-    existing = await get_thread(pool, thread_id)
-    if existing is None:
-        return False
-    if (existing.graph, existing.version, existing.digest) != (
+async def check_thread(log: RunLog, thread_id: str, loaded: LoadedSpec) -> None:
+    """Raise :class:`ThreadMismatch` when ``log`` says the thread was started on
+    another spec or digest (a thread it does not know is new)."""
+    existing = await log.get_thread(thread_id)
+    if existing is not None and (existing.graph, existing.version, existing.digest) != (
         loaded.name,
         loaded.version,
         loaded.digest,
     ):
         raise ThreadMismatch(_mismatch_message(existing, loaded))
-    return True
 
 
-async def inspect_thread(compiled: CompiledGraph, pool: Pool, thread_id: str) -> ThreadPosition:
-    """Read where ``thread_id`` stands (see :class:`ThreadPosition`); checks its digest first."""
-    loaded = compiled.loaded
-    if not await check_thread(pool, thread_id, loaded):
-        return ThreadPosition(thread_id, "new")
+async def inspect_thread(
+    compiled: CompiledGraph, pool: Pool, thread_id: str, log: RunLog | None = None
+) -> ThreadPosition:
+    """Read where ``thread_id`` stands (see :class:`ThreadPosition`); checks its digest
+    first when there is a ``log``."""
+    if log is not None:
+        await check_thread(log, thread_id, compiled.loaded)
     graph = compiled.bind(new_checkpointer(pool))
     snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
     return _status(thread_id, snapshot)
@@ -153,6 +135,7 @@ async def run_graph(
     input: Mapping[str, Any] | None = None,
     decisions: Mapping[str, Any] | None = None,
     git_sha: str | None = None,
+    log: RunLog | None = None,
 ) -> AsyncGenerator[RunEvent, None]:
     """Run ``compiled`` on ``thread_id`` and yield its events.
 
@@ -160,12 +143,13 @@ async def run_graph(
     to resume a thread waiting on approvals, or neither to continue a thread
     that stopped mid-way from its last checkpoint. Raises :class:`RunRejected`
     before anything runs when that does not fit the thread; every failure
-    after the start is a :class:`Failed` event, the last one yielded.
+    after the start is a :class:`Failed` event, the last one yielded. With a
+    ``log`` the thread is pinned to the spec and the run recorded there.
     """
     if input is not None and decisions is not None:
         raise RunRejected("give either an input or decisions, not both")
     loaded = compiled.loaded
-    status = await inspect_thread(compiled, pool, thread_id)
+    status = await inspect_thread(compiled, pool, thread_id, log)
     payload: Any
     mode: Literal["start", "resume", "continue"]
     if input is not None:
@@ -184,18 +168,18 @@ async def run_graph(
             raise RunRejected(_nothing_to_continue(status))
 
     run_id = str(uuid.uuid4())
-    try:
-        thread = await claim_thread(
-            pool,
-            thread_id,
-            graph=loaded.name,
-            version=loaded.version,
-            digest=loaded.digest,
-            git_sha=git_sha,
-        )
-    except ThreadSpecMismatch as exc:
-        raise ThreadMismatch(_mismatch_message(exc.existing, loaded)) from None
-    await start_run(pool, run_id, thread)
+    if log is not None:
+        try:
+            thread = await log.claim_thread(
+                thread_id,
+                graph=loaded.name,
+                version=loaded.version,
+                digest=loaded.digest,
+                git_sha=git_sha,
+            )
+        except ThreadSpecMismatch as exc:
+            raise ThreadMismatch(_mismatch_message(exc.existing, loaded)) from None
+        await log.start_run(run_id, thread)
     checkpointer = new_checkpointer(pool)
     graph = compiled.bind(checkpointer)
     config = RunContext(
@@ -222,7 +206,7 @@ async def run_graph(
             git_sha=git_sha,
         )
         failed: Failed | None = None
-        converter = _Converter()
+        converter = EventsOfItems()
         try:
             # aclosing: a consumer that stops early must stop the graph too, not leave it running.
             span = tracing.run_span(
@@ -249,7 +233,7 @@ async def run_graph(
                 node=converter.last_failed,
             )
         except Exception as exc:
-            failed = Failed(error=_error_text(exc), node=converter.last_failed)
+            failed = Failed(error=error_text(exc), node=converter.last_failed)
         if failed is not None:
             outcome = "timeout" if failed.kind == "timeout" else "error"
             error = failed.error
@@ -269,8 +253,9 @@ async def run_graph(
             error = final.error or f"the run stopped before {', '.join(final.next)}"
             yield Failed(error=error)
     finally:
-        # Shielded: a cancelled consumer must still leave the run's row accurate.
-        await asyncio.shield(finish_run(pool, run_id, outcome, error))
+        if log is not None:
+            # Shielded: a cancelled consumer must still leave the run's row accurate.
+            await asyncio.shield(log.finish_run(run_id, outcome, error))
 
 
 async def _items(
@@ -313,81 +298,6 @@ async def _items(
         await asyncio.wait({driving})
         if not driving.cancelled():
             driving.exception()  # raised above, or moot once the consumer stopped
-
-
-class _Converter:
-    """Turns LangGraph stream items into Plait events."""
-
-    def __init__(self) -> None:
-        # Running task names per namespace, to attribute custom data to a node.
-        self._running: dict[tuple[str, ...], dict[str, str]] = {}
-        self.last_failed: str | None = None
-
-    def convert(self, item: tuple[tuple[str, ...], str, Any]) -> list[RunEvent]:
-        namespace, mode, data = item
-        path = [segment.split(":", 1)[0] for segment in namespace]
-        if mode == "tasks":
-            return self._task(namespace, path, data)
-        if mode == "messages":
-            chunk, metadata = data
-            text = chunk.text if isinstance(chunk, AIMessageChunk) else ""
-            node = metadata.get("langgraph_node")
-            if not text or not isinstance(node, str) or _internal(node):
-                return []
-            return [Token(node=node, text=text, path=path)]
-        if mode == "custom":
-            running = list(self._running.get(namespace, {}).values())
-            node = running[0] if len(running) == 1 else None
-            return [Custom(node=node, data=to_plain(data), path=path)]
-        return []
-
-    def _task(
-        self, namespace: tuple[str, ...], path: list[str], data: dict[str, Any]
-    ) -> list[RunEvent]:
-        name, task_id = data["name"], data["id"]
-        running = self._running.setdefault(namespace, {})
-        if "input" in data:
-            running[task_id] = name
-            return [] if _internal(name) else [NodeStarted(node=name, task_id=task_id, path=path)]
-        running.pop(task_id, None)
-        if _internal(name):
-            return []
-        if data.get("error") is not None:
-            self.last_failed = name
-            return [
-                NodeFailed(node=name, task_id=task_id, error=_error_text(data["error"]), path=path)
-            ]
-        if data.get("interrupts"):
-            # Waiting for a person: the interrupt event follows once the stream ends.
-            return []
-        update = _update_dict(data.get("result"))
-        return [
-            NodeFinished(
-                node=name,
-                task_id=task_id,
-                update=update,
-                summary=summarize_update(update),
-                path=path,
-            )
-        ]
-
-
-def _internal(name: str) -> bool:
-    """LangGraph's own and the compiler's helper nodes (ids starting with ``__``)."""
-    return name.startswith("__")
-
-
-def _update_dict(result: Any) -> dict[str, Any]:
-    """A task's writes as a plain dict (LangGraph gives a dict, or a list of pairs)."""
-    if isinstance(result, Mapping):
-        return {str(k): to_plain(v) for k, v in result.items() if not str(k).startswith("__")}
-    if isinstance(result, list):
-        merged: dict[str, Any] = {}
-        for entry in result:
-            if isinstance(entry, tuple | list) and len(entry) == 2:
-                merged[str(entry[0])] = to_plain(entry[1])
-        return merged
-    return {}
 
 
 def _status(thread_id: str, snapshot: StateSnapshot) -> ThreadPosition:
@@ -449,12 +359,3 @@ def _mismatch_message(existing: ThreadRecord, loaded: LoadedSpec) -> str:
         "A thread only continues on the exact spec it started with: restore that spec, "
         "or start a new thread."
     )
-
-
-def _error_text(error: BaseException | str | Any) -> str:
-    if isinstance(error, NodeError):
-        return str(error)  # already "node 'x': <what went wrong>"
-    if isinstance(error, BaseException):
-        message = str(error).strip()
-        return f"{type(error).__name__}: {message}" if message else type(error).__name__
-    return str(error)

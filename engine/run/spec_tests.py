@@ -29,6 +29,7 @@ from typing import Any, Literal
 from plait.engine.observability import observe
 from plait.engine.observability.observe import ToolOutcome
 from plait.engine.run.events import Completed, Failed, Interrupted, NodeStarted, RunEvent
+from plait.engine.run.records import RunLog
 from plait.engine.run.runner import CompiledGraph, inspect_thread, new_thread_id, run_graph
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.expressions import ExpressionError, evaluate, to_plain
@@ -167,11 +168,13 @@ async def run_case(
     compile_spec: Callable[[LoadedSpec], CompiledGraph],
     pool: Pool,
     example: Example,
+    log: RunLog | None = None,
 ) -> CaseResult:
     """Run ``example`` on a new thread, giving its decisions, and check its ``expect``.
 
     ``compile_spec`` compiles the spec with the example's replies in place
-    (the caller's compiler and registry: this layer does not compile).
+    (the caller's compiler and registry: this layer does not compile); ``log``
+    records the case's runs (see :func:`plait.engine.run.runner.run_graph`).
     """
     compiled = compile_spec(with_replies(loaded, example))
     usage = Usage()
@@ -184,7 +187,8 @@ async def run_case(
         kwargs: dict[str, Any] = {"input": example.input}
         while True:
             pending: list[Interrupted] = []
-            async with contextlib.aclosing(run_graph(compiled, pool, thread_id, **kwargs)) as run:
+            runs = run_graph(compiled, pool, thread_id, log=log, **kwargs)
+            async with contextlib.aclosing(runs) as run:
                 async for event in run:
                     events.append(event)
                     if isinstance(event, Interrupted):
@@ -192,7 +196,7 @@ async def run_case(
             if not pending or not decisions:
                 break
             kwargs = {"decisions": {pending[0].interrupt_id: decisions.pop(0)}}
-        values = (await inspect_thread(compiled, pool, thread_id)).values
+        values = (await inspect_thread(compiled, pool, thread_id, log)).values
     finally:
         _CURRENT.reset(token)
     last = events[-1] if events else None

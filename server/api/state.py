@@ -8,7 +8,6 @@ from fastapi import APIRouter
 from langgraph.errors import InvalidUpdateError
 from pydantic import BaseModel, ConfigDict, Field
 
-from plait.engine.store.threads import claim_thread
 from plait.server.api.assistants import resolve_assistant
 from plait.server.api.checkpoints import (
     compiled_graph,
@@ -22,6 +21,7 @@ from plait.server.api.threads import get_thread_or_404
 from plait.server.auth.keys import Tenant
 from plait.server.graphs.versions import GraphVersion
 from plait.server.http.problems import Problem
+from plait.server.queue.direct_runs import claim_thread
 from plait.server.queue.threads import client_thread_id
 
 router = APIRouter(prefix="/threads/{thread_id}", tags=["state"])

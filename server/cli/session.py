@@ -36,6 +36,7 @@ from plait.server.cli.exits import CliError, ExitCode
 from plait.server.cli.inputs import DECISIONS, parse_json_object, pick_example
 from plait.server.cli.run_request import RunRequest, resume_command
 from plait.server.cli.specs import load_valid_spec, registry_for
+from plait.server.queue.direct_runs import DirectRunLog
 
 
 class Session:
@@ -85,7 +86,14 @@ class Session:
             outcome: ExitCode | None = None
             try:
                 async with contextlib.aclosing(
-                    run_graph(run.compiled, run.pool, run.thread_id, git_sha=run.sha, **kwargs)
+                    run_graph(
+                        run.compiled,
+                        run.pool,
+                        run.thread_id,
+                        git_sha=run.sha,
+                        log=DirectRunLog(run.pool),
+                        **kwargs,
+                    )
                 ) as events:
                     async for event in events:
                         self.view.show(event)
@@ -114,7 +122,9 @@ class Session:
         """
         view = self.view
         try:
-            status = await inspect_thread(run.compiled, run.pool, run.thread_id)
+            status = await inspect_thread(
+                run.compiled, run.pool, run.thread_id, DirectRunLog(run.pool)
+            )
         except ThreadMismatch as exc:
             raise CliError(f"{exc} (run without --thread to start a new one)") from None
         if status.state == "finished" and not run.explicit:

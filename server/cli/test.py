@@ -91,6 +91,7 @@ async def _run_all(
     from plait.engine.compiler import compile_spec
     from plait.engine.run.spec_tests import counting_usage, run_case, tests_of
     from plait.server.cli.database import connected_pool
+    from plait.server.queue.direct_runs import DirectRunLog
 
     cases: list[tuple[LoadedSpec, SpecRegistry, Example]] = []
     skipped = 0
@@ -106,7 +107,9 @@ async def _run_all(
 
         async def one(loaded: LoadedSpec, registry: SpecRegistry, test: Example) -> None:
             async with slots:
-                result = await run_case(loaded, lambda s: compile_spec(s, registry), pool, test)
+                result = await run_case(
+                    loaded, lambda s: compile_spec(s, registry), pool, test, DirectRunLog(pool)
+                )
             results.append(result)
             _print_result(console, result)
 

@@ -33,8 +33,8 @@ from prometheus_client.registry import Collector
 
 from plait.engine.governance import breakers
 from plait.engine.observability import observe
+from plait.engine.run.records import RunStatus
 from plait.engine.store.pool import Pool
-from plait.engine.store.threads import RunStatus
 from plait.server.approvals import records
 from plait.server.approvals.records import APPROVAL_STATUSES
 from plait.server.queue.runs import queue_counts

@@ -16,6 +16,7 @@ from plait.engine.run.runner import new_thread_id, run_graph
 from plait.engine.spec.loader import load_spec
 from plait.engine.spec.validate import load_directory
 from plait.engine.store.pool import Pool
+from plait.server.queue.direct_runs import DirectRunLog
 
 SPECS = Path(__file__).resolve().parents[3] / "specs"
 
@@ -84,7 +85,7 @@ def run_example(pool: Pool) -> Runner:
         while True:
             pending: list[Interrupted] = []
             async with contextlib.aclosing(
-                run_graph(spec, pool, outcome.thread_id, **kwargs)
+                run_graph(spec, pool, outcome.thread_id, log=DirectRunLog(pool), **kwargs)
             ) as events:
                 async for event in events:
                     outcome.events.append(event)

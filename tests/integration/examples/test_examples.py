@@ -6,7 +6,7 @@ from pathlib import Path
 
 from plait.engine.run.events import Custom, NodeFinished, NodeStarted, RunStarted
 from plait.engine.store.pool import Pool
-from plait.engine.store.threads import list_runs
+from plait.server.queue.direct_runs import list_runs
 from tests.conftest import fresh_database
 from tests.integration.examples.conftest import SPECS, Runner
 from tests.integration.server.harness import cluster

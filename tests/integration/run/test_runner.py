@@ -22,7 +22,7 @@ from plait.engine.run.runner import (
 from plait.engine.spec.loader import parse_spec
 from plait.engine.store.checkpointer import new_checkpointer
 from plait.engine.store.pool import Pool
-from plait.engine.store.threads import list_runs
+from plait.server.queue.direct_runs import DirectRunLog, list_runs
 
 HERE = Path(__file__).resolve().parent
 
@@ -52,7 +52,9 @@ edges:
 
 
 async def collect(compiled: CompiledSpec, pool: Pool, thread: str, **kwargs: Any) -> list[RunEvent]:
-    async with contextlib.aclosing(run_graph(compiled, pool, thread, **kwargs)) as events:
+    # Recorded as plait run records its runs (the server's table of runs).
+    runs = run_graph(compiled, pool, thread, log=DirectRunLog(pool), **kwargs)
+    async with contextlib.aclosing(runs) as events:
         return [event async for event in events]
 
 
@@ -152,7 +154,7 @@ async def test_failed_node_is_pending_and_continues_after_the_fix(
     failed = events[-1]
     assert isinstance(failed, Failed) and failed.node == "check"
     assert "is missing" in failed.error
-    status = await inspect_thread(compiled, pool, thread)
+    status = await inspect_thread(compiled, pool, thread, DirectRunLog(pool))
     assert status.state == "pending" and status.next == ["check"]
     assert status.error is not None and "is missing" in status.error
 
@@ -273,7 +275,8 @@ async def test_decisions_must_name_a_pending_approval(pool: Pool) -> None:
 async def test_an_abandoned_run_is_recorded(pool: Pool) -> None:
     compiled = spec(COUNTER)
     thread = new_thread_id()
-    async with contextlib.aclosing(run_graph(compiled, pool, thread, input={"count": 0})) as events:
+    runs = run_graph(compiled, pool, thread, input={"count": 0}, log=DirectRunLog(pool))
+    async with contextlib.aclosing(runs) as events:
         async for _ in events:
             break  # the consumer goes away after the first event
     (run,) = await list_runs(pool, thread)

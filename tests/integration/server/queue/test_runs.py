@@ -8,11 +8,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from plait.engine.run.records import ThreadSpecMismatch
 from plait.engine.store.pool import Pool
-from plait.engine.store.threads import ThreadSpecMismatch, claim_thread
-from plait.engine.store.threads import get_thread as cli_get_thread
 from plait.server.graphs.versions import GraphVersion, save_version
 from plait.server.queue import journal
+from plait.server.queue.direct_runs import claim_thread
+from plait.server.queue.direct_runs import get_thread as cli_get_thread
 from plait.server.queue.journal import JournalEvent
 from plait.server.queue.runs import (
     RUNS_CHANNEL,

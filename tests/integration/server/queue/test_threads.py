@@ -7,9 +7,9 @@ import pytest
 from plait.engine.compiler import compile_spec
 from plait.engine.store.checkpointer import new_checkpointer
 from plait.engine.store.pool import Pool
-from plait.engine.store.threads import claim_thread
-from plait.engine.store.threads import get_thread as cli_get_thread
 from plait.server.graphs.versions import GraphVersion
+from plait.server.queue.direct_runs import claim_thread
+from plait.server.queue.direct_runs import get_thread as cli_get_thread
 from plait.server.queue.runs import create_run, get_run
 from plait.server.queue.threads import (
     ThreadExists,

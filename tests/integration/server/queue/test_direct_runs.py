@@ -1,4 +1,4 @@
-"""Thread and run records on real PostgreSQL."""
+"""Thread and run records of runs driven in-process (``plait run``), on real PostgreSQL."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import uuid
 
 import pytest
 
+from plait.engine.run.records import ThreadSpecMismatch
 from plait.engine.store.pool import Pool
-from plait.engine.store.threads import (
-    ThreadSpecMismatch,
+from plait.server.queue.direct_runs import (
     claim_thread,
     finish_run,
     get_run,

@@ -1,31 +1,23 @@
-"""Which graph each thread runs, and the runs on it (tables ``plait_threads``, ``plait_runs``)."""
+"""Runs driven in the calling process (``plait run``, ``plait test``), outside the queue.
+
+They are recorded on the queue's tables (``plait_threads``, ``plait_runs``)
+without a lease, so the server lists them like its own and a killed one never
+holds its thread. :class:`DirectRunLog` is the record keeper the engine's
+runner is given (:class:`plait.engine.run.records.RunLog`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
+from plait.engine.run.records import RunStatus, ThreadRecord, ThreadSpecMismatch
 from plait.engine.store.pool import Pool
-
-RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
 
 # Explicit columns: the server's migration adds more to both tables.
 _THREAD_COLUMNS = "thread_id, graph, version, digest, git_sha, created_at, updated_at"
 _RUN_COLUMNS = "run_id, thread_id, graph, version, digest, status, error, started_at, ended_at"
-
-
-@dataclass(frozen=True)
-class ThreadRecord:
-    """The graph a thread was started with; it resumes only on the same digest."""
-
-    thread_id: str
-    graph: str
-    version: str
-    digest: str
-    git_sha: str | None
-    created_at: datetime
-    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -41,18 +33,6 @@ class RunRecord:
     error: str | None
     started_at: datetime
     ended_at: datetime | None
-
-
-class ThreadSpecMismatch(Exception):
-    """A thread was started on another graph, version or digest than the one given."""
-
-    def __init__(self, existing: ThreadRecord, graph: str, version: str, digest: str) -> None:
-        self.existing = existing
-        super().__init__(
-            f"thread {existing.thread_id!r} runs {existing.graph}@{existing.version} "
-            f"(digest {existing.digest[:12]}), not {graph}@{version} (digest {digest[:12]}); "
-            "run the spec it started with, or start a new thread"
-        )
 
 
 async def claim_thread(
@@ -176,3 +156,30 @@ def _run(row: dict[str, Any] | None) -> RunRecord:
     if row is None:
         raise LookupError("the database returned no row")
     return RunRecord(**row)
+
+
+@dataclass(frozen=True)
+class DirectRunLog:
+    """The runner's record keeper on ``pool`` (:class:`plait.engine.run.records.RunLog`)."""
+
+    pool: Pool
+
+    async def get_thread(self, thread_id: str) -> ThreadRecord | None:
+        """See :func:`get_thread`."""
+        return await get_thread(self.pool, thread_id)
+
+    async def claim_thread(
+        self, thread_id: str, *, graph: str, version: str, digest: str, git_sha: str | None
+    ) -> ThreadRecord:
+        """See :func:`claim_thread`."""
+        return await claim_thread(
+            self.pool, thread_id, graph=graph, version=version, digest=digest, git_sha=git_sha
+        )
+
+    async def start_run(self, run_id: str, thread: ThreadRecord) -> None:
+        """See :func:`start_run`."""
+        await start_run(self.pool, run_id, thread)
+
+    async def finish_run(self, run_id: str, status: RunStatus, error: str | None) -> None:
+        """See :func:`finish_run`."""
+        await finish_run(self.pool, run_id, status, error)

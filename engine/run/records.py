@@ -1,0 +1,65 @@
+"""What a run is recorded as, and the record keeper a caller gives the runner.
+
+The runner (:mod:`plait.engine.run.runner`) pins a thread to the spec it
+started on and says how each run ended; where that is kept is the caller's:
+``plait run`` and ``plait test`` give the server's record of runs and threads
+(``plait.server.queue.direct_runs``, the one owner of those tables' SQL), a
+library caller may give none. ``RunStatus`` is the one vocabulary of a run's
+state, shared with the server's queue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, Protocol
+
+RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
+
+
+@dataclass(frozen=True)
+class ThreadRecord:
+    """The graph a thread was started with; it resumes only on the same digest."""
+
+    thread_id: str
+    graph: str
+    version: str
+    digest: str
+    git_sha: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class ThreadSpecMismatch(Exception):
+    """A thread was started on another graph, version or digest than the one given."""
+
+    def __init__(self, existing: ThreadRecord, graph: str, version: str, digest: str) -> None:
+        self.existing = existing
+        super().__init__(
+            f"thread {existing.thread_id!r} runs {existing.graph}@{existing.version} "
+            f"(digest {existing.digest[:12]}), not {graph}@{version} (digest {digest[:12]}); "
+            "run the spec it started with, or start a new thread"
+        )
+
+
+class RunLog(Protocol):
+    """Where the runner records threads and runs (see the module docstring)."""
+
+    async def get_thread(self, thread_id: str) -> ThreadRecord | None:
+        """The thread's record, or ``None`` when no run was ever started on it."""
+        ...
+
+    async def claim_thread(
+        self, thread_id: str, *, graph: str, version: str, digest: str, git_sha: str | None
+    ) -> ThreadRecord:
+        """Record the thread's graph on its first run; raise :class:`ThreadSpecMismatch`
+        when it exists on another graph, version or digest."""
+        ...
+
+    async def start_run(self, run_id: str, thread: ThreadRecord) -> None:
+        """Record that a run started on ``thread``."""
+        ...
+
+    async def finish_run(self, run_id: str, status: RunStatus, error: str | None) -> None:
+        """Record how the run ended; ``error`` is the message shown to users."""
+        ...
