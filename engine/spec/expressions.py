@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
+import types
 from collections.abc import Mapping
 from typing import Any
 
-import cel
-from jinja2 import StrictUndefined, TemplateError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+# The cel package's __init__ imports its command-line REPL (typer, prompt_toolkit,
+# pygments: about a quarter of a second), which nothing here uses; an empty
+# stand-in keeps `plait validate` quick (docs/decisions.md 85).
+sys.modules.setdefault("cel.cli", types.ModuleType("cel.cli"))
+
+import cel  # noqa: E402
+from jinja2 import StrictUndefined, TemplateError  # noqa: E402
+from jinja2.sandbox import ImmutableSandboxedEnvironment  # noqa: E402
 
 #: Names an expression may read at its root.
 ROOTS = frozenset({"state", "input", "result", "run", "item", "index"})

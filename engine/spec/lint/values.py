@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
-
 from plait.engine.spec.errors import short_repr
 from plait.engine.spec.expressions import ExpressionError, compile_regex
 from plait.engine.spec.lint.context import LintContext, did_you_mean, known, node_pointer, pointer
@@ -84,6 +81,10 @@ def check_json_schemas(ctx: LintContext) -> None:
 
 
 def _check_schema(ctx: LintContext, schema: dict[str, Any], where: str) -> None:
+    # Imported here: only specs with a structured-output schema pay for it (60 ms).
+    import jsonschema
+    from jsonschema.exceptions import SchemaError
+
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except SchemaError as exc:
