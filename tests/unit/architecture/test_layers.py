@@ -24,7 +24,12 @@ ENGINE_LAYERS = (
     "plait.engine.run",
 )
 #: Modules at the engine's root, below every layer: they import nothing of the engine.
-ENGINE_LEAVES = ("plait.engine.errors", "plait.engine.gc_pause", "plait.engine.protected")
+ENGINE_LEAVES = (
+    "plait.engine.errors",
+    "plait.engine.gc_pause",
+    "plait.engine.protected",
+    "plait.engine.surfaces",
+)
 #: The server's folders and root modules, lowest first; each may import the engine.
 SERVER_LAYERS = (
     "plait.server.auth",
