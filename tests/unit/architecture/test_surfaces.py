@@ -53,3 +53,16 @@ def test_the_cli_module_loads_neither_the_runner_nor_the_mcp_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert loaded == []
+
+
+def test_the_spec_surface_needs_neither_langgraph_nor_postgres() -> None:
+    """Checking a spec (the editor's lint, ``plait validate``) must not need the runtime."""
+    code = (
+        "import sys; import plait.engine.spec as spec; [getattr(spec, n) for n in spec.__all__]; "
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('langgraph', 'langchain_core', 'psycopg', 'psycopg_pool'))))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert loaded == []
