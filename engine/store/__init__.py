@@ -1,5 +1,7 @@
-"""Postgres storage: connection URL (or the embedded server), pools, checkpoints, migrations,
-and the engine's tables (tool results, audit, MCP tasks, long-term items)."""
+"""Postgres storage: connection URL (or the embedded server), pools, checkpoints, migrations.
+
+Also the engine's tables: tool results, audit, MCP tasks, long-term items.
+"""
 
 from plait.engine.store.audit import PostgresAuditStore
 from plait.engine.store.checkpointer import new_checkpointer
