@@ -11,6 +11,8 @@ import os
 
 from psycopg.conninfo import conninfo_to_dict
 
+__all__ = ["is_protected", "protect"]
+
 #: Settings whose values no secret may hold, whatever its name.
 _PROTECTED_ENV = ("PLAIT_DATABASE_URL", "PLAIT_ADMIN_KEY")
 

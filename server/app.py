@@ -23,10 +23,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from plait.engine.protected import protect
-from plait.engine.store.database import database_url, release_embedded
-from plait.engine.store.items import open_item_store
-from plait.engine.store.migrate import migrate
-from plait.engine.store.pool import open_pool
+from plait.engine.store import database_url, migrate, open_item_store, open_pool, release_embedded
 from plait.server.a2a import routes as a2a_routes
 from plait.server.a2a.routes import a2a_hub
 from plait.server.api import (

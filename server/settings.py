@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plait.engine.store.database import DATABASE_URL_ENV
+from plait.engine.store import DATABASE_URL_ENV
 from plait.server.auth.code_policy import TENANT_MODULES_ENV
 from plait.server.http.cors import LOCAL_ORIGINS, CorsPolicy, parse_origins
 from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS

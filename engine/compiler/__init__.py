@@ -32,6 +32,7 @@ from plait.engine.spec.registry import SpecRegistry, UnknownSpecRef
 from plait.engine.tools.rejection import reject_channels
 
 __all__ = [
+    "CompileCache",
     "CompileError",
     "CompiledSpec",
     "NodeError",

@@ -4,3 +4,17 @@ Everything here acts during a run (through LangGraph's config and context
 variables); it imports the spec, the store and observability, never the
 compiler or the run driver.
 """
+
+from plait.engine.governance.breakers import snapshot as breaker_snapshot
+from plait.engine.governance.budgets import QuotaExceeded, read_usage, with_quota
+from plait.engine.governance.loops import StopsRun
+from plait.engine.governance.secrets import EnvironmentSecrets
+
+__all__ = [
+    "EnvironmentSecrets",
+    "QuotaExceeded",
+    "StopsRun",
+    "breaker_snapshot",
+    "read_usage",
+    "with_quota",
+]

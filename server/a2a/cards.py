@@ -5,7 +5,7 @@ from __future__ import annotations
 from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, TransportProtocol
 
-from plait.engine.spec.models import GraphSpec
+from plait.engine.spec import GraphSpec
 
 #: Where every served graph lives: ``/a2a/<graph name>/``.
 PREFIX = "/a2a"

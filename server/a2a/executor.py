@@ -31,7 +31,7 @@ from a2a.types.a2a_pb2 import Message, Part, Task, TaskState, TaskStatus
 from google.protobuf.json_format import ParseDict
 from google.protobuf.struct_pb2 import Value
 
-from plait.engine.run.runner import RunRejected, check_input
+from plait.engine.run import RunRejected, check_input
 from plait.server.a2a.messages import NotADecision, decision_of, run_input
 from plait.server.a2a.task_store import tenant_of
 from plait.server.approvals import records

@@ -12,8 +12,7 @@ import pydantic
 from a2a.types.a2a_pb2 import Message
 from google.protobuf.json_format import MessageToDict
 
-from plait.engine.spec.errors import validation_problems
-from plait.engine.spec.models import Decision, GraphSpec, StateField
+from plait.engine.spec import Decision, GraphSpec, StateField, validation_problems
 
 #: Words a text follow-up may start with, and the decision each means.
 _WORDS: dict[str, Literal["approve", "reject"]] = {

@@ -20,7 +20,7 @@ from a2a.utils.errors import InvalidParamsError
 from google.protobuf.json_format import MessageToDict, ParseDict
 from psycopg.types.json import Jsonb
 
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool
 from plait.server.auth.store import DEFAULT_TENANT
 
 #: Where the request's Plait tenant travels in ``ServerCallContext.state``.

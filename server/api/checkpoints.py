@@ -14,8 +14,8 @@ from typing import Any
 
 from langgraph.types import Interrupt, StateSnapshot
 
-from plait.engine.spec.expressions import to_plain
-from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.spec import to_plain
+from plait.engine.store import new_checkpointer
 from plait.server.api.deps import Services
 from plait.server.graphs.versions import GraphVersion, get_version
 from plait.server.http.problems import Problem

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import Depends, Request
 from langgraph.store.postgres.aio import AsyncPostgresStore
 
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool
 from plait.server.auth.keys import Authenticator
 from plait.server.settings import Settings
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool
 from plait.server.api.deps import Svc
 from plait.server.auth.keys import Tenant
 from plait.server.http.problems import not_found

@@ -11,8 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from plait.engine.spec.document import LoadedSpec
-from plait.engine.spec.errors import SpecIssue
+from plait.engine.spec import LoadedSpec, SpecIssue
 from plait.server.api.deps import Services, Svc
 from plait.server.auth.keys import Tenant
 from plait.server.auth.store import DEFAULT_TENANT

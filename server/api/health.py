@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from plait.engine.store.migrate import migrations
+from plait.engine.store import migrations
 from plait.server.api.deps import Svc
 from plait.server.http.problems import Problem
 

@@ -27,10 +27,9 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sse_starlette import EventSourceResponse
 
-from plait.engine.governance.budgets import read_usage
-from plait.engine.run.records import RunStatus
-from plait.engine.run.runner import check_input
-from plait.engine.store.checkpointer import new_checkpointer
+from plait.engine.governance import read_usage
+from plait.engine.run import RunStatus, check_input
+from plait.engine.store import new_checkpointer
 from plait.server.api.assistants import resolve_assistant
 from plait.server.api.checkpoints import thread_state, values_with_interrupts
 from plait.server.api.deps import Services, Svc

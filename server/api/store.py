@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from plait.engine.store.items import TenantStore
+from plait.engine.store import TenantStore
 from plait.server.api.deps import Services, Svc
 from plait.server.auth.keys import Tenant
 from plait.server.http.problems import Problem

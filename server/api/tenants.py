@@ -17,7 +17,7 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from plait.engine.governance import breakers
+from plait.engine.governance import breaker_snapshot
 from plait.server.api.deps import Svc
 from plait.server.auth import store, tenant_secrets
 from plait.server.auth.keys import Admin, Tenant
@@ -227,4 +227,4 @@ async def own_usage(
 async def list_breakers(_: Admin) -> dict[str, dict[str, Any]]:
     """Every breaker of the answering process by endpoint key (admin only): state, calls,
     failures, failure rate, and seconds to the next probe when open."""
-    return breakers.snapshot()
+    return breaker_snapshot()

@@ -29,9 +29,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from plait.engine.run.records import ThreadSpecMismatch
-from plait.engine.run.runner import RunRejected
-from plait.engine.store.pool import Pool
+from plait.engine.run import RunRejected, ThreadSpecMismatch
+from plait.engine.store import Pool
 from plait.server.api.checkpoints import thread_state
 from plait.server.api.deps import Services, Svc
 from plait.server.api.runs import RunCommand, RunCreate, _create

@@ -18,7 +18,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool
 from plait.server.auth.store import OF_TENANT
 
 APPROVAL_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected", "edited", "expired")

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plait.engine.spec.code_refs import CodeRef, code_refs
-from plait.engine.spec.document import LoadedSpec
-from plait.engine.spec.errors import SpecIssue
+from plait.engine.spec import CodeRef, LoadedSpec, SpecIssue, code_refs
 
 #: Extra top-level modules tenants' specs may call (server/auth/code_policy.py).
 TENANT_MODULES_ENV = "PLAIT_TENANT_MODULES"

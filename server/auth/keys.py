@@ -27,7 +27,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader
 
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool
 from plait.server.auth.store import DEFAULT_TENANT, Principal, hash_key, keys_exist, principal_of
 
 API_KEY_HEADER = "x-api-key"

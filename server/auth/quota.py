@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from plait.engine.governance.budgets import QuotaExceeded, with_quota
-from plait.engine.store.pool import Pool
+from plait.engine.governance import QuotaExceeded, with_quota
+from plait.engine.store import Pool
 from plait.server.auth.store import DEFAULT_TENANT, add_usage, get_tenant, usage
 
 #: Daily limit -> the usage figure it bounds.

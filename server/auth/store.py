@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from psycopg.errors import UniqueViolation
 
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool
 
 #: The tenant of the single-user mode and of every row written before tenants existed.
 DEFAULT_TENANT = "default"

@@ -21,12 +21,10 @@ from typing import Any
 
 from psycopg.errors import ForeignKeyViolation
 
-from plait.engine.governance.secrets import EnvironmentSecrets
+from plait.engine.governance import EnvironmentSecrets
 from plait.engine.protected import is_protected
-from plait.engine.spec.document import LoadedSpec
-from plait.engine.spec.errors import SpecIssue
-from plait.engine.spec.secret_refs import RESERVED_PREFIX, is_reserved, secret_refs
-from plait.engine.store.pool import Pool
+from plait.engine.spec import RESERVED_PREFIX, LoadedSpec, SpecIssue, is_reserved, secret_refs
+from plait.engine.store import Pool
 from plait.server.auth.store import DEFAULT_TENANT, TenantNotFound
 
 #: Environment variables the ``default`` tenant's specs may read as secrets (tenant_secrets.py).

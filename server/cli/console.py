@@ -18,7 +18,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from plait.engine.run.events import (
+from plait.engine.run import (
     Completed,
     Custom,
     Failed,
@@ -30,7 +30,7 @@ from plait.engine.run.events import (
     RunStarted,
     Token,
 )
-from plait.engine.spec.errors import SpecIssue
+from plait.engine.spec import SpecIssue
 
 
 def make_console(file: TextIO | None = None, *, stderr: bool = False) -> Console:

@@ -9,9 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from plait.engine.store.database import DATABASE_URL_ENV, database_url
-from plait.engine.store.migrate import migrate
-from plait.engine.store.pool import Pool, open_pool
+from plait.engine.store import DATABASE_URL_ENV, Pool, database_url, migrate, open_pool
 from plait.server.cli.exits import CliError, ExitCode
 
 CONNECT_TIMEOUT_SECONDS = 5

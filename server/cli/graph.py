@@ -17,7 +17,7 @@ def graph_command(
 ) -> None:
     """Print the graph as Mermaid (paste it into a Markdown file or mermaid.live)."""
     # Imported here: the compiler package pulls in LangGraph, which `plait --help` need not load.
-    from plait.engine.compiler.mermaid import to_mermaid
+    from plait.engine.compiler import to_mermaid
 
     loaded = load_valid_spec(spec)
     typer.echo(to_mermaid(loaded.spec))

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from plait.engine.spec.models import Example, GraphSpec
+from plait.engine.spec import Example, GraphSpec
 from plait.server.cli.exits import CliError
 
 DECISIONS = ("approve", "reject", "edit")

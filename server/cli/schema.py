@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from plait.engine.spec.schema import SCHEMA_PATH, schema_text, write_schema
+from plait.engine.spec import SCHEMA_PATH, schema_text, write_schema
 
 
 def schema_command(

@@ -143,7 +143,7 @@ def serve_command(
     # Imported here: the other commands need not load FastAPI, uvicorn and LangGraph.
     import uvicorn
 
-    from plait.engine.observability.tracing import configure_tracing
+    from plait.engine.observability import configure_tracing
     from plait.server.app import create_app
     from plait.server.operations.logs import configure_logging
 

@@ -18,8 +18,10 @@ from rich.console import Console
 from rich.prompt import Prompt
 
 from plait.engine.compiler import CompiledSpec, CompileError, compile_spec
-from plait.engine.run.events import Completed, Failed, Interrupted
-from plait.engine.run.runner import (
+from plait.engine.run import (
+    Completed,
+    Failed,
+    Interrupted,
     RunRejected,
     ThreadMismatch,
     check_input,
@@ -27,9 +29,8 @@ from plait.engine.run.runner import (
     new_thread_id,
     run_graph,
 )
-from plait.engine.spec.models import Example, GraphSpec
-from plait.engine.spec.provenance import git_sha
-from plait.engine.store.pool import Pool
+from plait.engine.spec import Example, GraphSpec, git_sha
+from plait.engine.store import Pool
 from plait.server.cli.console import RichView, RunView
 from plait.server.cli.database import connected_pool
 from plait.server.cli.exits import CliError, ExitCode

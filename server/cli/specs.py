@@ -8,11 +8,16 @@ from typing import Annotated
 
 import typer
 
-from plait.engine.spec.document import LoadedSpec
-from plait.engine.spec.errors import SpecError, SpecIssue, has_errors
-from plait.engine.spec.loader import load_spec
-from plait.engine.spec.registry import SpecRegistry
-from plait.engine.spec.validate import load_directory, validate_paths
+from plait.engine.spec import (
+    LoadedSpec,
+    SpecError,
+    SpecIssue,
+    SpecRegistry,
+    has_errors,
+    load_directory,
+    load_spec,
+    validate_paths,
+)
 from plait.server.cli.exits import CliError, ExitCode
 
 #: The spec files and folders a command reads (``plait validate``, ``plait test``).

@@ -19,18 +19,14 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from plait.engine.spec.errors import has_errors
-from plait.engine.spec.loader import load_spec
-from plait.engine.spec.validate import check_paths
+from plait.engine.spec import check_paths, has_errors, load_spec
 from plait.server.cli.console import make_console, print_issues
 from plait.server.cli.exits import CliError, ExitCode
 from plait.server.cli.specs import SpecPaths, registry_for
 
 if TYPE_CHECKING:
-    from plait.engine.run.spec_tests import CaseResult
-    from plait.engine.spec.document import LoadedSpec
-    from plait.engine.spec.models import Example
-    from plait.engine.spec.registry import SpecRegistry
+    from plait.engine.run import CaseResult
+    from plait.engine.spec import Example, LoadedSpec, SpecRegistry
 
 #: Tests run at once by default (each holds a database connection while it runs).
 DEFAULT_JOBS = 4
@@ -89,7 +85,7 @@ async def _run_all(
 ) -> tuple[list[CaseResult], int]:
     # Imported here: LangGraph and the compiler take a second to import.
     from plait.engine.compiler import compile_spec
-    from plait.engine.run.spec_tests import counting_usage, run_case, tests_of
+    from plait.engine.run import counting_usage, run_case, tests_of
     from plait.server.cli.database import connected_pool
     from plait.server.queue.direct_runs import DirectRunLog
 

@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from plait.engine.spec.errors import has_errors
-from plait.engine.spec.validate import check_paths
+from plait.engine.spec import check_paths, has_errors
 from plait.server.cli.console import make_console, print_issues
 from plait.server.cli.exits import ExitCode
 from plait.server.cli.specs import SpecPaths

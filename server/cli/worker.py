@@ -93,7 +93,7 @@ def worker_command(
     ] = "127.0.0.1",
 ) -> None:
     """Execute queued runs until SIGTERM or Ctrl-C, then hand unfinished runs back."""
-    from plait.engine.observability.tracing import configure_tracing
+    from plait.engine.observability import configure_tracing
     from plait.server.operations import metrics
     from plait.server.operations.logs import configure_logging
     from plait.server.workers.processes import die_with_supervisor

@@ -27,11 +27,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 import pebble
 
-from plait.engine.spec.document import LoadedSpec
-from plait.engine.spec.errors import SpecError, SpecIssue
-from plait.engine.spec.loader import parse_spec
-from plait.engine.spec.registry import SpecRegistry
-from plait.engine.spec.validate import check_text
+from plait.engine.spec import LoadedSpec, SpecError, SpecIssue, SpecRegistry, check_text, parse_spec
 
 logger = logging.getLogger("plait.server")
 

@@ -22,14 +22,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from plait.engine.compiler.cache import CompileCache
-from plait.engine.spec.document import LoadedSpec
-from plait.engine.spec.errors import SpecError, SpecIssue, has_errors
-from plait.engine.spec.lint import lint
-from plait.engine.spec.loader import decode_file, parse_spec, read_spec
-from plait.engine.spec.registry import SpecRegistry
-from plait.engine.spec.validate import SPEC_SUFFIXES, check_text
-from plait.engine.store.pool import Pool
+from plait.engine.compiler import CompileCache
+from plait.engine.spec import (
+    SPEC_SUFFIXES,
+    LoadedSpec,
+    SpecError,
+    SpecIssue,
+    SpecRegistry,
+    check_text,
+    decode_file,
+    has_errors,
+    lint,
+    parse_spec,
+    read_spec,
+)
+from plait.engine.store import Pool
 from plait.server.auth.code_policy import folder_modules, refused_code
 from plait.server.auth.store import DEFAULT_TENANT
 from plait.server.auth.tenant_secrets import SecretSources

@@ -23,9 +23,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope
 
-from plait.engine.run.records import ThreadSpecMismatch
-from plait.engine.run.runner import RunRejected
-from plait.engine.spec.errors import SpecError, SpecIssue
+from plait.engine.run import RunRejected, ThreadSpecMismatch
+from plait.engine.spec import SpecError, SpecIssue
 from plait.server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
 from plait.server.auth.keys import Forbidden, Unauthenticated
 from plait.server.graphs.spec_checks import SpecCheckFailed, SpecChecksBusy

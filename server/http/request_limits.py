@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from plait.engine.spec.document import escape_pointer
+from plait.engine.spec import escape_pointer
 from plait.server.http.problems import Problem, problem_asgi_response
 
 #: A refused body up to this size is read (and dropped) before the 413, so the

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from plait.engine.observability import tracing
+from plait.engine.observability import run_trace_id
 from plait.server.operations.metrics import SSE_STREAMS
 from plait.server.queue.journal import JournalEvent, JournalListener
 
@@ -118,7 +118,7 @@ def _frame(event: JournalEvent) -> ServerSentEvent:
     if event.event == "metadata" and isinstance(data, dict) and "trace_id" not in data:
         # The run's trace id is derived from its run id (engine/observability/tracing.py),
         # so the metadata event journaled when the run was created can show it too.
-        trace_id = tracing.run_trace_id(event.run_id)
+        trace_id = run_trace_id(event.run_id)
         if trace_id is not None:
             data = {**data, "trace_id": trace_id}
     return ServerSentEvent(data=encode(data), event=event.event, id=str(event.seq))

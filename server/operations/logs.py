@@ -24,7 +24,7 @@ from typing import Any
 from opentelemetry import trace
 from pythonjsonlogger.json import JsonFormatter
 
-from plait.engine.store.database import EMBEDDED_LOGGER
+from plait.engine.store import EMBEDDED_LOGGER
 
 FORMAT_ENV = "PLAIT_LOG_FORMAT"
 LEVEL_ENV = "PLAIT_LOG_LEVEL"

@@ -4,7 +4,7 @@ Process metrics live in prometheus-client's default registry: step latency,
 model calls, tokens and cost, tool outcomes, policy refusals (fed by the
 engine through :class:`MetricsObserver`), open SSE streams, finished runs,
 and the state of this process's circuit breakers (read at scrape time from
-``plait.engine.governance.breakers.snapshot()``).
+``plait.engine.governance.breaker_snapshot()``).
 
 Queue metrics come from Postgres at scrape time (:func:`database_metrics`), so
 they are the same whichever process is scraped and need no bookkeeping: runs
@@ -31,10 +31,10 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from plait.engine.governance import breakers
-from plait.engine.observability import observe
-from plait.engine.run.records import RunStatus
-from plait.engine.store.pool import Pool
+from plait.engine.governance import breaker_snapshot
+from plait.engine.observability import Observer, add_observer
+from plait.engine.run import RunStatus
+from plait.engine.store import Pool
 from plait.server.approvals import records
 from plait.server.approvals.records import APPROVAL_STATUSES
 from plait.server.queue.runs import queue_counts
@@ -89,7 +89,7 @@ SSE_STREAMS = Gauge("plait_sse_streams_open", "Server-Sent Events streams open n
 APPROVAL_WAIT_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400)
 
 
-class MetricsObserver(observe.Observer):
+class MetricsObserver(Observer):
     """Turns the engine's measurements into the Prometheus metrics above."""
 
     def __init__(self) -> None:
@@ -156,7 +156,7 @@ class BreakerCollector(Collector):
             "Failed calls in each breaker's window.",
             labels=["key"],
         )
-        for key, described in breakers.snapshot().items():
+        for key, described in breaker_snapshot().items():
             for state in _BREAKER_STATES:
                 family.add_metric([key, state], 1.0 if described.get("state") == state else 0.0)
             failures.add_metric([key], float(described.get("failures", 0)))
@@ -172,7 +172,7 @@ def install() -> None:
     global _INSTALLED
     if _INSTALLED:
         return
-    observe.add_observer(_OBSERVER)
+    add_observer(_OBSERVER)
     REGISTRY.register(BreakerCollector())
     _INSTALLED = True
 

@@ -16,7 +16,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool
 from plait.server.queue.threads import client_thread_id
 
 _COLUMNS = (

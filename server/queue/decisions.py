@@ -14,9 +14,8 @@ from typing import Any
 
 import pydantic
 
-from plait.engine.spec.errors import validation_problems
-from plait.engine.spec.models import Decision
-from plait.engine.store.pool import Pool
+from plait.engine.spec import Decision, validation_problems
+from plait.engine.store import Pool
 from plait.server.approvals.records import (
     DECISION_STATUS,
     ApprovalClosed,

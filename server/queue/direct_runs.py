@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from plait.engine.run.records import RunStatus, ThreadRecord, ThreadSpecMismatch
-from plait.engine.store.pool import Pool
+from plait.engine.run import RunStatus, ThreadRecord, ThreadSpecMismatch
+from plait.engine.store import Pool
 
 # Explicit columns: the server's migration adds more to both tables.
 _THREAD_COLUMNS = "thread_id, graph, version, digest, git_sha, created_at, updated_at"

@@ -23,8 +23,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncCursor
 from psycopg.rows import DictRow, dict_row
 
-from plait.engine.store.pool import Pool
-from plait.engine.store.tool_results import (
+from plait.engine.store import (
+    Pool,
     PostgresToolResultStore,
     RecordedResult,
     begin_intent,

@@ -32,7 +32,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool
 
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool
 
 #: Channel of event notifications (payload: see the module docstring).
 EVENTS_CHANNEL = "plait_run_events"

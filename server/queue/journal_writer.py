@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import DictRow
 
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool
 from plait.server.queue import journal
 
 #: What a round reports: the runs whose events it could not write, and why.

@@ -35,8 +35,8 @@ import psycopg
 from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 
-from plait.engine.governance.loops import StopsRun
-from plait.engine.store.pool import Pool
+from plait.engine.governance import StopsRun
+from plait.engine.store import Pool
 
 log = logging.getLogger("plait.run")
 

@@ -26,8 +26,8 @@ from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from plait.engine.run.records import RunStatus, ThreadRecord, ThreadSpecMismatch
-from plait.engine.store.pool import Pool
+from plait.engine.run import RunStatus, ThreadRecord, ThreadSpecMismatch
+from plait.engine.store import Pool
 from plait.server.approvals.records import settle_answered_in
 from plait.server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
 from plait.server.graphs.versions import GraphVersion

@@ -22,8 +22,7 @@ from typing import Any, Literal
 
 from psycopg.types.json import Jsonb
 
-from plait.engine.store.checkpointer import new_checkpointer
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool, new_checkpointer
 from plait.server.auth.store import DEFAULT_TENANT
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]

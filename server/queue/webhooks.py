@@ -18,8 +18,8 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from plait.engine.spec.expressions import to_plain
-from plait.engine.store.pool import Pool
+from plait.engine.spec import to_plain
+from plait.engine.store import Pool
 
 
 class EndedRun(Protocol):

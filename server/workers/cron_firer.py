@@ -25,7 +25,7 @@ from croniter import croniter
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool
 from plait.server.graphs.versions import GraphVersion, by_assistant_id, get_version
 from plait.server.queue import crons, threads
 from plait.server.queue.crons import Cron

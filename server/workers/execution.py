@@ -26,17 +26,12 @@ from langgraph.errors import GraphRecursionError
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.types import Command, Send
 
-from plait.engine.compiler import CompiledSpec, compile_spec
-from plait.engine.compiler.cache import CompileCache
-from plait.engine.governance.budgets import read_usage
-from plait.engine.run.context import RunContext
-from plait.engine.run.driver import Item, RunTimedOut, drive
-from plait.engine.spec.models import duration_seconds
-from plait.engine.store.audit import PostgresAuditStore
-from plait.engine.store.checkpointer import new_checkpointer
-from plait.engine.store.items import TenantStore
-from plait.engine.store.pool import Pool
-from plait.engine.tools.idempotency import ToolResultStore
+from plait.engine.compiler import CompileCache, CompiledSpec, compile_spec
+from plait.engine.governance import read_usage
+from plait.engine.run import Item, RunContext, RunTimedOut, drive
+from plait.engine.spec import duration_seconds
+from plait.engine.store import Pool, PostgresAuditStore, TenantStore, new_checkpointer
+from plait.engine.tools import ToolResultStore
 from plait.server.approvals import records
 from plait.server.auth.quota import attach_quota
 from plait.server.auth.store import DEFAULT_TENANT

@@ -25,8 +25,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from plait.engine.store.mcp_tasks import TaskRecord, set_status
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool, TaskRecord, set_task_status
 from plait.server.auth.tenant_secrets import SecretSources
 from plait.server.graphs.versions import get_version
 from plait.server.queue.runs import get_run, resume_thread_in, thread_transaction
@@ -126,9 +125,14 @@ class McpTaskPoller:
 
     async def _look(self, row: Mapping[str, Any]) -> int:
         # Imported here: the MCP SDK loads only in a process that has parked tasks.
-        from plait.engine.tools.mcp.hub import ServerConnection, credentials_of, on_hub
-        from plait.engine.tools.mcp.task_protocol import TERMINAL
-        from plait.engine.tools.mcp.tasks import cancel_task, get_task
+        from plait.engine.tools.mcp import (
+            TERMINAL,
+            ServerConnection,
+            cancel_task,
+            credentials_of,
+            get_task,
+            on_hub,
+        )
 
         record = TaskRecord.of(row)
         server = ServerConnection.from_json(record.server)
@@ -146,7 +150,7 @@ class McpTaskPoller:
                     record.thread_id,
                     exc,
                 )
-            await set_status(self.pool, record.key, "cancelled")
+            await set_task_status(self.pool, record.key, "cancelled")
             return 0
         task = await on_hub(
             server, creds, lambda client, _: get_task(client.session, record.task_id)

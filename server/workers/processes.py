@@ -23,7 +23,7 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from plait.engine.store.database import DATABASE_URL_ENV
+from plait.engine.store import DATABASE_URL_ENV
 from plait.server.workers.webhook_urls import WebhookPolicy
 
 log = logging.getLogger("plait.server")

@@ -28,9 +28,15 @@ from typing import Any
 
 from opentelemetry.trace import Span, Status, StatusCode
 
-from plait.engine.observability import tracing
-from plait.engine.observability.observe import StepSpans, collect_step_spans
-from plait.engine.store.pool import Pool
+from plait.engine.observability import (
+    StepSpans,
+    collect_step_spans,
+    link_to,
+    run_span,
+    span_ids,
+    tracing_enabled,
+)
+from plait.engine.store import Pool
 from plait.server.approvals import records
 from plait.server.operations.logs import log_context
 from plait.server.queue.runs import Run, add_run_metadata, get_run
@@ -85,12 +91,12 @@ async def observed_attempt(run: Run, pool: Pool) -> AsyncIterator[RunTrace]:
         "graph": run.graph,
         "tenant": run.tenant,
     }
-    if not tracing.enabled():
+    if not tracing_enabled():
         with log_context(**fields):
             yield RunTrace()
         return
-    links = tracing.link_to(await _resumed_traceparent(pool, run))
-    with tracing.run_span(
+    links = link_to(await _resumed_traceparent(pool, run))
+    with run_span(
         run_id=run.run_id,
         thread_id=run.thread_id,
         graph=run.graph,
@@ -99,7 +105,7 @@ async def observed_attempt(run: Run, pool: Pool) -> AsyncIterator[RunTrace]:
         tenant=run.tenant,
         links=links,
     ) as span:
-        ids = tracing.span_ids(span)
+        ids = span_ids(span)
         trace_id = ids[0] if ids else None
         first_seq = await _record(pool, run, ids)
         steps = StepSpans(first_seq) if first_seq is not None else None

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from plait.engine.store.pool import Pool
+from plait.engine.store import Pool
 from plait.server.queue import webhooks
 from plait.server.queue.webhooks import Delivery
 from plait.server.workers.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url

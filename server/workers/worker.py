@@ -38,10 +38,8 @@ from pathlib import Path
 import psycopg
 from langgraph.store.postgres.aio import AsyncPostgresStore
 
-from plait.engine.store.items import open_item_store
-from plait.engine.store.pool import Pool
-from plait.engine.tools import children
-from plait.engine.tools.idempotency import ToolResultStore
+from plait.engine.store import Pool, open_item_store
+from plait.engine.tools import ToolResultStore, stop_tool_processes
 from plait.server.approvals import records
 from plait.server.queue import decisions, runs
 from plait.server.queue.defaults import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
@@ -178,7 +176,7 @@ class Worker:
             await self._claim_loop()
         finally:
             await self._hand_back()
-            await children.stop_all()  # no process of a tool call outlives the worker
+            await stop_tool_processes()  # no process of a tool call outlives the worker
             await self.journal.close()
             for task in helpers:
                 task.cancel()

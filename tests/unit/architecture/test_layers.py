@@ -1,4 +1,4 @@
-"""The import rules of the layout (docs/decisions.md 81), checked on the source.
+"""The import rules of the layout (docs/decisions.md 81 and 84), checked on the source.
 
 Every import counts, including those under ``TYPE_CHECKING`` and inside
 functions: an import deferred to dodge a cycle is still the cycle.
@@ -24,7 +24,18 @@ ENGINE_LAYERS = (
     "plait.engine.run",
 )
 #: Modules at the engine's root, below every layer: they import nothing of the engine.
-ENGINE_LEAVES = ("plait.engine.errors", "plait.engine.gc_pause", "plait.engine.protected")
+ENGINE_LEAVES = (
+    "plait.engine.errors",
+    "plait.engine.gc_pause",
+    "plait.engine.protected",
+    "plait.engine.surfaces",
+)
+#: What the server may import from the engine: a package, by the names in its ``__all__``.
+#: ``tools.mcp`` is a surface of its own (its names load the MCP SDK, which ``tools``' surface
+#: must not); ``protected`` is a root leaf, one module with nothing inside to hide. The other
+#: leaves are the engine's own: the server gets ``errors``' exceptions from the packages that
+#: raise them (``plait.engine.compiler.CompileError``).
+ENGINE_SURFACES = (*ENGINE_LAYERS, "plait.engine.tools.mcp", "plait.engine.protected")
 #: The server's folders and root modules, lowest first; each may import the engine.
 SERVER_LAYERS = (
     "plait.server.auth",
@@ -63,21 +74,26 @@ def _owner(name: str) -> str | None:
     return name or None
 
 
-def _imports(module: str) -> Iterator[str]:
+def _statements(module: str) -> Iterator[tuple[int, str, list[str]]]:
+    """``(line, source, names)`` per import: ``from a import b, c`` is ``("a", ["b", "c"])``,
+    ``import a.b`` is ``("a.b", [])``; relative sources are made absolute."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
+            for alias in node.names:
+                yield node.lineno, alias.name, []
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([node.module] if node.module else [])])
-            targets = [f"{base}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        for target in targets:
+            yield node.lineno, base, [alias.name for alias in node.names]
+
+
+def _imports(module: str) -> Iterator[str]:
+    for _, source, names in _statements(module):
+        for target in [f"{source}.{name}" for name in names] or [source]:
             owner = _owner(target)
             if owner is not None and owner != module:
                 yield owner
@@ -130,6 +146,43 @@ def test_server_layers_point_one_way() -> None:
         for target in targets:
             if target.startswith("plait.server.") and _layer(target, SERVER_LAYERS) > rank:
                 wrong.append(f"{module} imports {target}")
+    assert wrong == []
+
+
+def _exported(module: str) -> list[str]:
+    """The names of ``module``'s ``__all__`` (a literal list or tuple), read from its source."""
+    path = MODULES[module]
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+        ):
+            return list(ast.literal_eval(node.value))
+    return []
+
+
+def test_the_server_imports_the_engine_only_through_its_surfaces() -> None:
+    """``from <surface> import <a name in its __all__>``, never a module inside a package:
+    what a package keeps to itself stays free to move."""
+    wrong = []
+    for module in MODULES:
+        if not module.startswith("plait.server."):
+            continue
+        for line, source, names in _statements(module):
+            if source != "plait.engine" and not source.startswith("plait.engine."):
+                continue
+            where = f"{MODULES[module].relative_to(ROOT)}:{line}"
+            if source not in ENGINE_SURFACES:
+                wrong.append(f"{where} imports {source}, which is not a surface")
+                continue
+            if not names:
+                wrong.append(f"{where} imports {source} whole: import its names")
+                continue
+            exported = _exported(source)
+            wrong += [
+                f"{where} imports {name} from {source}, which is not in its __all__"
+                for name in names
+                if name not in exported
+            ]
     assert wrong == []
 
 
