@@ -17,14 +17,22 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 
 
-def on_first_use(package: str, modules: Mapping[str, Iterable[str]]) -> Callable[[str], object]:
-    """A module ``__getattr__`` for ``package``: names in ``modules[m]`` load from ``package.m``."""
-    where = {name: f"{package}.{module}" for module, names in modules.items() for name in names}
+def on_first_use(
+    package: str, modules: Mapping[str, Iterable[str] | Mapping[str, str]]
+) -> Callable[[str], object]:
+    """A module ``__getattr__`` for ``package``: names in ``modules[m]`` load from ``package.m``
+    (a mapping there renames: surface name -> the module's name)."""
+    where: dict[str, tuple[str, str]] = {}
+    for module, names in modules.items():
+        renamed = names if isinstance(names, Mapping) else {name: name for name in names}
+        for name, original in renamed.items():
+            where[name] = (f"{package}.{module}", original)
 
     def __getattr__(name: str) -> object:
         if name not in where:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(where[name]), name)
+        module, original = where[name]
+        value = getattr(importlib.import_module(module), original)
         setattr(sys.modules[package], name, value)
         return value
 

@@ -22,7 +22,7 @@ import pytest
 from psycopg import sql
 
 from plait.engine.store.database import DATABASE_URL_ENV, embedded_server
-from plait.engine.store.migrate import migrate
+from plait.engine.store.migrator import migrate
 from plait.engine.store.pool import Pool, open_pool
 
 

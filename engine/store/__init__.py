@@ -1,29 +1,40 @@
 """Postgres storage: connection URL (or the embedded server), pools, checkpoints, migrations.
 
 Also the engine's tables: tool results, audit, MCP tasks, long-term items.
+
+The surface loads on first use (``plait.engine.surfaces``), except the
+database URL's names: the checkpointer brings LangGraph and the pool psycopg,
+which a command that only reads a setting (``plait --help``) must not pay for.
 """
 
-from plait.engine.store.audit import PostgresAuditStore
-from plait.engine.store.checkpointer import new_checkpointer
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from plait.engine.store.database import (
     DATABASE_URL_ENV,
     EMBEDDED_LOGGER,
     database_url,
     release_embedded,
 )
-from plait.engine.store.items import TenantStore, open_item_store
-from plait.engine.store.mcp_tasks import TaskRecord
-from plait.engine.store.mcp_tasks import set_status as set_task_status
-from plait.engine.store.migrate import migrate, migrations
-from plait.engine.store.pool import Pool, open_pool
-from plait.engine.store.tool_results import (
-    PostgresToolResultStore,
-    RecordedResult,
-    begin_intent,
-    park_intent,
-    read_record,
-    write_record,
-)
+from plait.engine.surfaces import on_first_use
+
+if TYPE_CHECKING:
+    from plait.engine.store.audit import PostgresAuditStore
+    from plait.engine.store.checkpointer import new_checkpointer
+    from plait.engine.store.items import TenantStore, open_item_store
+    from plait.engine.store.mcp_tasks import TaskRecord
+    from plait.engine.store.mcp_tasks import set_status as set_task_status
+    from plait.engine.store.migrator import migrate, migrations
+    from plait.engine.store.pool import Pool, open_pool
+    from plait.engine.store.tool_results import (
+        PostgresToolResultStore,
+        RecordedResult,
+        begin_intent,
+        park_intent,
+        read_record,
+        write_record,
+    )
 
 __all__ = [
     "DATABASE_URL_ENV",
@@ -47,3 +58,24 @@ __all__ = [
     "set_task_status",
     "write_record",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__ = on_first_use(
+        __name__,
+        {
+            "audit": ("PostgresAuditStore",),
+            "checkpointer": ("new_checkpointer",),
+            "items": ("TenantStore", "open_item_store"),
+            "mcp_tasks": {"TaskRecord": "TaskRecord", "set_task_status": "set_status"},
+            "migrator": ("migrate", "migrations"),
+            "pool": ("Pool", "open_pool"),
+            "tool_results": (
+                "PostgresToolResultStore",
+                "RecordedResult",
+                "begin_intent",
+                "park_intent",
+                "read_record",
+                "write_record",
+            ),
+        },
+    )

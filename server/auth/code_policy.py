@@ -14,8 +14,10 @@ offending line, like any other.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from plait.engine.spec import CodeRef, LoadedSpec, SpecIssue, code_refs
+if TYPE_CHECKING:
+    from plait.engine.spec import CodeRef, LoadedSpec, SpecIssue
 
 #: Extra top-level modules tenants' specs may call (server/auth/code_policy.py).
 TENANT_MODULES_ENV = "PLAIT_TENANT_MODULES"
@@ -34,6 +36,9 @@ def folder_modules(specs_dir: Path | None) -> frozenset[str]:
 
 def refused_code(loaded: LoadedSpec, allowed_modules: frozenset[str]) -> list[SpecIssue]:
     """The places in ``loaded`` naming code a tenant may not use (see module doc)."""
+    # Imported here: `plait serve --help` reads this module's setting name, not the spec language.
+    from plait.engine.spec import SpecIssue, code_refs
+
     issues = []
     for ref in code_refs(loaded.spec.spec):
         found = _refusal(ref, allowed_modules)

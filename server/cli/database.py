@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import psycopg
-
-from plait.engine.store import DATABASE_URL_ENV, Pool, database_url, migrate, open_pool
+from plait.engine.store import DATABASE_URL_ENV, database_url
 from plait.server.cli.exits import CliError, ExitCode
+
+if TYPE_CHECKING:
+    from plait.engine.store import Pool
 
 CONNECT_TIMEOUT_SECONDS = 5
 
@@ -31,6 +33,11 @@ async def connected_pool() -> AsyncIterator[Pool]:
     Connects once directly first: a pool only reports a timeout, while a
     single connection attempt says *why* (refused, unknown host, bad password).
     """
+    # Imported here: every command module imports this one, most never connect.
+    import psycopg
+
+    from plait.engine.store import migrate, open_pool
+
     try:
         # Starting the embedded server blocks for a second or two.
         url = await asyncio.to_thread(database_url)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from plait.engine.spec import Example, GraphSpec
 from plait.server.cli.exits import CliError
+
+if TYPE_CHECKING:
+    from plait.engine.spec import Example, GraphSpec
 
 DECISIONS = ("approve", "reject", "edit")
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plait.server.cli.console import JsonView, RichView, RunView, make_console, print_issues
 from plait.server.cli.exits import CliError, ExitCode
 from plait.server.cli.run_request import DecisionChoice, parse_request, resume_command
 from plait.server.cli.specs import InvalidSpec
+
+if TYPE_CHECKING:
+    from plait.server.cli.console import RunView
 
 
 def run_command(
@@ -74,6 +76,9 @@ def run_command(
     was killed (it resumes from its last checkpoint; finished nodes do not run
     again).
     """
+    # Imported here: the views need the run events, which `plait --help` must not load.
+    from plait.server.cli.console import JsonView, RichView, make_console
+
     console = make_console()
     view: RunView = (
         JsonView() if json_output else RichView(console, stream_tokens=console.is_terminal)
@@ -113,6 +118,8 @@ def run_command(
 
 def report_invalid(view: RunView, exc: InvalidSpec) -> None:
     """The spec's issues, as ``plait validate`` prints them (or as JSON)."""
+    from plait.server.cli.console import JsonView, make_console, print_issues
+
     if isinstance(view, JsonView):
         view.error(exc.message, exc.code, issues=[issue.to_dict() for issue in exc.issues])
         return

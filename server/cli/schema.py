@@ -6,15 +6,20 @@ from typing import Annotated
 
 import typer
 
-from plait.engine.spec import SCHEMA_PATH, schema_text, write_schema
-
 
 def schema_command(
     write: Annotated[
-        bool, typer.Option("--write", help=f"Write it to {SCHEMA_PATH} instead of printing it.")
+        bool,
+        typer.Option(
+            "--write",
+            help="Write it to the repository's schemas/plait-v1.schema.json, not stdout.",
+        ),
     ] = False,
 ) -> None:
     """Print the JSON Schema that editors use to check and complete specs."""
+    # Imported here: `plait --help` imports this module.
+    from plait.engine.spec import schema_text, write_schema
+
     if write:
         typer.echo(f"wrote {write_schema()}")
     else:

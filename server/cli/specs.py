@@ -4,21 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plait.engine.spec import (
-    LoadedSpec,
-    SpecError,
-    SpecIssue,
-    SpecRegistry,
-    has_errors,
-    load_directory,
-    load_spec,
-    validate_paths,
-)
 from plait.server.cli.exits import CliError, ExitCode
+
+if TYPE_CHECKING:
+    from plait.engine.spec import LoadedSpec, SpecIssue, SpecRegistry
 
 #: The spec files and folders a command reads (``plait validate``, ``plait test``).
 SpecPaths = Annotated[
@@ -45,6 +38,9 @@ def load_valid_spec(path: Path) -> LoadedSpec:
 
     Raises :class:`InvalidSpec` with the issues ``plait validate`` would print.
     """
+    # Imported here, as in every function of this module: `plait --help` imports it.
+    from plait.engine.spec import SpecError, has_errors, load_spec, validate_paths
+
     issues = validate_paths([path])
     if has_errors(issues):
         raise InvalidSpec(path, issues)
@@ -56,6 +52,8 @@ def load_valid_spec(path: Path) -> LoadedSpec:
 
 def registry_for(loaded: LoadedSpec) -> SpecRegistry:
     """The valid specs in ``loaded``'s folder plus ``loaded`` itself, for ``subgraph`` refs."""
+    from plait.engine.spec import load_directory
+
     registry = load_directory(loaded.base_dir)
     registry.add(loaded)
     return registry

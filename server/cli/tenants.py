@@ -3,7 +3,9 @@
 For bootstrapping and operations on a machine that has the database URL (no
 server or admin key needed); the HTTP admin API (``/tenants``) does the same.
 A secret's value is read from stdin (or a hidden prompt), never from the
-command line, where it would land in the shell's history and ``ps``.
+command line, where it would land in the shell's history and ``ps``. Each
+command imports the auth layer when it runs: ``plait --help`` imports this
+module, and must stay quick.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import Annotated, Any
 
 import typer
 
-from plait.server.auth import store, tenant_secrets
 from plait.server.cli.database import connected_pool
 from plait.server.cli.exits import CliError, ExitCode
 
@@ -61,6 +62,8 @@ def create_tenant(
     daily_max_cost: DailyCost = None,
 ) -> None:
     """Create a tenant."""
+    from plait.server.auth import store
+
     if not re.fullmatch(store.TENANT_ID_PATTERN, tenant_id):
         raise CliError(
             f"invalid tenant id {tenant_id!r}: use 1 to 63 lower case letters, digits, "
@@ -87,6 +90,7 @@ def create_tenant(
 @tenants_app.command("list")
 def list_tenants() -> None:
     """List tenants with their limits."""
+    from plait.server.auth import store
 
     async def work() -> list[dict[str, Any]]:
         async with connected_pool() as pool:
@@ -107,6 +111,8 @@ def set_limits(
     ] = None,
 ) -> None:
     """Set (or ``--clear``) a tenant's limits."""
+    from plait.server.auth import store
+
     changes: dict[str, Any] = _limits(
         max_running_runs=max_running_runs,
         daily_max_steps=daily_max_steps,
@@ -139,6 +145,8 @@ def create_key(
     name: Annotated[str, typer.Option(help="What the key is for.")] = "",
 ) -> None:
     """Create a key; it is printed this once (only its hash is stored)."""
+    from plait.server.auth import store
+
     if role not in store.ROLES:
         raise CliError(f"unknown role {role!r}; use admin or member", ExitCode.USAGE)
 
@@ -158,6 +166,7 @@ def create_key(
 @keys_app.command("list")
 def list_keys(tenant_id: str) -> None:
     """List a tenant's keys (never the keys themselves)."""
+    from plait.server.auth import store
 
     async def work() -> list[dict[str, Any]]:
         async with connected_pool() as pool:
@@ -172,6 +181,7 @@ def list_keys(tenant_id: str) -> None:
 @keys_app.command("revoke")
 def revoke_key(tenant_id: str, key_id: str) -> None:
     """Revoke a key (servers refuse it within their auth cache's lifetime)."""
+    from plait.server.auth import store
 
     async def work() -> dict[str, Any]:
         async with connected_pool() as pool:
@@ -202,6 +212,8 @@ def set_secret(
     Example: ``printf %s "$TOKEN" | plait tenants secrets set acme GITHUB_TOKEN``.
     Prints the name and times, never the value.
     """
+    from plait.server.auth import store, tenant_secrets
+
     value = _secret_value(name)
 
     async def work() -> dict[str, Any]:
@@ -218,6 +230,7 @@ def set_secret(
 @secrets_app.command("list")
 def list_secrets(tenant_id: str) -> None:
     """List a tenant's secrets: names and times, never values."""
+    from plait.server.auth import store, tenant_secrets
 
     async def work() -> list[dict[str, Any]]:
         async with connected_pool() as pool:
@@ -231,6 +244,7 @@ def list_secrets(tenant_id: str) -> None:
 @secrets_app.command("delete")
 def delete_secret(tenant_id: str, name: str) -> None:
     """Take a secret away; runs that need it fail from their next call."""
+    from plait.server.auth import tenant_secrets
 
     async def work() -> None:
         async with connected_pool() as pool:

@@ -16,15 +16,13 @@ from typing import TYPE_CHECKING, Annotated
 from xml.etree import ElementTree
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
-from plait.engine.spec import check_paths, has_errors, load_spec
-from plait.server.cli.console import make_console, print_issues
 from plait.server.cli.exits import CliError, ExitCode
 from plait.server.cli.specs import SpecPaths, registry_for
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from plait.engine.run import CaseResult
     from plait.engine.spec import Example, LoadedSpec, SpecRegistry
 
@@ -53,6 +51,10 @@ def test_command(
     assertions over outcome, state, output, steps, usage and error. Examples
     without `expect` are not tests and are only counted.
     """
+    # Imported here (as the rest below): `plait --help` imports this module.
+    from plait.engine.spec import check_paths, has_errors
+    from plait.server.cli.console import make_console, print_issues
+
     console = make_console()
     files, issues = check_paths(paths)
     if has_errors(issues):
@@ -86,6 +88,7 @@ async def _run_all(
     # Imported here: LangGraph and the compiler take a second to import.
     from plait.engine.compiler import compile_spec
     from plait.engine.run import counting_usage, run_case, tests_of
+    from plait.engine.spec import load_spec
     from plait.server.cli.database import connected_pool
     from plait.server.queue.direct_runs import DirectRunLog
 
@@ -117,6 +120,8 @@ async def _run_all(
 
 
 def _print_result(console: Console, result: CaseResult) -> None:
+    from rich.text import Text
+
     mark, style = ("✓", "green") if result.passed else ("✗", "red")
     line = Text(f"{mark} ", style=style)
     line.append(f"{result.spec} > {result.example}")
@@ -125,6 +130,8 @@ def _print_result(console: Console, result: CaseResult) -> None:
 
 
 def _print_failure(console: Console, result: CaseResult) -> None:
+    from rich.text import Text
+
     console.print(Text(f"\n{result.spec} > {result.example} failed", style="bold red"))
     console.print(f"  outcome: {result.outcome}; steps: {', '.join(result.steps) or 'none'}")
     if result.error:

@@ -8,8 +8,6 @@ from typing import Annotated
 
 import typer
 
-from plait.engine.spec import check_paths, has_errors
-from plait.server.cli.console import make_console, print_issues
 from plait.server.cli.exits import ExitCode
 from plait.server.cli.specs import SpecPaths
 
@@ -32,6 +30,10 @@ def validate_command(
     Every problem names file, line, column and JSON pointer, and says how to fix
     it. Exits 1 when any error is found (warnings alone exit 0).
     """
+    # Imported here: `plait --help` imports this module.
+    from plait.engine.spec import check_paths, has_errors
+    from plait.server.cli.console import make_console, print_issues
+
     files, issues = check_paths(paths)
     failed = has_errors(issues)
     if format is Format.json:

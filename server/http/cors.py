@@ -10,9 +10,10 @@ no answer that lacks ``Access-Control-Allow-Origin``. Starlette's
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
-from starlette.middleware.cors import CORSMiddleware
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 #: Any port of this machine, by name or address: a local dev server works out of the box.
 LOCAL_ORIGINS = r"https?://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]+)?"
@@ -63,6 +64,9 @@ def install_cors(app: FastAPI, policy: CorsPolicy) -> None:
     Added last, so it wraps every other middleware: a 401, 413 or 422 reaches
     the front end with its problem JSON readable instead of as a CORS failure.
     """
+    # Imported here: `plait serve --help` reads the policy's defaults, not the middleware.
+    from starlette.middleware.cors import CORSMiddleware
+
     app.add_middleware(
         CORSMiddleware,
         allow_origins=list(policy.origins),

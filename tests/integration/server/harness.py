@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from plait.engine.store.migrate import migrate
+from plait.engine.store.migrator import migrate
 from plait.engine.store.pool import Pool, open_pool
 from plait.server.graphs import versions
 from tests.conftest import fresh_database

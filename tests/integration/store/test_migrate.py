@@ -10,7 +10,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import sql
 
 from plait.engine.store.checkpointer import new_checkpointer
-from plait.engine.store.migrate import migrate, migrations
+from plait.engine.store.migrator import migrate, migrations
 from plait.engine.store.pool import open_pool
 
 pytestmark = pytest.mark.postgres

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from plait.engine.store.migrate import migrate
+from plait.engine.store.migrator import migrate
 from plait.engine.store.pool import Pool, open_pool
 from plait.server.auth import store
 from plait.server.auth.keys import Authenticator, Unauthenticated

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from plait.engine.store.migrate import migrate
+from plait.engine.store.migrator import migrate
 from plait.engine.store.pool import Pool, open_pool
 from plait.server.graphs.versions import GraphVersion, save_version
 from tests.conftest import fresh_database
