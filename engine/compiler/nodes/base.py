@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from contextlib import nullcontext
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -80,8 +79,11 @@ class NodeRunner:
         try:
             if max_visits is not None and state[VISITS].get(node_id, 0) >= max_visits:
                 raise NodeError(node_id, f"visited more than max_visits={max_visits} times")
-            # MCP servers with per-run args/env read this step's input and run.
-            with providing(scope.root) if self.ctx.per_run_servers else nullcontext():
+            if self.ctx.per_run_servers:
+                # MCP servers with per-run args/env read this step's input and run.
+                with providing(scope.root):
+                    result = await self.compute(scope)
+            else:
                 result = await self.compute(scope)
             update = scope.updates
             if self.output is not None:
