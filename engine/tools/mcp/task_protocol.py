@@ -51,10 +51,9 @@ TaskSupport = Literal["forbidden", "optional", "required"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
 
-class TaskHandle(Result):
-    """The extension's ``tools/call`` answer when the tool runs as a task (flat)."""
+class _Task(Result):
+    """The task's own fields, flat in every answer of the extension."""
 
-    result_type: Literal["task"] = "task"
     task_id: str
     status: TaskStatus
     status_message: str | None = None
@@ -64,18 +63,17 @@ class TaskHandle(Result):
     poll_interval_ms: int | None = None
 
 
-class TaskState(Result):
+class TaskHandle(_Task):
+    """The extension's ``tools/call`` answer when the tool runs as a task (flat)."""
+
+    result_type: Literal["task"] = "task"
+
+
+class TaskState(_Task):
     """The extension's ``tasks/get`` answer: the task, and by status its result,
     error or questions (``input_requests``: key -> the server's request)."""
 
     result_type: Literal["complete"] = "complete"
-    task_id: str
-    status: TaskStatus
-    status_message: str | None = None
-    created_at: str | None = None
-    last_updated_at: str | None = None
-    ttl_ms: int | None = None
-    poll_interval_ms: int | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     input_requests: dict[str, dict[str, Any]] | None = None

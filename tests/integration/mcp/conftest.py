@@ -26,6 +26,8 @@ from plait.engine.governance.secrets import ENVIRONMENT
 from plait.engine.spec.models import McpServerDef, ToolDef
 from plait.engine.tools.mcp.hub import Credentials
 from plait.engine.tools.python_tools import load_python_tool
+from tests.conftest import fresh_database
+from tests.integration.server.harness import Cluster, cluster
 
 REPO = Path(__file__).resolve().parents[3]
 SPECS = REPO / "specs"
@@ -81,23 +83,18 @@ class DemoServer:
 
 
 @contextlib.contextmanager
-def serve_demo_http(folder: Path, port: int) -> Iterator[DemoServer]:
-    """``python -m plait_examples.mcp_demo --http PORT`` (a real uvicorn server), until exit."""
-    calls = folder / "calls.jsonl"
-    env = {**os.environ, "MCP_DEMO_CALLS": str(calls), "PYTHONPATH": str(REPO)}
-    log = (folder / "server.log").open("ab")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "plait_examples.mcp_demo", "--http", str(port)],
-        cwd=SPECS,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+def listening(
+    command: list[str], port: int, log_path: Path, **popen: Any
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``command`` (a server of another process) until it listens on ``port`` of
+    127.0.0.1; stop it on exit. Its output goes to ``log_path``, shown if it dies first."""
+    log = log_path.open("ab")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, **popen)
     deadline = time.monotonic() + READY_SECONDS
     try:
         while True:
             if process.poll() is not None:
-                raise RuntimeError((folder / "server.log").read_text())
+                raise RuntimeError(log_path.read_text())
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
@@ -105,7 +102,7 @@ def serve_demo_http(folder: Path, port: int) -> Iterator[DemoServer]:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)  # another process's readiness: a bounded poll
-        yield DemoServer(f"http://127.0.0.1:{port}/mcp", calls, process)
+        yield process
     finally:
         process.terminate()
         try:
@@ -114,6 +111,31 @@ def serve_demo_http(folder: Path, port: int) -> Iterator[DemoServer]:
             process.kill()  # never leave a server behind
             process.wait()
         log.close()
+
+
+@contextlib.contextmanager
+def serving_spec(
+    postgres_server_url: str, tmp_path: Path, name: str, text: str
+) -> Iterator[tuple[Cluster, str]]:
+    """``plait serve`` (its worker inside) on a fresh database, serving the spec ``text``
+    (written as ``name``.yaml); the cluster and the database's URL."""
+    spec = tmp_path / f"{name}.yaml"
+    spec.write_text(text)
+    with (
+        fresh_database(postgres_server_url) as url,
+        cluster(url, tmp_path / "cluster", [spec]) as running,
+    ):
+        yield running, url
+
+
+@contextlib.contextmanager
+def serve_demo_http(folder: Path, port: int) -> Iterator[DemoServer]:
+    """``python -m plait_examples.mcp_demo --http PORT`` (a real uvicorn server), until exit."""
+    calls = folder / "calls.jsonl"
+    env = {**os.environ, "MCP_DEMO_CALLS": str(calls), "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "plait_examples.mcp_demo", "--http", str(port)]
+    with listening(command, port, folder / "server.log", cwd=SPECS, env=env) as process:
+        yield DemoServer(f"http://127.0.0.1:{port}/mcp", calls, process)
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,9 +23,8 @@ import pytest
 from langgraph_sdk import get_client
 from psycopg.rows import dict_row
 
-from tests.conftest import fresh_database
-from tests.integration.mcp.conftest import READY_SECONDS, free_port, load_tool
-from tests.integration.server.harness import Cluster, cluster
+from tests.integration.mcp.conftest import free_port, listening, load_tool, serving_spec
+from tests.integration.server.harness import Cluster
 from tests.polling import until
 
 TEST_SECONDS = 90.0
@@ -65,46 +60,20 @@ spec:
 
 @contextlib.contextmanager
 def serving(postgres_server_url: str, tmp_path: Path, server: str) -> Iterator[tuple[Cluster, str]]:
-    """``plait serve`` (its worker inside) on a fresh database, the spec calling ``server``."""
-    spec = tmp_path / "deploys.yaml"
-    spec.write_text(SPEC.replace("SERVER_DEF", server))
-    with (
-        fresh_database(postgres_server_url) as url,
-        cluster(url, tmp_path / "cluster", [spec]) as running,
-    ):
-        yield running, url
+    """``plait serve`` on a fresh database, the spec calling ``server``."""
+    with serving_spec(
+        postgres_server_url, tmp_path, "deploys", SPEC.replace("SERVER_DEF", server)
+    ) as running:
+        yield running
 
 
 @pytest.fixture
 def deploys_http(tmp_path: Path) -> Iterator[str]:
     """The FastMCP server over streamable HTTP on a free port; its endpoint."""
     port = free_port()
-    log = (tmp_path / "deploys.log").open("ab")
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER_SCRIPT), "--http", str(port)],
-        env={**os.environ},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + READY_SECONDS
-    try:
-        while True:
-            assert process.poll() is None, (tmp_path / "deploys.log").read_text()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the FastMCP server did not listen"
-                time.sleep(0.05)  # another process's readiness: a bounded poll
+    command = [sys.executable, str(SERVER_SCRIPT), "--http", str(port)]
+    with listening(command, port, tmp_path / "deploys.log"):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()  # never leave a server behind
-            process.wait()
-        log.close()
 
 
 async def rows(database_url: str, query: str, *params: Any) -> list[dict[str, Any]]:
