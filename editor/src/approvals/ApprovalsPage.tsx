@@ -15,7 +15,7 @@ import { ArgumentChanges } from "./ArgumentChanges";
 import { DecisionNote } from "./DecisionNote";
 import { decisionFailed, decisionResumed, decisionSent, useDecisionFeedback } from "./decisionFeedback";
 import { AGES, filterApprovals, type Age, type InboxFilter, type Sort } from "./inboxFilters";
-import { refreshPending } from "./pendingCount";
+import { refreshPending, usePendingCount } from "./pendingCount";
 
 const REFRESH_MS = 5000;
 const DECIDED_STATUSES = ["approved", "rejected", "edited", "expired"];
@@ -32,8 +32,11 @@ export function ApprovalsPage() {
   const load = useCallback(async () => {
     try {
       // The server's order too, so its limit keeps the end the list shows first.
-      setList(await approvals.list(tab, filter.sort));
+      const found = await approvals.list(tab, filter.sort);
+      setList(found);
       setError(null);
+      // The top bar's badge says what this list says, not what its last poll saw.
+      if (tab === "pending") usePendingCount.setState({ count: found.length });
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
     }
