@@ -401,7 +401,11 @@ def test_a_worker_process_serves_its_own_metrics_and_traces(
         assert value(api, "plait_step_duration_seconds_count", **step) == 0
         assert value(api, "plait_runs", status="success") == 1
 
-        spans = receiver.wait_for(lambda s: len(by_name(s, "step ")) == 5, uuid.UUID(run_id).hex)
+        # The run's span ends after its steps and may come in a later export batch.
+        spans = receiver.wait_for(
+            lambda s: len(by_name(s, "step ")) == 5 and bool(by_name(s, "run ")),
+            uuid.UUID(run_id).hex,
+        )
         [root] = by_name(spans, "run ")
         assert root.attributes["plait.run_id"] == run_id
         worker_log = running.workers[0].log()
