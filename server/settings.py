@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plait.engine.store import DATABASE_URL_ENV
 from plait.server.auth.code_policy import TENANT_MODULES_ENV
 from plait.server.http.cors import LOCAL_ORIGINS, CorsPolicy, parse_origins
 from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS
-from plait.server.workers.webhook_urls import WebhookPolicy
+
+if TYPE_CHECKING:
+    from plait.server.workers.webhook_urls import WebhookPolicy
 
 SPECS_ENV = "PLAIT_SPECS_DIR"
 WORKERS_ENV = "PLAIT_WORKERS"
@@ -37,6 +40,14 @@ CORS_ORIGIN_REGEX_ENV = "PLAIT_CORS_ORIGIN_REGEX"
 CORS_CREDENTIALS_ENV = "PLAIT_CORS_CREDENTIALS"
 #: The editor's build output in a source checkout (`npm run build`).
 DEFAULT_EDITOR_DIR = Path(__file__).resolve().parents[1] / "editor" / "dist"
+
+
+def _default_webhook_policy() -> WebhookPolicy:
+    # Its module is imported here and in from_env: it imports asyncio and socket, and
+    # `plait --help` imports this one (for the CLI options' variable names).
+    from plait.server.workers.webhook_urls import WebhookPolicy
+
+    return WebhookPolicy()
 
 
 @dataclass(frozen=True)
@@ -73,13 +84,15 @@ class Settings:
     spec_check_seconds: float = 10.0
     #: Which addresses runs' ``webhook`` may name besides public ones
     #: (server/workers/webhook_urls.py).
-    webhooks: WebhookPolicy = field(default_factory=WebhookPolicy)
+    webhooks: WebhookPolicy = field(default_factory=_default_webhook_policy)
     #: Which browser front ends on other origins may call the API.
     cors: CorsPolicy = field(default_factory=CorsPolicy)
 
     @classmethod
     def from_env(cls) -> Settings:
         """Settings from ``PLAIT_*`` variables, defaults where unset."""
+        from plait.server.workers.webhook_urls import WebhookPolicy
+
         env = os.environ
         default = cls()
         return cls(

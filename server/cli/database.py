@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -34,6 +33,8 @@ async def connected_pool() -> AsyncIterator[Pool]:
     single connection attempt says *why* (refused, unknown host, bad password).
     """
     # Imported here: every command module imports this one, most never connect.
+    import asyncio
+
     import psycopg
 
     from plait.engine.store import migrate, open_pool

@@ -7,7 +7,6 @@ a tenant requeues its own runs over HTTP (``POST
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -47,6 +46,9 @@ def dead_letters(
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 100,
 ) -> None:
     """List dead-lettered runs, newest first, as JSON."""
+    # Imported here: `plait --help` imports this module.
+    import asyncio
+
     from plait.server.queue.runs import list_dead_letters
 
     async def work() -> list[dict[str, Any]]:
@@ -64,6 +66,8 @@ def requeue(
 ) -> None:
     """Queue a dead-lettered run again: its lost attempts reset, it continues from its
     last checkpoint, its stream goes on with the same seqs."""
+    import asyncio
+
     from plait.server.queue.runs import RunNotDeadLettered, RunNotFound, requeue_run
 
     async def work() -> dict[str, Any]:

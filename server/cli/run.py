@@ -9,7 +9,6 @@ these the command stops with exit code 4 and prints the resume command.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -84,7 +83,9 @@ def run_command(
         JsonView() if json_output else RichView(console, stream_tokens=console.is_terminal)
     )
     # Imported here: LangGraph and the compiler take a second to import, and
-    # `plait validate` / `plait --help` should not pay for them.
+    # `plait validate` / `plait --help` should not pay for them (nor for asyncio).
+    import asyncio
+
     from plait.server.cli.session import Session
 
     session = Session(view)

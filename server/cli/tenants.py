@@ -4,13 +4,12 @@ For bootstrapping and operations on a machine that has the database URL (no
 server or admin key needed); the HTTP admin API (``/tenants``) does the same.
 A secret's value is read from stdin (or a hidden prompt), never from the
 command line, where it would land in the shell's history and ``ps``. Each
-command imports the auth layer when it runs: ``plait --help`` imports this
-module, and must stay quick.
+command imports the auth layer and asyncio when it runs: ``plait --help``
+imports this module, and must stay quick.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sys
@@ -62,6 +61,8 @@ def create_tenant(
     daily_max_cost: DailyCost = None,
 ) -> None:
     """Create a tenant."""
+    import asyncio
+
     from plait.server.auth import store
 
     if not re.fullmatch(store.TENANT_ID_PATTERN, tenant_id):
@@ -90,6 +91,8 @@ def create_tenant(
 @tenants_app.command("list")
 def list_tenants() -> None:
     """List tenants with their limits."""
+    import asyncio
+
     from plait.server.auth import store
 
     async def work() -> list[dict[str, Any]]:
@@ -111,6 +114,8 @@ def set_limits(
     ] = None,
 ) -> None:
     """Set (or ``--clear``) a tenant's limits."""
+    import asyncio
+
     from plait.server.auth import store
 
     changes: dict[str, Any] = _limits(
@@ -145,6 +150,8 @@ def create_key(
     name: Annotated[str, typer.Option(help="What the key is for.")] = "",
 ) -> None:
     """Create a key; it is printed this once (only its hash is stored)."""
+    import asyncio
+
     from plait.server.auth import store
 
     if role not in store.ROLES:
@@ -166,6 +173,8 @@ def create_key(
 @keys_app.command("list")
 def list_keys(tenant_id: str) -> None:
     """List a tenant's keys (never the keys themselves)."""
+    import asyncio
+
     from plait.server.auth import store
 
     async def work() -> list[dict[str, Any]]:
@@ -181,6 +190,8 @@ def list_keys(tenant_id: str) -> None:
 @keys_app.command("revoke")
 def revoke_key(tenant_id: str, key_id: str) -> None:
     """Revoke a key (servers refuse it within their auth cache's lifetime)."""
+    import asyncio
+
     from plait.server.auth import store
 
     async def work() -> dict[str, Any]:
@@ -212,6 +223,8 @@ def set_secret(
     Example: ``printf %s "$TOKEN" | plait tenants secrets set acme GITHUB_TOKEN``.
     Prints the name and times, never the value.
     """
+    import asyncio
+
     from plait.server.auth import store, tenant_secrets
 
     value = _secret_value(name)
@@ -230,6 +243,8 @@ def set_secret(
 @secrets_app.command("list")
 def list_secrets(tenant_id: str) -> None:
     """List a tenant's secrets: names and times, never values."""
+    import asyncio
+
     from plait.server.auth import store, tenant_secrets
 
     async def work() -> list[dict[str, Any]]:
@@ -244,6 +259,8 @@ def list_secrets(tenant_id: str) -> None:
 @secrets_app.command("delete")
 def delete_secret(tenant_id: str, name: str) -> None:
     """Take a secret away; runs that need it fail from their next call."""
+    import asyncio
+
     from plait.server.auth import tenant_secrets
 
     async def work() -> None:

@@ -9,7 +9,6 @@ spec has errors.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -52,6 +51,8 @@ def test_command(
     without `expect` are not tests and are only counted.
     """
     # Imported here (as the rest below): `plait --help` imports this module.
+    import asyncio
+
     from plait.engine.spec import check_paths, has_errors
     from plait.server.cli.console import make_console, print_issues
 
@@ -86,6 +87,8 @@ async def _run_all(
     files: list[Path], only: str | None, jobs: int, console: Console
 ) -> tuple[list[CaseResult], int]:
     # Imported here: LangGraph and the compiler take a second to import.
+    import asyncio
+
     from plait.engine.compiler import compile_spec
     from plait.engine.run import counting_usage, run_case, tests_of
     from plait.engine.spec import load_spec

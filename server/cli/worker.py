@@ -8,7 +8,6 @@ checkpoint, and then exits.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import signal
 from collections.abc import Coroutine, Iterator
@@ -133,9 +132,12 @@ def _listening(option: str, host: str, port: int) -> Iterator[None]:
 def _run_loop(main: Coroutine[Any, Any, None]) -> None:
     """Run ``main`` on uvloop where it is installed (as uvicorn runs ``plait serve``'s
     workers): its loop costs less CPU per callback than asyncio's."""
+    # asyncio is imported in the functions that run the loop: `plait --help` imports this module.
     try:
         import uvloop
     except ImportError:  # e.g. Windows: the standard loop
+        import asyncio
+
         asyncio.run(main)
         return
     uvloop.run(main)
@@ -160,6 +162,8 @@ class _Options:
 
 async def _serve(options: _Options, worker_id: str, health: WorkerHealth | None = None) -> None:
     """Work until stopped, with the liveness ticks of ``health`` (if any) running throughout."""
+    import asyncio
+
     # From the start: connecting and migrating count as turning, not as stuck.
     ticking = asyncio.create_task(health.tick_forever()) if health is not None else None
     try:
@@ -172,6 +176,8 @@ async def _serve(options: _Options, worker_id: str, health: WorkerHealth | None 
 async def _work(options: _Options, worker_id: str) -> None:
     """Connect, run a :class:`plait.server.workers.worker.Worker` until it stops, and say so."""
     # Imported here: the other commands need not load the server and LangGraph.
+    import asyncio
+
     from plait.server.workers.worker import Worker
 
     concurrency, lease_seconds = options.concurrency, options.lease_seconds
