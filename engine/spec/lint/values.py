@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from plait.engine.spec.errors import short_repr
@@ -81,7 +82,9 @@ def check_json_schemas(ctx: LintContext) -> None:
 
 
 def _check_schema(ctx: LintContext, schema: dict[str, Any], where: str) -> None:
-    # Imported here: only specs with a structured-output schema pay for it (60 ms).
+    if plainly_valid(schema):
+        return
+    # Imported here: only specs with a schema beyond plainly_valid's keywords pay for it (60 ms).
     import jsonschema
     from jsonschema.exceptions import SchemaError
 
@@ -96,6 +99,89 @@ def _check_schema(ctx: LintContext, schema: dict[str, Any], where: str) -> None:
             "fix the schema, e.g. `{type: object, properties: {answer: {type: string}}, "
             "required: [answer]}`",
         )
+
+
+_SIMPLE_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+
+
+def _is_string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_names(value: Any) -> bool:
+    return isinstance(value, list) and all(map(_is_string, value)) and len(set(value)) == len(value)
+
+
+def _is_json_type(value: Any) -> bool:
+    if isinstance(value, str):
+        return value in _SIMPLE_TYPES
+    return _is_names(value) and bool(value) and set(value) <= _SIMPLE_TYPES
+
+
+def _is_schemas(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(map(plainly_valid, value))
+
+
+def _is_schema_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(name, str) and plainly_valid(schema) for name, schema in value.items()
+    )
+
+
+def plainly_valid(schema: Any) -> bool:
+    """Whether ``schema`` is valid JSON Schema (2020-12, what jsonschema picks without
+    ``$schema``) by its keywords alone: each one of :data:`_KEYWORDS` with a value its
+    meta-schema accepts. Most structured-output schemas are; for them jsonschema's check
+    could only agree, and its import is skipped. False sends a schema to that check, whose
+    message is the one reported (docs/decisions.md 85)."""
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, dict):
+        return False
+    for keyword, value in schema.items():
+        accepts = _KEYWORDS.get(keyword)
+        if accepts is None or not accepts(value):
+            return False
+    return True
+
+
+#: The common keywords of JSON Schema 2020-12 and what its meta-schema asks of their values.
+_KEYWORDS: dict[str, Callable[[Any], bool]] = {
+    "type": _is_json_type,
+    "properties": _is_schema_map,
+    "required": _is_names,
+    "items": plainly_valid,
+    "additionalProperties": plainly_valid,
+    "anyOf": _is_schemas,
+    "oneOf": _is_schemas,
+    "allOf": _is_schemas,
+    "enum": lambda value: isinstance(value, list),
+    "const": lambda _value: True,
+    "default": lambda _value: True,
+    "examples": lambda value: isinstance(value, list),
+    "title": _is_string,
+    "description": _is_string,
+    "format": _is_string,
+    "minimum": _is_number,
+    "maximum": _is_number,
+    "exclusiveMinimum": _is_number,
+    "exclusiveMaximum": _is_number,
+    "minLength": _is_count,
+    "maxLength": _is_count,
+    "minItems": _is_count,
+    "maxItems": _is_count,
+    "minProperties": _is_count,
+    "maxProperties": _is_count,
+    "uniqueItems": lambda value: isinstance(value, bool),
+}
 
 
 def check_scripts(ctx: LintContext) -> None:
