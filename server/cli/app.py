@@ -56,9 +56,9 @@ def main() -> None:
     try:
         app(standalone_mode=True)
     except InvalidSpec as exc:
-        from plait.server.cli.console import make_console, print_issues
+        from plait.server.cli.output import print_issues, styled_output
 
-        print_issues(make_console(stderr=True), exc.issues)
+        print_issues(styled_output(stderr=True), exc.issues)
         _fail(exc.message, exc.code)
     except CliError as exc:
         _fail(exc.message, exc.code)

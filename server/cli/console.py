@@ -30,22 +30,7 @@ from plait.engine.run import (
     RunStarted,
     Token,
 )
-from plait.engine.spec import SpecIssue
-
-
-def make_console(file: TextIO | None = None, *, stderr: bool = False) -> Console:
-    """A console that never wraps long lines (paths, ids and commands must stay copyable)."""
-    return Console(file=file, stderr=stderr, soft_wrap=True, highlight=False)
-
-
-def print_issues(console: Console, issues: Sequence[SpecIssue]) -> None:
-    """``file:line:col: error[code]: message`` and the fix, one block per issue."""
-    for issue in issues:
-        style = "red" if issue.severity == "error" else "yellow"
-        head, _, fix = issue.format().partition("\n")
-        console.print(Text(head, style=style))
-        if fix:
-            console.print(Text(fix, style="dim"))
+from plait.server.cli.output import make_console
 
 
 class RunView(Protocol):

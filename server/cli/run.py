@@ -76,7 +76,8 @@ def run_command(
     again).
     """
     # Imported here: the views need the run events, which `plait --help` must not load.
-    from plait.server.cli.console import JsonView, RichView, make_console
+    from plait.server.cli.console import JsonView, RichView
+    from plait.server.cli.output import make_console
 
     console = make_console()
     view: RunView = (
@@ -119,11 +120,11 @@ def run_command(
 
 def report_invalid(view: RunView, exc: InvalidSpec) -> None:
     """The spec's issues, as ``plait validate`` prints them (or as JSON)."""
-    from plait.server.cli.console import JsonView, make_console, print_issues
+    from plait.server.cli.console import JsonView
+    from plait.server.cli.output import print_issues, styled_output
 
     if isinstance(view, JsonView):
         view.error(exc.message, exc.code, issues=[issue.to_dict() for issue in exc.issues])
         return
-    console = make_console(stderr=True)
-    print_issues(console, exc.issues)
+    print_issues(styled_output(stderr=True), exc.issues)
     view.error(exc.message, exc.code)

@@ -54,12 +54,12 @@ def test_command(
     import asyncio
 
     from plait.engine.spec import check_paths, has_errors
-    from plait.server.cli.console import make_console, print_issues
+    from plait.server.cli.output import make_console, print_issues, styled_output
 
     console = make_console()
     files, issues = check_paths(paths)
     if has_errors(issues):
-        print_issues(console, issues)
+        print_issues(styled_output(), issues)
         errors = sum(issue.severity == "error" for issue in issues)
         raise CliError(f"{errors} error(s) in the specs: nothing was run", ExitCode.INVALID_SPEC)
     started = time.monotonic()

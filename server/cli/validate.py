@@ -32,21 +32,21 @@ def validate_command(
     """
     # Imported here: `plait --help` imports this module.
     from plait.engine.spec import check_paths, has_errors
-    from plait.server.cli.console import make_console, print_issues
+    from plait.server.cli.output import print_issues, styled_output
 
     files, issues = check_paths(paths)
     failed = has_errors(issues)
     if format is Format.json:
         typer.echo(json.dumps([issue.to_dict() for issue in issues], indent=2))
     else:
-        console = make_console()
-        print_issues(console, issues)
+        output = styled_output()
+        print_issues(output, issues)
         errors = sum(issue.severity == "error" for issue in issues)
         warnings = len(issues) - errors
         checked = f"{len(files)} spec file{'' if len(files) == 1 else 's'}"
         if failed:
-            console.print(f"[bold red]{errors} error(s)[/], {warnings} warning(s) in {checked}")
+            output.line((f"{errors} error(s)", "bold red"), f", {warnings} warning(s) in {checked}")
         else:
             note = f" ({warnings} warning(s))" if warnings else ""
-            console.print(f"[green]✓ {checked} valid[/]{note}")
+            output.line((f"✓ {checked} valid", "green"), note)
     raise typer.Exit(ExitCode.INVALID_SPEC if failed else ExitCode.OK)

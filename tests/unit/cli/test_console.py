@@ -16,8 +16,8 @@ from plait.engine.run.events import (
     RunStarted,
     Token,
 )
-from plait.engine.spec.errors import SpecIssue
-from plait.server.cli.console import JsonView, RichView, make_console, print_issues
+from plait.server.cli.console import JsonView, RichView
+from plait.server.cli.output import make_console
 
 APPROVAL = Interrupted(
     node="approve",
@@ -150,13 +150,3 @@ def test_json_view_prints_one_object_per_line() -> None:
     assert events[1] == {"event": "notice", "message": "hello", "thread_id": "t"}
     assert events[2]["resume_command"].endswith("--decision approve")
     assert events[3] == {"event": "error", "message": "bad", "exit_code": 2, "issues": []}
-
-
-def test_issues_print_location_code_and_fix() -> None:
-    out = io.StringIO()
-    issue = SpecIssue("a.yaml", 3, 5, "/spec/nodes/x", "unknown node", "add it", "unknown-node")
-    print_issues(make_console(out), [issue])
-    assert out.getvalue().splitlines() == [
-        "a.yaml:3:5: error[unknown-node]: unknown node (at /spec/nodes/x)",
-        "  fix: add it",
-    ]

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from plait.engine.run.events import Interrupted
-from plait.server.cli.console import make_console
+from plait.server.cli.output import make_console
 from plait.server.cli.session import ask_decision
 
 APPROVAL = Interrupted(

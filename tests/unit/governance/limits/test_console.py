@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 
 from plait.engine.run.events import Custom
-from plait.server.cli.console import RichView, make_console
+from plait.server.cli.console import RichView
+from plait.server.cli.output import make_console
 
 
 def test_limit_events_are_one_line_each() -> None:
