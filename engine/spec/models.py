@@ -59,7 +59,9 @@ def duration_seconds(value: float | str) -> float:
 class _Model(BaseModel):
     """Base: unknown keys are errors, so typos never pass silently."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # defer_build: validators are built on first use, so loading a spec builds GraphSpec's
+    # once instead of every model's at import (docs/decisions.md 85).
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class LiteralArgument(_Model):
