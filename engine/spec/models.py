@@ -8,10 +8,10 @@ Language expression (roots ``state``, ``input``, ``result``, ``run``, and
 rendered in a sandbox. Nothing else is interpreted.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would have to evaluate each of the
+# models' ~300 annotations from a string when the module is imported (docs/decisions.md 85).
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -346,7 +346,7 @@ class McpServerDef(_Model):
         return found
 
     @model_validator(mode="after")
-    def _transport_fields(self) -> McpServerDef:
+    def _transport_fields(self) -> Self:
         if self.transport == "stdio" and (self.command is None or self.url is not None):
             raise ValueError("a `stdio` MCP server needs `command` (and no `url`)")
         if self.transport == "http" and (self.url is None or self.command is not None):
@@ -413,7 +413,7 @@ class ToolDef(_Model):
     )
 
     @model_validator(mode="after")
-    def _kind_fields(self) -> ToolDef:
+    def _kind_fields(self) -> Self:
         if self.kind == "python" and (self.function is None or self.server is not None):
             raise ValueError("a python tool needs `function` (and no `server`)")
         if self.kind == "mcp" and (self.server is None or self.function is not None):
@@ -506,7 +506,7 @@ class LlmNode(_NodeBase):
     )
 
     @model_validator(mode="after")
-    def _has_input(self) -> LlmNode:
+    def _has_input(self) -> Self:
         if self.prompt is None and self.messages is None:
             raise ValueError(
                 "an `llm` node needs a `prompt`, or `messages` (a chat: the conversation "
