@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
-from xml.etree import ElementTree
 
 import typer
 
@@ -148,6 +147,8 @@ def _print_failure(console: Console, result: CaseResult) -> None:
 
 def _write_junit(path: Path, results: list[CaseResult], seconds: float) -> None:
     """A JUnit XML report: one testsuite per spec, one testcase per example."""
+    from xml.etree import ElementTree
+
     root = ElementTree.Element(
         "testsuites",
         tests=str(len(results)),
