@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import subprocess
 import sys
 from types import ModuleType
 
 import pytest
 
-from tests.unit.architecture.test_layers import ENGINE_SURFACES, MODULES
+from tests.unit.architecture.test_layers import ENGINE_SURFACES, MODULES, ROOT
 
 
 def _sources(surface: str) -> dict[str, tuple[str, str]]:
@@ -65,4 +66,22 @@ def test_the_spec_surface_needs_neither_langgraph_nor_postgres() -> None:
     loaded = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
+    assert loaded == []
+
+
+def test_validate_in_a_pipe_loads_neither_asyncio_rich_nor_jsonschema() -> None:
+    """``plait validate specs/`` (as a pre-commit hook runs it) stays under 0.5 s without
+    them (docs/decisions.md 85): the repository's specs have only plainly valid schemas."""
+    code = (
+        "import sys; from plait.server.cli.app import main; sys.argv = ['plait', 'validate', "
+        f"{str(ROOT / 'specs')!r}]\n"
+        "try:\n    main()\nexcept SystemExit as stop:\n    assert stop.code == 0, stop.code\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('asyncio', 'rich', 'jsonschema'))), file=sys.stderr)"
+    )
+    # Variables that make rich style a pipe's output too (server/cli/output.py).
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    ).stderr.split()
     assert loaded == []
