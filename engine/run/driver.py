@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from plait.engine.run.timeouts import settle
+from plait.engine.store.checkpointer import steps_in_one_trip
 
 #: One stream item as LangGraph yields it with ``subgraphs=True``: (namespace, mode, chunk).
 Item = tuple[tuple[str, ...], str, Any]
@@ -50,7 +51,10 @@ async def drive(
     ``TimeoutError`` is that node's error, raised as it is). ``span`` (the run's
     trace span) is entered in the task, so the steps' spans are its children.
     On the way out the checkpointer ``saver`` is settled: LangGraph may still
-    be writing a checkpoint after a cancel or a timeout.
+    be writing a checkpoint after a cancel or a timeout. While the run is
+    driven, a :class:`~plait.engine.store.checkpointer.StepSaver` sends each
+    step's task writes with its checkpoint (one round trip per step), and
+    stores what is left when the run stops.
     """
     subgraphs = bool(options.get("subgraphs"))
 
@@ -66,14 +70,15 @@ async def drive(
                 raise RunTimedOut(limit_seconds) from None
             raise
 
-    task = asyncio.create_task(pump())
-    if started is not None:
-        started(task)
-    try:
-        await task
-    finally:
-        if not task.done():  # the caller was cancelled, not the graph
-            task.cancel()
-            await asyncio.wait({task})
-        # Shielded: a cancelled caller must still leave the saver idle.
-        await asyncio.shield(settle(saver))
+    async with steps_in_one_trip(saver):
+        task = asyncio.create_task(pump())
+        if started is not None:
+            started(task)
+        try:
+            await task
+        finally:
+            if not task.done():  # the caller was cancelled, not the graph
+                task.cancel()
+                await asyncio.wait({task})
+            # Shielded: a cancelled caller must still leave the saver idle.
+            await asyncio.shield(settle(saver))

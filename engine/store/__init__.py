@@ -21,7 +21,7 @@ from plait.engine.surfaces import on_first_use
 
 if TYPE_CHECKING:
     from plait.engine.store.audit import PostgresAuditStore
-    from plait.engine.store.checkpointer import new_checkpointer
+    from plait.engine.store.checkpointer import StepSaver, new_checkpointer
     from plait.engine.store.items import TenantStore, open_item_store
     from plait.engine.store.mcp_tasks import TaskRecord
     from plait.engine.store.mcp_tasks import set_status as set_task_status
@@ -43,6 +43,7 @@ __all__ = [
     "PostgresAuditStore",
     "PostgresToolResultStore",
     "RecordedResult",
+    "StepSaver",
     "TaskRecord",
     "TenantStore",
     "begin_intent",
@@ -64,7 +65,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             "audit": ("PostgresAuditStore",),
-            "checkpointer": ("new_checkpointer",),
+            "checkpointer": ("StepSaver", "new_checkpointer"),
             "items": ("TenantStore", "open_item_store"),
             "mcp_tasks": {"TaskRecord": "TaskRecord", "set_task_status": "set_status"},
             "migrator": ("migrate", "migrations"),

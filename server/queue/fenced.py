@@ -19,7 +19,6 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncCursor
 from psycopg.rows import DictRow, dict_row
 
@@ -27,6 +26,7 @@ from plait.engine.store import (
     Pool,
     PostgresToolResultStore,
     RecordedResult,
+    StepSaver,
     begin_intent,
     park_intent,
     read_record,
@@ -36,13 +36,15 @@ from plait.server.queue import runs
 from plait.server.queue.leases import Lease, fence, fenced_transaction, refused_as
 
 
-class FencedCheckpointer(AsyncPostgresSaver):
+class FencedCheckpointer(StepSaver):
     """LangGraph's Postgres saver whose writes (``aput``, ``aput_writes``) need ``lease``.
 
     Every write of langgraph-checkpoint-postgres 3.2.0 goes through
-    ``_cursor(pipeline=True)``; here that cursor is inside a transaction that
-    begins with the fence (one round trip, as before: the pipeline carries the
-    fence too). Reads are not fenced. The version is pinned in pyproject.toml;
+    ``_cursor(pipeline=True)``, whose cursor :class:`StepSaver` takes from
+    ``_write_cursor``; here that cursor is inside a transaction that begins
+    with the fence (one round trip, as before: the pipeline carries the fence
+    too), and a step's held task writes follow the fence. Reads are not fenced.
+    The version is pinned in pyproject.toml;
     ``tests/integration/server/queue/test_fencing.py`` fails if a write escapes.
 
     With ``lost_attempts`` (the claimed run had some), the first checkpoint the
@@ -73,11 +75,7 @@ class FencedCheckpointer(AsyncPostgresSaver):
         return saved
 
     @asynccontextmanager
-    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
-        if not pipeline:
-            async with super()._cursor() as cur:
-                yield cur
-            return
+    async def _write_cursor(self) -> AsyncIterator[AsyncCursor[DictRow]]:
         with refused_as(self.lease, "checkpoint"):
             async with (
                 self.lock,
