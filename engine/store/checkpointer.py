@@ -17,7 +17,7 @@ from plait.engine.store.pool import Pool
 
 #: How long a finished task's writes wait for the checkpoint of their step before
 #: they are written on their own (a step whose other tasks still run).
-HOLD_SECONDS = 0.002
+HOLD_SECONDS = 0.01
 
 
 class StepSaver(AsyncPostgresSaver):
