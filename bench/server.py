@@ -238,6 +238,9 @@ class CpuMeter:
     server_pid: int | None = None
     own: float = 0.0
     server: float = 0.0
+    #: The server process alone, without its worker children (the API's share with
+    #: ``--worker-processes``; all of ``server`` without).
+    server_alone: float = 0.0
     postgres: float | None = None
 
     @contextmanager
@@ -245,10 +248,12 @@ class CpuMeter:
         """Measure the CPU used while the ``with`` block runs ``runs`` runs."""
         own, pg = time.process_time(), postgres_cpu_seconds()
         server = tree_cpu_seconds(self.server_pid) if self.server_pid else 0.0
+        alone = cpu_seconds(self.server_pid) if self.server_pid else 0.0
         yield
         self.own = (time.process_time() - own) / runs
         if self.server_pid:
             self.server = (tree_cpu_seconds(self.server_pid) - server) / runs
+            self.server_alone = (cpu_seconds(self.server_pid) - alone) / runs
         after = postgres_cpu_seconds()
         self.postgres = None if pg is None or after is None else (after - pg) / runs
 
