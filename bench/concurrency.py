@@ -28,10 +28,7 @@ from dataclasses import dataclass
 
 import uvloop
 from _report import machine, median, percentile, write_section
-from overhead import describe_server
-
-from plait.engine.store import database_url, migrate, open_pool
-from server import (
+from _runs import (
     CpuMeter,
     Timings,
     client,
@@ -42,6 +39,9 @@ from server import (
     serve_bench,
     vacuum,
 )
+from overhead import describe_server
+
+from plait.engine.store import database_url, migrate, open_pool
 
 HEADER = (
     "| concurrency | floor runs/s | Plait runs/s | Plait / floor "
