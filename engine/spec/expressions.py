@@ -22,6 +22,7 @@ sys.modules.setdefault("cel.cli", types.ModuleType("cel.cli"))
 
 import cel  # noqa: E402
 from jinja2 import StrictUndefined, TemplateError  # noqa: E402
+from jinja2 import nodes as jinja_nodes  # noqa: E402
 from jinja2.sandbox import ImmutableSandboxedEnvironment  # noqa: E402
 
 #: Names an expression may read at its root.
@@ -181,12 +182,68 @@ def check_template(source: str) -> None:
 
 
 def render(source: str, context: Mapping[str, Any]) -> str:
-    """Render a prompt template in the sandbox; an undefined name is an error."""
+    """Render a prompt template in the sandbox; an undefined name is an error.
+
+    Only what the template reads is turned into plain data: a root it never
+    names is left out, and of a mapping root it selects fields of by name
+    (``state.plan``, ``state['plan']``) only those fields are converted. A
+    prompt of one ``map`` item then costs the same whatever else the state
+    holds, instead of converting the whole state (its list of items included)
+    once per item.
+    """
     template = _compile_template(source)
+    plain: dict[str, Any] = {}
+    for key, fields in _template_reads(source).items():
+        if key not in context:
+            continue
+        value = context[key]
+        if fields is None or not isinstance(value, Mapping):
+            plain[key] = to_plain(value)
+        else:
+            plain[key] = {field: to_plain(value[field]) for field in fields if field in value}
     try:
-        return str(template.render(**{key: to_plain(v) for key, v in context.items()}))
+        return str(template.render(**plain))
     except TemplateError as exc:
         raise ExpressionError(source, _first_line(str(exc))) from None
+
+
+#: Attribute names a template may call on a mapping: such a use needs all of it.
+_MAPPING_METHODS = frozenset(dir(dict))
+
+
+@functools.lru_cache(maxsize=4096)
+def _template_reads(source: str) -> dict[str, frozenset[str] | None]:
+    """Root names a template reads, each with the fields it selects by name (None: all)."""
+    reads: dict[str, set[str] | None] = {}
+
+    def visit(node: jinja_nodes.Node, parent: jinja_nodes.Node | None) -> None:
+        if isinstance(node, jinja_nodes.Name) and node.ctx == "load":
+            field = _selected_field(node, parent)
+            known = reads.get(node.name, set())
+            if field is None or known is None:
+                reads[node.name] = None
+            else:
+                known.add(field)
+                reads[node.name] = known
+        for child in node.iter_child_nodes():
+            visit(child, node)
+
+    visit(_JINJA.parse(source), None)
+    return {name: None if fields is None else frozenset(fields) for name, fields in reads.items()}
+
+
+def _selected_field(name: jinja_nodes.Name, parent: jinja_nodes.Node | None) -> str | None:
+    """The field ``parent`` selects of ``name`` by a constant (``x.f``, ``x['f']``), if so."""
+    if isinstance(parent, jinja_nodes.Getattr) and parent.node is name:
+        return None if parent.attr in _MAPPING_METHODS else parent.attr
+    if (
+        isinstance(parent, jinja_nodes.Getitem)
+        and parent.node is name
+        and isinstance(parent.arg, jinja_nodes.Const)
+        and isinstance(parent.arg.value, str)
+    ):
+        return str(parent.arg.value)
+    return None
 
 
 _TEMPLATE_STATE = re.compile(r"\bstate\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
