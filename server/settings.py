@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plait.engine.store import DATABASE_URL_ENV
 from plait.server.auth.code_policy import TENANT_MODULES_ENV
 from plait.server.http.cors import LOCAL_ORIGINS, CorsPolicy, parse_origins
 from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS
@@ -91,6 +90,8 @@ class Settings:
     @classmethod
     def from_env(cls) -> Settings:
         """Settings from ``PLAIT_*`` variables, defaults where unset."""
+        # Imported here: the store's module loads logging, and `plait --help` imports this one.
+        from plait.engine.store import DATABASE_URL_ENV
         from plait.server.workers.webhook_urls import WebhookPolicy
 
         env = os.environ

@@ -7,7 +7,6 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-from plait.engine.store import DATABASE_URL_ENV, database_url
 from plait.server.cli.exits import CliError, ExitCode
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ async def connected_pool() -> AsyncIterator[Pool]:
 
     import psycopg
 
-    from plait.engine.store import migrate, open_pool
+    from plait.engine.store import DATABASE_URL_ENV, database_url, migrate, open_pool
 
     try:
         # Starting the embedded server blocks for a second or two.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 from pathlib import Path
 from typing import Annotated
 
@@ -140,7 +139,9 @@ def serve_command(
     Postgres is PLAIT_DATABASE_URL, or the embedded server under .plait/ when unset.
     OpenAPI docs at /docs. SIGTERM hands running runs back to the queue.
     """
-    # Imported here: the other commands need not load FastAPI, uvicorn and LangGraph.
+    # Imported here: the other commands need not load FastAPI, uvicorn and LangGraph (nor logging).
+    import logging
+
     import uvicorn
 
     from plait.engine.observability import configure_tracing
