@@ -51,6 +51,7 @@ from plait.server.http import problems
 from plait.server.http.cors import install_cors
 from plait.server.http.request_limits import RequestLimits
 from plait.server.operations import metrics
+from plait.server.queue.defaults import run_connections
 from plait.server.queue.journal import JournalListener
 from plait.server.settings import Settings
 from plait.server.workers.execution import GraphCache
@@ -117,7 +118,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
     # Each run an in-process worker executes needs a connection now and then
     # (child worker processes have pools of their own).
     in_process = settings.workers > 0 and settings.worker_processes == 0
-    max_size = settings.pool_max_size + (2 * settings.workers if in_process else 0)
+    max_size = settings.pool_max_size + (run_connections(settings.workers) if in_process else 0)
     protect(settings.admin_key)  # never a secret of any spec (the database URL: open_pool)
     async with await open_pool(url, max_size=max_size) as pool:
         await migrate(pool)

@@ -178,12 +178,14 @@ async def _work(options: _Options, worker_id: str) -> None:
     # Imported here: the other commands need not load the server and LangGraph.
     import asyncio
 
+    from plait.server.queue.defaults import run_connections
     from plait.server.workers.worker import Worker
 
     concurrency, lease_seconds = options.concurrency, options.lease_seconds
     async with connected_pool() as pool:
-        # Each run needs a connection now and then (checkpoints, journal, tool results).
-        await pool.resize(min_size=1, max_size=2 * concurrency + 2)
+        # Each run needs a connection now and then (checkpoints, tool results), the
+        # journal writer holds one and the worker's own jobs take one at times.
+        await pool.resize(min_size=1, max_size=run_connections(concurrency) + 2)
         worker = Worker(
             pool,
             worker_id=worker_id,
