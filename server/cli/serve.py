@@ -49,7 +49,8 @@ def serve_command(
             "-w",
             envvar=WORKERS_ENV,
             min=1,
-            help="Runs executed at once (by each worker process with --worker-processes).",
+            help="Most runs executed at once (by each worker process with --worker-processes); "
+            "above 10 only while the worker's core has room.",
         ),
     ] = 10,
     worker_processes: Annotated[

@@ -29,7 +29,12 @@ if TYPE_CHECKING:
 def worker_command(
     concurrency: Annotated[
         int,
-        typer.Option("--concurrency", "-c", min=1, help="Runs executed at once."),
+        typer.Option(
+            "--concurrency",
+            "-c",
+            min=1,
+            help="Most runs executed at once; above 10 only while the worker's core has room.",
+        ),
     ] = 10,
     specs: Annotated[
         Path,

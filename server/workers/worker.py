@@ -3,6 +3,8 @@
 One :class:`Worker` per process is enough (``plait serve`` runs some, ``plait
 worker`` runs one). It
 
+- executes up to its concurrency, above the first ten only while its core has
+  room (server/workers/admission.py);
 - claims pending runs under a lease when woken by ``NOTIFY plait_runs_pending``
   (a run starts within milliseconds of its creation), or on a poll interval as
   a fallback when a notification is lost (idle, it costs one query per interval);
@@ -46,6 +48,7 @@ from plait.server.queue.defaults import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEM
 from plait.server.queue.fenced import FencedToolResultStore
 from plait.server.queue.journal_writer import JournalCommitter
 from plait.server.queue.runs import Run
+from plait.server.workers.admission import Admission
 from plait.server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
 from plait.server.workers.execution import GraphCache, RunStopper, StopReason, execute_run
 from plait.server.workers.mcp_task_poller import McpTaskPoller
@@ -93,6 +96,8 @@ class Worker:
         self.pool = pool
         self.worker_id = worker_id or default_worker_id()
         self.concurrency = concurrency
+        # Above its first runs, takes more only while its core has room (admission.py).
+        self.admission = Admission(concurrency)
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
         self.sweep_seconds = sweep_seconds
@@ -187,7 +192,8 @@ class Worker:
         while not self._stopping:
             # Cleared before claiming: a notification during the claim wakes the next round.
             self._wake.clear()
-            free = self.concurrency - len(self._active)
+            active = len(self._active)
+            free = self.admission.allowed(active) - active
             if free > 0 and self._maybe_more:
                 # Cleared before claiming: a notification during the claim may name a
                 # run the claim did not see, and sets it again.
