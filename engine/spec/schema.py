@@ -7,6 +7,7 @@ regenerate it with ``plait schema --write`` or ``python -m plait.engine.spec.sch
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -44,8 +45,14 @@ def write_schema(path: Path = SCHEMA_PATH) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m plait.engine.spec.schema [PATH]``: regenerate the committed schema (or PATH)."""
-    args = sys.argv[1:] if argv is None else argv
-    target = write_schema(Path(args[0]) if args else SCHEMA_PATH)
+    parser = argparse.ArgumentParser(
+        prog="python -m plait.engine.spec.schema",
+        description="Write the JSON Schema of plait/v1 specs (plait schema --write does the same).",
+    )
+    parser.add_argument(
+        "path", nargs="?", type=Path, default=SCHEMA_PATH, help=f"default: {SCHEMA_PATH}"
+    )
+    target = write_schema(parser.parse_args(argv).path)
     print(f"wrote {target}", file=sys.stderr)
 
 

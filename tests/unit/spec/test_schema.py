@@ -54,3 +54,15 @@ def test_module_entry_point_writes_the_schema(tmp_path: Path) -> None:
     )
     assert str(target) in result.stderr
     assert target.read_text() == schema_text()
+
+
+def test_module_entry_point_help_explains_and_writes_nothing(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "plait.engine.spec.schema", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    assert "Write the JSON Schema of plait/v1 specs" in result.stdout
+    assert list(tmp_path.iterdir()) == []
