@@ -14,9 +14,10 @@ def run_connections(concurrency: int) -> int:
     A run needs a connection only for moments (a checkpoint, a tool result), so
     two per run are plenty for a few runs, and past a few dozen more connections
     only add PostgreSQL backends competing for the same cores: measured with
-    1,000 runs of two model calls at once in one process, 40 connections served
-    20 runs/s where 2,000 (the pool's attempt at two per run, past PostgreSQL's
-    own limit) served 16. Runs beyond it wait their turn in the pool.
+    1,000 runs of two model calls at once in one process, a cap of 30 to 60
+    connections served 18 to 20 runs/s where 2,000 (the pool's attempt at two
+    per run, past PostgreSQL's own limit) served 16. Runs beyond it wait their
+    turn in the pool.
     """
     return min(2 * concurrency, MAX_RUN_CONNECTIONS)
 
