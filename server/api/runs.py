@@ -530,6 +530,8 @@ async def _graph_for(
         threads.get_thread(services.pool, thread_id, tenant),
     )
     if thread is not None and thread.get("graph") == graph.name and thread.get("version"):
+        if thread["version"] == graph.version:
+            return graph  # a stored version never changes: no second read
         pinned = await get_version(
             services.pool,
             graph.name,
