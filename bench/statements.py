@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import psycopg
+from _report import machine, write_section
 from _runs import client, over_http, serve_bench
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
@@ -57,6 +59,20 @@ def fold(statement: str) -> str:
     return text[:160]
 
 
+def count(log: Path, start: int) -> Counter[str]:
+    """The statements of the logging database in ``log`` from byte ``start``, folded."""
+    with log.open(encoding="utf-8", errors="replace") as lines:
+        lines.seek(start)
+        return Counter(
+            fold(match.group(1)) for entry in entries(lines) if (match := _STATEMENT.search(entry))
+        )
+
+
+def _quotable(statement: str) -> str:
+    """The statement's start, fit for a Markdown code span."""
+    return statement[:110].replace("`", "'")
+
+
 async def recreate(url: str) -> str:
     """Create the logging database afresh; the URL to it."""
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
@@ -88,18 +104,12 @@ async def measure(url: str, runs: int, log: Path) -> dict[str, Counter[str]]:
             await one()
             await park_and_resume(base)
             for kind, action in (("10-node run", one), ("park + resume", None)):
-                start = log.stat().st_size
+                start = await asyncio.to_thread(os.path.getsize, log)
                 for _ in range(runs):
                     await (action() if action is not None else park_and_resume(base))
                 # The server's statements after the last reply (finish, journal) land soon.
                 await asyncio.sleep(1.0)
-                with log.open(encoding="utf-8", errors="replace") as lines:
-                    lines.seek(start)
-                    counted[kind] = Counter(
-                        fold(match.group(1))
-                        for entry in entries(lines)
-                        if (match := _STATEMENT.search(entry))
-                    )
+                counted[kind] = await asyncio.to_thread(count, log, start)
     return counted
 
 
@@ -107,14 +117,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--log", type=Path, default=LOG, help="the PostgreSQL server's log")
-    parser.add_argument("--top", type=int, default=25, help="statements listed per kind")
+    parser.add_argument("--top", type=int, default=12, help="statements listed per kind")
+    parser.add_argument("--no-readme", action="store_true", help="print only")
     args = parser.parse_args()
     url = asyncio.run(recreate(database_url()))
+    parts = [
+        f"Measured {machine()}. Method: `bench/statements.py --runs {args.runs}`: "
+        f"`plait serve` (defaults) on a private database logging every statement; "
+        f"{args.runs} runs of each kind one at a time, after one; per run, most "
+        "frequent first (literals folded)."
+    ]
     for kind, counts in asyncio.run(measure(url, args.runs, args.log)).items():
         total = sum(counts.values())
-        print(f"\n## {kind}: {total / args.runs:.1f} statements per run")
-        for statement, n in counts.most_common(args.top):
-            print(f"{n / args.runs:6.2f}  {statement}")
+        parts.append(f"\n**{kind}: {total / args.runs:.1f} statements per run**\n")
+        parts.append("| per run | statement |\n|---:|---|")
+        parts.extend(
+            f"| {n / args.runs:.2f} | `{_quotable(statement)}` |"
+            for statement, n in counts.most_common(args.top)
+        )
+    body = "\n\n".join(parts[:1]) + "\n\n" + "\n".join(parts[1:])
+    print(body)
+    if not args.no_readme:
+        write_section("statements", body)
 
 
 if __name__ == "__main__":
