@@ -34,6 +34,7 @@ from plait.server.api import (
     events,
     graphs,
     health,
+    rollouts,
     runs,
     state,
     store,
@@ -99,7 +100,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(metrics_api.router)
     # Every API route but health needs a key once keys exist (server/auth/keys.py).
     protected = [Depends(authenticate)]
-    routers = (assistants, threads, state, crons, runs, store, graphs, drafts, approvals, events)
+    routers = (
+        assistants,
+        threads,
+        state,
+        crons,
+        runs,
+        store,
+        graphs,
+        rollouts,
+        drafts,
+        approvals,
+        events,
+    )
     for module in (*routers, tenants):
         app.include_router(module.router, dependencies=protected)
     app.include_router(thread_stream.router, dependencies=protected)

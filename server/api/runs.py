@@ -36,9 +36,12 @@ from plait.server.api.deps import Services, Svc
 from plait.server.api.stream_modes import StreamMode, query_stream_modes
 from plait.server.auth.keys import Tenant
 from plait.server.auth.store import DEFAULT_TENANT
+from plait.server.graphs import rollouts
 from plait.server.graphs.versions import GraphVersion, get_version, is_assistant_uuid
 from plait.server.http.problems import Problem, not_found
 from plait.server.http.sse import coalesced, event_names, journal_frame_batches, sse_response
+from plait.server.operations import metrics
+from plait.server.operations.metrics import RolloutLabel
 from plait.server.queue import threads
 from plait.server.queue.journal import JournalEvent, resume_point
 from plait.server.queue.runs import (
@@ -397,7 +400,6 @@ async def _create(
     if thread_id is None:
         # Resolved first: an unknown assistant must not leave a thread behind.
         graph = await resolve_assistant(services, body.assistant_id, tenant)
-        _check_interrupts(body, graph)
         if _checkpoint_id(body):
             raise _no_checkpoint(body, "a stateless run starts on a new thread, which has none")
         # A retried stateless request must land on the same temporary thread,
@@ -408,6 +410,10 @@ async def _create(
             tenant,
             str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{scope}\n{key}")) if key else str(uuid.uuid4()),
         )
+        rollout: RolloutLabel = "none"
+        if _bare_name(body.assistant_id):
+            graph, rollout = await _new_thread_version(services, graph, thread_id, tenant)
+        _check_interrupts(body, graph)
         await threads.create_thread(
             services.pool,
             thread_id=thread_id,
@@ -417,7 +423,7 @@ async def _create(
         )
     else:
         thread_id = threads.stored_thread_id(tenant, thread_id)
-        graph = await _graph_for(services, body.assistant_id, thread_id, tenant)
+        graph, rollout = await _graph_for(services, body.assistant_id, thread_id, tenant)
         _check_interrupts(body, graph)
         await _check_checkpoint(services, body, thread_id)
     if isinstance(body.input, dict):
@@ -437,6 +443,8 @@ async def _create(
         tenant=tenant,
         after_seconds=body.after_seconds,
     )
+    if _created:
+        metrics.run_started(graph.name, graph.version, rollout)
     return run
 
 
@@ -515,14 +523,15 @@ def _no_checkpoint(body: RunCreate, why: str) -> Problem:
 
 async def _graph_for(
     services: Services, assistant_id: str, thread_id: str, tenant: str
-) -> GraphVersion:
-    """The graph version to run; a bare graph name on a thread means the thread's version.
+) -> tuple[GraphVersion, RolloutLabel]:
+    """The graph version to run and whether a rollout chose it; a bare graph name on a
+    thread means the thread's version, on a new thread the rollout's choice (decision 90).
 
     A thread only continues on the spec it started with, so "the newest
     version" would refuse every thread started before an upgrade.
     """
-    if "@" in assistant_id or is_assistant_uuid(assistant_id):
-        return await resolve_assistant(services, assistant_id, tenant)
+    if not _bare_name(assistant_id):
+        return await resolve_assistant(services, assistant_id, tenant), "none"
     # A bare name: both reads at once (two pooled connections, one round trip of
     # latency before the stream's first event instead of two).
     graph, thread = await asyncio.gather(
@@ -531,7 +540,7 @@ async def _graph_for(
     )
     if thread is not None and thread.get("graph") == graph.name and thread.get("version"):
         if thread["version"] == graph.version:
-            return graph  # a stored version never changes: no second read
+            return graph, "none"  # a stored version never changes: no second read
         pinned = await get_version(
             services.pool,
             graph.name,
@@ -540,8 +549,23 @@ async def _graph_for(
             tenant=tenant,
         )
         if pinned is not None:
-            return pinned
-    return graph
+            return pinned, "none"
+    return await _new_thread_version(services, graph, thread_id, tenant)
+
+
+def _bare_name(assistant_id: str) -> bool:
+    """Whether the client named a graph, not one of its versions."""
+    return "@" not in assistant_id and not is_assistant_uuid(assistant_id)
+
+
+async def _new_thread_version(
+    services: Services, newest: GraphVersion, thread_id: str, tenant: str
+) -> tuple[GraphVersion, RolloutLabel]:
+    """The version a thread's first run takes: its tenant's rollout's choice, else ``newest``."""
+    chosen = await rollouts.version_for_new_thread(
+        services.pool, newest.name, thread_id, tenant, specs_dir=services.settings.specs_dir
+    )
+    return chosen if chosen is not None else (newest, "none")
 
 
 def run_kwargs(body: RunCreate) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The ``plait`` command: validate, run, test, graph, schema, serve, worker, tenants, keys, queue.
+"""The ``plait`` command: validate, run, test, graph, schema, serve, worker, tenants, keys, queue,
+rollout.
 
 ``main()`` is the console script. User errors end with one clear message and
 an exit code from :class:`plait.server.cli.exits.ExitCode`, never a traceback; an
@@ -17,6 +18,7 @@ import typer
 from plait.server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
 from plait.server.cli.graph import graph_command
 from plait.server.cli.queue import queue_app
+from plait.server.cli.rollout import rollout_app
 from plait.server.cli.run import run_command
 from plait.server.cli.schema import schema_command
 from plait.server.cli.serve import serve_command
@@ -49,6 +51,7 @@ app.command("worker", epilog=EXIT_CODES_HELP)(worker_command)
 app.add_typer(tenants_app, name="tenants")
 app.add_typer(keys_app, name="keys")
 app.add_typer(queue_app, name="queue")
+app.add_typer(rollout_app, name="rollout")
 
 
 def main() -> None:

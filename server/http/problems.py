@@ -27,6 +27,7 @@ from plait.engine.run import RunRejected, ThreadSpecMismatch
 from plait.engine.spec import SpecError, SpecIssue
 from plait.server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
 from plait.server.auth.keys import Forbidden, Unauthenticated
+from plait.server.graphs.rollouts import RolloutInvalid, RolloutNoCanary, RolloutNotFound
 from plait.server.graphs.spec_checks import SpecCheckFailed, SpecChecksBusy
 from plait.server.graphs.versions import VersionConflict
 from plait.server.queue.runs import (
@@ -54,6 +55,9 @@ _MAPPED: dict[type[Exception], tuple[int, str, str]] = {
     ThreadExists: (409, "thread-exists", "Thread exists"),
     ThreadSpecMismatch: (409, "thread-spec-mismatch", "Thread runs another spec"),
     VersionConflict: (409, "version-conflict", "Version already published"),
+    RolloutInvalid: (422, "rollout-invalid", "Invalid rollout"),
+    RolloutNotFound: (404, "not-found", "Not found"),
+    RolloutNoCanary: (409, "rollout-no-canary", "Rollout has no canary"),
     IdempotencyMismatch: (422, "idempotency-key-reused", "Idempotency key reused"),
     ThreadNotFound: (404, "not-found", "Not found"),
     RunNotFound: (404, "not-found", "Not found"),

@@ -10,7 +10,8 @@ Queue metrics come from Postgres at scrape time (:func:`database_metrics`), so
 they are the same whichever process is scraped and need no bookkeeping: runs
 by status, dead-lettered runs waiting for a requeue, queue depth and the age
 of the oldest pending run, approvals by
-status, and a histogram of how long decided approvals waited. Only the API
+status, a histogram of how long decided approvals waited, and each rollout's
+canary share. Only the API
 serves them (``GET /metrics``); a ``plait worker --metrics-port`` serves the
 process metrics only, so summing over processes never counts a run twice.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 import psycopg
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
@@ -37,6 +38,7 @@ from plait.engine.run import RunStatus
 from plait.engine.store import Pool
 from plait.server.approvals import records
 from plait.server.approvals.records import APPROVAL_STATUSES
+from plait.server.graphs.rollouts import list_rollouts
 from plait.server.queue.runs import queue_counts
 
 log = logging.getLogger(__name__)
@@ -85,6 +87,15 @@ RUNS_FINISHED = Counter(
     ["graph", "outcome"],
 )
 SSE_STREAMS = Gauge("plait_sse_streams_open", "Server-Sent Events streams open now.")
+#: Whether a rollout chose a run's version: its ``canary`` or ``stable`` version for a
+#: new thread, or ``none`` (a thread's own version, a named version, no rollout).
+RolloutLabel = Literal["canary", "stable", "none"]
+RUNS_STARTED = Counter(
+    "plait_runs_started_total",
+    "Runs this API process created, by graph, version and rollout (canary or stable: "
+    "chosen by the tenant's rollout for a new thread; none: otherwise).",
+    ["graph", "version", "rollout"],
+)
 
 APPROVAL_WAIT_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400)
 
@@ -177,6 +188,11 @@ def install() -> None:
     _INSTALLED = True
 
 
+def run_started(graph: str, version: str, rollout: RolloutLabel) -> None:
+    """Count a run the API created on ``graph@version`` (see :data:`RolloutLabel`)."""
+    RUNS_STARTED.labels(graph, version, rollout).inc()
+
+
 def run_finished(graph: str, outcome: str) -> None:
     """Count a run attempt this process ended (``success``, ``error``, ``released``...)."""
     RUNS_FINISHED.labels(graph, outcome).inc()
@@ -194,6 +210,7 @@ async def database_metrics(pool: Pool) -> list[Metric]:
         queue = await queue_counts(conn)
         approval_counts = await records.approval_counts(conn)
         waits = await records.decision_waits(conn, APPROVAL_WAIT_BUCKETS)
+        rollouts = await list_rollouts(conn)
     runs = GaugeMetricFamily("plait_runs", "Runs by status, in Postgres.", labels=["status"])
     for status in sorted({*_RUN_STATUSES, *queue.by_status}):
         runs.add_metric([status], float(queue.by_status.get(status, 0)))
@@ -224,7 +241,18 @@ async def database_metrics(pool: Pool) -> list[Metric]:
     ]
     buckets.append(("+Inf", float(waits.count)))
     wait.add_metric([], buckets, sum_value=waits.total_seconds)
-    return [runs, dead, depth, oldest, approvals, wait]
+    share = GaugeMetricFamily(
+        "plait_rollout_canary_share",
+        "Percent of a tenant's new threads of a graph that start on its canary version "
+        "(0 when the rollout has no canary).",
+        labels=["tenant", "graph", "stable", "canary"],
+    )
+    for rollout in rollouts:
+        share.add_metric(
+            [rollout.tenant, rollout.graph, rollout.stable, rollout.canary or ""],
+            float(rollout.share),
+        )
+    return [runs, dead, depth, oldest, approvals, wait, share]
 
 
 async def scrape_database(pool: Pool, seconds: float = SCRAPE_TIMEOUT_SECONDS) -> list[Metric]:
