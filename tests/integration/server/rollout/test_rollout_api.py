@@ -9,7 +9,6 @@ here would end single-user mode for every other test on a shared database).
 
 from __future__ import annotations
 
-import re
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -24,6 +23,7 @@ from plait.server.app import create_app
 from plait.server.settings import Settings
 from tests.conftest import fresh_database
 from tests.integration.server.api.conftest import assert_problem
+from tests.integration.server.rollout.metrics_text import samples
 
 pytestmark = pytest.mark.postgres
 
@@ -198,7 +198,7 @@ async def test_new_threads_follow_the_rollout_and_metrics_show_it(
         )
         started = {
             (labels["version"], labels["rollout"]): value
-            for labels, value in _samples(text, "plait_runs_started_total", graph=GRAPH)
+            for labels, value in samples(text, "plait_runs_started_total", graph=GRAPH)
         }
         assert started[("1.1.0", "canary")] >= 1
         assert started[("1.0.0", "none")] >= 3
@@ -235,23 +235,7 @@ async def test_a_tenant_sees_and_changes_only_its_own_rollout(
         }
 
 
-_SAMPLE = re.compile(r"^(\w+)\{(.*)\} (\S+)$")
-_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-
-
-def _samples(text: str, name: str, **match: str) -> list[tuple[dict[str, str], float]]:
-    """Samples of metric ``name`` whose labels include ``match``."""
-    found = []
-    for line in text.splitlines():
-        parsed = _SAMPLE.match(line)
-        if parsed and parsed[1] == name:
-            labels = dict(_LABEL.findall(parsed[2]))
-            if all(labels.get(key) == value for key, value in match.items()):
-                found.append((labels, float(parsed[3])))
-    return found
-
-
 def _sample(text: str, name: str, **match: str) -> tuple[dict[str, str], float]:
-    found = _samples(text, name, **match)
+    found = samples(text, name, **match)
     assert len(found) == 1, (name, match, found)
     return found[0]
