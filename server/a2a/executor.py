@@ -35,7 +35,7 @@ from plait.engine.run import RunRejected, check_input
 from plait.server.a2a.messages import NotADecision, decision_of, run_input
 from plait.server.a2a.task_store import tenant_of
 from plait.server.approvals import records
-from plait.server.graphs import versions
+from plait.server.graphs import rollouts, versions
 from plait.server.queue import decisions, threads
 from plait.server.queue.runs import (
     TERMINAL,
@@ -192,6 +192,13 @@ class PlaitAgentExecutor(AgentExecutor):
                 updater.new_agent_message([Part(text=f"graph {self.graph} is not registered")])
             )
             return None
+        thread_id = threads.stored_thread_id(tenant, task_id)
+        # A task is a new thread: the tenant's rollout of the graph picks its version.
+        chosen = await rollouts.version_for_new_thread(
+            pool, graph.name, thread_id, tenant, specs_dir=self.services.settings.specs_dir
+        )
+        if chosen is not None:
+            graph = chosen[0]
         values = run_input(graph.loaded.spec, message)
         try:
             check_input(graph.loaded.spec, values)
@@ -199,7 +206,6 @@ class PlaitAgentExecutor(AgentExecutor):
             await updater.reject(updater.new_agent_message([Part(text=str(exc))]))
             return None
         marker = {"task_id": task_id, "context_id": context_id, "graph": self.graph}
-        thread_id = threads.stored_thread_id(tenant, task_id)
         await threads.create_thread(
             pool,
             thread_id=thread_id,

@@ -15,6 +15,7 @@ from plait.engine.spec import LoadedSpec, SpecIssue
 from plait.server.api.deps import Services, Svc
 from plait.server.auth.keys import Tenant
 from plait.server.auth.store import DEFAULT_TENANT
+from plait.server.graphs.rollouts import rollout_to_api, tenant_rollouts
 from plait.server.graphs.versions import (
     GraphVersion,
     get_version,
@@ -65,17 +66,20 @@ def version_to_api(version: GraphVersion) -> dict[str, Any]:
 
 @router.get("", summary="List graphs")
 async def list_all(services: Svc, tenant: Tenant) -> list[dict[str, Any]]:
-    """Every graph with its versions (oldest first) and its newest version."""
+    """Every graph with its versions (oldest first), its newest version and its rollout."""
     graphs: dict[str, list[GraphVersion]] = {}
     for version in await list_graphs(
         services.pool, specs_dir=services.settings.specs_dir, tenant=tenant
     ):
         graphs.setdefault(version.name, []).append(version)
+    rollouts = await tenant_rollouts(services.pool, tenant)
     return [
         {
             "name": name,
             "versions": [version.version for version in versions],
             "latest": version_to_api(versions[-1]),
+            # Which versions new threads start on, when the tenant rolls one out.
+            "rollout": rollout_to_api(name, rollouts[name]) if name in rollouts else None,
         }
         for name, versions in graphs.items()
     ]

@@ -99,6 +99,15 @@ async def get_rollout(pool: Pool, graph: str, tenant: str) -> Rollout | None:
     return _rollout(row) if row else None
 
 
+async def tenant_rollouts(pool: Pool, tenant: str) -> dict[str, Rollout]:
+    """The tenant's rollouts by graph name (``GET /graphs`` shows them beside the versions)."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_rollouts WHERE tenant_id = %s", (tenant,)
+        )
+        return {row["graph"]: _rollout(row) for row in await cursor.fetchall()}
+
+
 async def list_rollouts(conn: AsyncConnection[DictRow]) -> list[Rollout]:
     """Every tenant's rollouts, by tenant and graph (for ``/metrics``, on its connection)."""
     cursor = await conn.execute(f"SELECT {_COLUMNS} FROM plait_rollouts ORDER BY tenant_id, graph")

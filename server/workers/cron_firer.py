@@ -26,7 +26,13 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
 from plait.engine.store import Pool
-from plait.server.graphs.versions import GraphVersion, by_assistant_id, get_version
+from plait.server.graphs import rollouts
+from plait.server.graphs.versions import (
+    GraphVersion,
+    by_assistant_id,
+    get_version,
+    is_assistant_uuid,
+)
 from plait.server.queue import crons, threads
 from plait.server.queue.crons import Cron
 from plait.server.queue.runs import MultitaskStrategy, create_run_in, hash_request
@@ -110,11 +116,11 @@ class CronFirer:
         return len(due)
 
     async def _fire(self, conn: AsyncConnection[DictRow], cron: Cron) -> None:
-        graph = await self._graph(cron)
+        # A new thread each time unless the cron has one, deleted after its run unless "keep".
+        thread_id = cron.thread_id or threads.stored_thread_id(cron.tenant, str(uuid.uuid4()))
+        graph = await self._graph(cron, thread_id)
         scheduled = cron.next_run_at.isoformat() if cron.next_run_at else None
-        thread_id = cron.thread_id
-        if thread_id is None:  # a new thread each time, deleted after its run unless "keep"
-            thread_id = threads.stored_thread_id(cron.tenant, str(uuid.uuid4()))
+        if cron.thread_id is None:
             await crons.insert_thread(conn, thread_id, cron.tenant, cron)
         run, _ = await create_run_in(
             conn,
@@ -136,25 +142,32 @@ class CronFirer:
         )
         log.info("cron %s fired run %s (scheduled %s)", cron.cron_id, run.run_id, scheduled)
 
-    async def _graph(self, cron: Cron) -> GraphVersion:
+    async def _graph(self, cron: Cron, thread_id: str) -> GraphVersion:
         """The version to run: as the API picks it, a bare graph name on a thread means
-        the version the thread runs (a thread stays on the spec it started with)."""
+        the version the thread runs (a thread stays on the spec it started with), and on
+        a thread with none yet the tenant's rollout's choice (decision 90)."""
         graph = await by_assistant_id(
             self.pool, cron.assistant_id, specs_dir=self.specs_dir, tenant=cron.tenant
         )
         if graph is None:
             raise LookupError(f"assistant {cron.assistant_id!r} is not registered any more")
-        if cron.thread_id is None or "@" in cron.assistant_id:
+        if "@" in cron.assistant_id:
             return graph
-        thread = await threads.get_thread(self.pool, cron.thread_id, cron.tenant)
-        if thread is not None and thread.get("graph") == graph.name and thread.get("version"):
-            pinned = await get_version(
-                self.pool,
-                graph.name,
-                thread["version"],
-                specs_dir=self.specs_dir,
-                tenant=cron.tenant,
-            )
-            if pinned is not None:
-                return pinned
-        return graph
+        if cron.thread_id is not None:
+            thread = await threads.get_thread(self.pool, cron.thread_id, cron.tenant)
+            if thread is not None and thread.get("graph") == graph.name and thread.get("version"):
+                pinned = await get_version(
+                    self.pool,
+                    graph.name,
+                    thread["version"],
+                    specs_dir=self.specs_dir,
+                    tenant=cron.tenant,
+                )
+                if pinned is not None:
+                    return pinned
+        if is_assistant_uuid(cron.assistant_id):
+            return graph
+        chosen = await rollouts.version_for_new_thread(
+            self.pool, graph.name, thread_id, cron.tenant, specs_dir=self.specs_dir
+        )
+        return chosen[0] if chosen is not None else graph
