@@ -56,10 +56,28 @@ export interface DraftInfo extends GraphVersionInfo {
   spec_version: string;
 }
 
+/** A tenant's rollout of a graph: which versions new threads start on (decision 90). */
+export interface RolloutInfo {
+  graph: string;
+  /** `null`: no rollout (new threads start on the newest version). */
+  stable: string | null;
+  canary: string | null;
+  /** Percent of new threads that start on the canary. */
+  share: number;
+  updated_at: string | null;
+}
+
+/** `GET /graphs/{name}/rollout`: the rollout and the versions that ran in the window. */
+export interface RolloutReport extends RolloutInfo {
+  window_hours: number;
+  versions: { version: string; role: "canary" | "stable" | null; runs: number; threads: number }[];
+}
+
 export interface GraphSummary {
   name: string;
   versions: string[];
   latest: GraphVersionInfo;
+  rollout?: RolloutInfo | null;
 }
 
 export interface GraphDiff {
@@ -74,6 +92,8 @@ export const graphs = {
   list: () => request<GraphSummary[]>("GET", "/graphs"),
   versions: (name: string) => request<GraphVersionInfo[]>("GET", `/graphs/${enc(name)}/versions`),
   yaml: (name: string, version: string) => request<string>("GET", `/graphs/${enc(name)}/versions/${enc(version)}`, undefined, { Accept: "application/yaml" }),
+  /** The tenant's rollout of the graph and the runs per version of the last day. */
+  rollout: (name: string) => request<RolloutReport>("GET", `/graphs/${enc(name)}/rollout`),
   diff: (name: string, from: string, to: string) => request<GraphDiff>("GET", `/graphs/${enc(name)}/diff?from=${enc(from)}&to=${enc(to)}`),
   /**
    * Publish a version: 201 new, 200 same content again; 422 (issues) or 409

@@ -7,6 +7,7 @@ import { useEffect, useState } from "react";
 import { graphs, type GraphSummary } from "../api/client";
 import { editorHash } from "../routes";
 import { newGraphDrafts, removeDraft } from "../store/drafts";
+import { roleLabel, versionRole } from "../versions/rollout";
 import { NewGraphDialog } from "./NewGraphDialog";
 
 export function GraphsPage() {
@@ -85,6 +86,11 @@ export function GraphsPage() {
                     <a key={v} className="plait-version" href={editorHash(g.name, v)} data-testid={`graph-version-${g.name}-${v}`}>
                       {v}
                       {v === g.latest.version ? " (latest)" : ""}
+                      {roleLabel(g.rollout, v) && (
+                        <span className={`rollout-role rollout-${versionRole(g.rollout, v)}`} data-testid={`graph-rollout-${g.name}-${v}`}>
+                          {roleLabel(g.rollout, v)}
+                        </span>
+                      )}
                     </a>
                   ))}
                 </td>

@@ -4,16 +4,19 @@
  * (nodes and edges marked added / removed / changed), the list of changes
  * (pick a changed node to see its fields before and after) and the text diff.
  * When the newer one is the version open in the editor, its canvas is marked
- * too (the editor store's `nodeDiff` / `edgeDiff`).
+ * too (the editor store's `nodeDiff` / `edgeDiff`). Above the list, the
+ * tenant's rollout: which version new threads start on (stable, canary and its
+ * share), and each version's runs of the last day.
  */
 
 import { useCallback, useEffect, useState } from "react";
 import "./versions.css";
-import { graphs, type GraphVersionInfo } from "../api/client";
+import { graphs, type GraphVersionInfo, type RolloutReport } from "../api/client";
 import { EMPTY_MODEL, parseSpec, type GraphModel } from "../spec/model";
 import { useEditorStore } from "../store/editorStore";
 import { DiffGraph } from "./DiffGraph";
 import { edgeLabel, edgeMarks, graphDiff, nodeMarks, type GraphDiffResult } from "./graphDiff";
+import { roleLabel, rolloutSummary, runsLabel, versionRole } from "./rollout";
 import { TextDiff } from "./TextDiff";
 
 export interface VersionHistoryProps {
@@ -39,6 +42,7 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
   const [to, setTo] = useState("");
   const [comparison, setComparison] = useState<Comparison | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [rollout, setRollout] = useState<RolloutReport | null>(null);
   const setNodeDiff = useEditorStore((s) => s.setNodeDiff);
   const clear = useCallback(() => setNodeDiff({}), [setNodeDiff]);
 
@@ -55,10 +59,16 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
         setFrom(names[at > 0 ? at - 1 : Math.min(1, names.length - 1)] ?? "");
       })
       .catch((e: unknown) => live && setError(String(e)));
+    graphs
+      .rollout(graph)
+      .then((found) => live && setRollout(found))
+      // The versions still show without it (an older server, a graph not stored yet).
+      .catch(() => live && setRollout(null));
     return () => {
       live = false;
     };
   }, [graph, current]);
+  const counts = new Map((rollout?.versions ?? []).map((v) => [v.version, v]));
 
   // The canvas marks belong to this panel: clear them when it closes.
   useEffect(() => clear, [clear]);
@@ -81,11 +91,30 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
   return (
     <div className="version-history" data-testid="version-history">
       <h3>Versions of {graph}</h3>
+      {rollout && (
+        <section className="rollout-summary" data-testid="rollout-summary">
+          <h4>Rollout</h4>
+          <p>{rolloutSummary(rollout)}</p>
+          {rollout.canary && (
+            <div className="rollout-bar" role="img" aria-label={`canary share ${rollout.share}%`}>
+              <span className="rollout-bar-canary" style={{ width: `${rollout.share}%` }} />
+            </div>
+          )}
+          <p className="muted">
+            Runs below: the last {rollout.window_hours} h. Change the rollout with <code>plait rollout</code> or the API.
+          </p>
+        </section>
+      )}
       <ol className="version-list">
         {[...versions].reverse().map((v) => (
           <li key={v.version} className={v.version === current ? "current" : undefined} data-version={v.version} data-testid="version-row">
             <div className="version-head">
               <strong>{v.version}</strong>
+              {roleLabel(rollout, v.version) && (
+                <span className={`rollout-role rollout-${versionRole(rollout, v.version)}`} data-testid="version-role">
+                  {roleLabel(rollout, v.version)}
+                </span>
+              )}
               <span className="muted">{new Date(v.created_at).toLocaleString()}</span>
               <span className="muted" title={v.digest}>
                 {v.digest.replace(/^sha256:/, "").slice(0, 8)}
@@ -98,6 +127,11 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
                 </button>
               )}
             </div>
+            {rollout && (
+              <p className="version-runs muted" data-testid="version-runs">
+                {runsLabel(counts.get(v.version))} in {rollout.window_hours} h
+              </p>
+            )}
             {v.note ? (
               <p className="version-note" data-testid="version-note">
                 {v.note}
