@@ -149,11 +149,11 @@ async def set_rollout(
         raise RolloutNotFound(f"no graph named {graph!r} is registered")
     if stable is None:
         current = await get_rollout(pool, graph, tenant)
-        older = [v for v in known if v != canary]
-        if current is not None and current.stable != canary:
+        others = [v for v in known if v != canary]
+        if current is not None:
             stable = current.stable
-        elif older:
-            stable = max(older, key=version_key)
+        elif others:
+            stable = max(others, key=version_key)
         else:
             raise RolloutInvalid(f"{graph} has no version other than {canary} to be stable")
     for role, version in (("stable", stable), ("canary", canary)):

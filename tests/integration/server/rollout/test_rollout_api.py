@@ -9,6 +9,7 @@ here would end single-user mode for every other test on a shared database).
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -205,6 +206,62 @@ async def test_new_threads_follow_the_rollout_and_metrics_show_it(
         assert started[("1.0.0", "stable")] >= 1
     finally:
         await admin.delete(f"/graphs/{GRAPH}/rollout")
+
+
+async def test_stateless_runs_and_crons_new_threads_follow_the_rollout(
+    admin: httpx.AsyncClient,
+) -> None:
+    # The older version as the canary for all: what the newest would not give.
+    assert (await _put(admin, stable="1.1.0", canary="1.0.0", share=100)).status_code == 200
+    try:
+        listed = {item["name"]: item for item in (await admin.get("/graphs")).json()}
+        assert listed[GRAPH]["rollout"] | {"updated_at": None} == {
+            "graph": GRAPH,
+            "stable": "1.1.0",
+            "canary": "1.0.0",
+            "share": 100,
+            "updated_at": None,
+        }
+        stateless = await admin.post(
+            "/runs/wait", json={"assistant_id": GRAPH, "input": {"park": False}}
+        )
+        assert stateless.status_code == 200, stateless.text
+        assert stateless.json()["reply"] == "answered by 1.0.0"
+
+        cron = await admin.post(
+            "/runs/crons",
+            json={
+                "assistant_id": GRAPH,
+                "schedule": "* * * * * *",
+                "input": {"park": False},
+                "on_run_completed": "keep",
+            },
+        )
+        assert cron.status_code == 200, cron.text
+        cron_id = cron.json()["cron_id"]
+        try:
+            threads = await _cron_threads(admin, cron_id)
+        finally:
+            await admin.delete(f"/runs/crons/{cron_id}")
+        canary_assistant = (await admin.get(f"/assistants/{GRAPH}@1.0.0")).json()["assistant_id"]
+        for thread in threads:
+            runs = (await admin.get(f"/threads/{thread}/runs")).json()
+            assert {run["assistant_id"] for run in runs} == {canary_assistant}
+    finally:
+        await admin.delete(f"/graphs/{GRAPH}/rollout")
+
+
+async def _cron_threads(http: httpx.AsyncClient, cron_id: str) -> list[str]:
+    """The threads of the cron's first runs, once one exists (the cron fires every second
+    in a worker: polled, with a deadline)."""
+    marker = {"plait_cron": {"cron_id": cron_id, "on_run_completed": "keep"}}
+    async with asyncio.timeout(30):
+        while True:
+            found = await http.post("/threads/search", json={"metadata": marker})
+            threads = [item["thread_id"] for item in found.json() if item["status"] == "idle"]
+            if threads:
+                return threads
+            await asyncio.sleep(0.2)
 
 
 async def test_a_tenant_sees_and_changes_only_its_own_rollout(

@@ -135,7 +135,8 @@ def _workers_that_ran(database_url: str, threads: list[str]) -> int:
     return int(row[0])
 
 
-def _cli(running: Cluster, *args: str) -> str:
+def _cli(running: Cluster, *args: str, exit_code: int = 0) -> str:
+    """``plait rollout ARGS`` on the cluster's database: its output (stderr on a failure)."""
     done = subprocess.run(
         [*PLAIT, "rollout", *args],
         cwd=REPO,
@@ -145,8 +146,8 @@ def _cli(running: Cluster, *args: str) -> str:
         timeout=60,
         check=False,
     )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    assert done.returncode == exit_code, done.stderr
+    return done.stdout if exit_code == 0 else done.stderr
 
 
 def _thread_in(bucket_below: bool) -> str:
@@ -237,3 +238,6 @@ async def test_canary_share_pinning_rollback_and_promote(served: tuple[Cluster, 
         ) == [({"graph": GRAPH, "version": "1.1.0", "rollout": "canary"}, len(on_canary) + 1.0)]
         shown = _cli(running, "show", GRAPH)
         assert '"stable": "1.1.0"' in shown
+        refused = _cli(running, "set", GRAPH, "--canary", "1.1.0", "--share", "5", exit_code=2)
+        assert "the canary and the stable version are both 1.1.0" in refused
+        assert "no canary to promote" in _cli(running, "promote", GRAPH, exit_code=2)
