@@ -20,7 +20,7 @@ from plait.engine.store.database import (
 from plait.engine.surfaces import on_first_use
 
 if TYPE_CHECKING:
-    from plait.engine.store.audit import PostgresAuditStore
+    from plait.engine.store.audit import PostgresAuditStore, read_run_audit
     from plait.engine.store.checkpointer import StepSaver, new_checkpointer
     from plait.engine.store.items import TenantStore, open_item_store
     from plait.engine.store.mcp_tasks import TaskRecord
@@ -55,6 +55,7 @@ __all__ = [
     "open_pool",
     "park_intent",
     "read_record",
+    "read_run_audit",
     "release_embedded",
     "set_task_status",
     "write_record",
@@ -64,7 +65,7 @@ if not TYPE_CHECKING:
     __getattr__ = on_first_use(
         __name__,
         {
-            "audit": ("PostgresAuditStore",),
+            "audit": ("PostgresAuditStore", "read_run_audit"),
             "checkpointer": ("StepSaver", "new_checkpointer"),
             "items": ("TenantStore", "open_item_store"),
             "mcp_tasks": {"TaskRecord": "TaskRecord", "set_task_status": "set_status"},
