@@ -35,7 +35,10 @@ async def audit_model_call(
     source: SecretSource,
 ) -> None:
     """Record one model call of the running step (its node and run from LangGraph's config)."""
-    config = get_config()
+    try:
+        config = get_config()
+    except RuntimeError:  # called outside a graph run: no run to audit it for
+        return
     node = str((config.get("metadata") or {}).get("langgraph_node", ""))
     names = [*spec.spec.secrets, *([definition.api_key_env] if definition.api_key_env else [])]
     wanted = [name for name in dict.fromkeys(names) if not is_reserved(name)]
