@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from plait.engine.store.mcp_tasks import set_status as set_task_status
     from plait.engine.store.migrator import migrate, migrations
     from plait.engine.store.pool import Pool, open_pool
+    from plait.engine.store.tool_limits import LimitState, limit_states
     from plait.engine.store.tool_results import (
         PostgresToolResultStore,
         RecordedResult,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DATABASE_URL_ENV",
     "EMBEDDED_LOGGER",
+    "LimitState",
     "Pool",
     "PostgresAuditStore",
     "PostgresToolResultStore",
@@ -48,6 +50,7 @@ __all__ = [
     "TenantStore",
     "begin_intent",
     "database_url",
+    "limit_states",
     "migrate",
     "migrations",
     "new_checkpointer",
@@ -70,6 +73,7 @@ if not TYPE_CHECKING:
             "mcp_tasks": {"TaskRecord": "TaskRecord", "set_task_status": "set_status"},
             "migrator": ("migrate", "migrations"),
             "pool": ("Pool", "open_pool"),
+            "tool_limits": ("LimitState", "limit_states"),
             "tool_results": (
                 "PostgresToolResultStore",
                 "RecordedResult",

@@ -38,6 +38,7 @@ from plait.engine.governance.audit import audit_tool_call, run_id_of
 from plait.engine.governance.current_call import ToolCall, calling
 from plait.engine.governance.loops import count_tool_call
 from plait.engine.governance.retries import invoke_tool
+from plait.engine.governance.tool_limits import limits_gate
 from plait.engine.observability import observe
 from plait.engine.observability.emit import emit
 from plait.engine.spec.expressions import to_plain
@@ -108,7 +109,8 @@ async def call_tool(
             observe.tool_call(tool.name, node, config, call_id=call_id),
             children.owned_by(f"{tool.name} in {node}"),
         ):
-            value = to_plain(await invoke_tool(tool, dict(args)))
+            gate = limits_gate(tool, config, node)  # the tool's `limits`, across runs
+            value = to_plain(await invoke_tool(tool, dict(args), gate=gate))
     except GraphBubbleUp:
         if non_idempotent and store is not None and key is not None:
             # Parked (an MCP task): the resumed call continues it, it is not in doubt.
