@@ -206,16 +206,18 @@ class ToolLimiter:
                 announced = (turn.reason, turn.key)
                 _announce(node, tool, turn, limits)
             if turn.wait_seconds is not None:
+                # The database said when the next token or the pause's end is; known to be
+                # past the deadline, the call fails now rather than sleep for nothing.
                 delay = max(turn.wait_seconds, 0.001)
+                late = now + delay > deadline
             else:
-                delay = poll * random.uniform(0.5, 1.0)  # spread the pollers of one key
+                # A slot frees when a call ends, at no known time: poll until the deadline.
+                delay = min(poll * random.uniform(0.5, 1.0), deadline - now)
                 poll = min(poll * 1.5, _POLL_CAP)
-            if now + delay > deadline:
-                # Known not to be served in time (a pause or a token beyond the deadline),
-                # or out of time: fail now rather than sleep for nothing.
+                late = now >= deadline
+            if late:
                 observe.tool_waited(tool, turn.reason or "", now - started, granted=False)
                 raise ToolLimitTimeout(node, tool, turn, limits, now - started)
-            # Timed waits: the database said when the next token or the pause's end is.
             await asyncio.sleep(delay)
 
     async def _renew(self, call_id: str) -> None:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from plait.engine.store.migrator import migrate, migrations
     from plait.engine.store.pool import Pool, open_pool
     from plait.engine.store.tool_limits import LimitState, limit_states
+    from plait.engine.store.tool_limits import pause as pause_tool
+    from plait.engine.store.tool_limits import resume as resume_tool
     from plait.engine.store.tool_results import (
         PostgresToolResultStore,
         RecordedResult,
@@ -57,8 +59,10 @@ __all__ = [
     "open_item_store",
     "open_pool",
     "park_intent",
+    "pause_tool",
     "read_record",
     "release_embedded",
+    "resume_tool",
     "set_task_status",
     "write_record",
 ]
@@ -73,12 +77,18 @@ if not TYPE_CHECKING:
             "mcp_tasks": {"TaskRecord": "TaskRecord", "set_task_status": "set_status"},
             "migrator": ("migrate", "migrations"),
             "pool": ("Pool", "open_pool"),
-            "tool_limits": ("LimitState", "limit_states"),
+            "tool_limits": {
+                "LimitState": "LimitState",
+                "limit_states": "limit_states",
+                "pause_tool": "pause",
+                "resume_tool": "resume",
+            },
             "tool_results": (
                 "PostgresToolResultStore",
                 "RecordedResult",
                 "begin_intent",
                 "park_intent",
+                "pause_tool",
                 "read_record",
                 "write_record",
             ),

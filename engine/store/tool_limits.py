@@ -74,6 +74,11 @@ SET paused_until = greatest(paused_until, clock_timestamp() + make_interval(secs
 WHERE tenant_id = %s AND key = ANY(%s)
 RETURNING paused_until
 """
+_RESUME = """
+UPDATE plait_tool_limits SET paused_until = NULL, paused_reason = NULL
+WHERE tenant_id = %s AND key = %s
+RETURNING key
+"""
 # Expired rows are counted out here; the next take of their key deletes them.
 _STATES = """
 SELECT l.tenant_id, l.key, l.concurrency, l.rate, l.updated_at,
@@ -149,6 +154,13 @@ async def pause(
         cursor = await conn.execute(_PAUSE, (seconds, reason[:500], tenant, list(keys)))
         rows = await cursor.fetchall()
     return max((row["paused_until"] for row in rows), default=None)
+
+
+async def resume(pool: Pool, tenant: str, key: str) -> bool:
+    """End ``key``'s pause now; False when the tenant has no such key."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(_RESUME, (tenant, key))
+        return await cursor.fetchone() is not None
 
 
 async def limit_states(conn: AsyncConnection[DictRow], tenant: str | None) -> list[LimitState]:
