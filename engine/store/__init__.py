@@ -88,7 +88,6 @@ if not TYPE_CHECKING:
                 "RecordedResult",
                 "begin_intent",
                 "park_intent",
-                "pause_tool",
                 "read_record",
                 "write_record",
             ),
