@@ -71,6 +71,10 @@ export interface TimelineStep {
   cost: number | null;
   toolCalls: ToolCall[];
   retries: Retry[];
+  /** What a tool call of the step waits for under the tool's `limits` (null: nothing now). */
+  waiting: string | null;
+  /** How many of the step's tool calls had to wait for their turn. */
+  waits: number;
   map: MapProgress | null;
   /** What the node's interrupt asked (an approval request), when it parked. */
   interrupt: unknown;
@@ -226,6 +230,8 @@ function startStep(tl: Timeline, task: Data, superstep: number | null, at: strin
     cost: null,
     toolCalls: [],
     retries: [],
+    waiting: null,
+    waits: 0,
     map: null,
     interrupt: null,
     text: "",
@@ -315,6 +321,8 @@ function updates(tl: Timeline, data: Data, at: string | null): Timeline {
       cost: null,
       toolCalls: [],
       retries: [],
+      waiting: null,
+      waits: 0,
       map: null,
       interrupt: null,
       text: "",
@@ -357,7 +365,14 @@ function custom(tl: Timeline, data: Data, at: string | null): Timeline {
       const open =
         status === "started" ? -1 : findLastIndex(step.toolCalls, (c) => c.tool === call.tool && c.status === "started" && JSON.stringify(c.args) === args);
       const toolCalls = open >= 0 ? step.toolCalls.map((c, i) => (i === open ? call : c)) : [...step.toolCalls, call];
-      return replace(tl, index, { ...step, toolCalls });
+      // A call that ended no longer waits (it got its turn, or gave up).
+      return replace(tl, index, { ...step, toolCalls, waiting: status === "started" ? step.waiting : null });
+    }
+    case "tool_waiting": {
+      const index = node ? lastStepOf(tl, node) : -1;
+      if (index < 0) return tl;
+      const step = tl.entries[index] as TimelineStep;
+      return replace(tl, index, { ...step, waiting: waitingText(data), waits: step.waits + 1 });
     }
     case "retry": {
       const index = runningStep(tl);
@@ -419,6 +434,16 @@ function guardText(data: Data): string {
     default:
       return `compensation ${String(data.step)}: ${String(data.status)}${data.error ? ` (${String(data.error)})` : ""}`;
   }
+}
+
+/** What a call of a limited tool waits for (docs/governance.md, "Tool limits"), in words. */
+export function waitingText(data: Data): string {
+  const limit = isData(data.limit) ? data.limit : {};
+  const tool = String(data.tool);
+  if (data.reason === "concurrency") return `waiting for a slot of tool ${tool} (${String(limit.concurrency)} at once across all runs)`;
+  if (data.reason === "rate") return `waiting for a turn of tool ${tool} (rate ${String(limit.rate)} across all runs)`;
+  const more = typeof data.retry_in === "number" ? ` for ${data.retry_in.toFixed(1)}s more` : "";
+  return `waiting: tool ${tool} is paused${more} after a Retry-After`;
 }
 
 function lastStepOf(tl: Timeline, node: string): number {
