@@ -5,7 +5,7 @@
  */
 
 import { useRunStore } from "./runStore";
-import type { TimelineNote, TimelineStep } from "./timeline";
+import { waitingText, type TimelineNote, type TimelineStep } from "./timeline";
 import * as fmt from "./format";
 
 /** Values longer than this many characters start folded. */
@@ -104,8 +104,8 @@ export function StepDetail({ step }: { step: TimelineStep }) {
       ))}
       {step.waits > 0 && (
         <p className="warn" data-testid="step-waiting">
-          {step.waits === 1 ? "1 tool call" : `${step.waits} tool calls`} waited for their turn under the tool&apos;s limits
-          {step.waiting ? `: ${step.waiting}` : ""}
+          {step.waits === 1 ? "1 tool call waited for its turn" : `${step.waits} tool calls waited for their turn`} under the tool&apos;s limits
+          {step.waiting ? `: ${waitingText(step.waiting)}` : ""}
         </p>
       )}
       {step.toolCalls.length > 0 && (

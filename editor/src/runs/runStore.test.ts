@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { reduce, runLines, shownStatus, waitingLines } from "./runStore";
-import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges } from "./timeline";
+import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges, waitingText } from "./timeline";
 import plannerTeam from "./fixtures/planner-team.json";
 import refundResume from "./fixtures/refund-resume.json";
 
@@ -191,15 +191,17 @@ describe("timeline", () => {
       ],
       initial(["fan"]),
     );
-    const text = "waiting for a slot of tool search (4 at once across all runs)";
-    expect(stepsOf(midway.timeline)[0]).toMatchObject({ waiting: text, waits: 1 });
-    expect(runLines(midway.tokens, midway.nodeStatus, waitingLines(midway.timeline))).toEqual({ fan: text });
+    const [step] = stepsOf(midway.timeline);
+    expect(step.waits).toBe(1);
+    expect(step.waiting && waitingText(step.waiting)).toBe("waiting for a slot of tool search (4 at once across all runs)");
+    expect(runLines(midway.tokens, midway.nodeStatus, waitingLines(midway.timeline))).toEqual({ fan: "waits: search slot" });
 
     const done = run([["custom", { ...started, status: "ok", result: 1 }]], midway);
     expect(stepsOf(done.timeline)[0]).toMatchObject({ waiting: null, waits: 1 });
     expect(waitingLines(done.timeline)).toEqual({});
     const paused = run([["custom", { ...waiting, reason: "paused", limit: {}, retry_in: 1.5 }]], done);
-    expect(stepsOf(paused.timeline)[0].waiting).toBe("waiting: tool search is paused for 1.5s more after a Retry-After");
+    const pausedStep = stepsOf(paused.timeline)[0];
+    expect(pausedStep.waiting && waitingText(pausedStep.waiting)).toBe("waiting: tool search is paused for 1.5s more after a Retry-After");
   });
 
   it("finds the edges the run took, START to END, a loop's back edge included", () => {

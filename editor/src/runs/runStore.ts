@@ -10,7 +10,7 @@
 import { create } from "zustand";
 import type { SseMessage } from "../api/sse";
 import type { NodeRunStatus } from "../store/editorStore";
-import { addEvent, addNote, EMPTY_TIMELINE, nextRun, type Timeline, type TimelineNote } from "./timeline";
+import { addEvent, addNote, EMPTY_TIMELINE, nextRun, waitingShort, type Timeline, type TimelineNote } from "./timeline";
 
 export type { NodeRunStatus };
 
@@ -315,12 +315,12 @@ export function runLines(tokens: Record<string, string>, status: Record<string, 
   return lines;
 }
 
-/** What each node's latest step waits for under a tool's limits, by node. */
+/** What each node's latest step waits for under a tool's limits, by node, in a few words. */
 export function waitingLines(timeline: Timeline): Record<string, string> {
   const waiting: Record<string, string> = {};
   for (const entry of timeline.entries) {
     if (entry.kind !== "step") continue;
-    if (entry.waiting) waiting[entry.node] = entry.waiting;
+    if (entry.waiting) waiting[entry.node] = waitingShort(entry.waiting);
     else delete waiting[entry.node];
   }
   return waiting;

@@ -32,6 +32,17 @@ export interface Retry {
   error: string;
 }
 
+/** What a tool call waits for under its tool's `limits` (a `tool_waiting` event). */
+export interface ToolWait {
+  tool: string;
+  /** `concurrency`, `rate` or `paused`. */
+  reason: string;
+  /** The declared limit that holds it: `{concurrency}` or `{rate, burst}`. */
+  limit: Record<string, unknown>;
+  /** Seconds until the next turn or the pause's end, when known. */
+  retryIn: number | null;
+}
+
 export interface MapProgress {
   done: number;
   failed: number;
@@ -72,7 +83,7 @@ export interface TimelineStep {
   toolCalls: ToolCall[];
   retries: Retry[];
   /** What a tool call of the step waits for under the tool's `limits` (null: nothing now). */
-  waiting: string | null;
+  waiting: ToolWait | null;
   /** How many of the step's tool calls had to wait for their turn. */
   waits: number;
   map: MapProgress | null;
@@ -372,7 +383,13 @@ function custom(tl: Timeline, data: Data, at: string | null): Timeline {
       const index = node ? lastStepOf(tl, node) : -1;
       if (index < 0) return tl;
       const step = tl.entries[index] as TimelineStep;
-      return replace(tl, index, { ...step, waiting: waitingText(data), waits: step.waits + 1 });
+      const waiting: ToolWait = {
+        tool: String(data.tool),
+        reason: String(data.reason),
+        limit: isData(data.limit) ? data.limit : {},
+        retryIn: typeof data.retry_in === "number" ? data.retry_in : null,
+      };
+      return replace(tl, index, { ...step, waiting, waits: step.waits + 1 });
     }
     case "retry": {
       const index = runningStep(tl);
@@ -437,13 +454,18 @@ function guardText(data: Data): string {
 }
 
 /** What a call of a limited tool waits for (docs/governance.md, "Tool limits"), in words. */
-export function waitingText(data: Data): string {
-  const limit = isData(data.limit) ? data.limit : {};
-  const tool = String(data.tool);
-  if (data.reason === "concurrency") return `waiting for a slot of tool ${tool} (${String(limit.concurrency)} at once across all runs)`;
-  if (data.reason === "rate") return `waiting for a turn of tool ${tool} (rate ${String(limit.rate)} across all runs)`;
-  const more = typeof data.retry_in === "number" ? ` for ${data.retry_in.toFixed(1)}s more` : "";
-  return `waiting: tool ${tool} is paused${more} after a Retry-After`;
+export function waitingText(wait: ToolWait): string {
+  if (wait.reason === "concurrency") return `waiting for a slot of tool ${wait.tool} (${String(wait.limit.concurrency)} at once across all runs)`;
+  if (wait.reason === "rate") return `waiting for a turn of tool ${wait.tool} (rate ${String(wait.limit.rate)} across all runs)`;
+  const more = wait.retryIn !== null ? ` for ${wait.retryIn.toFixed(1)}s more` : "";
+  return `waiting: tool ${wait.tool} is paused${more} after a Retry-After`;
+}
+
+/** The same in a few words, for a node's card. */
+export function waitingShort(wait: ToolWait): string {
+  if (wait.reason === "concurrency") return `waits: ${wait.tool} slot`;
+  if (wait.reason === "rate") return `waits: ${wait.tool} rate`;
+  return `waits: ${wait.tool} paused`;
 }
 
 function lastStepOf(tl: Timeline, node: string): number {
