@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import logging
 import random
 import time
 import uuid
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import psycopg
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
@@ -46,6 +48,7 @@ from plait.engine.store.pool import Pool
 from plait.engine.store.tool_limits import KeyLimit, Turn
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 #: Where a run's config carries its :class:`ToolLimiter` (absent: limits are not enforced).
 LIMITER_KEY = "plait_tool_limiter"
@@ -175,6 +178,8 @@ class ToolLimiter:
             finally:
                 if renewing is not None:
                     renewing.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await renewing
         finally:
             # Also after a cancel: a slot (or a waiting row) must not wait for its lease.
             await asyncio.shield(store.release(self.pool, call_id))
@@ -223,7 +228,12 @@ class ToolLimiter:
     async def _renew(self, call_id: str) -> None:
         while True:
             await asyncio.sleep(self.lease_seconds / 3)
-            await store.renew(self.pool, call_id, self.lease_seconds)
+            try:
+                await store.renew(self.pool, call_id, self.lease_seconds)
+            except psycopg.Error as exc:
+                # Two more tries before the lease runs out; then the slot is counted free
+                # while the call still runs (one call over the cap), never leaked.
+                log.warning("could not renew the slot of a tool call: %s", exc)
 
     async def pause(self, limits: ToolLimits, seconds: float, reason: str) -> None:
         """Pause every key of ``limits`` for ``seconds`` (capped at :data:`MAX_PAUSE_SECONDS`)."""

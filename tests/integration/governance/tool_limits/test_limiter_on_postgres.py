@@ -132,3 +132,25 @@ async def test_a_slot_whose_holder_stopped_renewing_frees_itself_after_its_lease
         got = time.monotonic()
 
     assert 0.9 <= got - taken < 5.0
+
+
+async def test_a_call_longer_than_its_lease_keeps_its_slot_by_renewing_it(pool: Pool) -> None:
+    limits = _limits("tool:m:k", concurrency=1, wait="1500ms")
+    first, second = _pair(pool, lease=0.6)
+    holding = asyncio.Event()
+    done = asyncio.Event()
+
+    async def long_call() -> None:
+        async with first.turn("t", limits, node="n", run_id=None):
+            holding.set()
+            await done.wait()  # the tool runs for 2.5 leases and more
+
+    task = asyncio.create_task(long_call())
+    await holding.wait()
+    try:
+        with pytest.raises(ToolLimitTimeout):
+            async with second.turn("t", limits, node="n", run_id=None):
+                pytest.fail("took the slot of a call that renews it")
+    finally:
+        done.set()
+        await task
