@@ -59,6 +59,8 @@ TOOL_LIMITS_KEY = "plait_tool_limits"
 LEASE_SECONDS = 30.0
 #: Waiting for a slot polls (a release has no known time): from this, growing, to the cap.
 _POLL_FIRST, _POLL_CAP = 0.02, 0.2
+#: A paused call looks again this often (``POST /tool-limits/resume`` may end the pause early).
+_PAUSE_RECHECK = 1.0
 #: The longest pause a ``Retry-After`` may set: a wrong header must not stop a tool for days.
 MAX_PAUSE_SECONDS = 3600.0
 
@@ -215,6 +217,8 @@ class ToolLimiter:
                 # past the deadline, the call fails now rather than sleep for nothing.
                 delay = max(turn.wait_seconds, 0.001)
                 late = now + delay > deadline
+                if turn.reason == "paused":
+                    delay = min(delay, _PAUSE_RECHECK)  # a person may resume the tool sooner
             else:
                 # A slot frees when a call ends, at no known time: poll until the deadline.
                 delay = min(poll * random.uniform(0.5, 1.0), deadline - now)
