@@ -878,6 +878,19 @@ class BudgetSpec(_Model):
 # --------------------------------------------------------------------------- a2a
 
 
+class AuditSpec(_Model):
+    """What the run's audit trail records beyond tool calls, decisions and refusals."""
+
+    model_calls: bool = Field(
+        default=False,
+        description=(
+            "Record every model call: the messages the model saw and its reply (text, tool "
+            "calls, usage), with the run's secrets masked as `[redacted:NAME]`. Opt-in: "
+            "prompts and replies may hold personal data."
+        ),
+    )
+
+
 class A2aSkill(_Model):
     """One skill listed on the graph's A2A Agent Card."""
 
@@ -950,6 +963,9 @@ class GraphBody(_Model):
     )
     a2a: A2aExposure | None = Field(
         default=None, description="Serve this graph as an A2A agent (docs/a2a.md)."
+    )
+    audit: AuditSpec | None = Field(
+        default=None, description="Opt-in audit of model calls (docs/governance.md)."
     )
     secrets: list[Identifier] = Field(
         default_factory=list,

@@ -20,7 +20,7 @@ from plait.engine.store.database import (
 from plait.engine.surfaces import on_first_use
 
 if TYPE_CHECKING:
-    from plait.engine.store.audit import PostgresAuditStore
+    from plait.engine.store.audit import PostgresAuditStore, read_run_audit
     from plait.engine.store.checkpointer import StepSaver, new_checkpointer
     from plait.engine.store.items import TenantStore, open_item_store
     from plait.engine.store.mcp_tasks import TaskRecord
@@ -61,6 +61,7 @@ __all__ = [
     "park_intent",
     "pause_tool",
     "read_record",
+    "read_run_audit",
     "release_embedded",
     "resume_tool",
     "set_task_status",
@@ -71,7 +72,7 @@ if not TYPE_CHECKING:
     __getattr__ = on_first_use(
         __name__,
         {
-            "audit": ("PostgresAuditStore",),
+            "audit": ("PostgresAuditStore", "read_run_audit"),
             "checkpointer": ("StepSaver", "new_checkpointer"),
             "items": ("TenantStore", "open_item_store"),
             "mcp_tasks": {"TaskRecord": "TaskRecord", "set_task_status": "set_status"},

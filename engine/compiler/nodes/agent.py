@@ -19,6 +19,7 @@ from plait.engine.compiler.nodes.base import Compute
 from plait.engine.errors import NodeError
 from plait.engine.governance.loops import StopsRun
 from plait.engine.governance.model_access import ModelAccess
+from plait.engine.observability.roles import acting_as
 from plait.engine.spec.models import AgentNode
 from plait.engine.tools.allowlist import refuse
 from plait.engine.tools.data_marking import as_data, with_data_line
@@ -78,6 +79,11 @@ def agent_compute(
         return bound[key]
 
     async def compute(scope: Scope) -> Any:
+        # Its model and tool calls, their audit records and log lines carry its role.
+        with acting_as(agent or node_id):
+            return await loop(scope)
+
+    async def loop(scope: Scope) -> Any:
         await ctx.load_tools(tool_names)
         by_name = agent_tools()
         rendered = scope.render(system) if system else None

@@ -264,6 +264,39 @@ async def test_a_fenced_write_waits_for_a_takeover_in_progress_and_is_refused(
         await write
 
 
+async def test_a_step_waits_for_a_takeover_in_progress_and_stores_nothing(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    """A step's one statement (held writes, blobs, checkpoint) behind the fence: refused whole."""
+    thread = await create_thread(qpool, thread_id=unique("t"))
+    await create_run(
+        qpool, thread_id=thread["thread_id"], graph=qgraph, kwargs={"input": {}}, metadata={}
+    )
+    [claimed] = await claim_runs(qpool, "slow", 10, EXPIRED)
+    saver = FencedCheckpointer(qpool, claimed.lease)
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"steps": ["a"]}
+    config = {"configurable": {**_config(claimed)["configurable"], "checkpoint_id": "parent"}}
+
+    async with qpool.connection() as taker, taker.transaction():
+        await taker.execute(
+            "UPDATE plait_runs SET lease_owner = 'other', attempt = attempt + 1 WHERE run_id = %s",
+            (claimed.run_id,),
+        )
+
+        async def step() -> None:
+            async with saver.steps_in_one_trip():
+                await saver.aput_writes(config, [("steps", ["a"])], "task-1")
+                await saver.aput(config, checkpoint, {"source": "loop", "step": 1}, {"steps": "1"})
+
+        write = asyncio.create_task(step())
+        await until(lambda: _waits_on_lock(qpool, "plait_fence"), "the step to wait on the row")
+        assert not write.done()
+    with pytest.raises(LeaseLost, match="checkpoint refused"):
+        await write
+    assert await _checkpoint_rows(qpool, claimed.thread_id) == (0, 0, 0)
+
+
 async def _fenced_write(pool: Pool, lease: Lease) -> None:
     async with fenced_transaction(pool, lease, "a test write") as conn:
         await conn.execute("SELECT 1")
