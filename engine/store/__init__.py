@@ -1,6 +1,6 @@
 """Postgres storage: connection URL (or the embedded server), pools, checkpoints, migrations.
 
-Also the engine's tables: tool results, audit, MCP tasks, long-term items.
+Also the engine's tables: tool results, audit, MCP tasks, long-term items, tool limits.
 
 The surface loads on first use (``plait.engine.surfaces``), except the
 database URL's names: the checkpointer brings LangGraph and the pool psycopg,

@@ -12,6 +12,10 @@ acts; a re-run that finds that intent but no result settles the call first
 Processes a call starts and leaves running when it fails, times out or is
 cancelled are ended (:mod:`plait.engine.tools.children`).
 
+A tool with ``limits`` (or of an MCP server with them) waits its turn, shared
+by every run and worker, at each attempt
+(:mod:`plait.engine.governance.tool_limits`).
+
 Every call also goes to the ``custom`` stream as
 ``{"plait": "tool_call", "node", "tool", "args", "status", "reused"}``:
 ``started`` then ``ok`` or ``error`` (with ``error``, the message) for a call

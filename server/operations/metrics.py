@@ -1,8 +1,9 @@
 """Prometheus metrics: what this process measures, and what Postgres knows at scrape time.
 
 Process metrics live in prometheus-client's default registry: step latency,
-model calls, tokens and cost, tool outcomes, policy refusals (fed by the
-engine through :class:`MetricsObserver`), open SSE streams, finished runs,
+model calls, tokens and cost, tool outcomes, policy refusals, waits under
+tools' limits (fed by the engine through :class:`MetricsObserver`), open SSE
+streams, finished runs,
 and the state of this process's circuit breakers (read at scrape time from
 ``plait.engine.governance.breaker_snapshot()``).
 
@@ -10,7 +11,8 @@ Queue metrics come from Postgres at scrape time (:func:`database_metrics`), so
 they are the same whichever process is scraped and need no bookkeeping: runs
 by status, dead-lettered runs waiting for a requeue, queue depth and the age
 of the oldest pending run, approvals by
-status, and a histogram of how long decided approvals waited. Only the API
+status, a histogram of how long decided approvals waited, and each limited
+tool's calls in flight, waiting and whether it is paused. Only the API
 serves them (``GET /metrics``); a ``plait worker --metrics-port`` serves the
 process metrics only, so summing over processes never counts a run twice.
 """
