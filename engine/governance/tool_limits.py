@@ -106,12 +106,15 @@ class ToolLimitTimeout(NodeError):
 
     def __init__(self, node: str, tool: str, turn: Turn, limits: ToolLimits, waited: float):
         key = turn.key or ""
-        limit = next((lim for lim in limits.limits if lim.key == key), None)
         where = limits.declared_at.get(key, "the tool")
+        if turn.set_by == "operator":
+            where = f"the operator's cap (POST /tool-limits/caps), tighter than {where}.limits"
+        else:
+            where = f"{where}.limits"
         super().__init__(
             node,
             f"tool {tool!r} waited {waited:.1f}s for its turn (limits.wait={limits.wait:g}s): "
-            f"{_why(turn, limit)}, shared by every run and worker ({where}.limits, key {key!r}); "
+            f"{_why(turn)}, shared by every run and worker ({where}, key {key!r}); "
             "raise `wait` or the limit, or start fewer calls at once",
             transient=True,
         )
@@ -120,11 +123,11 @@ class ToolLimitTimeout(NodeError):
         self.key = key
 
 
-def _why(turn: Turn, limit: KeyLimit | None) -> str:
-    if turn.reason == "concurrency" and limit is not None:
-        return f"all {limit.concurrency} slots (concurrency) stayed busy"
-    if turn.reason == "rate" and limit is not None:
-        return f"the rate {limit.rate} left no turn in time"
+def _why(turn: Turn) -> str:
+    if turn.reason == "concurrency":
+        return f"all {turn.held_by} slots (concurrency) stayed busy"
+    if turn.reason == "rate":
+        return f"the rate {turn.held_by} left no turn in time"
     return f"the tool is paused after a Retry-After for {turn.wait_seconds or 0:.1f}s more"
 
 
@@ -171,17 +174,16 @@ class ToolLimiter:
     ) -> AsyncIterator[None]:
         """Wait for the call's turn (up to ``limits.wait``) and hold its slots while it runs."""
         call_id = str(uuid.uuid4())
-        holds_slots = any(limit.concurrency is not None for limit in limits.limits)
         try:
             await self._wait(call_id, tool, limits, node=node, run_id=run_id)
-            renewing = asyncio.create_task(self._renew(call_id)) if holds_slots else None
+            # Renewed whatever the spec declares: an operator's cap may make it hold a slot.
+            renewing = asyncio.create_task(self._renew(call_id))
             try:
                 yield
             finally:
-                if renewing is not None:
-                    renewing.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await renewing
+                renewing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await renewing
         finally:
             # Also after a cancel: a slot (or a waiting row) must not wait for its lease.
             await asyncio.shield(store.release(self.pool, call_id))
@@ -246,12 +248,11 @@ class ToolLimiter:
 
 
 def _announce(node: str, tool: str, turn: Turn, limits: ToolLimits) -> None:
-    limit = next((lim for lim in limits.limits if lim.key == turn.key), None)
     shown: dict[str, Any] = {}
-    if limit is not None and turn.reason == "concurrency":
-        shown = {"concurrency": limit.concurrency}
-    elif limit is not None and turn.reason == "rate":
-        shown = {"rate": limit.rate, "burst": limit.burst}
+    if turn.reason == "concurrency" and turn.held_by is not None:
+        shown = {"concurrency": int(turn.held_by), "set_by": turn.set_by}
+    elif turn.reason == "rate":
+        shown = {"rate": turn.held_by, "set_by": turn.set_by}
     event: dict[str, Any] = {
         "plait": "tool_waiting",
         "node": node,

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from plait.engine.store.tool_limits import LimitState, limit_states
     from plait.engine.store.tool_limits import pause as pause_tool
     from plait.engine.store.tool_limits import resume as resume_tool
+    from plait.engine.store.tool_limits import set_caps as cap_tool
     from plait.engine.store.tool_results import (
         PostgresToolResultStore,
         RecordedResult,
@@ -51,6 +52,7 @@ __all__ = [
     "TaskRecord",
     "TenantStore",
     "begin_intent",
+    "cap_tool",
     "database_url",
     "limit_states",
     "migrate",
@@ -83,6 +85,7 @@ if not TYPE_CHECKING:
                 "limit_states": "limit_states",
                 "pause_tool": "pause",
                 "resume_tool": "resume",
+                "cap_tool": "set_caps",
             },
             "tool_results": (
                 "PostgresToolResultStore",

@@ -41,6 +41,10 @@ class Turn:
     wait_seconds: float | None = None
     reason: str | None = None
     key: str | None = None
+    #: The limit that held it: slots (``"2"``) or a rate (``"10/s"``).
+    held_by: str | None = None
+    #: Who set that limit: ``spec`` or ``operator`` (``POST /tool-limits/caps``).
+    set_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -53,13 +57,16 @@ class LimitState:
     rate: str | None
     in_flight: int
     waiting: int
+    #: The operator's caps on the key (``None``: none).
+    cap_concurrency: int | None
+    cap_rate: str | None
     paused_until: datetime | None
     paused_reason: str | None
     updated_at: datetime
 
 
 _TAKE = """
-SELECT granted, wait_seconds, reason, blocked
+SELECT granted, wait_seconds, reason, blocked, held_by, set_by
 FROM plait_tool_take(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 """
 _RENEW = """
@@ -74,6 +81,14 @@ SET paused_until = greatest(paused_until, clock_timestamp() + make_interval(secs
 WHERE tenant_id = %s AND key = ANY(%s)
 RETURNING paused_until
 """
+_CAPS = """
+INSERT INTO plait_tool_limits AS l (tenant_id, key, cap_concurrency, cap_rate, cap_interval)
+VALUES (%s, %s, %s, %s, %s)
+ON CONFLICT (tenant_id, key) DO UPDATE SET
+    cap_concurrency = EXCLUDED.cap_concurrency,
+    cap_rate = EXCLUDED.cap_rate,
+    cap_interval = EXCLUDED.cap_interval
+"""
 _RESUME = """
 UPDATE plait_tool_limits SET paused_until = NULL, paused_reason = NULL
 WHERE tenant_id = %s AND key = %s
@@ -81,7 +96,7 @@ RETURNING key
 """
 # Expired rows are counted out here; the next take of their key deletes them.
 _STATES = """
-SELECT l.tenant_id, l.key, l.concurrency, l.rate, l.updated_at,
+SELECT l.tenant_id, l.key, l.concurrency, l.rate, l.cap_concurrency, l.cap_rate, l.updated_at,
        CASE WHEN l.paused_until > clock_timestamp() THEN l.paused_until END AS paused_until,
        CASE WHEN l.paused_until > clock_timestamp() THEN l.paused_reason END AS paused_reason,
        count(c.id) FILTER (WHERE c.state = 'running') AS in_flight,
@@ -128,7 +143,14 @@ async def take(
         cursor = await conn.execute(_TAKE, params)
         row = await cursor.fetchone()
     assert row is not None  # the function always answers one row
-    return Turn(row["granted"], row["wait_seconds"], row["reason"], row["blocked"])
+    return Turn(
+        row["granted"],
+        row["wait_seconds"],
+        row["reason"],
+        row["blocked"],
+        row["held_by"],
+        row["set_by"],
+    )
 
 
 async def renew(pool: Pool, call_id: str, lease_seconds: float) -> None:
@@ -156,6 +178,23 @@ async def pause(
     return max((row["paused_until"] for row in rows), default=None)
 
 
+async def set_caps(
+    pool: Pool,
+    tenant: str,
+    key: str,
+    *,
+    concurrency: int | None,
+    rate: str | None,
+    interval: float | None,
+) -> None:
+    """Set the operator's caps on ``key`` (``None`` removes one); they tighten what calls declare.
+
+    A key no call has used yet gets its row now, so a cap can come first.
+    """
+    async with pool.connection() as conn:
+        await conn.execute(_CAPS, (tenant, key, concurrency, rate, interval))
+
+
 async def resume(pool: Pool, tenant: str, key: str) -> bool:
     """End ``key``'s pause now; False when the tenant has no such key."""
     async with pool.connection() as conn:
@@ -174,6 +213,8 @@ async def limit_states(conn: AsyncConnection[DictRow], tenant: str | None) -> li
             rate=row["rate"],
             in_flight=row["in_flight"],
             waiting=row["waiting"],
+            cap_concurrency=row["cap_concurrency"],
+            cap_rate=row["cap_rate"],
             paused_until=row["paused_until"],
             paused_reason=row["paused_reason"],
             updated_at=row["updated_at"],

@@ -110,3 +110,45 @@ async def test_each_tenant_sees_pauses_and_resumes_only_its_own_tool_limits(app:
         [after] = (await acme.get("/tool-limits")).json()
         # The waiting call's row stays counted until it takes its turn or its lease ends.
         assert (after["in_flight"], after["waiting"]) == (1, 1)
+
+
+async def test_an_operators_cap_tightens_what_the_spec_declares(app: FastAPI) -> None:
+    pool: Pool = app.state.services.pool
+    async with await _client(app, ADMIN_KEY) as admin:
+        acme = await _client(app, await _tenant_key(admin, "acme"))
+    declared = (KeyLimit(KEY, concurrency=2, rate="100/s", interval=0.01),)
+
+    async def take(call: str | None = None) -> tool_limits.Turn:
+        return await tool_limits.take(
+            pool,
+            call or str(uuid.uuid4()),
+            "acme",
+            declared,
+            tool="charge",
+            run_id=None,
+            node="pay",
+            lease_seconds=30,
+        )
+
+    async with acme:
+        # A cap may come before any call: the key is created.
+        capped = await acme.post("/tool-limits/caps", json={"key": KEY, "concurrency": 1})
+        assert capped.status_code == 200, capped.text
+        assert (capped.json()["cap_concurrency"], capped.json()["cap_rate"]) == (1, None)
+        bad = await acme.post("/tool-limits/caps", json={"key": KEY, "rate": "10 per second"})
+        assert bad.status_code == 422
+
+        granted = str(uuid.uuid4())
+        assert (await take(granted)).granted
+        refused = await take()
+        assert (refused.reason, refused.held_by, refused.set_by) == ("concurrency", "1", "operator")
+
+        # A rate cap slower than the spec's (and no cap on slots: the spec's 2 hold again).
+        await acme.post("/tool-limits/caps", json={"key": KEY, "rate": "2/s"})
+        await tool_limits.release(pool, granted)
+        assert (await take()).granted
+        paced = await take()
+        assert (paced.reason, paced.held_by, paced.set_by) == ("rate", "2/s", "operator")
+        assert paced.wait_seconds is not None and 0.4 < paced.wait_seconds <= 0.5
+        [state] = (await acme.get("/tool-limits")).json()
+        assert (state["cap_concurrency"], state["cap_rate"]) == (None, "2/s")
