@@ -477,6 +477,37 @@ class ToolDef(_Model):
         return self
 
 
+class ModelRoute(_Model):
+    """Call ``model`` instead of the agent's own when ``when`` holds."""
+
+    when: Cel = Field(
+        description=(
+            "CEL over `state`, `input`, `run` and `usage` (this step's model calls so far: "
+            "`model_calls`, `input_tokens`, `output_tokens`, `tokens`, and `run_tokens`, the "
+            "run's tokens when the spec has budgets, else the step's); true picks `model`."
+        )
+    )
+    model: Identifier = Field(description="A name in `spec.models`: the tier to call.")
+
+
+class ContextPolicy(_Model):
+    """What an agent's model sees once its conversation outgrows ``max_tokens``."""
+
+    max_tokens: Annotated[int, Field(ge=16)] = Field(
+        description="Tokens (estimated, about 4 characters each) the model is sent at most."
+    )
+    strategy: Literal["trim", "summarize"] = Field(
+        default="trim",
+        description=(
+            "`trim`: drop the oldest turns (the system prompt and the latest turn stay); "
+            "`summarize`: replace them by a summary the `summary_model` writes."
+        ),
+    )
+    summary_model: Identifier | None = Field(
+        default=None, description="`summarize`: the model that writes it (default: the agent's)."
+    )
+
+
 class AgentDef(_Model):
     """A model with instructions and tools that loops until it stops calling tools."""
 
@@ -490,6 +521,13 @@ class AgentDef(_Model):
             "`data`: tool results reach the model wrapped as untrusted data, and the "
             "system prompt says so."
         ),
+    )
+    routes: list[ModelRoute] = Field(
+        default_factory=list,
+        description="Model tiers by condition, checked before each call; the first true wins.",
+    )
+    context: ContextPolicy | None = Field(
+        default=None, description="Trim or summarise the conversation past `max_tokens`."
     )
 
 

@@ -204,6 +204,22 @@ describe("timeline", () => {
     expect(pausedStep.waiting && waitingText(pausedStep.waiting)).toBe("waiting: tool search is paused for 1.5s more after a Retry-After");
   });
 
+  it("notes each model route an agent takes, and its way back", () => {
+    const state = run(
+      [
+        ["tasks", { id: "t1", name: "work", input: {} }],
+        ["custom", { plait: "model_route", node: "work", model: "strong", when: "state.risk == 'high'" }],
+        ["custom", { plait: "model_route", node: "work", model: "small", when: null }],
+      ],
+      initial(["work"]),
+    );
+    const notes = state.timeline.entries.filter((e) => e.kind === "note");
+    expect(notes.map((note) => note.kind === "note" && [note.type, note.text])).toEqual([
+      ["route", "work calls strong: state.risk == 'high'"],
+      ["route", "work calls small (its own model again)"],
+    ]);
+  });
+
   it("finds the edges the run took, START to END, a loop's back edge included", () => {
     const state = replay(plannerTeam as RecordedRun[], ["planner", "executor", "reviewer"]);
     const edges = [

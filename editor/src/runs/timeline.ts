@@ -93,7 +93,7 @@ export interface TimelineStep {
   text: string;
 }
 
-export type NoteType = "attempt" | "error" | "approval" | "decision" | "budget" | "run" | "guard";
+export type NoteType = "attempt" | "error" | "approval" | "decision" | "budget" | "run" | "guard" | "route";
 
 /** Something that happened to the run rather than inside one step. */
 export interface TimelineNote {
@@ -429,6 +429,11 @@ function custom(tl: Timeline, data: Data, at: string | null): Timeline {
         next = addNote(next, { type: "budget", text, at, node, data });
       }
       return next;
+    }
+    case "model_route": {
+      // An agent's route picked another model tier for its next call (or went back to its own).
+      const why = typeof data.when === "string" ? `: ${data.when}` : " (its own model again)";
+      return addNote(tl, { type: "route", text: `${node ?? "an agent"} calls ${String(data.model)}${why}`, at, node, data });
     }
     case "loop":
     case "refused":
