@@ -41,6 +41,7 @@ from plait.server.api import (
     tenants,
     thread_stream,
     threads,
+    tool_limits,
 )
 from plait.server.api import metrics as metrics_api
 from plait.server.api.deps import Services
@@ -113,7 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         events,
         audit,
     )
-    for module in (*routers, tenants):
+    for module in (*routers, tenants, tool_limits):
         app.include_router(module.router, dependencies=protected)
     app.include_router(thread_stream.router, dependencies=protected)
     app.include_router(a2a_routes.router, dependencies=protected)
