@@ -29,6 +29,7 @@ from plait.server.a2a.routes import a2a_hub
 from plait.server.api import (
     approvals,
     assistants,
+    audit,
     crons,
     drafts,
     events,
@@ -41,6 +42,7 @@ from plait.server.api import (
     tenants,
     thread_stream,
     threads,
+    tool_limits,
 )
 from plait.server.api import metrics as metrics_api
 from plait.server.api.deps import Services
@@ -112,8 +114,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         drafts,
         approvals,
         events,
+        audit,
     )
-    for module in (*routers, tenants):
+    for module in (*routers, tenants, tool_limits):
         app.include_router(module.router, dependencies=protected)
     app.include_router(thread_stream.router, dependencies=protected)
     app.include_router(a2a_routes.router, dependencies=protected)

@@ -35,9 +35,9 @@ class StepSaver(AsyncPostgresSaver):
     ``INSERT`` per row), then the step's checkpoint and its blobs in another:
     with ``durability="sync"`` a one-task step costs two round trips, two
     commits and a statement per row. This saver sends every write as one
-    statement (:mod:`plait.engine.store.step_writes`: the same rows, as arrays)
-    behind :meth:`_guard`, so a write is one round trip and one commit, and a
-    guard that refuses stores nothing of it.
+    statement (:mod:`plait.engine.store.step_writes`: the same rows, one insert
+    per table) behind :meth:`_guard`, so a write is one round trip and one
+    commit, and a guard that refuses stores nothing of it.
 
     Inside :meth:`steps_in_one_trip` a task's writes are held for up to
     :data:`HOLD_SECONDS` and go with the next checkpoint, which for a step

@@ -3,7 +3,8 @@
 The rows are langgraph-checkpoint-postgres 3.2.0's (its tables, its
 ``ON CONFLICT`` rules, its encoding); only the way they travel differs. Its
 saver sends one ``INSERT`` per row, in a pipeline; here every row of a step
-goes as arrays in one statement, which is one round trip, one implicit
+goes in one statement (a multi-row insert per table, as CTEs of the
+checkpoint's insert), which is one round trip, one implicit
 transaction and one commit, and which a guard (the lease fence of a worker's
 run) opens: when the guard raises, nothing of the step is stored.
 """

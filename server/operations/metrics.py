@@ -1,8 +1,9 @@
 """Prometheus metrics: what this process measures, and what Postgres knows at scrape time.
 
 Process metrics live in prometheus-client's default registry: step latency,
-model calls, tokens and cost, tool outcomes, policy refusals (fed by the
-engine through :class:`MetricsObserver`), open SSE streams, finished runs,
+model calls, tokens and cost, tool outcomes, policy refusals, waits under
+tools' limits (fed by the engine through :class:`MetricsObserver`), open SSE
+streams, finished runs,
 and the state of this process's circuit breakers (read at scrape time from
 ``plait.engine.governance.breaker_snapshot()``).
 
@@ -10,7 +11,8 @@ Queue metrics come from Postgres at scrape time (:func:`database_metrics`), so
 they are the same whichever process is scraped and need no bookkeeping: runs
 by status, dead-lettered runs waiting for a requeue, queue depth and the age
 of the oldest pending run, approvals by
-status, a histogram of how long decided approvals waited, and each rollout's
+status, a histogram of how long decided approvals waited, each limited
+tool's calls in flight, waiting and whether it is paused, and each rollout's
 canary share. Only the API
 serves them (``GET /metrics``); a ``plait worker --metrics-port`` serves the
 process metrics only, so summing over processes never counts a run twice.
@@ -35,10 +37,10 @@ from prometheus_client.registry import Collector
 from plait.engine.governance import breaker_snapshot
 from plait.engine.observability import Observer, add_observer
 from plait.engine.run import RunStatus
-from plait.engine.store import Pool
+from plait.engine.store import LimitState, Pool, limit_states
 from plait.server.approvals import records
 from plait.server.approvals.records import APPROVAL_STATUSES
-from plait.server.graphs.rollouts import list_rollouts
+from plait.server.graphs.rollouts import Rollout, list_rollouts
 from plait.server.queue.runs import queue_counts
 
 log = logging.getLogger(__name__)
@@ -76,6 +78,13 @@ TOOL_CALLS = Counter(
 )
 TOOL_SECONDS = Histogram(
     "plait_tool_call_duration_seconds", "Duration of tool calls that ran.", ["tool"]
+)
+TOOL_WAIT_SECONDS = Histogram(
+    "plait_tool_limit_wait_seconds",
+    "How long tool calls waited for their turn under `limits` (reason: concurrency, rate, "
+    "paused), by whether they got it (granted) or gave up (timed_out).",
+    ["tool", "reason", "outcome"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
 )
 REFUSALS = Counter(
     "plait_policy_refusals_total", "Tool calls refused by policy (allowlists).", ["tool"]
@@ -146,6 +155,12 @@ class MetricsObserver(Observer):
         """Count a refusal."""
         REFUSALS.labels(tool).inc()
 
+    def tool_waited(self, tool: str, reason: str, seconds: float, granted: bool) -> None:
+        """Observe how long a call waited for its turn under a tool's limits."""
+        TOOL_WAIT_SECONDS.labels(tool, reason, "granted" if granted else "timed_out").observe(
+            seconds
+        )
+
 
 _OBSERVER = MetricsObserver()
 
@@ -210,6 +225,7 @@ async def database_metrics(pool: Pool) -> list[Metric]:
         queue = await queue_counts(conn)
         approval_counts = await records.approval_counts(conn)
         waits = await records.decision_waits(conn, APPROVAL_WAIT_BUCKETS)
+        limited = await limit_states(conn, None)
         rollouts = await list_rollouts(conn)
     runs = GaugeMetricFamily("plait_runs", "Runs by status, in Postgres.", labels=["status"])
     for status in sorted({*_RUN_STATUSES, *queue.by_status}):
@@ -241,6 +257,46 @@ async def database_metrics(pool: Pool) -> list[Metric]:
     ]
     buckets.append(("+Inf", float(waits.count)))
     wait.add_metric([], buckets, sum_value=waits.total_seconds)
+    return [
+        runs,
+        dead,
+        depth,
+        oldest,
+        approvals,
+        wait,
+        *_tool_limit_metrics(limited),
+        _rollout_share(rollouts),
+    ]
+
+
+def _tool_limit_metrics(states: list[LimitState]) -> list[Metric]:
+    """Calls in flight and waiting, and pauses, of every limited tool key of every tenant."""
+    labels = ["tenant", "key"]
+    in_flight = GaugeMetricFamily(
+        "plait_tool_calls_in_flight",
+        "Calls holding a slot of a tool's `limits` now, across all workers.",
+        labels=labels,
+    )
+    waiting = GaugeMetricFamily(
+        "plait_tool_calls_waiting",
+        "Calls waiting for their turn under a tool's `limits` now, across all workers.",
+        labels=labels,
+    )
+    paused = GaugeMetricFamily(
+        "plait_tool_paused",
+        "1 while a tool is paused (a Retry-After, or by hand), else 0.",
+        labels=labels,
+    )
+    for state in states:
+        key = [state.tenant, state.key]
+        in_flight.add_metric(key, float(state.in_flight))
+        waiting.add_metric(key, float(state.waiting))
+        paused.add_metric(key, 1.0 if state.paused_until is not None else 0.0)
+    return [in_flight, waiting, paused]
+
+
+def _rollout_share(rollouts: list[Rollout]) -> Metric:
+    """Each tenant's rollouts: the canary's share of new threads."""
     share = GaugeMetricFamily(
         "plait_rollout_canary_share",
         "Percent of a tenant's new threads of a graph that start on its canary version "
@@ -252,7 +308,7 @@ async def database_metrics(pool: Pool) -> list[Metric]:
             [rollout.tenant, rollout.graph, rollout.stable, rollout.canary or ""],
             float(rollout.share),
         )
-    return [runs, dead, depth, oldest, approvals, wait, share]
+    return share
 
 
 async def scrape_database(pool: Pool, seconds: float = SCRAPE_TIMEOUT_SECONDS) -> list[Metric]:
