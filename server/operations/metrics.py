@@ -101,8 +101,9 @@ SSE_STREAMS = Gauge("plait_sse_streams_open", "Server-Sent Events streams open n
 RolloutLabel = Literal["canary", "stable", "none"]
 RUNS_STARTED = Counter(
     "plait_runs_started_total",
-    "Runs this API process created, by graph, version and rollout (canary or stable: "
-    "chosen by the tenant's rollout for a new thread; none: otherwise).",
+    "Runs clients created through this API process's run routes, by graph, version and "
+    "rollout (canary or stable: chosen by the tenant's rollout for a new thread; none: "
+    "otherwise).",
     ["graph", "version", "rollout"],
 )
 
@@ -204,7 +205,8 @@ def install() -> None:
 
 
 def run_started(graph: str, version: str, rollout: RolloutLabel) -> None:
-    """Count a run the API created on ``graph@version`` (see :data:`RolloutLabel`)."""
+    """Count a run a client created on ``graph@version`` through the run routes (not the
+    resume runs of approval decisions, crons or A2A); see :data:`RolloutLabel`."""
     RUNS_STARTED.labels(graph, version, rollout).inc()
 
 
