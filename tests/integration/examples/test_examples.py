@@ -128,6 +128,39 @@ async def test_support_uses_the_summarize_subgraph(run_example: Runner) -> None:
     assert "Our billing team will follow up within 2 hours." in output["reply"]
 
 
+async def test_support_triage_routes_high_risk_to_the_strong_model_and_audits_it(
+    run_example: Runner, pool: Pool
+) -> None:
+    routine = await run_example("support-triage", example="routine")
+    assert routine.output["risk"] == "low"
+    assert routine.output["answer"].startswith("You can change your delivery address")
+    assert not [
+        e for e in routine.events if isinstance(e, Custom) and e.data.get("plait") == "model_route"
+    ]
+
+    risky = await run_example("support-triage", example="chargeback_threat")
+    assert risky.output["risk"] == "high"
+    assert risky.output["answer"].startswith("I am sorry about the double charge")
+    [route] = [
+        e.data
+        for e in risky.events
+        if isinstance(e, Custom) and e.data.get("plait") == "model_route"
+    ]
+    assert (route["node"], route["model"]) == ("answer", "strong")
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT node, actor, detail FROM plait_audit "
+            "WHERE thread_id = %s AND kind = 'model_call' ORDER BY id",
+            (risky.thread_id,),
+        )
+        calls = await cursor.fetchall()
+    assert [(c["node"], c["actor"], c["detail"]["model"]) for c in calls] == [
+        ("rate", "node:rate", "classifier"),
+        ("answer", "agent:support", "strong"),
+    ]
+    assert "chargeback" in calls[1]["detail"]["messages"][-1]["content"]
+
+
 async def test_summarize_runs_on_its_own(run_example: Runner) -> None:
     outcome = await run_example("summarize")
     assert outcome.output["key_points"][0] == "duplicate charge"
@@ -214,4 +247,5 @@ def test_every_example_spec_is_covered() -> None:
         "a2a-expense-agent",
         "a2a-expense-caller",
         "chat",
+        "support-triage",
     }
