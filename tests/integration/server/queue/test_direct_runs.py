@@ -84,7 +84,7 @@ async def test_run_start_and_finish(pool: Pool) -> None:
     assert started.ended_at is None
     assert (started.graph, started.version, started.digest) == ("team", "1.0.0", "d1")
 
-    finished = await finish_run(pool, started.run_id, "error", "node 'fetch' timed out")
+    finished = await finish_run(pool, started.run_id, "failed", "node 'fetch' timed out")
     assert finished.status == "error"
     assert finished.error == "node 'fetch' timed out"
     assert finished.ended_at is not None
@@ -92,7 +92,7 @@ async def test_run_start_and_finish(pool: Pool) -> None:
     assert await get_run(pool, started.run_id) == finished
 
     second = await start_run(pool, "run-2-" + thread.thread_id, thread)
-    await finish_run(pool, second.run_id, "success")
+    await finish_run(pool, second.run_id, "succeeded")
     runs = await list_runs(pool, thread.thread_id)
     assert [(run.run_id, run.status) for run in runs] == [
         (started.run_id, "error"),
@@ -105,4 +105,4 @@ async def test_run_start_and_finish(pool: Pool) -> None:
 
 async def test_finishing_an_unknown_run_fails(pool: Pool) -> None:
     with pytest.raises(LookupError, match="no run"):
-        await finish_run(pool, _id(), "success")
+        await finish_run(pool, _id(), "succeeded")
