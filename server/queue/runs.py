@@ -753,6 +753,7 @@ async def set_state(
 ) -> bool:
     """While ``lease`` holds the run: record that it runs or retries (``state``, ``detail``).
 
+    Staying in its state with a new detail (items lost meanwhile) is no transition.
     Returns whether it did (not: the lease moved on, or the run ended).
     """
     async with pool.connection() as conn:
@@ -766,7 +767,7 @@ async def set_state(
                 lease.run_id,
                 lease.owner,
                 lease.attempt,
-                list(run_states.sources_of(state)),
+                [state, *run_states.sources_of(state)],
             ),
         )
         return cursor.rowcount > 0

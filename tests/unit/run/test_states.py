@@ -27,7 +27,7 @@ def test_every_state_maps_to_an_agent_server_status_and_an_a2a_task_state() -> N
     assert set(INFO) == set(STATES) == set(TRANSITIONS)
     for state in STATES:
         assert status_of(state) in get_args(RunStatus)
-        assert a2a_state_of(state) in TaskState.keys()
+        assert TaskState.Value(a2a_state_of(state)) != TaskState.TASK_STATE_UNSPECIFIED
     # The SDKs see what the Agent Server would say.
     assert status_of("partially_succeeded") == "success"
     assert status_of("waiting_for_person") == status_of("waiting_for_tool") == "success"
