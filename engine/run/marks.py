@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from plait.engine.run.driver import Item
-from plait.engine.run.states import RunState, losses_only, settled, with_losses
+from plait.engine.run.states import RunState, losses_only, settled_state, with_losses
 
 
 class RunMarks:
@@ -80,4 +80,4 @@ class RunMarks:
 
     def ended(self) -> RunState:
         """What the run counts as when it reached its end."""
-        return settled(self.losses())
+        return settled_state(self.losses())

@@ -4,9 +4,8 @@ The runner (:mod:`plait.engine.run.runner`) pins a thread to the spec it
 started on and says how each run ended; where that is kept is the caller's:
 ``plait run`` and ``plait test`` give the server's record of runs and threads
 (``plait.server.queue.direct_runs``, the one owner of those tables' SQL), a
-library caller may give none. ``RunStatus`` is the Agent Server's vocabulary of a
-run's status, shared with the server's queue; Plait's finer state is
-:mod:`plait.engine.run.states`.
+library caller may give none. A run's status (the Agent Server's ``RunStatus``)
+and Plait's finer state are :mod:`plait.engine.run.states`.
 """
 
 from __future__ import annotations
@@ -14,12 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from plait.engine.run.states import RunState
-
-RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
+from plait.engine.run.states import RunState
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from plait.engine.run.events import (
 )
 from plait.engine.run.marks import RunMarks
 from plait.engine.run.records import RunLog, ThreadRecord, ThreadSpecMismatch
-from plait.engine.run.states import RunState, label, waiting_on
+from plait.engine.run.states import RunState, state_label, waiting_on
 from plait.engine.run.stream_items import EventsOfItems, error_text
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.expressions import to_plain
@@ -256,7 +256,7 @@ async def run_graph(
             yield Completed(
                 output=_output(loaded.spec, final.values),
                 state=outcome,
-                label=label(outcome, marks.losses()),
+                label=state_label(outcome, marks.losses()),
             )
         else:
             error = final.error or f"the run stopped before {', '.join(final.next)}"

@@ -4,9 +4,9 @@
 which is all the LangGraph SDKs know. Beside it Plait keeps a finer
 :data:`RunState` that says what happened: a map that lost items, a run
 waiting on a person or on a tool, a retry, a dead letter. This module owns
-the states, the transitions allowed between them (:func:`check`), the Agent
+the states, the transitions allowed between them (:func:`check_transition`), the Agent
 Server status and A2A task state each maps to, and the words a person reads
-(:func:`label`). Every writer of a run's status asks it first.
+(:func:`state_label`). Every writer of a run's status asks it first.
 
 A state's *detail* (``plait_runs.state_detail``) carries what the label needs:
 ``lost_items``/``items``/``maps`` for a map that lost items (kept through
@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
-from plait.engine.run.records import RunStatus
+#: The Agent Server's run statuses: all the LangGraph SDKs know (``plait_runs.status``).
+RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
 
 RunState = Literal[
     "queued",
@@ -142,7 +143,7 @@ class ForbiddenTransition(ValueError):
         )
 
 
-def check(before: str, after: str) -> RunState:
+def check_transition(before: str, after: str) -> RunState:
     """``after`` when a run in ``before`` may become it; :class:`ForbiddenTransition` if not."""
     if after not in TRANSITIONS.get(cast(RunState, before), frozenset()):
         raise ForbiddenTransition(before, after)
@@ -165,7 +166,7 @@ def a2a_state_of(state: str) -> str:
     return info.a2a if info is not None else "TASK_STATE_UNSPECIFIED"
 
 
-def settled(detail: Mapping[str, Any] | None) -> RunState:
+def settled_state(detail: Mapping[str, Any] | None) -> RunState:
     """What a run that reached its end (or a parked run whose thread moved on) counts as."""
     return "partially_succeeded" if lost_items(detail) else "succeeded"
 
@@ -216,7 +217,7 @@ def losses_only(detail: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (detail or {}).items() if k in ("lost_items", "items", "maps")}
 
 
-def label(state: str, detail: Mapping[str, Any] | None = None) -> str:
+def state_label(state: str, detail: Mapping[str, Any] | None = None) -> str:
     """The state in words for a person, e.g. ``partial: 3 of 5 items lost``."""
     detail = detail or {}
     if state == "partially_succeeded":

@@ -31,8 +31,7 @@ from a2a.types.a2a_pb2 import Message, Part, Task, TaskState, TaskStatus
 from google.protobuf.json_format import ParseDict
 from google.protobuf.struct_pb2 import Value
 
-from plait.engine.run import RunRejected, check_input
-from plait.engine.run.states import a2a_state_of, label
+from plait.engine.run import RunRejected, a2a_state_of, check_input, state_label
 from plait.server.a2a.messages import NotADecision, decision_of, run_input
 from plait.server.a2a.task_store import tenant_of
 from plait.server.approvals import records
@@ -276,7 +275,7 @@ class PlaitAgentExecutor(AgentExecutor):
         if task_state == "TASK_STATE_FAILED":
             text = (
                 error.get("message") if isinstance(error, Mapping) else None
-            ) or f"the run ended {label(state, detail)}"
+            ) or f"the run ended {state_label(state, detail)}"
             await updater.failed(updater.new_agent_message([Part(text=str(text))]))
             return
         if task_state == "TASK_STATE_INPUT_REQUIRED":
@@ -290,7 +289,7 @@ class PlaitAgentExecutor(AgentExecutor):
             # a follow-up message on the task follows that run.
             await updater.update_status(
                 TaskState.TASK_STATE_WORKING,
-                updater.new_agent_message([Part(text=label(state, detail))]),
+                updater.new_agent_message([Part(text=state_label(state, detail))]),
             )
             return
         output = await self._output(run, values, tenant)

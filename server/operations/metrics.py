@@ -34,8 +34,7 @@ from prometheus_client.registry import Collector
 
 from plait.engine.governance import breaker_snapshot
 from plait.engine.observability import Observer, add_observer
-from plait.engine.run import RunStatus
-from plait.engine.run.states import STATES
+from plait.engine.run import STATES, RunStatus
 from plait.engine.store import Pool
 from plait.server.approvals import records
 from plait.server.approvals.records import APPROVAL_STATUSES

@@ -15,9 +15,15 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from plait.engine.run import RunStatus, ThreadRecord, ThreadSpecMismatch
-from plait.engine.run import states as run_states
-from plait.engine.run.states import RunState
+from plait.engine.run import (
+    RunState,
+    RunStatus,
+    ThreadRecord,
+    ThreadSpecMismatch,
+    check_transition,
+    sources_of,
+    status_of,
+)
 from plait.engine.store import Pool
 from plait.server.queue.waiting import settle_waiting_in
 
@@ -27,7 +33,7 @@ _RUN_COLUMNS = (
     "run_id, thread_id, graph, version, digest, status, error, started_at, ended_at, "
     "state, state_detail"
 )
-_STARTED = run_states.check("queued", "running")
+_STARTED = check_transition("queued", "running")
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,7 @@ async def start_run(pool: Pool, run_id: str, thread: ThreadRecord) -> RunRecord:
                 thread.graph,
                 thread.version,
                 thread.digest,
-                run_states.status_of(_STARTED),
+                status_of(_STARTED),
                 _STARTED,
             ),
         )
@@ -158,12 +164,12 @@ async def finish_run(
             RETURNING {_RUN_COLUMNS}
             """,
             (
-                run_states.status_of(state),
+                status_of(state),
                 state,
                 Jsonb(dict(detail)) if detail is not None else None,
                 error,
                 run_id,
-                list(run_states.sources_of(state)),
+                list(sources_of(state)),
             ),
         )
         row = await cursor.fetchone()
@@ -172,7 +178,7 @@ async def finish_run(
             found = await cursor.fetchone()
             if found is None:
                 raise LookupError(f"no run {run_id!r}")
-            run_states.check(found["state"], state)  # raises: it ended before
+            check_transition(found["state"], state)  # raises: it ended before
             raise LookupError(f"run {run_id!r} changed while it was being ended")
         await conn.execute(
             "UPDATE plait_threads SET updated_at = now() WHERE thread_id = %s",

@@ -26,9 +26,17 @@ from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from plait.engine.run import RunStatus, ThreadRecord, ThreadSpecMismatch
-from plait.engine.run import states as run_states
-from plait.engine.run.states import RunState
+from plait.engine.run import (
+    RunState,
+    RunStatus,
+    ThreadRecord,
+    ThreadSpecMismatch,
+    check_transition,
+    losses_only,
+    sources_of,
+    state_label,
+    status_of,
+)
 from plait.engine.store import Pool
 from plait.server.approvals.records import settle_answered_in
 from plait.server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
@@ -63,11 +71,11 @@ _LIMITS_JSON = ", ".join(f"'{name}', t.{name}" for name in DAILY_LIMIT_FIELDS)
 _ACTIVE = "(status = 'pending' OR (status = 'running' AND lease_owner IS NOT NULL))"
 # The transitions the queue's statements make, checked once when this module loads
 # (engine/run/states.py owns which are allowed).
-_CLAIMED = run_states.check("queued", "running")
-_TAKEN_OVER = run_states.check("running", "retrying")
-_HANDED_BACK = run_states.check("running", "queued")
-_CANCELLED_PENDING = run_states.check("queued", "cancelled")
-_REQUEUED = run_states.check("dead_lettered", "queued")
+_CLAIMED = check_transition("queued", "running")
+_TAKEN_OVER = check_transition("running", "retrying")
+_HANDED_BACK = check_transition("running", "queued")
+_CANCELLED_PENDING = check_transition("queued", "cancelled")
+_REQUEUED = check_transition("dead_lettered", "queued")
 _WAITING: tuple[RunState, ...] = ("waiting_for_person", "waiting_for_tool")
 
 
@@ -130,7 +138,7 @@ class Run:
         )
         if expired and self.state in ("running", "retrying"):
             retry = {"reason": "worker_lost", "attempt": self.attempt + 1}
-            return "retrying", {**run_states.losses_only(self.state_detail), "retry": retry}
+            return "retrying", {**losses_only(self.state_detail), "retry": retry}
         return self.state, self.state_detail
 
     def to_api(self) -> dict[str, Any]:
@@ -156,7 +164,7 @@ class Run:
             "plait_status": self.plait_status,
             "plait_state": state,
             "plait_state_detail": detail,
-            "plait_state_label": run_states.label(state, detail),
+            "plait_state_label": state_label(state, detail),
             "dead_letter": self.dead_letter,
         }
 
@@ -767,7 +775,7 @@ async def set_state(
                 lease.run_id,
                 lease.owner,
                 lease.attempt,
-                [state, *run_states.sources_of(state)],
+                [state, *sources_of(state)],
             ),
         )
         return cursor.rowcount > 0
@@ -803,7 +811,7 @@ async def finish_run(
     call with the run and its final ``values``, written in the same transaction
     (:mod:`plait.server.queue.webhooks`).
     """
-    status = run_states.status_of(state)
+    status = status_of(state)
     after: ThreadStatus = (
         "interrupted"
         if state in _WAITING
@@ -823,7 +831,7 @@ async def finish_run(
                 "status": status,
                 "state": state,
                 "detail": Jsonb(dict(detail)) if detail is not None else None,
-                "sources": list(run_states.sources_of(state)),
+                "sources": list(sources_of(state)),
                 "error": error,
                 "attempt": attempt,
                 "dead_letter": Jsonb(dict(dead_letter)) if dead_letter is not None else None,
@@ -855,7 +863,7 @@ async def _refuse_forbidden(
     )
     held = await cursor.fetchone()
     if held is not None:
-        run_states.check(held["state"], state)
+        check_transition(held["state"], state)
 
 
 _LOCK_THREAD_OF_RUN = """
@@ -964,7 +972,7 @@ async def release_run(pool: Pool, run_id: str, worker_id: str, attempt: int | No
             RETURNING run_id
             """,
             (
-                run_states.status_of(_HANDED_BACK),
+                status_of(_HANDED_BACK),
                 _HANDED_BACK,
                 run_id,
                 worker_id,
@@ -1057,7 +1065,7 @@ async def requeue_run(
             WHERE run_id = %s
             RETURNING {_COLUMNS}
             """,
-            (run_states.status_of(_REQUEUED), _REQUEUED, run_id),
+            (status_of(_REQUEUED), _REQUEUED, run_id),
         )
         requeued = _run(await cursor.fetchone())
         await conn.execute(
@@ -1173,7 +1181,7 @@ async def _cancel_locked(
             WHERE run_id = %s
             RETURNING {_COLUMNS}
             """,
-            (run_states.status_of(_CANCELLED_PENDING), _CANCELLED_PENDING, action, run_id),
+            (status_of(_CANCELLED_PENDING), _CANCELLED_PENDING, action, run_id),
         )
         run = _run(await cursor.fetchone())
         await journal.append(conn, run_id, "end", None)

@@ -13,13 +13,12 @@ from __future__ import annotations
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
-from plait.engine.run import states as run_states
-from plait.engine.run.states import RunState
+from plait.engine.run import RunState, check_transition, settled_state
 
 WAITING: tuple[RunState, ...] = ("waiting_for_person", "waiting_for_tool")
 # The statement below makes these transitions; checked when the module loads.
 _SETTLES = {
-    run_states.check(waiting, run_states.settled(detail))
+    check_transition(waiting, settled_state(detail))
     for waiting in WAITING
     for detail in (None, {"lost_items": 1})
 }
@@ -28,7 +27,7 @@ _SETTLES = {
 async def settle_waiting_in(conn: AsyncConnection[DictRow], thread_id: str) -> None:
     """The thread moves on (an answer, a new input): its parked runs stop waiting.
 
-    Each counts as it ended (:func:`plait.engine.run.states.settled`: partially
+    Each counts as it ended (:func:`plait.engine.run.states.settled_state`: partially
     succeeded when it lost map items). Call under the thread's lock.
     """
     await conn.execute(

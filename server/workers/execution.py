@@ -28,9 +28,17 @@ from langgraph.types import Command, Send
 
 from plait.engine.compiler import CompileCache, CompiledSpec, compile_spec
 from plait.engine.governance import read_usage
-from plait.engine.run import Item, RunContext, RunTimedOut, drive
-from plait.engine.run.marks import RunMarks
-from plait.engine.run.states import RunState, losses_only, parked_tool, waiting_on
+from plait.engine.run import (
+    Item,
+    RunContext,
+    RunMarks,
+    RunState,
+    RunTimedOut,
+    drive,
+    losses_only,
+    parked_tool,
+    waiting_on,
+)
 from plait.engine.spec import duration_seconds
 from plait.engine.store import Pool, PostgresAuditStore, TenantStore, new_checkpointer
 from plait.engine.tools import ToolResultStore

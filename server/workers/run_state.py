@@ -16,9 +16,7 @@ import contextlib
 import logging
 from typing import Any
 
-from plait.engine.run import Item
-from plait.engine.run.marks import RunMarks
-from plait.engine.run.states import RunState
+from plait.engine.run import Item, RunMarks, RunState
 from plait.engine.store import Pool
 from plait.server.queue import runs
 from plait.server.queue.leases import Lease

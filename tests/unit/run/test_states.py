@@ -8,16 +8,16 @@ import pytest
 from a2a.types.a2a_pb2 import TaskState
 
 from plait.engine.run.marks import RunMarks
-from plait.engine.run.records import RunStatus
 from plait.engine.run.states import (
     INFO,
     STATES,
     TRANSITIONS,
     ForbiddenTransition,
+    RunStatus,
     a2a_state_of,
-    check,
-    label,
+    check_transition,
     sources_of,
+    state_label,
     status_of,
     waiting_on,
 )
@@ -51,13 +51,13 @@ def test_every_state_maps_to_an_agent_server_status_and_an_a2a_task_state() -> N
 )
 def test_a_forbidden_transition_is_an_error(before: str, after: str) -> None:
     with pytest.raises(ForbiddenTransition, match=f"cannot go from '{before}' to '{after}'"):
-        check(before, after)
+        check_transition(before, after)
 
 
 def test_allowed_transitions_and_their_sources() -> None:
-    assert check("running", "partially_succeeded") == "partially_succeeded"
-    assert check("retrying", "running") == "running"
-    assert check("dead_lettered", "queued") == "queued"
+    assert check_transition("running", "partially_succeeded") == "partially_succeeded"
+    assert check_transition("retrying", "running") == "running"
+    assert check_transition("dead_lettered", "queued") == "queued"
     assert set(sources_of("running")) == {"queued", "retrying"}
     assert "succeeded" not in sources_of("succeeded")
     final = [state for state in STATES if INFO[state].final]
@@ -75,17 +75,17 @@ def test_waiting_on_a_person_or_a_tool_is_told_by_the_interrupt() -> None:
 
 def test_labels_say_what_happened() -> None:
     detail = {"lost_items": 3, "items": 5, "maps": [{"node": "fan", "items": 5, "lost": 3}]}
-    assert label("partially_succeeded", detail) == "partial: 3 of 5 items lost"
-    assert label("retrying", {"retry": {"reason": "worker_lost", "attempt": 2}}) == (
+    assert state_label("partially_succeeded", detail) == "partial: 3 of 5 items lost"
+    assert state_label("retrying", {"retry": {"reason": "worker_lost", "attempt": 2}}) == (
         "retrying: worker lost (attempt 2)"
     )
-    assert label("retrying", {"retry": {"target": "tool:fetch", "attempt": 1}}) == (
+    assert state_label("retrying", {"retry": {"target": "tool:fetch", "attempt": 1}}) == (
         "retrying tool:fetch (attempt 2)"
     )
-    assert label("waiting_for_tool", {"waiting": {"tools": ["slow/job"]}}) == (
+    assert state_label("waiting_for_tool", {"waiting": {"tools": ["slow/job"]}}) == (
         "waiting for slow/job"
     )
-    assert label("timed_out") == "timed out"
+    assert state_label("timed_out") == "timed out"
 
 
 def test_marks_count_a_retried_maps_losses_once_and_back_off_then_run() -> None:
