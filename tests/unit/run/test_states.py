@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any, get_args
 
 import pytest
@@ -109,3 +111,15 @@ def test_marks_count_a_retried_maps_losses_once_and_back_off_then_run() -> None:
     # A later attempt starts from what the earlier ones lost.
     assert RunMarks(marks.losses()).ended() == "partially_succeeded"
     assert RunMarks().live() == ("running", None)
+
+
+def test_the_operations_guide_maps_every_state_as_the_code_does() -> None:
+    guide = Path(__file__).resolve().parents[3] / "docs" / "operations.md"
+    rows = re.findall(
+        r"^\| `(\w+)` \| .+ \| `(\w+)`(?: \(thread `interrupted`\))? \| `(TASK_STATE_\w+)` \|$",
+        guide.read_text(encoding="utf-8"),
+        re.MULTILINE,
+    )
+    assert {state: (status, a2a) for state, status, a2a in rows} == {
+        state: (info.status, info.a2a) for state, info in INFO.items()
+    }
