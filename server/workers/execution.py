@@ -254,8 +254,9 @@ async def _execute(
     plan = plan_stream(run.kwargs.get("stream_mode"), bool(run.kwargs.get("stream_subgraphs")))
     lease = Lease(run.run_id, worker_id, run.attempt)
     writer = JournalWriter(run.run_id, journal, run.attempt)
-    # The run's state while it runs; it starts from the items earlier attempts lost.
-    live = LiveState(pool, lease, RunMarks(run.state_detail), run.state)
+    # The run's state while it runs (`running` once driven, below); it starts from the
+    # items earlier attempts lost.
+    live = LiveState(pool, lease, RunMarks(run.state_detail), "running")
     found: list[dict[str, Any]] = []
     status: Literal["success", "error", "timeout"] = "success"
     error: str | None = None
