@@ -150,6 +150,19 @@ def check_transition(before: str, after: str) -> RunState:
     return after
 
 
+#: What a run's finish records: an end, a wait on a person or a tool, or a dead letter.
+ENDINGS: frozenset[RunState] = _ENDS | {"dead_lettered"}
+
+
+def check_ending(state: str) -> RunState:
+    """``state`` when a run's finish may record it (:data:`ENDINGS`); ``ValueError`` if not."""
+    if state not in ENDINGS:
+        raise ValueError(
+            f"{state!r} is not how a run ends; a finish records one of {', '.join(sorted(ENDINGS))}"
+        )
+    return state
+
+
 def sources_of(after: RunState) -> tuple[RunState, ...]:
     """The states a run may be in to become ``after`` (for a statement's ``WHERE``)."""
     return tuple(state for state in STATES if after in TRANSITIONS[state])

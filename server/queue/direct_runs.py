@@ -20,6 +20,7 @@ from plait.engine.run import (
     RunStatus,
     ThreadRecord,
     ThreadSpecMismatch,
+    check_ending,
     check_transition,
     sources_of,
     status_of,
@@ -164,7 +165,7 @@ async def finish_run(
             RETURNING {_RUN_COLUMNS}
             """,
             (
-                status_of(state),
+                status_of(check_ending(state)),
                 state,
                 Jsonb(dict(detail)) if detail is not None else None,
                 error,

@@ -31,6 +31,7 @@ from plait.engine.run import (
     RunStatus,
     ThreadRecord,
     ThreadSpecMismatch,
+    check_ending,
     check_transition,
     losses_only,
     sources_of,
@@ -811,7 +812,7 @@ async def finish_run(
     call with the run and its final ``values``, written in the same transaction
     (:mod:`plait.server.queue.webhooks`).
     """
-    status = status_of(state)
+    status = status_of(check_ending(state))
     after: ThreadStatus = (
         "interrupted"
         if state in _WAITING

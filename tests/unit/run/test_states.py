@@ -17,6 +17,7 @@ from plait.engine.run.states import (
     ForbiddenTransition,
     RunStatus,
     a2a_state_of,
+    check_ending,
     check_transition,
     sources_of,
     state_label,
@@ -60,6 +61,10 @@ def test_allowed_transitions_and_their_sources() -> None:
     assert check_transition("running", "partially_succeeded") == "partially_succeeded"
     assert check_transition("retrying", "running") == "running"
     assert check_transition("dead_lettered", "queued") == "queued"
+    # What a run's finish may record: an end or a wait, never a live state.
+    assert check_ending("waiting_for_tool") == "waiting_for_tool"
+    with pytest.raises(ValueError, match="'retrying' is not how a run ends"):
+        check_ending("retrying")
     assert set(sources_of("running")) == {"queued", "retrying"}
     assert "succeeded" not in sources_of("succeeded")
     final = [state for state in STATES if INFO[state].final]

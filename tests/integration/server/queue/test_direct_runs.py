@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from plait.engine.run import ForbiddenTransition
 from plait.engine.run.records import ThreadSpecMismatch
 from plait.engine.store.pool import Pool
 from plait.server.queue.direct_runs import (
@@ -106,3 +107,17 @@ async def test_run_start_and_finish(pool: Pool) -> None:
 async def test_finishing_an_unknown_run_fails(pool: Pool) -> None:
     with pytest.raises(LookupError, match="no run"):
         await finish_run(pool, _id(), "succeeded")
+
+
+async def test_a_parked_cli_run_waits_until_the_next_run_and_never_ends_twice(pool: Pool) -> None:
+    thread = await claim_thread(pool, _id(), graph="team", version="1.0.0", digest="d1")
+    parked = await start_run(pool, "run-1-" + thread.thread_id, thread)
+    waiting = await finish_run(pool, parked.run_id, "waiting_for_person")
+    # Stopped on an approval: `success` as the Agent Server records it, waiting in Plait.
+    assert (waiting.status, waiting.state) == ("success", "waiting_for_person")
+    with pytest.raises(ForbiddenTransition, match="'waiting_for_person' to 'failed'"):
+        await finish_run(pool, parked.run_id, "failed", "late")
+
+    await start_run(pool, "run-2-" + thread.thread_id, thread)  # the decision's run
+    settled = await get_run(pool, parked.run_id)
+    assert settled is not None and (settled.status, settled.state) == ("success", "succeeded")

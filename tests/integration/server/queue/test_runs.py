@@ -8,6 +8,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from plait.engine.run import ForbiddenTransition
 from plait.engine.run.records import ThreadSpecMismatch
 from plait.engine.store.pool import Pool
 from plait.server.graphs.versions import GraphVersion, save_version
@@ -500,3 +501,25 @@ async def test_cancel_and_delete(qpool: Pool, qgraph: GraphVersion) -> None:
     assert await get_run(qpool, run.run_id) is None
     with pytest.raises(RunNotFound):
         await delete_run(qpool, thread_id, run.run_id)
+
+
+async def test_a_finish_to_a_state_the_run_cannot_reach_is_refused(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    thread_id = await _new_thread(qpool)
+    run = await _create(qpool, qgraph, thread_id)
+    await claim_runs(qpool, "w1", 10, LEASE)
+
+    with pytest.raises(ValueError, match="'queued' is not how a run ends"):
+        # Handing a run back is release_run's, which clears its lease.
+        await finish_run(qpool, run.run_id, "w1", "queued")
+    # A row changed behind the table's back (by hand): the finish is refused, not forced.
+    async with qpool.connection() as conn:
+        await conn.execute(
+            "UPDATE plait_runs SET state = 'succeeded' WHERE run_id = %s", (run.run_id,)
+        )
+    with pytest.raises(ForbiddenTransition, match="'succeeded' to 'failed'"):
+        await finish_run(qpool, run.run_id, "w1", "failed", "boom")
+    current = await get_run(qpool, run.run_id)
+    assert current is not None and (current.status, current.error) == ("running", None)
+    assert [e.event for e in await journal.read_after(qpool, run.run_id)] == ["metadata"]
