@@ -4,11 +4,12 @@ The Plait-compiled 10-node graph of ``overhead.py``, three ways, interleaved
 (order rotated every round) on one psycopg pool, each run on a new thread:
 
 - no checkpointer (nothing durable: the baseline);
-- ``durability="sync"`` with LangGraph's write path (each task's writes in a
-  transaction, then the step's checkpoint in another);
+- ``durability="sync"`` with LangGraph's ``AsyncPostgresSaver`` (each task's
+  writes in a pipeline, then the step's checkpoint and blobs in another: a
+  statement per row);
 - ``durability="sync"`` as Plait's runs save it (``StepSaver`` inside
-  ``steps_in_one_trip``, as ``drive()`` does: a step's writes go with its
-  checkpoint, one round trip per step; docs/decisions.md, 86).
+  ``steps_in_one_trip``, as ``drive()`` does: a step's writes, blobs and
+  checkpoint in one statement; docs/decisions.md, 86 and 89).
 
 Goal (issue 19, goal 5): a durable step <= 3x a non-durable one. The ratio is
 the median of per-round ratios (durable / non-durable), robust to load drift.
@@ -32,6 +33,7 @@ from collections.abc import Awaitable, Callable
 
 import uvloop
 from _report import machine, median, percentile, write_section
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from overhead import NODES, compiled_spec, describe_server
 
 from plait.engine.store import StepSaver, database_url, migrate, new_checkpointer, open_pool
@@ -45,11 +47,15 @@ def runners(pool: Pool) -> dict[str, Runner]:
     """One coroutine factory per way of saving; each call is one run on a new thread."""
     compiled = compiled_spec()
 
-    async def run(saver: StepSaver | None, one_trip: bool) -> None:
+    async def run(saver: AsyncPostgresSaver | None, one_trip: bool) -> None:
         graph = compiled.bind(saver)
         config = {"configurable": {"thread_id": uuid.uuid4().hex}}
         options = {"durability": "sync"} if saver is not None else {}
-        held = saver.steps_in_one_trip() if saver and one_trip else contextlib.nullcontext()
+        held = (
+            saver.steps_in_one_trip()
+            if isinstance(saver, StepSaver) and one_trip
+            else contextlib.nullcontext()
+        )
         async with held:
             result = await graph.ainvoke({"count": 0}, config, **options)
         assert result["count"] == NODES, result
@@ -58,7 +64,7 @@ def runners(pool: Pool) -> dict[str, Runner]:
         await run(None, False)
 
     async def langgraph() -> None:
-        await run(new_checkpointer(pool), False)
+        await run(AsyncPostgresSaver(pool), False)
 
     async def steps() -> None:
         await run(new_checkpointer(pool), True)
@@ -68,17 +74,21 @@ def runners(pool: Pool) -> dict[str, Runner]:
 
 async def measure(
     contenders: dict[str, Runner], runs: int, concurrency: int
-) -> dict[str, list[float]]:
-    """Milliseconds per step of each round of each contender, rotated every round."""
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Milliseconds per step of each round of each contender, rotated every round, and
+    each contender's client CPU milliseconds per step over all its rounds."""
     names = list(contenders)
     times: dict[str, list[float]] = {name: [] for name in names}
+    cpu = dict.fromkeys(names, 0.0)
     for index in range(runs):
         shift = index % len(names)
         for name in names[shift:] + names[:shift]:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             await asyncio.gather(*(contenders[name]() for _ in range(concurrency)))
             times[name].append((time.perf_counter() - start) * 1000 / (NODES * concurrency))
-    return times
+            cpu[name] += time.process_time() - start_cpu
+    steps = runs * concurrency * NODES
+    return times, {name: spent * 1000 / steps for name, spent in cpu.items()}
 
 
 async def main() -> None:
@@ -95,7 +105,7 @@ async def main() -> None:
         server = await describe_server(pool)
         contenders = runners(pool)
         await measure(contenders, args.warmup, args.concurrency)
-        times = await measure(contenders, args.runs, args.concurrency)
+        times, cpu = await measure(contenders, args.runs, args.concurrency)
     base = times[KINDS[0]]
     ratios = {
         name: median([d / b for d, b in zip(times[name], base, strict=True)]) for name in KINDS
@@ -105,6 +115,7 @@ async def main() -> None:
         "|---|---:|---:|---:|",
         "| median | " + " | ".join(f"{median(times[n]):.3f}" for n in KINDS) + " |",
         "| p90 | " + " | ".join(f"{percentile(times[n], 0.9):.3f}" for n in KINDS) + " |",
+        "| client CPU per step (ms) | " + " | ".join(f"{cpu[n]:.3f}" for n in KINDS) + " |",
         "| median of paired ratios to non-durable | "
         + " | ".join(f"**{ratios[n]:.2f}**" for n in KINDS)
         + " |",
@@ -116,7 +127,8 @@ Measured {machine()}; {server}; load average {load[0]:.1f} when it started.
 Method: `bench/durable_step.py --runs {args.runs} --concurrency {args.concurrency}`:
 the Plait-compiled {NODES}-node graph of `overhead.py` without a checkpointer, with
 `durability="sync"` and LangGraph's write path, and with `durability="sync"` as
-Plait's runs save it (`StepSaver`, one round trip per step: docs/decisions.md, 86);
+Plait's runs save it (`StepSaver`: a step's writes and checkpoint in one statement,
+docs/decisions.md 86 and 89);
 {args.runs} rounds of {args.concurrency} run(s) of each, rotated, after {args.warmup}.
 
 {chr(10).join(rows)}

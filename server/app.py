@@ -29,6 +29,7 @@ from plait.server.a2a.routes import a2a_hub
 from plait.server.api import (
     approvals,
     assistants,
+    audit,
     crons,
     drafts,
     events,
@@ -40,6 +41,7 @@ from plait.server.api import (
     tenants,
     thread_stream,
     threads,
+    tool_limits,
 )
 from plait.server.api import metrics as metrics_api
 from plait.server.api.deps import Services
@@ -99,8 +101,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(metrics_api.router)
     # Every API route but health needs a key once keys exist (server/auth/keys.py).
     protected = [Depends(authenticate)]
-    routers = (assistants, threads, state, crons, runs, store, graphs, drafts, approvals, events)
-    for module in (*routers, tenants):
+    routers = (
+        assistants,
+        threads,
+        state,
+        crons,
+        runs,
+        store,
+        graphs,
+        drafts,
+        approvals,
+        events,
+        audit,
+    )
+    for module in (*routers, tenants, tool_limits):
         app.include_router(module.router, dependencies=protected)
     app.include_router(thread_stream.router, dependencies=protected)
     app.include_router(a2a_routes.router, dependencies=protected)

@@ -27,6 +27,7 @@ from langchain_core.runnables import Runnable
 from plait.engine.errors import NodeError
 from plait.engine.governance.budgets import charge_reply, current_meter, current_quota
 from plait.engine.governance.model_access import ModelAccess, model_access
+from plait.engine.governance.model_audit import audit_model_call, audits_model_calls
 from plait.engine.governance.retries import emit_repair, guarded_call, repair_prompt
 from plait.engine.governance.secrets import current_source
 from plait.engine.observability import observe
@@ -109,7 +110,8 @@ async def invoke_model(
     if quota is not None:
         await quota.admit(f"model:{used}")
     # The key comes from the run's secrets at each call (a rotated key needs no restart).
-    runnable = bind(used, await model_access(definition, current_source()))
+    source = current_source()
+    runnable = bind(used, await model_access(definition, source))
 
     async def call() -> BaseMessage:
         async with model_call_slot():
@@ -133,6 +135,8 @@ async def invoke_model(
         meter.add_reply(used, reply)
     if quota is not None:
         await charge_reply(quota, reply, definition.price)
+    if audits_model_calls(ctx.loaded.spec):
+        await audit_model_call(ctx.loaded.spec, used, definition, messages, reply, source)
     return reply
 
 

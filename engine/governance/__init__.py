@@ -9,11 +9,13 @@ from plait.engine.governance.breakers import snapshot as breaker_snapshot
 from plait.engine.governance.budgets import QuotaExceeded, read_usage, with_quota
 from plait.engine.governance.loops import StopsRun
 from plait.engine.governance.secrets import EnvironmentSecrets
+from plait.engine.governance.tool_limits import ToolLimiter
 
 __all__ = [
     "EnvironmentSecrets",
     "QuotaExceeded",
     "StopsRun",
+    "ToolLimiter",
     "breaker_snapshot",
     "read_usage",
     "with_quota",

@@ -25,6 +25,7 @@ import pydantic
 from langchain_core.tools import BaseTool
 
 from plait.engine.governance.breakers import CircuitOpen, breaker_for
+from plait.engine.governance.tool_limits import Attempt, ToolLimitTimeout
 from plait.engine.observability.emit import emit
 from plait.engine.spec.models import (
     BreakerSpec,
@@ -44,6 +45,7 @@ ErrorClass = Literal[
     "validation",
     "permission",
     "circuit_open",
+    "limit_wait",
     "other",
 ]
 
@@ -87,6 +89,8 @@ def classify(exc: BaseException) -> ErrorClass:
     status = _status(exc)
     if isinstance(exc, CircuitOpen):
         return "circuit_open"
+    if isinstance(exc, ToolLimitTimeout):
+        return "limit_wait"  # its own limits held it: no verdict on the callee, no retry
     if isinstance(exc, RateLimited) or status == 429 or "RateLimitError" in names:
         return "rate_limit"
     if (
@@ -240,14 +244,24 @@ def with_call_policy(
     return tool
 
 
-async def invoke_tool(tool: BaseTool, args: dict[str, Any]) -> Any:
-    """``tool.ainvoke(args)`` under the tool's breaker and retries, if it declares them."""
+async def invoke_tool(
+    tool: BaseTool, args: dict[str, Any], *, gate: Attempt[Any] | None = None
+) -> Any:
+    """``tool.ainvoke(args)`` under the tool's breaker and retries, if it declares them.
+
+    ``gate`` wraps each attempt (the tool's ``limits``: engine/governance/tool_limits.py),
+    so a retry waits its turn again.
+    """
+
+    def attempt() -> Awaitable[Any]:
+        return tool.ainvoke(args) if gate is None else gate(lambda: tool.ainvoke(args))
+
     policy = (tool.metadata or {}).get(CALL_POLICY_KEY)
     if not isinstance(policy, CallPolicy):
-        return await tool.ainvoke(args)
+        return await attempt()
     return await guarded_call(
         f"tool:{tool.name}",
-        lambda: tool.ainvoke(args),
+        attempt,
         retry=policy.retry,
         breaker=policy.breaker,
         breaker_key=policy.breaker_key,

@@ -1,6 +1,7 @@
 """What a run shows while it runs: custom stream events, traces, tool and model outcomes."""
 
 from plait.engine.observability.observe import Observer, StepSpans, add_observer, collect_step_spans
+from plait.engine.observability.roles import agent_role
 from plait.engine.observability.tracing import (
     configure_tracing,
     link_to,
@@ -14,6 +15,7 @@ __all__ = [
     "Observer",
     "StepSpans",
     "add_observer",
+    "agent_role",
     "collect_step_spans",
     "configure_tracing",
     "link_to",

@@ -75,6 +75,9 @@ class Observer:
     def policy_refused(self, node: str, tool: str, reason: str) -> None:
         """A call was refused by policy (an allowlist) and not executed."""
 
+    def tool_waited(self, tool: str, reason: str, seconds: float, granted: bool) -> None:
+        """A call waited for its turn under a tool's ``limits`` (``reason``: what held it)."""
+
 
 _OBSERVERS: list[Observer] = []
 
@@ -411,3 +414,9 @@ def policy_refused(config: Mapping[str, Any], *, node: str, tool: str, reason: s
         span.add_event("plait.policy_refused", {"gen_ai.tool.name": tool, "plait.reason": reason})
     for observer in _OBSERVERS:
         observer.policy_refused(node, tool, reason)
+
+
+def tool_waited(tool: str, reason: str, seconds: float, *, granted: bool) -> None:
+    """Tell observers that a call waited ``seconds`` for its turn (and whether it got it)."""
+    for observer in _OBSERVERS:
+        observer.tool_waited(tool, reason, seconds, granted)

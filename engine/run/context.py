@@ -16,6 +16,7 @@ from typing import Any
 from plait.engine.compiler.nodes.python import OFFLOAD_SYNC_KEY
 from plait.engine.governance.audit import AUDIT_KEY, AuditStore
 from plait.engine.governance.secrets import SecretSource, with_secret_source
+from plait.engine.governance.tool_limits import LIMITER_KEY, ToolLimiter
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.tools.idempotency import STORE_KEY, ToolResultStore
 from plait.engine.tools.mcp.parking import PARK_TASKS_KEY
@@ -41,6 +42,8 @@ class RunContext:
     tool_results: ToolResultStore | None = None
     audit: AuditStore | None = None
     secrets: SecretSource | None = None
+    #: Takes the turns of tools with `limits`, shared in Postgres (absent: not enforced).
+    tool_limiter: ToolLimiter | None = None
     #: Sync python nodes run in threads (a worker's loop must keep heartbeating).
     offload_sync: bool = False
     #: MCP task tools park the run for the server's poller instead of waiting.
@@ -63,6 +66,8 @@ class RunContext:
             configurable[STORE_KEY] = self.tool_results
         if self.audit is not None:
             configurable[AUDIT_KEY] = self.audit
+        if self.tool_limiter is not None:
+            configurable[LIMITER_KEY] = self.tool_limiter
         if self.offload_sync:
             configurable[OFFLOAD_SYNC_KEY] = True
         if self.park_mcp_tasks:

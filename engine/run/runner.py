@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, StateSnapshot
 
+from plait.engine.governance.tool_limits import ToolLimiter
 from plait.engine.observability import tracing
 from plait.engine.run.context import RunContext
 from plait.engine.run.driver import Item, RunTimedOut, drive
@@ -193,6 +194,8 @@ async def run_graph(
         # finished before the process died instead of calling the tools again.
         tool_results=PostgresToolResultStore(pool),
         audit=PostgresAuditStore(pool),
+        # The operator's own runs: tenant `default`, as a server's runs without keys.
+        tool_limiter=ToolLimiter(pool, "default"),
     ).config()
     timeout = duration_seconds(loaded.spec.spec.timeout) if loaded.spec.spec.timeout else None
     outcome: RunState = "failed"

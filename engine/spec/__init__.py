@@ -10,7 +10,15 @@ from plait.engine.spec.errors import SpecError, SpecIssue, has_errors, validatio
 from plait.engine.spec.expressions import to_plain
 from plait.engine.spec.lint import lint
 from plait.engine.spec.loader import decode_file, load_spec, parse_spec, read_spec
-from plait.engine.spec.models import Decision, Example, GraphSpec, StateField, duration_seconds
+from plait.engine.spec.models import (
+    RATE_PATTERN,
+    Decision,
+    Example,
+    GraphSpec,
+    StateField,
+    duration_seconds,
+    rate_per_second,
+)
 from plait.engine.spec.provenance import git_sha
 from plait.engine.spec.registry import SpecRegistry
 from plait.engine.spec.secret_refs import RESERVED_PREFIX, is_reserved, secret_refs
@@ -28,6 +36,7 @@ if TYPE_CHECKING:
     from plait.engine.spec.schema import SCHEMA_PATH, schema_text, write_schema
 
 __all__ = [
+    "RATE_PATTERN",
     "RESERVED_PREFIX",
     "SCHEMA_PATH",
     "SPEC_SUFFIXES",
@@ -55,6 +64,7 @@ __all__ = [
     "load_directory",
     "load_spec",
     "parse_spec",
+    "rate_per_second",
     "read_spec",
     "schema_text",
     "secret_refs",

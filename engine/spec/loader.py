@@ -50,6 +50,7 @@ from plait.engine.spec.models import (
     DURATION_PATTERN,
     IDENTIFIER_PATTERN,
     NODE_KINDS,
+    RATE_PATTERN,
     SEMVER_PATTERN,
     GraphSpec,
 )
@@ -564,6 +565,10 @@ _PATTERN_HINTS = {
     DURATION_PATTERN: (
         'a duration such as "30s", "250ms", "5m", "2h", or a number of seconds',
         "write e.g. `timeout: 30s` or `timeout: 30`",
+    ),
+    RATE_PATTERN: (
+        'a rate: a number of calls per second, minute or hour, such as "10/s" or "600/min"',
+        "write e.g. `rate: 10/s`, `rate: 600/min` or `rate: 100/h`",
     ),
 }
 

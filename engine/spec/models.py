@@ -31,10 +31,14 @@ IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 DURATION_PATTERN = r"^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)\s*$"
 #: A python ``module:function`` reference (python nodes and tools, compensations).
 FUNCTION_REF_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"
+#: A rate: calls per second, minute or hour, such as ``"10/s"`` or ``"600/min"``.
+RATE_PATTERN = r"^\s*\d+(\.\d+)?\s*/\s*(s|sec|second|m|min|minute|h|hour)\s*$"
 SEMVER_PATTERN = r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
 START = "START"
 END = "END"
 
+_RATE_UNITS = {"s": 1.0, "sec": 1.0, "second": 1.0, "m": 60.0, "min": 60.0, "minute": 60.0}
+_RATE_UNITS |= {"h": 3600.0, "hour": 3600.0}
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN)]
@@ -54,6 +58,14 @@ def duration_seconds(value: float | str) -> float:
     if match is None:
         raise ValueError(f"not a duration: {value!r}")
     return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def rate_per_second(value: str) -> float:
+    """Return a spec rate (``"10/s"``, ``"600/min"``, ``"100/h"``) in calls per second."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*/\s*([a-z]+)\s*", value)
+    if match is None or match.group(2) not in _RATE_UNITS:
+        raise ValueError(f"not a rate: {value!r}")
+    return float(match.group(1)) / _RATE_UNITS[match.group(2)]
 
 
 class _Model(BaseModel):
@@ -212,6 +224,38 @@ class BreakerSpec(_Model):
     open_for: Duration = Field(default=30.0, description="How long it stays open before a probe.")
 
 
+class CallLimitsSpec(_Model):
+    """Calls in flight and calls per second of a tool or an MCP server, shared by every run
+    and worker of the tenant; a call over a limit waits its turn (docs/governance.md)."""
+
+    concurrency: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="At most this many calls at once, across all runs and workers."
+    )
+    rate: Annotated[str, Field(pattern=RATE_PATTERN)] | None = Field(
+        default=None,
+        description='At most this many calls per second, minute or hour: "10/s", "600/min", '
+        '"100/h", across all runs and workers.',
+    )
+    burst: Annotated[int, Field(ge=1)] = Field(
+        default=1,
+        description="With `rate`: how many calls may start at once after a quiet spell (1: "
+        "evenly spaced).",
+    )
+    wait: Duration = Field(
+        default=30.0,
+        description="How long a call waits for its turn before it fails with an error naming "
+        "the limit.",
+    )
+
+    @model_validator(mode="after")
+    def _limits_something(self) -> Self:
+        if self.concurrency is None and self.rate is None:
+            raise ValueError("`limits` needs `concurrency`, `rate` or both")
+        if self.rate is not None and rate_per_second(self.rate) <= 0:
+            raise ValueError(f"`rate` {self.rate!r} allows no call; write e.g. `rate: 10/s`")
+        return self
+
+
 class ModelPrice(_Model):
     """What a model costs, for ``spec.budgets.max_cost``: currency units per million tokens."""
 
@@ -337,6 +381,11 @@ class McpServerDef(_Model):
         description="Results whose JSON is larger than this many bytes are stored by reference.",
     )
     connect_timeout: Duration = Field(default=30.0, description="Limit on starting a session.")
+    limits: CallLimitsSpec | None = Field(
+        default=None,
+        description="Caps on the calls of all this server's tools together, shared by every "
+        "run and worker of the tenant.",
+    )
 
     @property
     def per_run(self) -> dict[str, PerRunValue]:
@@ -400,6 +449,11 @@ class ToolDef(_Model):
     breaker: BreakerSpec | None = Field(
         default=None, description="Circuit breaker of this tool (per process)."
     )
+    limits: CallLimitsSpec | None = Field(
+        default=None,
+        description="Caps on this tool's calls in flight and per second, shared by every run "
+        "and worker of the tenant.",
+    )
     risk: Literal["low", "medium", "high"] = Field(
         default="low",
         description="`high`: every call waits for an approval ticket (see docs/governance.md).",
@@ -423,6 +477,37 @@ class ToolDef(_Model):
         return self
 
 
+class ModelRoute(_Model):
+    """Call ``model`` instead of the agent's own when ``when`` holds."""
+
+    when: Cel = Field(
+        description=(
+            "CEL over `state`, `input`, `run` and `usage` (this step's model calls so far: "
+            "`model_calls`, `input_tokens`, `output_tokens`, `tokens`, and `run_tokens`, the "
+            "run's tokens when the spec has budgets, else the step's); true picks `model`."
+        )
+    )
+    model: Identifier = Field(description="A name in `spec.models`: the tier to call.")
+
+
+class ContextPolicy(_Model):
+    """What an agent's model sees once its conversation outgrows ``max_tokens``."""
+
+    max_tokens: Annotated[int, Field(ge=16)] = Field(
+        description="Tokens (estimated, about 4 characters each) the model is sent at most."
+    )
+    strategy: Literal["trim", "summarize"] = Field(
+        default="trim",
+        description=(
+            "`trim`: drop the oldest turns (the system prompt and the latest turn stay); "
+            "`summarize`: replace them by a summary the `summary_model` writes."
+        ),
+    )
+    summary_model: Identifier | None = Field(
+        default=None, description="`summarize`: the model that writes it (default: the agent's)."
+    )
+
+
 class AgentDef(_Model):
     """A model with instructions and tools that loops until it stops calling tools."""
 
@@ -436,6 +521,13 @@ class AgentDef(_Model):
             "`data`: tool results reach the model wrapped as untrusted data, and the "
             "system prompt says so."
         ),
+    )
+    routes: list[ModelRoute] = Field(
+        default_factory=list,
+        description="Model tiers by condition, checked before each call; the first true wins.",
+    )
+    context: ContextPolicy | None = Field(
+        default=None, description="Trim or summarise the conversation past `max_tokens`."
     )
 
 
@@ -824,6 +916,19 @@ class BudgetSpec(_Model):
 # --------------------------------------------------------------------------- a2a
 
 
+class AuditSpec(_Model):
+    """What the run's audit trail records beyond tool calls, decisions and refusals."""
+
+    model_calls: bool = Field(
+        default=False,
+        description=(
+            "Record every model call: the messages the model saw and its reply (text, tool "
+            "calls, usage), with the run's secrets masked as `[redacted:NAME]`. Opt-in: "
+            "prompts and replies may hold personal data."
+        ),
+    )
+
+
 class A2aSkill(_Model):
     """One skill listed on the graph's A2A Agent Card."""
 
@@ -896,6 +1001,9 @@ class GraphBody(_Model):
     )
     a2a: A2aExposure | None = Field(
         default=None, description="Serve this graph as an A2A agent (docs/a2a.md)."
+    )
+    audit: AuditSpec | None = Field(
+        default=None, description="Opt-in audit of model calls (docs/governance.md)."
     )
     secrets: list[Identifier] = Field(
         default_factory=list,

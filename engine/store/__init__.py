@@ -1,6 +1,6 @@
 """Postgres storage: connection URL (or the embedded server), pools, checkpoints, migrations.
 
-Also the engine's tables: tool results, audit, MCP tasks, long-term items.
+Also the engine's tables: tool results, audit, MCP tasks, long-term items, tool limits.
 
 The surface loads on first use (``plait.engine.surfaces``), except the
 database URL's names: the checkpointer brings LangGraph and the pool psycopg,
@@ -20,13 +20,17 @@ from plait.engine.store.database import (
 from plait.engine.surfaces import on_first_use
 
 if TYPE_CHECKING:
-    from plait.engine.store.audit import PostgresAuditStore
+    from plait.engine.store.audit import PostgresAuditStore, read_run_audit
     from plait.engine.store.checkpointer import StepSaver, new_checkpointer
     from plait.engine.store.items import TenantStore, open_item_store
     from plait.engine.store.mcp_tasks import TaskRecord
     from plait.engine.store.mcp_tasks import set_status as set_task_status
     from plait.engine.store.migrator import migrate, migrations
     from plait.engine.store.pool import Pool, open_pool
+    from plait.engine.store.tool_limits import LimitState, limit_states
+    from plait.engine.store.tool_limits import pause as pause_tool
+    from plait.engine.store.tool_limits import resume as resume_tool
+    from plait.engine.store.tool_limits import set_caps as cap_tool
     from plait.engine.store.tool_results import (
         PostgresToolResultStore,
         RecordedResult,
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DATABASE_URL_ENV",
     "EMBEDDED_LOGGER",
+    "LimitState",
     "Pool",
     "PostgresAuditStore",
     "PostgresToolResultStore",
@@ -47,15 +52,20 @@ __all__ = [
     "TaskRecord",
     "TenantStore",
     "begin_intent",
+    "cap_tool",
     "database_url",
+    "limit_states",
     "migrate",
     "migrations",
     "new_checkpointer",
     "open_item_store",
     "open_pool",
     "park_intent",
+    "pause_tool",
     "read_record",
+    "read_run_audit",
     "release_embedded",
+    "resume_tool",
     "set_task_status",
     "write_record",
 ]
@@ -64,12 +74,19 @@ if not TYPE_CHECKING:
     __getattr__ = on_first_use(
         __name__,
         {
-            "audit": ("PostgresAuditStore",),
+            "audit": ("PostgresAuditStore", "read_run_audit"),
             "checkpointer": ("StepSaver", "new_checkpointer"),
             "items": ("TenantStore", "open_item_store"),
             "mcp_tasks": {"TaskRecord": "TaskRecord", "set_task_status": "set_status"},
             "migrator": ("migrate", "migrations"),
             "pool": ("Pool", "open_pool"),
+            "tool_limits": {
+                "LimitState": "LimitState",
+                "limit_states": "limit_states",
+                "pause_tool": "pause",
+                "resume_tool": "resume",
+                "cap_tool": "set_caps",
+            },
             "tool_results": (
                 "PostgresToolResultStore",
                 "RecordedResult",

@@ -17,7 +17,12 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 """
 
 
-AuditKind = Literal["tool_call", "approval", "refusal", "compensation"]
+AuditKind = Literal["tool_call", "approval", "refusal", "compensation", "model_call"]
+
+_READ_RUN = """
+SELECT kind, node, step, tool, actor, detail, created_at FROM plait_audit
+WHERE run_id = %s AND tenant = %s ORDER BY id
+"""
 
 
 @dataclass(frozen=True)
@@ -66,3 +71,11 @@ class PostgresAuditStore:
                     record.created_at,
                 ),
             )
+
+
+async def read_run_audit(pool: Pool, run_id: str, tenant: str) -> list[dict[str, Any]]:
+    """A run's audit records in the order they were made, if the run is ``tenant``'s."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(_READ_RUN, (run_id, tenant))
+        rows = await cursor.fetchall()
+    return [{**row, "created_at": row["created_at"].isoformat()} for row in rows]

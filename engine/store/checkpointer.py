@@ -1,4 +1,4 @@
-"""LangGraph checkpoints in Postgres, each step's in one round trip while a run is driven."""
+"""LangGraph checkpoints in Postgres, each step's in one statement while a run is driven."""
 
 from __future__ import annotations
 
@@ -8,12 +8,20 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.postgres import WRITES_IDX_MAP
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    get_serializable_checkpoint_metadata,
+)
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from psycopg import AsyncCursor
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
+from psycopg.types.json import Jsonb
 
 from plait.engine.store.pool import Pool
+from plait.engine.store.step_writes import NO_GUARD, StepWrites
 
 #: How long a finished task's writes wait for the checkpoint of their step before
 #: they are written on their own (a step whose other tasks still run).
@@ -21,38 +29,89 @@ HOLD_SECONDS = 0.01
 
 
 class StepSaver(AsyncPostgresSaver):
-    """LangGraph's Postgres saver that writes a step's task writes with its checkpoint.
+    """LangGraph's Postgres saver that stores a step in one statement.
 
-    LangGraph saves each finished task's writes in a transaction of its own,
-    then the step's checkpoint in another: with ``durability="sync"`` a
-    one-task step costs two round trips and two commits. Inside
-    :meth:`steps_in_one_trip` a task's writes are held for up to
-    :data:`HOLD_SECONDS` and sent at the head of the next write the saver
-    makes, which for a step whose tasks have all finished is its checkpoint
-    (LangGraph saves it at once). A step whose other tasks still run gets its
+    LangGraph saves each finished task's writes in a pipeline of its own (one
+    ``INSERT`` per row), then the step's checkpoint and its blobs in another:
+    with ``durability="sync"`` a one-task step costs two round trips, two
+    commits and a statement per row. This saver sends every write as one
+    statement (:mod:`plait.engine.store.step_writes`: the same rows, one insert
+    per table) behind :meth:`_guard`, so a write is one round trip and one
+    commit, and a guard that refuses stores nothing of it.
+
+    Inside :meth:`steps_in_one_trip` a task's writes are held for up to
+    :data:`HOLD_SECONDS` and go with the next checkpoint, which for a step
+    whose tasks have all finished is its own (LangGraph saves it at once):
+    one statement per step. A step whose other tasks still run gets its
     finished tasks' writes written on their own when the hold ends, as
     LangGraph would, so a crash never runs a finished task again; whatever is
     held when the block ends (an interrupt's or an error's writes) is written
-    then. A checkpoint is never stored before the writes that produced it: they
-    go first in its pipeline. Outside the block the saver saves as LangGraph
-    does, so the API's state updates need nothing more.
+    then. A checkpoint is never stored without the writes that produced it.
+    Outside the block each write is stored at once.
     """
 
     def __init__(self, pool: Pool) -> None:
         super().__init__(pool)
-        self._held: list[tuple[str, list[tuple[Any, ...]]]] | None = None
+        self._pool = pool
+        self._held: StepWrites | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timed_writes: set[asyncio.Task[None]] = set()
 
     @contextlib.asynccontextmanager
     async def steps_in_one_trip(self) -> AsyncIterator[None]:
         """Hold task writes for the checkpoint that follows them (see the class)."""
-        self._held = []
+        self._held = StepWrites()
         try:
             yield
         finally:
             # Shielded: a cancelled run still stores what its finished tasks wrote.
             await asyncio.shield(self._write_rest())
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint, its new blobs and the held writes before it, in one statement."""
+        configurable = config["configurable"]
+        thread_id = configurable["thread_id"]
+        checkpoint_ns = configurable["checkpoint_ns"]
+        # As langgraph-checkpoint-postgres 3.2.0's aput: primitive values stay inline in
+        # the checkpoint, the others (and delta snapshots, marked inline) become blobs.
+        copy = checkpoint.copy()
+        copy["channel_values"] = inline = dict(checkpoint["channel_values"])
+        blob_values: dict[str, Any] = {}
+        for channel, value in checkpoint["channel_values"].items():
+            if isinstance(value, _DeltaSnapshot):
+                blob_values[channel] = inline.pop(channel)
+                inline[channel] = True
+            elif not (value is None or isinstance(value, str | int | float | bool)):
+                blob_values[channel] = inline.pop(channel)
+        step = self._take_held()
+        step.blobs = self._dump_blobs(
+            thread_id,
+            checkpoint_ns,
+            blob_values,
+            {channel: v for channel, v in new_versions.items() if channel in blob_values},
+        )
+        step.checkpoint = (
+            thread_id,
+            checkpoint_ns,
+            checkpoint["id"],
+            configurable.get("checkpoint_id"),
+            Jsonb(copy),
+            Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
+        )
+        await self._store(step)
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
 
     async def aput_writes(
         self,
@@ -62,18 +121,10 @@ class StepSaver(AsyncPostgresSaver):
         task_path: str = "",
     ) -> None:
         """Store a task's writes: now, or inside the block with what the saver writes next."""
-        if self._held is None:
-            await super().aput_writes(config, writes, task_id, task_path)
-            return
-        query = (
-            self.UPSERT_CHECKPOINT_WRITES_SQL
-            if all(channel in WRITES_IDX_MAP for channel, _ in writes)
-            else self.INSERT_CHECKPOINT_WRITES_SQL
-        )
         configurable = config["configurable"]
         # Encoded here, not in a thread as LangGraph does: the handoff to a thread and
         # back costs more than encoding a task's writes, and the GIL is held either way.
-        params = self._dump_writes(
+        rows = self._dump_writes(
             configurable["thread_id"],
             configurable["checkpoint_ns"],
             configurable["checkpoint_id"],
@@ -81,20 +132,31 @@ class StepSaver(AsyncPostgresSaver):
             task_path,
             writes,
         )
-        self._held.append((query, params))
+        if self._held is None:
+            step = StepWrites()
+            step.add_writes(rows)
+            await self._store(step)
+            return
+        self._held.add_writes(rows)
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(HOLD_SECONDS, self._hold_ended)
+
+    def _take_held(self) -> StepWrites:
+        """The held writes (to go first in the next statement), or nothing held."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._held is None:
+            return StepWrites()
+        held, self._held = self._held, StepWrites()
+        return held
 
     def _hold_ended(self) -> None:
         self._timer = None
         if self._held:
-            task = asyncio.create_task(self._write_held_alone())
+            task = asyncio.create_task(self._store(self._take_held()))
             self._timed_writes.add(task)
             task.add_done_callback(self._timed_writes.discard)
-
-    async def _write_held_alone(self) -> None:
-        async with self._cursor(pipeline=True):
-            pass  # the cursor writes what is held
 
     async def _write_rest(self) -> None:
         try:
@@ -102,39 +164,41 @@ class StepSaver(AsyncPostgresSaver):
                 # A failed one raises here (e.g. the lease is gone): the run must hear it.
                 await asyncio.gather(*self._timed_writes)
             if self._held:
-                await self._write_held_alone()
+                await self._store(self._take_held())
         finally:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
             self._held = None
 
+    async def _store(self, step: StepWrites) -> None:
+        """Send ``step`` as one statement behind :meth:`_guard`."""
+        query, params = step.statement(self._guard())
+        async with self.lock, self._pool.connection() as conn:
+            await self._execute(conn, query, params)
+
+    def _guard(self) -> tuple[str, tuple[Any, ...]]:
+        """The query that must pass before anything is stored (a subclass adds a fence)."""
+        return NO_GUARD
+
+    async def _execute(
+        self, conn: AsyncConnection[DictRow], query: str, params: tuple[Any, ...]
+    ) -> None:
+        """Run a write statement on ``conn`` (a subclass may wrap it)."""
+        await conn.execute(query, params, binary=True)
+
     @contextlib.asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
-        if not pipeline:
-            async with super()._cursor() as cur:
-                yield cur
-            return
-        async with self._write_cursor() as cur:
-            await self._write_held(cur)
+        # LangGraph's other writes (deleting, copying, pruning a thread) take the write cursor.
+        cursor = self._write_cursor() if pipeline else super()._cursor()
+        async with cursor as cur:
             yield cur
 
     @contextlib.asynccontextmanager
     async def _write_cursor(self) -> AsyncIterator[AsyncCursor[DictRow]]:
-        """The cursor LangGraph writes through (a subclass may wrap it in a transaction)."""
+        """The cursor LangGraph's other writes use (a subclass may wrap it in a transaction)."""
         async with super()._cursor(pipeline=True) as cur:
             yield cur
-
-    async def _write_held(self, cur: AsyncCursor[DictRow]) -> None:
-        """Send the held task writes first on ``cur``."""
-        if not self._held:
-            return
-        held, self._held = self._held, []
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        for query, params in held:
-            await cur.executemany(query, params)
 
 
 def new_checkpointer(pool: Pool) -> StepSaver:

@@ -12,6 +12,10 @@ acts; a re-run that finds that intent but no result settles the call first
 Processes a call starts and leaves running when it fails, times out or is
 cancelled are ended (:mod:`plait.engine.tools.children`).
 
+A tool with ``limits`` (or of an MCP server with them) waits its turn, shared
+by every run and worker, at each attempt
+(:mod:`plait.engine.governance.tool_limits`).
+
 Every call also goes to the ``custom`` stream as
 ``{"plait": "tool_call", "node", "tool", "args", "status", "reused"}``:
 ``started`` then ``ok`` or ``error`` (with ``error``, the message) for a call
@@ -38,6 +42,7 @@ from plait.engine.governance.audit import audit_tool_call, run_id_of
 from plait.engine.governance.current_call import ToolCall, calling
 from plait.engine.governance.loops import count_tool_call
 from plait.engine.governance.retries import invoke_tool
+from plait.engine.governance.tool_limits import limits_gate
 from plait.engine.observability import observe
 from plait.engine.observability.emit import emit
 from plait.engine.spec.expressions import to_plain
@@ -108,7 +113,8 @@ async def call_tool(
             observe.tool_call(tool.name, node, config, call_id=call_id),
             children.owned_by(f"{tool.name} in {node}"),
         ):
-            value = to_plain(await invoke_tool(tool, dict(args)))
+            gate = limits_gate(tool, config, node)  # the tool's `limits`, across runs
+            value = to_plain(await invoke_tool(tool, dict(args), gate=gate))
     except GraphBubbleUp:
         if non_idempotent and store is not None and key is not None:
             # Parked (an MCP task): the resumed call continues it, it is not in doubt.

@@ -16,6 +16,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from plait.engine.governance.retries import with_call_policy
 from plait.engine.governance.secrets import with_secrets_argument
+from plait.engine.governance.tool_limits import tool_limits, with_tool_limits
 from plait.engine.spec.models import McpServerDef, ToolDef, duration_seconds
 from plait.engine.tools.in_doubt import RECONCILE_KEY, Reconcile
 from plait.engine.tools.risk import RISK_KEY
@@ -76,8 +77,16 @@ def load_python_tool(
         servers = mcp_servers or {}
         tool = load_mcp_tool(name, tool_def, servers, base_dir, mcp_credentials)
         assert tool_def.server is not None  # load_mcp_tool found it in ``servers``
-        endpoint = mcp_endpoint_key(servers[tool_def.server])
-        return _with_policies(tool, tool_def, base_dir, endpoint)
+        server = servers[tool_def.server]
+        endpoint = mcp_endpoint_key(server)
+        # The server's limits hold all its tools together; the tool's, this tool alone.
+        limits = tool_limits(
+            {
+                endpoint: (f"spec.mcp_servers.{tool_def.server}", server.limits),
+                f"{endpoint}#{tool_def.tool or name}": (f"spec.tools.{name}", tool_def.limits),
+            }
+        )
+        return with_tool_limits(_with_policies(tool, tool_def, base_dir, endpoint), limits)
     assert tool_def.function is not None  # the model's validator: python tools have one
     function = import_function(tool_def.function, base_dir)
     if tool_def.secrets:  # resolved per call, hidden from the schema, redacted from the output
@@ -105,7 +114,9 @@ def load_python_tool(
         args_schema=tool_def.parameters,
         infer_schema=tool_def.parameters is None,
     )
-    return _with_policies(tool, tool_def, base_dir)
+    # Keyed by the function, as its breaker: every spec calling it shares its limits.
+    limits = tool_limits({f"tool:{tool_def.function}": (f"spec.tools.{name}", tool_def.limits)})
+    return with_tool_limits(_with_policies(tool, tool_def, base_dir), limits)
 
 
 def load_reconcile(name: str, tool_def: ToolDef, base_dir: Path) -> Reconcile:

@@ -229,10 +229,22 @@ def _limit_line(data: dict[str, Any]) -> tuple[str, str] | None:
     if kind == "breaker":
         style = "green" if data.get("state") == "closed" else "yellow"
         return f"breaker {data.get('target')} {data.get('state')}", style
+    if kind == "tool_waiting":
+        return _waiting_text(data), "yellow"
     if kind == "loop":
         count, limit = data.get("count"), data.get("limit")
         return f"loop: {data.get('tool')} called {count} times (max {limit})", "red"
     return None
+
+
+def _waiting_text(data: dict[str, Any]) -> str:
+    """What a call of a limited tool waits for (docs/governance.md, "Tool limits")."""
+    tool, limit = data.get("tool"), data.get("limit") or {}
+    if data.get("reason") == "concurrency":
+        return f"waiting for a slot of tool {tool} ({limit.get('concurrency')} at once, all runs)"
+    if data.get("reason") == "rate":
+        return f"waiting for a turn of tool {tool} (rate {limit.get('rate')}, all runs)"
+    return f"waiting: tool {tool} is paused for {data.get('retry_in')}s more (Retry-After)"
 
 
 def _node_line(mark: str, style: str, path: Sequence[str], node: str, detail: str) -> Text:

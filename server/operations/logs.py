@@ -5,7 +5,8 @@ executor sets ``run_id``, ``thread_id``, ``graph``, ``tenant`` and
 ``trace_id`` for the whole run, and node tasks inherit them), the current
 OpenTelemetry ``trace_id`` / ``span_id`` when a span is recording, and the
 ``plait_<field>`` extras the engine passes (``node``, ``tool``, ``status``,
-``error_code``), under their short names.
+``error_code``), under their short names, and ``agent_role``: the agent of the
+team a line was logged for (``plait.engine.observability.roles``).
 
 ``PLAIT_LOG_FORMAT`` picks ``json`` or ``text``; unset, it is ``json`` unless
 stderr is a terminal. ``PLAIT_LOG_LEVEL`` sets the level (default ``INFO``).
@@ -24,6 +25,7 @@ from typing import Any
 from opentelemetry import trace
 from pythonjsonlogger.json import JsonFormatter
 
+from plait.engine.observability import agent_role
 from plait.engine.store import EMBEDDED_LOGGER
 
 FORMAT_ENV = "PLAIT_LOG_FORMAT"
@@ -38,6 +40,7 @@ FIELDS = (
     "tenant",
     "graph",
     "node",
+    "agent_role",
     "tool",
     "status",
     "error_code",
@@ -63,6 +66,9 @@ class ContextFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         """Annotate ``record`` (never drops it)."""
         fields: dict[str, Any] = dict(_CONTEXT.get() or {})
+        role = agent_role()
+        if role is not None:
+            fields["agent_role"] = role
         span = trace.get_current_span().get_span_context()
         if span.is_valid:
             fields["trace_id"] = f"{span.trace_id:032x}"

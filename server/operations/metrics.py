@@ -1,17 +1,18 @@
 """Prometheus metrics: what this process measures, and what Postgres knows at scrape time.
 
 Process metrics live in prometheus-client's default registry: step latency,
-model calls, tokens and cost, tool outcomes, policy refusals (fed by the
-engine through :class:`MetricsObserver`), open SSE streams, finished runs
-(by outcome of the attempt, and by Plait's state of the run), and the state
-of this process's circuit breakers (read at scrape time from
+model calls, tokens and cost, tool outcomes, policy refusals, waits under
+tools' limits (fed by the engine through :class:`MetricsObserver`), open SSE
+streams, finished runs (by outcome of the attempt, and by Plait's state of the
+run), and the state of this process's circuit breakers (read at scrape time from
 ``plait.engine.governance.breaker_snapshot()``).
 
 Queue metrics come from Postgres at scrape time (:func:`database_metrics`), so
 they are the same whichever process is scraped and need no bookkeeping: runs
 by status and by Plait's state (``engine/run/states.py``), dead-lettered runs
 waiting for a requeue, queue depth and the age of the oldest pending run,
-approvals by status, and a histogram of how long decided approvals waited. Only the API
+approvals by status, a histogram of how long decided approvals waited, and each
+limited tool's calls in flight, waiting and whether it is paused. Only the API
 serves them (``GET /metrics``); a ``plait worker --metrics-port`` serves the
 process metrics only, so summing over processes never counts a run twice.
 """
@@ -35,7 +36,7 @@ from prometheus_client.registry import Collector
 from plait.engine.governance import breaker_snapshot
 from plait.engine.observability import Observer, add_observer
 from plait.engine.run import STATES, RunStatus
-from plait.engine.store import Pool
+from plait.engine.store import LimitState, Pool, limit_states
 from plait.server.approvals import records
 from plait.server.approvals.records import APPROVAL_STATUSES
 from plait.server.queue.runs import queue_counts
@@ -75,6 +76,13 @@ TOOL_CALLS = Counter(
 )
 TOOL_SECONDS = Histogram(
     "plait_tool_call_duration_seconds", "Duration of tool calls that ran.", ["tool"]
+)
+TOOL_WAIT_SECONDS = Histogram(
+    "plait_tool_limit_wait_seconds",
+    "How long tool calls waited for their turn under `limits` (reason: concurrency, rate, "
+    "paused), by whether they got it (granted) or gave up (timed_out).",
+    ["tool", "reason", "outcome"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
 )
 REFUSALS = Counter(
     "plait_policy_refusals_total", "Tool calls refused by policy (allowlists).", ["tool"]
@@ -142,6 +150,12 @@ class MetricsObserver(Observer):
         """Count a refusal."""
         REFUSALS.labels(tool).inc()
 
+    def tool_waited(self, tool: str, reason: str, seconds: float, granted: bool) -> None:
+        """Observe how long a call waited for its turn under a tool's limits."""
+        TOOL_WAIT_SECONDS.labels(tool, reason, "granted" if granted else "timed_out").observe(
+            seconds
+        )
+
 
 _OBSERVER = MetricsObserver()
 
@@ -206,6 +220,7 @@ async def database_metrics(pool: Pool) -> list[Metric]:
         queue = await queue_counts(conn)
         approval_counts = await records.approval_counts(conn)
         waits = await records.decision_waits(conn, APPROVAL_WAIT_BUCKETS)
+        limited = await limit_states(conn, None)
     runs = GaugeMetricFamily("plait_runs", "Runs by status, in Postgres.", labels=["status"])
     for status in sorted({*_RUN_STATUSES, *queue.by_status}):
         runs.add_metric([status], float(queue.by_status.get(status, 0)))
@@ -244,7 +259,33 @@ async def database_metrics(pool: Pool) -> list[Metric]:
     ]
     buckets.append(("+Inf", float(waits.count)))
     wait.add_metric([], buckets, sum_value=waits.total_seconds)
-    return [runs, by_state, dead, depth, oldest, approvals, wait]
+    return [runs, by_state, dead, depth, oldest, approvals, wait, *_tool_limit_metrics(limited)]
+
+
+def _tool_limit_metrics(states: list[LimitState]) -> list[Metric]:
+    """Calls in flight and waiting, and pauses, of every limited tool key of every tenant."""
+    labels = ["tenant", "key"]
+    in_flight = GaugeMetricFamily(
+        "plait_tool_calls_in_flight",
+        "Calls holding a slot of a tool's `limits` now, across all workers.",
+        labels=labels,
+    )
+    waiting = GaugeMetricFamily(
+        "plait_tool_calls_waiting",
+        "Calls waiting for their turn under a tool's `limits` now, across all workers.",
+        labels=labels,
+    )
+    paused = GaugeMetricFamily(
+        "plait_tool_paused",
+        "1 while a tool is paused (a Retry-After, or by hand), else 0.",
+        labels=labels,
+    )
+    for state in states:
+        key = [state.tenant, state.key]
+        in_flight.add_metric(key, float(state.in_flight))
+        waiting.add_metric(key, float(state.waiting))
+        paused.add_metric(key, 1.0 if state.paused_until is not None else 0.0)
+    return [in_flight, waiting, paused]
 
 
 async def scrape_database(pool: Pool, seconds: float = SCRAPE_TIMEOUT_SECONDS) -> list[Metric]:

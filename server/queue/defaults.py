@@ -24,3 +24,8 @@ def run_connections(concurrency: int) -> int:
 
 #: The most pooled connections a worker's runs share (:func:`run_connections`).
 MAX_RUN_CONNECTIONS = 40
+
+#: How long a tool call's slot under `limits` is held without its worker renewing it
+#: (engine/governance/tool_limits.py; default 30 s): a killed worker's slots free
+#: themselves after it.
+TOOL_LEASE_SECONDS_ENV = "PLAIT_TOOL_LEASE_SECONDS"

@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
-from psycopg import AsyncCursor
+from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow, dict_row
 
 from plait.engine.store import (
@@ -33,18 +33,18 @@ from plait.engine.store import (
     write_record,
 )
 from plait.server.queue import runs
-from plait.server.queue.leases import Lease, fence, fenced_transaction, refused_as
+from plait.server.queue.leases import Lease, fence, fence_query, fenced_transaction, refused_as
 
 
 class FencedCheckpointer(StepSaver):
-    """LangGraph's Postgres saver whose writes (``aput``, ``aput_writes``) need ``lease``.
+    """LangGraph's Postgres saver whose writes need ``lease``.
 
-    Every write of langgraph-checkpoint-postgres 3.2.0 goes through
-    ``_cursor(pipeline=True)``, whose cursor :class:`StepSaver` takes from
-    ``_write_cursor``; here that cursor is inside a transaction that begins
-    with the fence (one round trip, as before: the pipeline carries the fence
-    too), and a step's held task writes follow the fence. Reads are not fenced.
-    The version is pinned in pyproject.toml;
+    :class:`StepSaver` stores a checkpoint and task writes in one statement
+    that begins with its guard; here the guard is the fence, so a refused
+    lease stores nothing of the write and costs no extra round trip. LangGraph's
+    other writes (``_cursor(pipeline=True)``: deleting or copying a thread) run
+    in a transaction that begins with the fence. Reads are not fenced. The
+    version is pinned in pyproject.toml;
     ``tests/integration/server/queue/test_fencing.py`` fails if a write escapes.
 
     With ``lost_attempts`` (the claimed run had some), the first checkpoint the
@@ -74,6 +74,20 @@ class FencedCheckpointer(StepSaver):
         self._reset_lost = False
         return saved
 
+    def _guard(self) -> tuple[str, tuple[Any, ...]]:
+        return fence_query(self.lease)
+
+    async def _execute(
+        self, conn: AsyncConnection[DictRow], query: str, params: tuple[Any, ...]
+    ) -> None:
+        with refused_as(self.lease, "checkpoint"):
+            if not self._saving_checkpoint:
+                await conn.execute(query, params, binary=True)
+                return
+            async with conn.pipeline(), conn.transaction(), conn.cursor() as cur:
+                await runs.note_progress(cur, self.lease)
+                await cur.execute(query, params, binary=True)
+
     @asynccontextmanager
     async def _write_cursor(self) -> AsyncIterator[AsyncCursor[DictRow]]:
         with refused_as(self.lease, "checkpoint"):
@@ -85,8 +99,6 @@ class FencedCheckpointer(StepSaver):
                 conn.cursor(binary=True, row_factory=dict_row) as cur,
             ):
                 await fence(cur, self.lease)
-                if self._saving_checkpoint:
-                    await runs.note_progress(cur, self.lease)
                 yield cur
 
 

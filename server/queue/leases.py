@@ -76,13 +76,18 @@ class LeaseLost(StopsRun):
         self.what = what
 
 
+def fence_query(lease: Lease) -> tuple[str, tuple[str, str, int]]:
+    """The fence as a query and its parameters, for a statement that begins with it."""
+    return _FENCE, (lease.run_id, lease.owner, lease.attempt)
+
+
 async def fence(target: AsyncConnection[DictRow] | AsyncCursor[DictRow], lease: Lease) -> None:
     """Send the fence as the next statement of the caller's transaction (see the module doc).
 
     Its failure surfaces where the caller reads a result or commits (in
     pipeline mode, at the sync): wrap the transaction in :func:`refused_as`.
     """
-    await target.execute(_FENCE, (lease.run_id, lease.owner, lease.attempt))
+    await target.execute(*fence_query(lease))
 
 
 @contextmanager

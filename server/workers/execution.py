@@ -18,6 +18,7 @@ worker after a crash never repeats a node that had finished.
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -27,7 +28,7 @@ from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.types import Command, Send
 
 from plait.engine.compiler import CompileCache, CompiledSpec, compile_spec
-from plait.engine.governance import read_usage
+from plait.engine.governance import ToolLimiter, read_usage
 from plait.engine.run import (
     Item,
     RunContext,
@@ -49,7 +50,7 @@ from plait.server.auth.tenant_secrets import SecretSources
 from plait.server.graphs import versions
 from plait.server.operations import metrics
 from plait.server.queue import runs
-from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS
+from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS, TOOL_LEASE_SECONDS_ENV
 from plait.server.queue.fenced import FencedCheckpointer
 from plait.server.queue.journal import RunGone
 from plait.server.queue.journal_writer import JournalCommitter, JournalWriter
@@ -448,6 +449,8 @@ def run_context(
         tool_results=tool_results,
         audit=PostgresAuditStore(pool),
         secrets=SecretSources.from_env(pool).of(run.tenant),
+        # Tools' `limits` are the tenant's: its own credentials, its own share.
+        tool_limiter=tool_limiter(pool, run.tenant),
         # A worker's loop serves many runs and must keep heartbeating: sync node code in threads.
         offload_sync=True,
         # Workers run the MCP task poller (server/workers/mcp_task_poller.py).
@@ -462,6 +465,14 @@ def run_context(
             "plait_tenant": run.tenant,  # audit records name it
         },
     )
+
+
+def tool_limiter(pool: Pool, tenant: str) -> ToolLimiter:
+    """The turns of a tenant's limited tools, with the lease ``PLAIT_TOOL_LEASE_SECONDS`` sets."""
+    seconds = os.environ.get(TOOL_LEASE_SECONDS_ENV)
+    if seconds:
+        return ToolLimiter(pool, tenant, lease_seconds=float(seconds))
+    return ToolLimiter(pool, tenant)
 
 
 async def _payload(run: Run, graph: Any, config: dict[str, Any]) -> Any:

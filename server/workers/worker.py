@@ -48,7 +48,7 @@ from plait.server.queue.defaults import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEM
 from plait.server.queue.fenced import FencedToolResultStore
 from plait.server.queue.journal_writer import JournalCommitter
 from plait.server.queue.runs import Run
-from plait.server.workers.admission import Admission
+from plait.server.workers.admission import Admission, LoopLag
 from plait.server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
 from plait.server.workers.execution import GraphCache, RunStopper, StopReason, execute_run
 from plait.server.workers.mcp_task_poller import McpTaskPoller
@@ -97,7 +97,8 @@ class Worker:
         self.worker_id = worker_id or default_worker_id()
         self.concurrency = concurrency
         # Above its first runs, takes more only while its core has room (admission.py).
-        self.admission = Admission(concurrency)
+        self._loop_lag = LoopLag()
+        self.admission = Admission(concurrency, lag=self._loop_lag.read)
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
         self.sweep_seconds = sweep_seconds
@@ -146,6 +147,7 @@ class Worker:
     async def run(self) -> None:
         """Claim and execute runs until :meth:`stop`, then release the unfinished ones."""
         self.journal.start()
+        self._loop_lag.start()
         self.items = open_item_store(self.pool)
         helpers = [
             asyncio.create_task(self._listen(), name=f"{self.worker_id} listen"),
@@ -180,6 +182,7 @@ class Worker:
         try:
             await self._claim_loop()
         finally:
+            self._loop_lag.stop()
             await self._hand_back()
             await stop_tool_processes()  # no process of a tool call outlives the worker
             await self.journal.close()

@@ -9,7 +9,8 @@ streamable HTTP (``python -m plait_examples.mcp_demo --http 8765``; endpoint
 - ``lookup_order(order_id)``: a read-only lookup;
 - ``count_words(text, steps)``: reports progress ``steps`` times, then answers;
 - ``big_report(rows)``: a large result (about 60 bytes per row);
-- ``fail(status, message)``: an ``is_error`` result carrying an HTTP-like status;
+- ``fail(status, message, retry_after)``: an ``is_error`` result carrying an HTTP-like
+  status (and a ``retry_after``, when given);
 - ``slow_report(seconds, topic)``: runs as a task (Tasks extension) when asked;
 - ``whoami()``: the ``Authorization`` header it received (HTTP only);
 - ``server_info()``: its process id, ``--label`` and ``MCP_DEMO_LABEL`` (per-run args/env).
@@ -100,13 +101,17 @@ def big_report(rows: int = 2000) -> dict[str, Any]:
 
 
 @server.tool()
-def fail(message: str = "the service is unavailable", status: int = 503) -> CallToolResult:
-    """Always fails: an ``is_error`` result whose ``status`` says what kind of failure it was."""
+def fail(
+    message: str = "the service is unavailable", status: int = 503, retry_after: float = 0
+) -> CallToolResult:
+    """Always fails: an ``is_error`` result whose ``status`` says what kind of failure it was
+    (and, with ``retry_after``, when to come back, as an HTTP ``Retry-After`` would)."""
     _record("fail", status=status)
+    details: dict[str, Any] = {"status": status, "message": message}
+    if retry_after:
+        details["retry_after"] = retry_after
     return CallToolResult(
-        content=[TextContent(text=message)],
-        structured_content={"status": status, "message": message},
-        is_error=True,
+        content=[TextContent(text=message)], structured_content=details, is_error=True
     )
 
 

@@ -5,7 +5,7 @@
  */
 
 import { useRunStore } from "./runStore";
-import type { TimelineNote, TimelineStep } from "./timeline";
+import { waitingText, type TimelineNote, type TimelineStep } from "./timeline";
 import * as fmt from "./format";
 
 /** Values longer than this many characters start folded. */
@@ -102,6 +102,12 @@ export function StepDetail({ step }: { step: TimelineStep }) {
           retry {retry.attempt} of {retry.target} after {retry.errorClass} ({fmt.duration(retry.delay * 1000)} wait): {retry.error}
         </p>
       ))}
+      {step.waits > 0 && (
+        <p className="warn" data-testid="step-waiting">
+          {step.waits === 1 ? "1 tool call waited for its turn" : `${step.waits} tool calls waited for their turn`} under the tool&apos;s limits
+          {step.waiting ? `: ${waitingText(step.waiting)}` : ""}
+        </p>
+      )}
       {step.toolCalls.length > 0 && (
         <div className="tool-calls" data-testid="tool-calls">
           {step.toolCalls.map((call, i) => (

@@ -2,7 +2,8 @@
  * What a run adds to the canvas, as plain data in the editor store: each
  * node's status (`skipped` once the run ended without reaching it), the edges
  * the run took, how many times each node ran, and the one line a running
- * node's card shows (the tail of the tokens its model is streaming). The
+ * node's card shows (what its tool call waits for under a tool's limits, or
+ * the tail of the tokens its model is streaming). The
  * node cards select these by their id and draw them; a waiting node's card
  * also anchors its approval card beside it. What a node did in full is the
  * run panel's node inspector, so cards never grow.
@@ -11,7 +12,7 @@
 import { useEffect } from "react";
 import { shallow } from "zustand/shallow";
 import { useEditorStore } from "../store/editorStore";
-import { runLines, shownStatus, useRunStore } from "./runStore";
+import { runLines, shownStatus, useRunStore, waitingLines } from "./runStore";
 import { takenEdges } from "./timeline";
 
 /** Mirror the run onto the canvas while mounted (RunPanel mounts it); clears it on unmount. */
@@ -27,8 +28,8 @@ export function useCanvasRunBridge(): void {
         if (taken.join("\0") !== editor.takenEdges.join("\0")) editor.setTakenEdges(taken);
         if (state.timeline.visits !== previous?.timeline.visits) editor.setNodeVisits(state.timeline.visits);
       }
-      if (!previous || state.tokens !== previous.tokens || state.nodeStatus !== previous.nodeStatus) {
-        const lines = runLines(state.tokens, state.nodeStatus);
+      if (!previous || state.tokens !== previous.tokens || state.nodeStatus !== previous.nodeStatus || state.timeline !== previous.timeline) {
+        const lines = runLines(state.tokens, state.nodeStatus, waitingLines(state.timeline));
         // Tokens of a node whose line is unchanged (or not shown) re-render no card.
         if (!shallow(lines, editor.nodeRunLine)) editor.setNodeRunLine(lines);
       }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { reduce, runLines, shownStatus } from "./runStore";
-import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges } from "./timeline";
+import { reduce, runLines, shownStatus, waitingLines } from "./runStore";
+import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges, waitingText } from "./timeline";
 import plannerTeam from "./fixtures/planner-team.json";
 import refundResume from "./fixtures/refund-resume.json";
 
@@ -169,6 +169,55 @@ describe("timeline", () => {
     expect(steps[1].toolCalls.map((call) => call.result)).toEqual([{ found: 2 }, undefined, undefined]);
     const notes = state.timeline.entries.filter((e) => e.kind === "note");
     expect(notes.map((note) => note.type)).toEqual(["attempt"]);
+  });
+
+  it("shows what a tool call waits for under the tool's limits, on the card and in the step", () => {
+    const waiting = {
+      plait: "tool_waiting",
+      node: "fan",
+      tool: "search",
+      key: "tool:research:search",
+      reason: "concurrency",
+      limit: { concurrency: 4 },
+      wait: 30,
+    };
+    const started = { plait: "tool_call", node: "fan", tool: "search", args: { q: "a" }, status: "started", reused: false };
+    const midway = run(
+      [
+        ["metadata", { run_id: "r1", attempt: 1 }],
+        ["tasks", { id: "t1", name: "fan", input: {} }],
+        ["custom", started],
+        ["custom", waiting],
+      ],
+      initial(["fan"]),
+    );
+    const [step] = stepsOf(midway.timeline);
+    expect(step.waits).toBe(1);
+    expect(step.waiting && waitingText(step.waiting)).toBe("waiting for a slot of tool search (4 at once across all runs)");
+    expect(runLines(midway.tokens, midway.nodeStatus, waitingLines(midway.timeline))).toEqual({ fan: "waits: search slot" });
+
+    const done = run([["custom", { ...started, status: "ok", result: 1 }]], midway);
+    expect(stepsOf(done.timeline)[0]).toMatchObject({ waiting: null, waits: 1 });
+    expect(waitingLines(done.timeline)).toEqual({});
+    const paused = run([["custom", { ...waiting, reason: "paused", limit: {}, retry_in: 1.5 }]], done);
+    const pausedStep = stepsOf(paused.timeline)[0];
+    expect(pausedStep.waiting && waitingText(pausedStep.waiting)).toBe("waiting: tool search is paused for 1.5s more after a Retry-After");
+  });
+
+  it("notes each model route an agent takes, and its way back", () => {
+    const state = run(
+      [
+        ["tasks", { id: "t1", name: "work", input: {} }],
+        ["custom", { plait: "model_route", node: "work", model: "strong", when: "state.risk == 'high'" }],
+        ["custom", { plait: "model_route", node: "work", model: "small", when: null }],
+      ],
+      initial(["work"]),
+    );
+    const notes = state.timeline.entries.filter((e) => e.kind === "note");
+    expect(notes.map((note) => note.kind === "note" && [note.type, note.text])).toEqual([
+      ["route", "work calls strong: state.risk == 'high'"],
+      ["route", "work calls small (its own model again)"],
+    ]);
   });
 
   it("finds the edges the run took, START to END, a loop's back edge included", () => {

@@ -11,7 +11,7 @@ import { create } from "zustand";
 import type { SseMessage } from "../api/sse";
 import type { NodeRunStatus } from "../store/editorStore";
 import type { ShownState } from "./runStates";
-import { addEvent, addNote, EMPTY_TIMELINE, nextRun, type Timeline, type TimelineNote } from "./timeline";
+import { addEvent, addNote, EMPTY_TIMELINE, nextRun, waitingShort, type Timeline, type TimelineNote } from "./timeline";
 
 export type { NodeRunStatus };
 
@@ -307,10 +307,25 @@ export function shownStatus(status: Record<string, NodeRunStatus>, phase: RunPha
 /** Characters of streamed text a card shows (one line; the run panel's node inspector has it all). */
 const TOKEN_TAIL = 48;
 
-/** The line each running node's card shows: the tail of the tokens its model is streaming, whitespace folded to spaces. */
-export function runLines(tokens: Record<string, string>, status: Record<string, NodeRunStatus>): Record<string, string> {
+/**
+ * The line each running node's card shows: what a tool call of it waits for (a tool's
+ * `limits`), else the tail of the tokens its model is streaming, whitespace folded to spaces.
+ */
+export function runLines(tokens: Record<string, string>, status: Record<string, NodeRunStatus>, waiting: Record<string, string> = {}): Record<string, string> {
   const lines: Record<string, string> = {};
   for (const [node, text] of Object.entries(tokens))
     if (text && status[node] === "running") lines[node] = (text.length > TOKEN_TAIL ? `…${text.slice(-TOKEN_TAIL)}` : text).replace(/\s+/g, " ");
+  for (const [node, text] of Object.entries(waiting)) if (status[node] === "running") lines[node] = text;
   return lines;
+}
+
+/** What each node's latest step waits for under a tool's limits, by node, in a few words. */
+export function waitingLines(timeline: Timeline): Record<string, string> {
+  const waiting: Record<string, string> = {};
+  for (const entry of timeline.entries) {
+    if (entry.kind !== "step") continue;
+    if (entry.waiting) waiting[entry.node] = waitingShort(entry.waiting);
+    else delete waiting[entry.node];
+  }
+  return waiting;
 }

@@ -32,6 +32,17 @@ export interface Retry {
   error: string;
 }
 
+/** What a tool call waits for under its tool's `limits` (a `tool_waiting` event). */
+export interface ToolWait {
+  tool: string;
+  /** `concurrency`, `rate` or `paused`. */
+  reason: string;
+  /** The declared limit that holds it: `{concurrency}` or `{rate, burst}`. */
+  limit: Record<string, unknown>;
+  /** Seconds until the next turn or the pause's end, when known. */
+  retryIn: number | null;
+}
+
 export interface MapProgress {
   done: number;
   failed: number;
@@ -71,6 +82,10 @@ export interface TimelineStep {
   cost: number | null;
   toolCalls: ToolCall[];
   retries: Retry[];
+  /** What a tool call of the step waits for under the tool's `limits` (null: nothing now). */
+  waiting: ToolWait | null;
+  /** How many of the step's tool calls had to wait for their turn. */
+  waits: number;
   map: MapProgress | null;
   /** What the node's interrupt asked (an approval request), when it parked. */
   interrupt: unknown;
@@ -78,7 +93,7 @@ export interface TimelineStep {
   text: string;
 }
 
-export type NoteType = "attempt" | "error" | "approval" | "decision" | "budget" | "run" | "guard";
+export type NoteType = "attempt" | "error" | "approval" | "decision" | "budget" | "run" | "guard" | "route";
 
 /** Something that happened to the run rather than inside one step. */
 export interface TimelineNote {
@@ -226,6 +241,8 @@ function startStep(tl: Timeline, task: Data, superstep: number | null, at: strin
     cost: null,
     toolCalls: [],
     retries: [],
+    waiting: null,
+    waits: 0,
     map: null,
     interrupt: null,
     text: "",
@@ -315,6 +332,8 @@ function updates(tl: Timeline, data: Data, at: string | null): Timeline {
       cost: null,
       toolCalls: [],
       retries: [],
+      waiting: null,
+      waits: 0,
       map: null,
       interrupt: null,
       text: "",
@@ -357,7 +376,20 @@ function custom(tl: Timeline, data: Data, at: string | null): Timeline {
       const open =
         status === "started" ? -1 : findLastIndex(step.toolCalls, (c) => c.tool === call.tool && c.status === "started" && JSON.stringify(c.args) === args);
       const toolCalls = open >= 0 ? step.toolCalls.map((c, i) => (i === open ? call : c)) : [...step.toolCalls, call];
-      return replace(tl, index, { ...step, toolCalls });
+      // A call that ended no longer waits (it got its turn, or gave up).
+      return replace(tl, index, { ...step, toolCalls, waiting: status === "started" ? step.waiting : null });
+    }
+    case "tool_waiting": {
+      const index = node ? lastStepOf(tl, node) : -1;
+      if (index < 0) return tl;
+      const step = tl.entries[index] as TimelineStep;
+      const waiting: ToolWait = {
+        tool: String(data.tool),
+        reason: String(data.reason),
+        limit: isData(data.limit) ? data.limit : {},
+        retryIn: typeof data.retry_in === "number" ? data.retry_in : null,
+      };
+      return replace(tl, index, { ...step, waiting, waits: step.waits + 1 });
     }
     case "retry": {
       const index = runningStep(tl);
@@ -398,6 +430,11 @@ function custom(tl: Timeline, data: Data, at: string | null): Timeline {
       }
       return next;
     }
+    case "model_route": {
+      // An agent's route picked another model tier for its next call (or went back to its own).
+      const why = typeof data.when === "string" ? `: ${data.when}` : " (its own model again)";
+      return addNote(tl, { type: "route", text: `${node ?? "an agent"} calls ${String(data.model)}${why}`, at, node, data });
+    }
     case "loop":
     case "refused":
     case "breaker":
@@ -419,6 +456,21 @@ function guardText(data: Data): string {
     default:
       return `compensation ${String(data.step)}: ${String(data.status)}${data.error ? ` (${String(data.error)})` : ""}`;
   }
+}
+
+/** What a call of a limited tool waits for (docs/governance.md, "Tool limits"), in words. */
+export function waitingText(wait: ToolWait): string {
+  if (wait.reason === "concurrency") return `waiting for a slot of tool ${wait.tool} (${String(wait.limit.concurrency)} at once across all runs)`;
+  if (wait.reason === "rate") return `waiting for a turn of tool ${wait.tool} (rate ${String(wait.limit.rate)} across all runs)`;
+  const more = wait.retryIn !== null ? ` for ${wait.retryIn.toFixed(1)}s more` : "";
+  return `waiting: tool ${wait.tool} is paused${more} after a Retry-After`;
+}
+
+/** The same in a few words, for a node's card. */
+export function waitingShort(wait: ToolWait): string {
+  if (wait.reason === "concurrency") return `waits: ${wait.tool} slot`;
+  if (wait.reason === "rate") return `waits: ${wait.tool} rate`;
+  return `waits: ${wait.tool} paused`;
 }
 
 function lastStepOf(tl: Timeline, node: string): number {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import LanguageModelInput
@@ -14,17 +15,24 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
 from plait.engine.compiler.context import MODELS_KEPT, CompileContext, Scope
+from plait.engine.compiler.context_window import Summarize, fit, transcript
 from plait.engine.compiler.model_calls import ToolCallRepair, invoke_model
+from plait.engine.compiler.model_routes import ModelRouter, StepUsage
 from plait.engine.compiler.nodes.base import Compute
 from plait.engine.errors import NodeError
 from plait.engine.governance.loops import StopsRun
 from plait.engine.governance.model_access import ModelAccess
+from plait.engine.observability.roles import acting_as
 from plait.engine.spec.models import AgentNode
 from plait.engine.tools.allowlist import refuse
 from plait.engine.tools.data_marking import as_data, with_data_line
 from plait.engine.tools.gateway import call_tool
 
 DEFAULT_MAX_ITERATIONS = 10
+SUMMARY_PROMPT = (
+    "Summarise this conversation for the assistant that continues it: the task, what was "
+    "found or decided, and what is still open. Be brief; keep names, numbers and ids."
+)
 
 
 def agent_compute(
@@ -77,7 +85,24 @@ def agent_compute(
             bound[key] = base.bind_tools(list(found.values())) if found else base
         return bound[key]
 
+    routes = definition.routes if definition else []
+    router = ModelRouter(node_id, model_name, routes) if routes else None
+    window = definition.context if definition else None
+
+    def summarizer(model: str) -> Summarize:
+        async def summarize(messages: Sequence[BaseMessage]) -> str:
+            writer = (window.summary_model if window else None) or model
+            asked = [SystemMessage(SUMMARY_PROMPT), HumanMessage(transcript(messages))]
+            return (await invoke_model(ctx, writer, asked)).text
+
+        return summarize
+
     async def compute(scope: Scope) -> Any:
+        # Its model and tool calls, their audit records and log lines carry its role.
+        with acting_as(agent or node_id):
+            return await loop(scope)
+
+    async def loop(scope: Scope) -> Any:
         await ctx.load_tools(tool_names)
         by_name = agent_tools()
         rendered = scope.render(system) if system else None
@@ -96,23 +121,31 @@ def agent_compute(
             async with slots:
                 return await _call(by_name, call, scope, node_id, position, as_data_)
 
+        # What the model is sent: the conversation, trimmed or summarised by `context`.
+        sent = [*history, *new]
+        usage, model = StepUsage(), None
         for iteration in range(limit):
-            reply = await invoke_model(
-                ctx, model_name, [*head, *history, *new], model_for=with_tools
-            )
-            new.append(reply)
+            model = router.pick(scope, usage, model) if router is not None else model_name
+            if window is not None:
+                head, sent = await fit(window, head, sent, summarizer(model))
+            reply = await invoke_model(ctx, model, [*head, *sent], model_for=with_tools)
+            usage.add(reply)
+            added: list[BaseMessage] = [reply]
             calls = reply.tool_calls if isinstance(reply, AIMessage) else []
             repairs = repair.messages(reply)
             if not calls and not repairs:
+                new.append(reply)
                 if messages_field is not None:
                     scope.updates[messages_field] = new if extend else [*history, *new]
                 return reply.text
-            new.extend(
+            added.extend(
                 await asyncio.gather(
                     *(limited(call, (iteration, index)) for index, call in enumerate(calls))
                 )
             )
-            new.extend(repairs)
+            added.extend(repairs)
+            new.extend(added)
+            sent.extend(added)
         raise NodeError(node_id, f"the agent did not finish within max_iterations={limit}")
 
     return compute

@@ -36,6 +36,8 @@ _BASE = frozenset({"state", "input", "run"})
 _WITH_RESULT = _BASE | {"result"}
 _IN_MAP = _BASE | {"item", "index"}
 _MAP_RESULT = _IN_MAP | {"result"}
+#: An agent's model routes: also the step's model usage so far (engine/compiler/model_routes.py).
+ROUTE_ROOTS = _BASE | {"usage"}
 #: An MCP server's per-run ``args``/``env`` values: a session per distinct value, not per step.
 _SERVER = frozenset({"input", "run"})
 
@@ -88,6 +90,10 @@ def cel_fields(ctx: LintContext) -> Iterator[CelField]:
                 yield CelField(source, node_pointer(node_id, "do", "input", name), _IN_MAP)
             if node.do.result is not None:
                 yield CelField(node.do.result, node_pointer(node_id, "do", "result"), _MAP_RESULT)
+    for name, agent in ctx.body.agents.items():
+        for index, route in enumerate(agent.routes):
+            where = pointer("spec", "agents", name, "routes", index, "when")
+            yield CelField(route.when, where, ROUTE_ROOTS)
     for name, server in ctx.body.mcp_servers.items():
         for index, arg in enumerate(server.args):
             if isinstance(arg, PerRunValue):

@@ -52,6 +52,12 @@ def _check_definitions(ctx: LintContext) -> None:
         _name(ctx, agent.model, "model", pointer("spec", "agents", name, "model"))
         for index, tool in enumerate(agent.tools):
             _name(ctx, tool, "tool", pointer("spec", "agents", name, "tools", index))
+        for index, route in enumerate(agent.routes):
+            where = pointer("spec", "agents", name, "routes", index, "model")
+            _name(ctx, route.model, "model", where)
+        if agent.context is not None and agent.context.summary_model is not None:
+            where = pointer("spec", "agents", name, "context", "summary_model")
+            _name(ctx, agent.context.summary_model, "model", where)
     _check_mcp(ctx)
     for name, model in ctx.body.models.items():
         if model.fixture is None:

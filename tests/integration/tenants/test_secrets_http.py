@@ -442,3 +442,76 @@ async def test_a_model_without_api_key_env_never_gets_the_servers_own_key(
         received = "\n".join(listener.under(tag))
         assert "Bearer plait-no-key" in received, received
         assert OPERATOR_OPENAI_KEY not in received
+
+
+AUDITED_SPEC = """\
+apiVersion: plait/v1
+kind: Graph
+metadata: {{name: {name}, version: '1.0.0'}}
+spec:
+  secrets: [OPERATOR_TOKEN]
+  audit: {{model_calls: {audited}}}
+  state:
+    note: {{type: string}}
+    answer: {{type: string}}
+  models:
+    m:
+      provider: scripted
+      script:
+        - content: "Noted. Never paste a key into a chat."
+  agents:
+    researcher: {{model: m, system: "You read what the user sends."}}
+  nodes:
+    read:
+      kind: agent
+      agent: researcher
+      prompt: "{{{{ state.note }}}}"
+      output: answer
+  edges:
+    - {{from: START, to: read}}
+    - {{from: read, to: END}}
+"""
+
+
+async def test_model_calls_are_audited_with_the_tenants_secrets_masked(
+    server: Cluster, admin: httpx.AsyncClient
+) -> None:
+    """Opted in: what the model saw and said is in the run's audit trail, with the tenant's
+    secret (pasted by the user into the prompt) masked; only the tenant reads it."""
+    tenant, key = await member(server, admin, "audited")
+    value = f"audited-value-{uuid.uuid4().hex}"
+    await grant(admin, tenant, "OPERATOR_TOKEN", value)
+    _, other_key = await member(server, admin, "nosy")
+    async with client(server, key) as http_client, client(server, other_key) as other:
+        runs = {}
+        for audited in ("true", "false"):
+            name = unique(f"audited-{audited}")
+            text = AUDITED_SPEC.format(name=name, audited=audited)
+            uploaded = await http_client.post("/graphs", json={"yaml": text})
+            assert uploaded.status_code == 201, uploaded.text
+            thread = (await http_client.post("/threads", json={})).json()["thread_id"]
+            note = f"here is my key: {value}"
+            body = {"assistant_id": name, "input": {"note": note}}
+            created = await http_client.post(f"/threads/{thread}/runs", json=body)
+            assert created.status_code == 200, created.text
+            run_id = created.json()["run_id"]
+            await http_client.get(f"/threads/{thread}/runs/{run_id}/join")
+            runs[audited] = run_id
+
+        trail = await http_client.get(f"/runs/{runs['true']}/audit")
+        assert trail.status_code == 200, trail.text
+        [call] = [record for record in trail.json() if record["kind"] == "model_call"]
+        assert (call["node"], call["actor"]) == ("read", "agent:researcher")
+        detail = call["detail"]
+        assert (detail["model"], detail["agent_role"]) == ("m", "researcher")
+        assert [m["type"] for m in detail["messages"]] == ["system", "human"]
+        assert detail["messages"][1]["content"] == "here is my key: [redacted:OPERATOR_TOKEN]"
+        assert detail["reply"]["content"] == "Noted. Never paste a key into a chat."
+        assert value not in trail.text
+
+        # Not opted in: no model call is kept. Another tenant: no such run.
+        plain = await http_client.get(f"/runs/{runs['false']}/audit")
+        assert plain.status_code == 200 and plain.json() == []
+        hidden = await other.get(f"/runs/{runs['true']}/audit")
+        assert hidden.status_code == 404
+        assert hidden.headers["content-type"].startswith("application/problem+json")

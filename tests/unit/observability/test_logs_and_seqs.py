@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from plait.engine.observability import observe, tracing
+from plait.engine.observability.roles import acting_as
 from plait.server.operations.logs import configure_logging, log_context, log_format, make_handler
 from tests.unit.observability.capture import captured_spans
 
@@ -58,6 +59,19 @@ def test_json_lines_carry_the_context_and_the_engine_extras(
     }
     assert "plait_fields" not in inside and "plait_tool" not in inside
     assert "run_id" not in outside
+
+
+def test_lines_logged_for_an_agent_carry_its_role(
+    captured: tuple[logging.Logger, io.StringIO],
+) -> None:
+    """An agent node acts as its agent (``acting_as``): its tools' lines say which one."""
+    logger, stream = captured
+    with log_context(run_id="r1"), acting_as("researcher"):
+        logger.info("searching")
+    logger.info("after")
+    inside, after = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert (inside["agent_role"], inside["run_id"]) == ("researcher", "r1")
+    assert "agent_role" not in after
 
 
 def test_the_format_is_json_unless_stderr_is_a_terminal() -> None:

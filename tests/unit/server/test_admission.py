@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from plait.server.workers.admission import BASE_RUNS, SAMPLE_SECONDS, Admission
+import asyncio
+import time
+
+from plait.server.workers.admission import (
+    BASE_RUNS,
+    LATE,
+    PROBE_SECONDS,
+    SAMPLE_SECONDS,
+    Admission,
+    LoopLag,
+)
 
 
 class Process:
@@ -18,8 +28,10 @@ class Process:
         self.used += seconds * share
 
 
-def admission(concurrency: int, process: Process) -> Admission:
-    return Admission(concurrency, cpu=lambda: process.used, clock=lambda: process.now)
+def admission(concurrency: int, process: Process, lag: float = 0.0) -> Admission:
+    return Admission(
+        concurrency, cpu=lambda: process.used, clock=lambda: process.now, lag=lambda: lag
+    )
 
 
 def test_a_worker_of_ten_or_fewer_runs_takes_them_all_however_busy() -> None:
@@ -68,3 +80,31 @@ def test_within_a_sample_the_level_holds() -> None:
     worker = admission(200, process)
     process.run_for(SAMPLE_SECONDS / 2, 0.0)
     assert worker.allowed(BASE_RUNS) == BASE_RUNS
+
+
+def test_a_late_loop_stops_growth_though_its_process_uses_little_cpu() -> None:
+    """A machine saturated by other processes: the worker waits for a core, its share stays low."""
+    process = Process()
+    grown = admission(200, process)
+    late = admission(200, process, lag=LATE)
+    for _ in range(5):
+        process.run_for(SAMPLE_SECONDS, 0.3)
+        grown.allowed(grown.level)
+        late.allowed(late.level)
+    assert grown.level > 40
+    assert late.level == BASE_RUNS
+
+
+async def test_loop_lag_reports_how_long_the_loop_was_blocked() -> None:
+    lag = LoopLag()
+    lag.start()
+    try:
+        busy_until = time.monotonic() + 3 * PROBE_SECONDS
+        while time.monotonic() < busy_until:  # the loop computes: its timers wait
+            pass
+        # Due after the probe's timer, so it runs after the probe ran late.
+        await asyncio.sleep(PROBE_SECONDS)
+        assert lag.read() >= PROBE_SECONDS
+        assert lag.read() == 0.0  # read once
+    finally:
+        lag.stop()

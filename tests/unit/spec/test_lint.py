@@ -283,6 +283,26 @@ CASES = [
     ),
     # ----------------------------------------------------------------- expressions
     Case(
+        "unknown-model",
+        "      max_iterations: 4\n",
+        "      max_iterations: 4\n"
+        "      routes: [{when: \"state.request != ''\", model: planer_model}]\n",
+        "/spec/agents/writer/routes/0/model",
+        "routes:",
+        "`planner_model`",
+        "team",
+    ),
+    Case(
+        "cel-unknown-root",
+        "      max_iterations: 4\n",
+        "      max_iterations: 4\n"
+        '      routes: [{when: "result.tokens > 9", model: planner_model}]\n',
+        "/spec/agents/writer/routes/0/when",
+        "routes:",
+        "usage",
+        "team",
+    ),
+    Case(
         "cel-syntax",
         "output: answer",
         'writes: {answer: "state.topic +"}',

@@ -113,6 +113,11 @@ function NodeShell({
   );
 }
 
+const STREAMING_TITLE = "streaming: the run panel's node inspector shows it all";
+/** A line that starts with it says what a tool call waits for (runs/timeline.ts `waitingShort`). */
+const WAITING_MARK = "waits: ";
+const WAITING_TITLE = "a tool call waits for its turn under the tool's limits: the step's detail says which";
+
 /** The line a running node's card shows; its own component, so streamed tokens re-render only it
  * (drawn only while the node runs: idle cards keep one store subscription, not two). */
 function RunLine({ id }: { id: string }) {
@@ -120,7 +125,7 @@ function RunLine({ id }: { id: string }) {
   if (line === undefined) return null;
   return (
     <div className="plait-node-extra nodrag nowheel">
-      <div className="node-tokens" data-testid="node-tokens" title="streaming: the run panel's node inspector shows it all">
+      <div className="node-tokens" data-testid="node-tokens" title={line.startsWith(WAITING_MARK) ? WAITING_TITLE : STREAMING_TITLE}>
         {line}
       </div>
     </div>

@@ -59,6 +59,16 @@ async def _taken_over(pool: Pool, graph: GraphVersion, *, by: str = "alive") -> 
     return stale, current
 
 
+async def _claimed_by_slow(pool: Pool, graph: GraphVersion) -> Run:
+    """A new run claimed by ``slow`` under a lease that is already over."""
+    thread = await create_thread(pool, thread_id=unique("t"))
+    await create_run(
+        pool, thread_id=thread["thread_id"], graph=graph, kwargs={"input": {}}, metadata={}
+    )
+    [claimed] = await claim_runs(pool, "slow", 10, EXPIRED)
+    return claimed
+
+
 def _config(run: Run) -> dict[str, Any]:
     return {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
 
@@ -229,11 +239,7 @@ async def test_a_claim_cannot_take_a_run_while_a_fenced_write_is_open(
     qpool: Pool, qgraph: GraphVersion
 ) -> None:
     """The fence holds the run row until the write commits: a takeover waits for it."""
-    thread = await create_thread(qpool, thread_id=unique("t"))
-    await create_run(
-        qpool, thread_id=thread["thread_id"], graph=qgraph, kwargs={"input": {}}, metadata={}
-    )
-    [claimed] = await claim_runs(qpool, "slow", 10, EXPIRED)
+    claimed = await _claimed_by_slow(qpool, qgraph)
 
     async with fenced_transaction(qpool, claimed.lease, "a test write"):
         # The lease is over, yet the row is held: the claim skips it (SKIP LOCKED).
@@ -246,11 +252,7 @@ async def test_a_fenced_write_waits_for_a_takeover_in_progress_and_is_refused(
     qpool: Pool, qgraph: GraphVersion
 ) -> None:
     """The other order: the claim's row lock first, then the fence sees the new holder."""
-    thread = await create_thread(qpool, thread_id=unique("t"))
-    await create_run(
-        qpool, thread_id=thread["thread_id"], graph=qgraph, kwargs={"input": {}}, metadata={}
-    )
-    [claimed] = await claim_runs(qpool, "slow", 10, EXPIRED)
+    claimed = await _claimed_by_slow(qpool, qgraph)
     async with qpool.connection() as taker, taker.transaction():
         # A takeover caught between its row lock and its commit.
         await taker.execute(
@@ -262,6 +264,35 @@ async def test_a_fenced_write_waits_for_a_takeover_in_progress_and_is_refused(
         assert not write.done()
     with pytest.raises(LeaseLost):
         await write
+
+
+async def test_a_step_waits_for_a_takeover_in_progress_and_stores_nothing(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    """A step's one statement (held writes, blobs, checkpoint) behind the fence: refused whole."""
+    claimed = await _claimed_by_slow(qpool, qgraph)
+    saver = FencedCheckpointer(qpool, claimed.lease)
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"steps": ["a"]}
+    config = {"configurable": {**_config(claimed)["configurable"], "checkpoint_id": "parent"}}
+
+    async with qpool.connection() as taker, taker.transaction():
+        await taker.execute(
+            "UPDATE plait_runs SET lease_owner = 'other', attempt = attempt + 1 WHERE run_id = %s",
+            (claimed.run_id,),
+        )
+
+        async def step() -> None:
+            async with saver.steps_in_one_trip():
+                await saver.aput_writes(config, [("steps", ["a"])], "task-1")
+                await saver.aput(config, checkpoint, {"source": "loop", "step": 1}, {"steps": "1"})
+
+        write = asyncio.create_task(step())
+        await until(lambda: _waits_on_lock(qpool, "plait_fence"), "the step to wait on the row")
+        assert not write.done()
+    with pytest.raises(LeaseLost, match="checkpoint refused"):
+        await write
+    assert await _checkpoint_rows(qpool, claimed.thread_id) == (0, 0, 0)
 
 
 async def _fenced_write(pool: Pool, lease: Lease) -> None:

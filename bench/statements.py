@@ -1,0 +1,145 @@
+"""What PostgreSQL executes for one run of ``plait serve``, statement by statement.
+
+Creates a private database whose sessions log every statement
+(``log_statement = 'all'``, so it needs a superuser and the server's log
+file), starts ``plait serve`` on it with the benchmark graphs of ``_runs.py``,
+sends ``--runs`` runs of the 10-node graph one at a time over HTTP (and as
+many park + resume pairs of the one-approval graph), and counts what the
+server's log shows for them, grouped by statement (literals and names
+folded). A diagnostic, not a ratio: the figures say where a run's round trips
+and transactions go.
+
+    .venv/bin/python bench/statements.py [--runs 20] [--log /var/log/postgresql/...]
+
+Uses ``PLAIT_DATABASE_URL`` for the server to create the database on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import psycopg
+from _report import machine, write_section
+from _runs import client, over_http, serve_bench
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from plait.engine.store import database_url
+
+DATABASE = "plait_statements"
+LOG = Path("/var/log/postgresql/postgresql-15-main.log")
+_STATEMENT = re.compile(rf"@{DATABASE} LOG:  (?:statement|execute [^:]*): (.*)", re.DOTALL)
+_ENTRY = re.compile(r"^\d{4}-\d\d-\d\d ")
+
+
+def entries(lines: Iterable[str]) -> Iterator[str]:
+    """The log's entries, each with its continuation lines (a statement spans several)."""
+    entry: list[str] = []
+    for line in lines:
+        if _ENTRY.match(line) and entry:
+            yield "".join(entry)
+            entry = []
+        entry.append(line)
+    if entry:
+        yield "".join(entry)
+
+
+def fold(statement: str) -> str:
+    """A statement with its literals and lists folded, so that runs' statements group."""
+    text = " ".join(statement.split())
+    text = re.sub(r"'[^']*'", "?", text)
+    text = re.sub(r"\$\d+", "?", text)
+    text = re.sub(r"\b\d+\b", "N", text)
+    text = re.sub(r"(\(\?(, \?)*\)(, )?)+", "(…)", text)
+    return text[:160]
+
+
+def count(log: Path, start: int) -> Counter[str]:
+    """The statements of the logging database in ``log`` from byte ``start``, folded."""
+    with log.open(encoding="utf-8", errors="replace") as lines:
+        lines.seek(start)
+        return Counter(
+            fold(match.group(1)) for entry in entries(lines) if (match := _STATEMENT.search(entry))
+        )
+
+
+def _quotable(statement: str) -> str:
+    """The statement's start, fit for a Markdown code span."""
+    return statement[:110].replace("`", "'")
+
+
+async def recreate(url: str) -> str:
+    """Create the logging database afresh; the URL to it."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        await conn.execute(f"CREATE DATABASE {DATABASE}")
+        await conn.execute(f"ALTER DATABASE {DATABASE} SET log_statement = 'all'")
+    return make_conninfo(**{**conninfo_to_dict(url), "dbname": DATABASE})
+
+
+async def park_and_resume(base: str) -> None:
+    """A run of the one-approval graph, parked, then resumed with an approval."""
+    async with client(base, 1) as http:
+        async with http.post("/threads", json={}) as response:
+            thread = (await response.json())["thread_id"]
+        body = {"assistant_id": "park", "input": {"n": 1}}
+        async with http.post(f"/threads/{thread}/runs/wait", json=body) as response:
+            response.raise_for_status()
+        resume = {"assistant_id": "park", "command": {"resume": {"decision": "approve"}}}
+        async with http.post(f"/threads/{thread}/runs/wait", json=resume) as response:
+            response.raise_for_status()
+
+
+async def measure(url: str, runs: int, log: Path) -> dict[str, Counter[str]]:
+    """Statements the log shows for ``runs`` runs of each kind (after one warm-up each)."""
+    counted: dict[str, Counter[str]] = {}
+    with serve_bench(url, workers=None) as (base, _):
+        async with client(base, 1) as http:
+            one = over_http(http, [], "sync")
+            await one()
+            await park_and_resume(base)
+            for kind, action in (("10-node run", one), ("park + resume", None)):
+                start = await asyncio.to_thread(os.path.getsize, log)
+                for _ in range(runs):
+                    await (action() if action is not None else park_and_resume(base))
+                # The server's statements after the last reply (finish, journal) land soon.
+                await asyncio.sleep(1.0)
+                counted[kind] = await asyncio.to_thread(count, log, start)
+    return counted
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--log", type=Path, default=LOG, help="the PostgreSQL server's log")
+    parser.add_argument("--top", type=int, default=12, help="statements listed per kind")
+    parser.add_argument("--no-readme", action="store_true", help="print only")
+    args = parser.parse_args()
+    url = asyncio.run(recreate(database_url()))
+    parts = [
+        f"Measured {machine()}. Method: `bench/statements.py --runs {args.runs}`: "
+        f"`plait serve` (defaults) on a private database logging every statement; "
+        f"{args.runs} runs of each kind one at a time, after one; per run, most "
+        "frequent first (literals folded)."
+    ]
+    for kind, counts in asyncio.run(measure(url, args.runs, args.log)).items():
+        total = sum(counts.values())
+        parts.append(f"\n**{kind}: {total / args.runs:.1f} statements per run**\n")
+        parts.append("| per run | statement |\n|---:|---|")
+        parts.extend(
+            f"| {n / args.runs:.2f} | `{_quotable(statement)}` |"
+            for statement, n in counts.most_common(args.top)
+        )
+    body = "\n\n".join(parts[:1]) + "\n\n" + "\n".join(parts[1:])
+    print(body)
+    if not args.no_readme:
+        write_section("statements", body)
+
+
+if __name__ == "__main__":
+    main()
