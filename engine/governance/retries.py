@@ -27,7 +27,13 @@ from langchain_core.tools import BaseTool
 from plait.engine.governance.breakers import CircuitOpen, breaker_for
 from plait.engine.governance.tool_limits import Attempt, ToolLimitTimeout
 from plait.engine.observability.emit import emit
-from plait.engine.spec.models import BreakerSpec, CallRetrySpec, ToolDef, duration_seconds
+from plait.engine.spec.models import (
+    BreakerSpec,
+    CallRetrySpec,
+    RetrySpec,
+    ToolDef,
+    duration_seconds,
+)
 
 T = TypeVar("T")
 
@@ -176,6 +182,25 @@ def _emit_retry(target: str, attempt: int, error_class: str, delay: float, error
             "error": error[:300],
         }
     )
+
+
+def emit_step_retry(node_id: str, spec: RetrySpec, attempt: int, exc: Exception) -> None:
+    """Announce that LangGraph runs a failed step of ``node_id`` again (its ``retry``).
+
+    Said before LangGraph waits, as a call's retry is, so a run's state shows
+    it retrying while it backs off; the delay is LangGraph's without its jitter
+    (up to a second more).
+    """
+    if attempt >= spec.max_attempts:
+        return
+    delay = min(
+        duration_seconds(spec.max_interval),
+        duration_seconds(spec.initial_interval) * spec.backoff ** (attempt - 1),
+    )
+    # A step's error arrives wrapped in a NodeError: its cause says what failed.
+    cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
+    error = f"{type(cause).__name__}: {cause}"
+    _emit_retry(f"node:{node_id}", attempt, classify(cause), round(delay, 4), error)
 
 
 def emit_repair(target: str, attempt: int, error: str) -> None:

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
         RunStarted,
         Token,
     )
-    from plait.engine.run.records import RunStatus, ThreadRecord, ThreadSpecMismatch
+    from plait.engine.run.marks import RunMarks
+    from plait.engine.run.records import ThreadRecord, ThreadSpecMismatch
     from plait.engine.run.runner import (
         RunRejected,
         ThreadMismatch,
@@ -37,12 +38,30 @@ if TYPE_CHECKING:
         run_graph,
     )
     from plait.engine.run.spec_tests import CaseResult, counting_usage, run_case, tests_of
+    from plait.engine.run.states import (
+        STATES,
+        ForbiddenTransition,
+        RunState,
+        RunStatus,
+        a2a_state_of,
+        check_ending,
+        check_transition,
+        losses_only,
+        parked_tool,
+        settled_state,
+        sources_of,
+        state_label,
+        status_of,
+        waiting_on,
+    )
 
 __all__ = [
+    "STATES",
     "CaseResult",
     "Completed",
     "Custom",
     "Failed",
+    "ForbiddenTransition",
     "Interrupted",
     "Item",
     "NodeFailed",
@@ -50,22 +69,34 @@ __all__ = [
     "NodeStarted",
     "RunContext",
     "RunEvent",
+    "RunMarks",
     "RunRejected",
     "RunStarted",
+    "RunState",
     "RunStatus",
     "RunTimedOut",
     "ThreadMismatch",
     "ThreadRecord",
     "ThreadSpecMismatch",
     "Token",
+    "a2a_state_of",
+    "check_ending",
     "check_input",
+    "check_transition",
     "counting_usage",
     "drive",
     "inspect_thread",
+    "losses_only",
     "new_thread_id",
+    "parked_tool",
     "run_case",
     "run_graph",
+    "settled_state",
+    "sources_of",
+    "state_label",
+    "status_of",
     "tests_of",
+    "waiting_on",
 ]
 
 if not TYPE_CHECKING:
@@ -86,7 +117,8 @@ if not TYPE_CHECKING:
                 "RunStarted",
                 "Token",
             ),
-            "records": ("RunStatus", "ThreadRecord", "ThreadSpecMismatch"),
+            "marks": ("RunMarks",),
+            "records": ("ThreadRecord", "ThreadSpecMismatch"),
             "runner": (
                 "RunRejected",
                 "ThreadMismatch",
@@ -96,5 +128,21 @@ if not TYPE_CHECKING:
                 "run_graph",
             ),
             "spec_tests": ("CaseResult", "counting_usage", "run_case", "tests_of"),
+            "states": (
+                "STATES",
+                "ForbiddenTransition",
+                "RunState",
+                "RunStatus",
+                "a2a_state_of",
+                "check_ending",
+                "check_transition",
+                "losses_only",
+                "parked_tool",
+                "settled_state",
+                "sources_of",
+                "state_label",
+                "status_of",
+                "waiting_on",
+            ),
         },
     )

@@ -123,9 +123,15 @@ class Interrupted(_Event):
 
 @dataclass(frozen=True)
 class Completed(_Event):
-    """The run reached END; ``output`` holds the spec's output fields."""
+    """The run reached END; ``output`` holds the spec's output fields.
+
+    ``state`` is Plait's (``succeeded``, or ``partially_succeeded`` when a map
+    lost items: :mod:`plait.engine.run.states`), ``label`` says it in words.
+    """
 
     output: dict[str, Any]
+    state: str = "succeeded"
+    label: str = "succeeded"
     type: Literal["completed"] = "completed"
 
 

@@ -4,17 +4,18 @@ The runner (:mod:`plait.engine.run.runner`) pins a thread to the spec it
 started on and says how each run ended; where that is kept is the caller's:
 ``plait run`` and ``plait test`` give the server's record of runs and threads
 (``plait.server.queue.direct_runs``, the one owner of those tables' SQL), a
-library caller may give none. ``RunStatus`` is the one vocabulary of a run's
-state, shared with the server's queue.
+library caller may give none. A run's status (the Agent Server's ``RunStatus``)
+and Plait's finer state are :mod:`plait.engine.run.states`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Protocol
 
-RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
+from plait.engine.run.states import RunState
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,14 @@ class RunLog(Protocol):
         """Record that a run started on ``thread``."""
         ...
 
-    async def finish_run(self, run_id: str, status: RunStatus, error: str | None) -> None:
-        """Record how the run ended; ``error`` is the message shown to users."""
+    async def finish_run(
+        self,
+        run_id: str,
+        state: RunState,
+        error: str | None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record how the run ended, as Plait's ``state`` (:mod:`plait.engine.run.states`:
+        it implies the Agent Server status) and its ``detail``; ``error`` is the message
+        shown to users."""
         ...

@@ -36,7 +36,9 @@ from plait.engine.run.events import (
     RunEvent,
     RunStarted,
 )
-from plait.engine.run.records import RunLog, RunStatus, ThreadRecord, ThreadSpecMismatch
+from plait.engine.run.marks import RunMarks
+from plait.engine.run.records import RunLog, ThreadRecord, ThreadSpecMismatch
+from plait.engine.run.states import RunState, state_label, waiting_on
 from plait.engine.run.stream_items import EventsOfItems, error_text
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.expressions import to_plain
@@ -196,8 +198,9 @@ async def run_graph(
         tool_limiter=ToolLimiter(pool, "default"),
     ).config()
     timeout = duration_seconds(loaded.spec.spec.timeout) if loaded.spec.spec.timeout else None
-    outcome: RunStatus = "error"
+    outcome: RunState = "failed"
     error: str | None = "the run was abandoned before it ended"
+    marks = RunMarks()
     try:
         yield RunStarted(
             run_id=run_id,
@@ -218,6 +221,7 @@ async def run_graph(
             items = _items(graph, payload, config, timeout, checkpointer, span)
             async with contextlib.aclosing(items) as stream:
                 async for item in stream:
+                    marks.observe(item)
                     for event in converter.convert(item):
                         yield event
         except RunTimedOut as exc:
@@ -238,7 +242,7 @@ async def run_graph(
         except Exception as exc:
             failed = Failed(error=error_text(exc), node=converter.last_failed)
         if failed is not None:
-            outcome = "timeout" if failed.kind == "timeout" else "error"
+            outcome = "timed_out" if failed.kind == "timeout" else "failed"
             error = failed.error
             yield failed
             return
@@ -246,19 +250,24 @@ async def run_graph(
         snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
         final = _status(thread_id, snapshot)
         if final.state == "interrupted":
-            outcome, error = "interrupted", None
+            error = None
+            outcome = waiting_on([{"value": item.payload} for item in final.interrupts])
             for interrupted in final.interrupts:
                 yield interrupted
         elif final.state == "finished":
-            outcome, error = "success", None
-            yield Completed(output=_output(loaded.spec, final.values))
+            outcome, error = marks.ended(), None
+            yield Completed(
+                output=_output(loaded.spec, final.values),
+                state=outcome,
+                label=state_label(outcome, marks.losses()),
+            )
         else:
             error = final.error or f"the run stopped before {', '.join(final.next)}"
             yield Failed(error=error)
     finally:
         if log is not None:
             # Shielded: a cancelled consumer must still leave the run's row accurate.
-            await asyncio.shield(log.finish_run(run_id, outcome, error))
+            await asyncio.shield(log.finish_run(run_id, outcome, error, marks.losses()))
 
 
 async def _items(

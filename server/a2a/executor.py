@@ -31,7 +31,7 @@ from a2a.types.a2a_pb2 import Message, Part, Task, TaskState, TaskStatus
 from google.protobuf.json_format import ParseDict
 from google.protobuf.struct_pb2 import Value
 
-from plait.engine.run import RunRejected, check_input
+from plait.engine.run import RunRejected, a2a_state_of, check_input, state_label
 from plait.server.a2a.messages import NotADecision, decision_of, run_input
 from plait.server.a2a.task_store import tenant_of
 from plait.server.approvals import records
@@ -272,22 +272,31 @@ class PlaitAgentExecutor(AgentExecutor):
     ) -> None:
         pool = self.services.pool
         final = await get_run(pool, run.run_id, tenant=tenant)
-        status = final.status if final is not None else "interrupted"
-        if status not in TERMINAL or status == "interrupted":
-            # Cancelled (or rolled back): the task ends as the run did.
+        # Rolled back (deleted): the task ends as the run did, cancelled.
+        state, detail = final.shown_state() if final is not None else ("cancelled", None)
+        task_state = a2a_state_of(state)  # the one mapping: engine/run/states.py
+        if task_state == "TASK_STATE_CANCELED" or final is None or final.status not in TERMINAL:
             await updater.cancel()
             return
-        if status in ("error", "timeout"):
+        if task_state == "TASK_STATE_FAILED":
             text = (
                 error.get("message") if isinstance(error, Mapping) else None
-            ) or f"the run ended {status}"
+            ) or f"the run ended {state_label(state, detail)}"
             await updater.failed(updater.new_agent_message([Part(text=str(text))]))
             return
-        pending = await records.list_approvals(
-            pool, "pending", thread_id=run.thread_id, tenant=tenant
-        )
-        if pending:
+        if task_state == "TASK_STATE_INPUT_REQUIRED":
+            pending = await records.list_approvals(
+                pool, "pending", thread_id=run.thread_id, tenant=tenant
+            )
             await updater.requires_input(updater.new_agent_message(approvals_message(pending)))
+            return
+        if state == "waiting_for_tool":
+            # Still working: the MCP task poller resumes the thread when the tool is done;
+            # a follow-up message on the task follows that run.
+            await updater.update_status(
+                TaskState.TASK_STATE_WORKING,
+                updater.new_agent_message([Part(text=state_label(state, detail))]),
+            )
             return
         output = await self._output(run, values, tenant)
         await updater.add_artifact([data_part(output)], name="output")

@@ -120,7 +120,10 @@ class RichView:
         elif isinstance(event, Interrupted):
             self.console.print(approval_panel(event))
         elif isinstance(event, Completed):
-            self.console.print(Text("✓ completed", style="bold green"))
+            if event.state == "succeeded":
+                self.console.print(Text("✓ completed", style="bold green"))
+            else:  # a map lost items: say how many
+                self.console.print(Text(f"◐ completed, {event.label}", style="bold yellow"))
             self.console.print(JSON.from_data(event.output, ensure_ascii=False))
         elif isinstance(event, Failed):
             # Node errors already start with "node 'x':"; say the node only when they do not.

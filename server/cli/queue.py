@@ -32,6 +32,7 @@ def _shown(run: Run) -> dict[str, Any]:
         "graph": f"{run.graph}@{run.version}",
         "status": run.status,
         "plait_status": run.plait_status,
+        "plait_state": run.state,
         "attempt": run.attempt,
         "dead_letter": run.dead_letter,
         "updated_at": run.updated_at.isoformat(),

@@ -3,17 +3,17 @@
 Process metrics live in prometheus-client's default registry: step latency,
 model calls, tokens and cost, tool outcomes, policy refusals, waits under
 tools' limits (fed by the engine through :class:`MetricsObserver`), open SSE
-streams, finished runs,
-and the state of this process's circuit breakers (read at scrape time from
+streams, finished runs (by outcome of the attempt, and by Plait's state of the
+run), and the state of this process's circuit breakers (read at scrape time from
 ``plait.engine.governance.breaker_snapshot()``).
 
 Queue metrics come from Postgres at scrape time (:func:`database_metrics`), so
 they are the same whichever process is scraped and need no bookkeeping: runs
-by status, dead-lettered runs waiting for a requeue, queue depth and the age
-of the oldest pending run, approvals by
-status, a histogram of how long decided approvals waited, each limited
-tool's calls in flight, waiting and whether it is paused, and each rollout's
-canary share. Only the API
+by status and by Plait's state (``engine/run/states.py``), dead-lettered runs
+waiting for a requeue, queue depth and the age of the oldest pending run,
+approvals by status, a histogram of how long decided approvals waited, each
+limited tool's calls in flight, waiting and whether it is paused, and each
+rollout's canary share. Only the API
 serves them (``GET /metrics``); a ``plait worker --metrics-port`` serves the
 process metrics only, so summing over processes never counts a run twice.
 """
@@ -36,7 +36,7 @@ from prometheus_client.registry import Collector
 
 from plait.engine.governance import breaker_snapshot
 from plait.engine.observability import Observer, add_observer
-from plait.engine.run import RunStatus
+from plait.engine.run import STATES, RunStatus
 from plait.engine.store import LimitState, Pool, limit_states
 from plait.server.approvals import records
 from plait.server.approvals.records import APPROVAL_STATUSES
@@ -94,6 +94,12 @@ RUNS_FINISHED = Counter(
     "Run attempts this process finished, by graph and outcome (success, error, timeout, "
     "interrupted, released, rolled_back, lost, dead_lettered, failed).",
     ["graph", "outcome"],
+)
+RUNS_ENDED = Counter(
+    "plait_runs_ended_total",
+    "Runs this process ended, by graph and Plait's state (succeeded, partially_succeeded, "
+    "waiting_for_person, waiting_for_tool, failed, timed_out, cancelled, dead_lettered).",
+    ["graph", "state"],
 )
 SSE_STREAMS = Gauge("plait_sse_streams_open", "Server-Sent Events streams open now.")
 #: Whether a rollout chose a run's version: its ``canary`` or ``stable`` version for a
@@ -215,6 +221,11 @@ def run_finished(graph: str, outcome: str) -> None:
     RUNS_FINISHED.labels(graph, outcome).inc()
 
 
+def run_ended(graph: str, state: str) -> None:
+    """Count a run this process ended in ``state`` (Plait's, :mod:`plait.engine.run.states`)."""
+    RUNS_ENDED.labels(graph, state).inc()
+
+
 # --- from Postgres, at scrape time ------------------------------------------------
 
 # Every status is exposed, 0 when no row has it, so a dashboard's series never vanish.
@@ -232,6 +243,14 @@ async def database_metrics(pool: Pool) -> list[Metric]:
     runs = GaugeMetricFamily("plait_runs", "Runs by status, in Postgres.", labels=["status"])
     for status in sorted({*_RUN_STATUSES, *queue.by_status}):
         runs.add_metric([status], float(queue.by_status.get(status, 0)))
+    by_state = GaugeMetricFamily(
+        "plait_run_states",
+        "Runs by Plait's state, in Postgres (a run whose worker's lease expired counts as "
+        "retrying).",
+        labels=["state"],
+    )
+    for state in STATES:
+        by_state.add_metric([state], float(queue.by_state.get(state, 0)))
     dead = GaugeMetricFamily(
         "plait_runs_dead_lettered",
         "Runs dead-lettered (their attempts kept losing their worker), not requeued.",
@@ -261,6 +280,7 @@ async def database_metrics(pool: Pool) -> list[Metric]:
     wait.add_metric([], buckets, sum_value=waits.total_seconds)
     return [
         runs,
+        by_state,
         dead,
         depth,
         oldest,

@@ -8,16 +8,33 @@ runner is given (:class:`plait.engine.run.records.RunLog`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from plait.engine.run import RunStatus, ThreadRecord, ThreadSpecMismatch
+from psycopg.types.json import Jsonb
+
+from plait.engine.run import (
+    RunState,
+    RunStatus,
+    ThreadRecord,
+    ThreadSpecMismatch,
+    check_ending,
+    check_transition,
+    sources_of,
+    status_of,
+)
 from plait.engine.store import Pool
+from plait.server.queue.waiting import settle_waiting_in
 
 # Explicit columns: the server's migration adds more to both tables.
 _THREAD_COLUMNS = "thread_id, graph, version, digest, git_sha, created_at, updated_at"
-_RUN_COLUMNS = "run_id, thread_id, graph, version, digest, status, error, started_at, ended_at"
+_RUN_COLUMNS = (
+    "run_id, thread_id, graph, version, digest, status, error, started_at, ended_at, "
+    "state, state_detail"
+)
+_STARTED = check_transition("queued", "running")
 
 
 @dataclass(frozen=True)
@@ -33,6 +50,9 @@ class RunRecord:
     error: str | None
     started_at: datetime
     ended_at: datetime | None
+    #: Plait's state beside ``status`` (:mod:`plait.engine.run.states`) and its detail.
+    state: RunState = "running"
+    state_detail: dict[str, Any] | None = None
 
 
 async def claim_thread(
@@ -89,15 +109,31 @@ async def get_thread(pool: Pool, thread_id: str) -> ThreadRecord | None:
 
 
 async def start_run(pool: Pool, run_id: str, thread: ThreadRecord) -> RunRecord:
-    """Record that a run started on ``thread`` (status ``running``)."""
+    """Record that a run started on ``thread`` (status ``running``).
+
+    The thread moves on: runs of it that waited on a person or a tool are settled.
+    """
     async with pool.connection() as conn, conn.transaction():
+        await conn.execute(
+            "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE",
+            (thread.thread_id,),
+        )
+        await settle_waiting_in(conn, thread.thread_id)
         cursor = await conn.execute(
             f"""
-            INSERT INTO plait_runs (run_id, thread_id, graph, version, digest, status)
-            VALUES (%s, %s, %s, %s, %s, 'running')
+            INSERT INTO plait_runs (run_id, thread_id, graph, version, digest, status, state)
+            VALUES (%s, %s, %s, %s, %s, %s, %s)
             RETURNING {_RUN_COLUMNS}
             """,
-            (run_id, thread.thread_id, thread.graph, thread.version, thread.digest),
+            (
+                run_id,
+                thread.thread_id,
+                thread.graph,
+                thread.version,
+                thread.digest,
+                status_of(_STARTED),
+                _STARTED,
+            ),
         )
         row = await cursor.fetchone()
         await conn.execute(
@@ -108,21 +144,43 @@ async def start_run(pool: Pool, run_id: str, thread: ThreadRecord) -> RunRecord:
 
 
 async def finish_run(
-    pool: Pool, run_id: str, status: RunStatus, error: str | None = None
+    pool: Pool,
+    run_id: str,
+    state: RunState,
+    error: str | None = None,
+    detail: Mapping[str, Any] | None = None,
 ) -> RunRecord:
-    """Record how a run ended; ``error`` is the message shown to users."""
+    """Record how a run ended as Plait's ``state`` (its Agent Server status follows from it,
+    :mod:`plait.engine.run.states`); ``error`` is the message shown to users.
+
+    Raises :class:`~plait.engine.run.states.ForbiddenTransition` for a run that
+    cannot end so (it ended before), ``LookupError`` for no such run.
+    """
     async with pool.connection() as conn, conn.transaction():
         cursor = await conn.execute(
             f"""
-            UPDATE plait_runs SET status = %s, error = %s, ended_at = now(), updated_at = now()
-            WHERE run_id = %s
+            UPDATE plait_runs SET status = %s, state = %s, state_detail = %s, error = %s,
+                ended_at = now(), updated_at = now()
+            WHERE run_id = %s AND state = ANY(%s)
             RETURNING {_RUN_COLUMNS}
             """,
-            (status, error, run_id),
+            (
+                status_of(check_ending(state)),
+                state,
+                Jsonb(dict(detail)) if detail is not None else None,
+                error,
+                run_id,
+                list(sources_of(state)),
+            ),
         )
         row = await cursor.fetchone()
         if row is None:
-            raise LookupError(f"no run {run_id!r}")
+            cursor = await conn.execute("SELECT state FROM plait_runs WHERE run_id = %s", (run_id,))
+            found = await cursor.fetchone()
+            if found is None:
+                raise LookupError(f"no run {run_id!r}")
+            check_transition(found["state"], state)  # raises: it ended before
+            raise LookupError(f"run {run_id!r} changed while it was being ended")
         await conn.execute(
             "UPDATE plait_threads SET updated_at = now() WHERE thread_id = %s",
             (row["thread_id"],),
@@ -180,6 +238,12 @@ class DirectRunLog:
         """See :func:`start_run`."""
         await start_run(self.pool, run_id, thread)
 
-    async def finish_run(self, run_id: str, status: RunStatus, error: str | None) -> None:
+    async def finish_run(
+        self,
+        run_id: str,
+        state: RunState,
+        error: str | None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> None:
         """See :func:`finish_run`."""
-        await finish_run(self.pool, run_id, status, error)
+        await finish_run(self.pool, run_id, state, error, detail)

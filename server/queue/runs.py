@@ -18,7 +18,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
@@ -26,7 +26,18 @@ from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from plait.engine.run import RunStatus, ThreadRecord, ThreadSpecMismatch
+from plait.engine.run import (
+    RunState,
+    RunStatus,
+    ThreadRecord,
+    ThreadSpecMismatch,
+    check_ending,
+    check_transition,
+    losses_only,
+    sources_of,
+    state_label,
+    status_of,
+)
 from plait.engine.store import Pool
 from plait.server.approvals.records import settle_answered_in
 from plait.server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
@@ -34,6 +45,7 @@ from plait.server.graphs.versions import GraphVersion
 from plait.server.queue import journal, webhooks
 from plait.server.queue.leases import Lease
 from plait.server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
+from plait.server.queue.waiting import settle_waiting_in
 
 MultitaskStrategy = Literal["reject", "enqueue", "interrupt", "rollback"]
 CancelAction = Literal["interrupt", "rollback"]
@@ -47,7 +59,8 @@ TERMINAL: frozenset[str] = frozenset({"error", "success", "timeout", "interrupte
 _COLUMNS = (
     "run_id, thread_id, assistant_id, graph, version, digest, status, kwargs, metadata, "
     "multitask_strategy, attempt, error, created_at, updated_at, cancel_action, "
-    "lease_owner, lease_expires_at, queue_id, tenant_id, lost_attempts, max_attempts, dead_letter"
+    "lease_owner, lease_expires_at, queue_id, tenant_id, lost_attempts, max_attempts, dead_letter, "
+    "state, state_detail"
 )
 # The same columns qualified by the alias ``r`` (statements joining plait_runs).
 _R_COLUMNS = ", ".join("r." + c.strip() for c in _COLUMNS.split(","))
@@ -57,6 +70,14 @@ _CLAIM_LOCK = 0x706C6169  # "plai"
 _LIMITS_JSON = ", ".join(f"'{name}', t.{name}" for name in DAILY_LIMIT_FIELDS)
 # A run that holds its thread: waiting, or executing under a worker's lease.
 _ACTIVE = "(status = 'pending' OR (status = 'running' AND lease_owner IS NOT NULL))"
+# The transitions the queue's statements make, checked once when this module loads
+# (engine/run/states.py owns which are allowed).
+_CLAIMED = check_transition("queued", "running")
+_TAKEN_OVER = check_transition("running", "retrying")
+_HANDED_BACK = check_transition("running", "queued")
+_CANCELLED_PENDING = check_transition("queued", "cancelled")
+_REQUEUED = check_transition("dead_lettered", "queued")
+_WAITING: tuple[RunState, ...] = ("waiting_for_person", "waiting_for_tool")
 
 
 @dataclass(frozen=True)
@@ -91,6 +112,9 @@ class Run:
     max_attempts: int | None = None
     #: Why the run was dead-lettered: ``{reason, attempts, max_attempts, at}``.
     dead_letter: dict[str, Any] | None = None
+    #: Plait's state beside ``status`` (:mod:`plait.engine.run.states`) and its detail.
+    state: RunState = "queued"
+    state_detail: dict[str, Any] | None = None
 
     @property
     def lease(self) -> Lease:
@@ -104,12 +128,29 @@ class Run:
         """The status with Plait's own detail: ``dead_lettered`` for a dead-lettered run."""
         return "dead_lettered" if self.dead_letter is not None else self.status
 
-    def to_api(self) -> dict[str, Any]:
-        """The Agent Server ``Run`` shape (JSON-ready), plus ``plait_status`` and ``dead_letter``.
+    def shown_state(self, now: datetime | None = None) -> tuple[RunState, dict[str, Any] | None]:
+        """The state as of ``now``: a run whose worker's lease expired is ``retrying``
+        (it waits for another worker to take it over), though nothing wrote that yet."""
+        expired = (
+            self.status == "running"
+            and self.lease_owner is not None
+            and self.lease_expires_at is not None
+            and self.lease_expires_at < (now or datetime.now(UTC))
+        )
+        if expired and self.state in ("running", "retrying"):
+            retry = {"reason": "worker_lost", "attempt": self.attempt + 1}
+            return "retrying", {**losses_only(self.state_detail), "retry": retry}
+        return self.state, self.state_detail
 
-        A dead-lettered run is ``status: "error"`` for the SDKs, which know
-        only the Agent Server's statuses; Plait's fields say why.
+    def to_api(self) -> dict[str, Any]:
+        """The Agent Server ``Run`` shape (JSON-ready), plus Plait's fields.
+
+        ``status`` is the Agent Server's, all the SDKs know (a dead-lettered run
+        is ``error``, a run parked on an approval ``success``); ``plait_state``,
+        its ``plait_state_detail`` and ``plait_state_label`` say what happened
+        (:mod:`plait.engine.run.states`); ``plait_status`` and ``dead_letter`` as before.
         """
+        state, detail = self.shown_state()
         return {
             "run_id": self.run_id,
             "thread_id": client_thread_id(self.tenant, self.thread_id),
@@ -122,6 +163,9 @@ class Run:
             "kwargs": self.kwargs,
             "cancel_reason": self.cancel_action,
             "plait_status": self.plait_status,
+            "plait_state": state,
+            "plait_state_detail": detail,
+            "plait_state_label": state_label(state, detail),
             "dead_letter": self.dead_letter,
         }
 
@@ -354,6 +398,8 @@ async def create_run_in(
     if thread is None:
         raise ThreadNotFound(thread_id, tenant)
     first_run = _first_run(thread, graph)
+    if thread["status"] == "interrupted":
+        await settle_waiting_in(conn, thread_id)
     active = await cursor.fetchall()
     if active and multitask_strategy == "reject":
         raise ThreadBusy(thread_id, [row["run_id"] for row in active], tenant)
@@ -428,11 +474,13 @@ async def get_run(
 
 @dataclass(frozen=True)
 class QueueCounts:
-    """The queue as of now: runs by status, the oldest pending run's age, dead letters."""
+    """The queue as of now: runs by status and by Plait's state, the oldest pending run's age,
+    dead letters."""
 
     by_status: dict[str, int]
     oldest_pending_seconds: float
     dead_lettered: int
+    by_state: dict[str, int] = field(default_factory=dict)
 
 
 async def queue_counts(conn: AsyncConnection[DictRow]) -> QueueCounts:
@@ -442,6 +490,13 @@ async def queue_counts(conn: AsyncConnection[DictRow]) -> QueueCounts:
         SELECT
           (SELECT coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
              FROM (SELECT status, count(*) AS n FROM plait_runs GROUP BY status) s) AS runs,
+          -- As Run.shown_state shows it: a run whose worker's lease expired is retrying.
+          (SELECT coalesce(jsonb_object_agg(state, n), '{}'::jsonb)
+             FROM (SELECT CASE WHEN status = 'running' AND lease_owner IS NOT NULL
+                                    AND lease_expires_at < now()
+                                    AND state IN ('running', 'retrying')
+                               THEN 'retrying' ELSE state END AS state, count(*) AS n
+                   FROM plait_runs GROUP BY 1) s) AS states,
           (SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)
              FROM plait_runs WHERE status = 'pending') AS oldest_pending,
           (SELECT count(*) FROM plait_runs WHERE dead_letter IS NOT NULL) AS dead_lettered
@@ -453,6 +508,7 @@ async def queue_counts(conn: AsyncConnection[DictRow]) -> QueueCounts:
         by_status={str(k): int(v) for k, v in (row["runs"] or {}).items()},
         oldest_pending_seconds=float(row["oldest_pending"] or 0),
         dead_lettered=int(row["dead_lettered"]),
+        by_state={str(k): int(v) for k, v in (row["states"] or {}).items()},
     )
 
 
@@ -617,6 +673,13 @@ async def claim_runs(
             )
             UPDATE plait_runs r
             SET status = 'running',
+                -- Taken over from a lost worker: `retrying` until the new attempt starts.
+                state = CASE WHEN r.status = 'running' THEN %(taken_over)s ELSE %(claimed)s END,
+                state_detail = CASE WHEN r.status = 'running'
+                    THEN coalesce(r.state_detail - 'retry' - 'waiting', '{{}}'::jsonb)
+                         || jsonb_build_object('retry', jsonb_build_object(
+                                'reason', 'worker_lost', 'attempt', r.attempt + 1))
+                    ELSE r.state_detail END,
                 attempt = r.attempt + 1,
                 -- Taken from a worker whose lease expired: that attempt was lost.
                 lost_attempts = r.lost_attempts + (r.status = 'running')::int,
@@ -638,6 +701,8 @@ async def claim_runs(
                 "worker": worker_id,
                 "lease": lease_seconds,
                 "executing": list(executing),
+                "taken_over": _TAKEN_OVER,
+                "claimed": _CLAIMED,
             },
         )
         rows = await cursor.fetchall()
@@ -692,14 +757,39 @@ async def heartbeat(
     return cancelled | (set(run_ids) - owned)
 
 
+async def set_state(
+    pool: Pool, lease: Lease, state: RunState, detail: Mapping[str, Any] | None
+) -> bool:
+    """While ``lease`` holds the run: record that it runs or retries (``state``, ``detail``).
+
+    Staying in its state with a new detail (items lost meanwhile) is no transition.
+    Returns whether it did (not: the lease moved on, or the run ended).
+    """
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "UPDATE plait_runs SET state = %s, state_detail = %s "
+            "WHERE run_id = %s AND lease_owner = %s AND attempt = %s AND status = 'running' "
+            "AND state = ANY(%s)",
+            (
+                state,
+                Jsonb(dict(detail)) if detail is not None else None,
+                lease.run_id,
+                lease.owner,
+                lease.attempt,
+                [state, *sources_of(state)],
+            ),
+        )
+        return cursor.rowcount > 0
+
+
 async def finish_run(
     pool: Pool,
     run_id: str,
     worker_id: str,
-    status: RunStatus,
+    state: RunState,
     error: str | None = None,
     *,
-    interrupted: bool = False,
+    detail: Mapping[str, Any] | None = None,
     attempt: int | None = None,
     dead_letter: Mapping[str, Any] | None = None,
     values: Any = None,
@@ -707,9 +797,13 @@ async def finish_run(
     """Record how a run ended and journal its ``end``, only if ``worker_id`` holds its lease
     (for ``attempt``, when given: the executor always gives it).
 
-    Returns whether it did. ``dead_letter`` (with status ``error``) says why the
-    run was dead-lettered (:func:`dead_letter_of`). ``interrupted`` says the run stopped on
-    ``interrupt()`` (status ``success``): its thread becomes ``interrupted``.
+    Returns whether it did. ``state`` is Plait's (with its ``detail``); the
+    Agent Server status stored beside it is the one the state maps to
+    (:mod:`plait.engine.run.states`), and a state the run may not go to from
+    where it is raises :class:`~plait.engine.run.states.ForbiddenTransition`.
+    ``dead_letter`` (state ``dead_lettered``) says why the run was
+    dead-lettered (:func:`dead_letter_of`). A run waiting on a person or a tool
+    stopped on ``interrupt()`` (status ``success``): its thread becomes ``interrupted``.
     Otherwise the thread becomes ``idle`` (success, cancelled) or ``error``
     (error, timeout), unless more runs wait on it (then it stays ``busy``, and
     workers are woken for the next one). The status and the ``end`` event commit
@@ -718,8 +812,13 @@ async def finish_run(
     call with the run and its final ``values``, written in the same transaction
     (:mod:`plait.server.queue.webhooks`).
     """
+    status = status_of(check_ending(state))
     after: ThreadStatus = (
-        "interrupted" if interrupted else "error" if status in ("error", "timeout") else "idle"
+        "interrupted"
+        if state in _WAITING
+        else "error"
+        if status in ("error", "timeout")
+        else "idle"
     )
     # Two statements in one round trip (pipeline): the thread's lock first (the
     # lock order), then, in a snapshot taken after it, everything else.
@@ -731,6 +830,9 @@ async def finish_run(
                 "run_id": run_id,
                 "worker": worker_id,
                 "status": status,
+                "state": state,
+                "detail": Jsonb(dict(detail)) if detail is not None else None,
+                "sources": list(sources_of(state)),
                 "error": error,
                 "attempt": attempt,
                 "dead_letter": Jsonb(dict(dead_letter)) if dead_letter is not None else None,
@@ -741,6 +843,7 @@ async def finish_run(
         )
         row = await cursor.fetchone()
         if row is None:
+            await _refuse_forbidden(conn, run_id, worker_id, attempt, state)
             return False
         if row["webhook"]:
             cursor = await conn.execute(
@@ -748,6 +851,20 @@ async def finish_run(
             )
             await webhooks.enqueue(conn, _run(await cursor.fetchone()), values)
         return True
+
+
+async def _refuse_forbidden(
+    conn: AsyncConnection[DictRow], run_id: str, worker_id: str, attempt: int | None, state: str
+) -> None:
+    """Raise ``ForbiddenTransition`` when a finish the lease allowed was refused for its state."""
+    cursor = await conn.execute(
+        "SELECT state FROM plait_runs WHERE run_id = %s AND lease_owner = %s "
+        "AND status = 'running' AND (%s::int IS NULL OR attempt = %s)",
+        (run_id, worker_id, attempt, attempt),
+    )
+    held = await cursor.fetchone()
+    if held is not None:
+        check_transition(held["state"], state)
 
 
 _LOCK_THREAD_OF_RUN = """
@@ -764,9 +881,11 @@ _FINISH = """
 WITH finished AS (
     UPDATE plait_runs
     SET status = %(status)s, error = %(error)s, ended_at = now(), updated_at = now(),
-        lease_expires_at = NULL, event_seq = event_seq + 1, dead_letter = %(dead_letter)s
+        lease_expires_at = NULL, event_seq = event_seq + 1, dead_letter = %(dead_letter)s,
+        state = %(state)s, state_detail = %(detail)s
     WHERE run_id = %(run_id)s AND lease_owner = %(worker)s AND status = 'running'
       AND (%(attempt)s::int IS NULL OR attempt = %(attempt)s)
+      AND state = ANY(%(sources)s)
     RETURNING thread_id, tenant_id, event_seq, kwargs->>'webhook' AS webhook
 ), ended AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
@@ -846,13 +965,21 @@ async def release_run(pool: Pool, run_id: str, worker_id: str, attempt: int | No
         cursor = await conn.execute(
             """
             UPDATE plait_runs
-            SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
+            SET status = %s, state = %s, lease_owner = NULL, lease_expires_at = NULL,
+                state_detail = nullif(state_detail - 'retry' - 'waiting', '{}'::jsonb),
                 updated_at = now()
             WHERE run_id = %s AND lease_owner = %s AND status = 'running'
               AND (%s::int IS NULL OR attempt = %s)
             RETURNING run_id
             """,
-            (run_id, worker_id, attempt, attempt),
+            (
+                status_of(_HANDED_BACK),
+                _HANDED_BACK,
+                run_id,
+                worker_id,
+                attempt,
+                attempt,
+            ),
         )
         released = await cursor.fetchone() is not None
         if released:
@@ -927,18 +1054,19 @@ async def requeue_run(
         if row is None:
             raise RunNotFound(run_id, thread_id, tenant)
         run = _run(row)
-        if run.dead_letter is None or run.status != "error":
+        if run.state != "dead_lettered":
             raise RunNotDeadLettered(run)
         cursor = await conn.execute(
             f"""
             UPDATE plait_runs
-            SET status = 'pending', queue_id = DEFAULT, lost_attempts = 0, dead_letter = NULL,
-                error = NULL, ended_at = NULL, cancel_action = NULL, lease_owner = NULL,
-                lease_expires_at = NULL, updated_at = now()
+            SET status = %s, state = %s, queue_id = DEFAULT, lost_attempts = 0,
+                dead_letter = NULL, error = NULL, ended_at = NULL, cancel_action = NULL,
+                lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+                state_detail = nullif(state_detail - 'retry' - 'waiting', '{{}}'::jsonb)
             WHERE run_id = %s
             RETURNING {_COLUMNS}
             """,
-            (run_id,),
+            (status_of(_REQUEUED), _REQUEUED, run_id),
         )
         requeued = _run(await cursor.fetchone())
         await conn.execute(
@@ -1049,11 +1177,12 @@ async def _cancel_locked(
         cursor = await conn.execute(
             f"""
             UPDATE plait_runs
-            SET status = 'interrupted', cancel_action = %s, ended_at = now(), updated_at = now()
+            SET status = %s, state = %s, cancel_action = %s, ended_at = now(),
+                updated_at = now()
             WHERE run_id = %s
             RETURNING {_COLUMNS}
             """,
-            (action, run_id),
+            (status_of(_CANCELLED_PENDING), _CANCELLED_PENDING, action, run_id),
         )
         run = _run(await cursor.fetchone())
         await journal.append(conn, run_id, "end", None)
@@ -1125,6 +1254,8 @@ def _run(row: Mapping[str, Any] | None) -> Run:
         lost_attempts=row["lost_attempts"],
         max_attempts=row["max_attempts"],
         dead_letter=row["dead_letter"],
+        state=row["state"],
+        state_detail=row["state_detail"],
     )
 
 

@@ -131,8 +131,10 @@ class StreamPlan:
 def plan_stream(stream_mode: str | Iterable[str] | None, subgraphs: bool) -> StreamPlan:
     """The plan for a run's ``stream_mode`` (a name, a list, or none: ``values``).
 
-    ``updates`` is always streamed from LangGraph: interrupts arrive there.
-    Unknown modes (e.g. ``events``) are ignored.
+    ``updates`` is always streamed from LangGraph: interrupts arrive there;
+    ``custom`` too: Plait's marks of a run's state (map items lost, retries:
+    :mod:`plait.engine.run.marks`) arrive there. Each is journaled only when
+    requested. Unknown modes (e.g. ``events``) are ignored.
     """
     if stream_mode is None:
         names: tuple[str, ...] = DEFAULT_STREAM_MODES
@@ -141,7 +143,7 @@ def plan_stream(stream_mode: str | Iterable[str] | None, subgraphs: bool) -> Str
     else:
         names = tuple(stream_mode)
     requested = frozenset(_MODES[name] for name in names if name in _MODES)
-    modes = tuple(sorted(requested | {"updates"}))
+    modes = tuple(sorted(requested | {"updates", "custom"}))
     return StreamPlan(
         requested=requested,
         langgraph_modes=modes,

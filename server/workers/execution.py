@@ -29,7 +29,17 @@ from langgraph.types import Command, Send
 
 from plait.engine.compiler import CompileCache, CompiledSpec, compile_spec
 from plait.engine.governance import ToolLimiter, read_usage
-from plait.engine.run import Item, RunContext, RunTimedOut, drive
+from plait.engine.run import (
+    Item,
+    RunContext,
+    RunMarks,
+    RunState,
+    RunTimedOut,
+    drive,
+    losses_only,
+    parked_tool,
+    waiting_on,
+)
 from plait.engine.spec import duration_seconds
 from plait.engine.store import Pool, PostgresAuditStore, TenantStore, new_checkpointer
 from plait.engine.tools import ToolResultStore
@@ -50,6 +60,7 @@ from plait.server.queue.stream_events import StreamPlan, interrupts_of, plan_str
 from plait.server.queue.threads import client_thread_id
 from plait.server.workers import run_tracing
 from plait.server.workers.mcp_task_poller import record_parked
+from plait.server.workers.run_state import LiveState
 from plait.server.workers.run_tracing import RunTrace
 
 #: Why a worker stops a run: a cancel request (``interrupt``, ``rollback``), its
@@ -213,9 +224,17 @@ async def _dead_letter(
         _journal_error(writer, traced, "DeadLettered", message)
     finally:
         await writer.close()
-    await runs.finish_run(
-        pool, run.run_id, worker_id, "error", message, attempt=run.attempt, dead_letter=record
-    )
+    if await runs.finish_run(
+        pool,
+        run.run_id,
+        worker_id,
+        "dead_lettered",
+        message,
+        detail=losses_only(run.state_detail) or None,
+        attempt=run.attempt,
+        dead_letter=record,
+    ):
+        metrics.run_ended(run.graph, "dead_lettered")
     traced.detail = f"{run.lost_attempts} attempts in a row lost their worker, max_attempts {limit}"
     return "dead_lettered"
 
@@ -236,6 +255,9 @@ async def _execute(
     plan = plan_stream(run.kwargs.get("stream_mode"), bool(run.kwargs.get("stream_subgraphs")))
     lease = Lease(run.run_id, worker_id, run.attempt)
     writer = JournalWriter(run.run_id, journal, run.attempt)
+    # The run's state while it runs (`running` once driven, below); it starts from the
+    # items earlier attempts lost.
+    live = LiveState(pool, lease, RunMarks(run.state_detail), "running")
     found: list[dict[str, Any]] = []
     status: Literal["success", "error", "timeout"] = "success"
     error: str | None = None
@@ -248,8 +270,11 @@ async def _execute(
             stopper.check()
             compiled = await graphs.get(run.graph, run.version, run.tenant)
             store = TenantStore(items, run.tenant) if items is not None else None
+            if run.state != "running":
+                # Taken over from a lost worker (`retrying`): this attempt runs it now.
+                await runs.set_state(pool, lease, "running", live.marks.losses())
             found = await _stream(
-                run, pool, lease, compiled, plan, writer, stopper, tool_results, traced, store
+                run, pool, lease, compiled, plan, writer, stopper, tool_results, traced, store, live
             )
         except RunTimedOut as exc:
             status, error = "timeout", str(exc)
@@ -263,9 +288,11 @@ async def _execute(
             status, error = "error", str(exc) or type(exc).__name__
             _journal_error(writer, traced, type(exc).__name__, error)
     except RunStopped as stopped:
+        await live.close()
         await writer.close()
-        return await _stopped(run, pool, lease, stopped.reason)
+        return await _stopped(run, pool, lease, stopped.reason, live.marks.losses())
     finally:
+        await live.close()
         # Also on a cancellation of the whole worker: what was emitted is kept.
         await writer.close()
     if found and status == "success":
@@ -276,17 +303,40 @@ async def _execute(
             await records.record_interrupts(conn, run, found, usage)
         # MCP task interrupts are not approvals: they are parked tool calls the poller resumes.
         await record_parked(pool, run.run_id, found)
-    await runs.finish_run(
+    state, detail = _ended(status, found, live.marks)
+    if await runs.finish_run(
         pool,
         run.run_id,
         worker_id,
-        status,
+        state,
         error,
-        interrupted=bool(found),
+        detail=detail,
         attempt=run.attempt,
         values=await _webhook_values(run, pool, compiled),
-    )
+    ):
+        metrics.run_ended(run.graph, state)
     return status
+
+
+def _ended(
+    status: Literal["success", "error", "timeout"],
+    found: list[dict[str, Any]],
+    marks: RunMarks,
+) -> tuple[RunState, dict[str, Any] | None]:
+    """Plait's state of a run that ended with ``status`` on interrupts ``found``, and its detail."""
+    losses = marks.losses()
+    if status == "timeout":
+        return "timed_out", losses
+    if status == "error":
+        return "failed", losses
+    if not found:
+        return marks.ended(), losses
+    state = waiting_on(found)
+    tools = sorted({tool for item in found if (tool := parked_tool(item.get("value")))})
+    waiting: dict[str, Any] = {"interrupts": len(found)}
+    if tools:
+        waiting["tools"] = tools
+    return state, {**(losses or {}), "waiting": waiting}
 
 
 async def _webhook_values(run: Run, pool: Pool, compiled: CompiledSpec | None) -> Any:
@@ -325,6 +375,7 @@ async def _stream(
     tool_results: ToolResultStore | None,
     traced: RunTrace,
     store: TenantStore | None,
+    live: LiveState,
 ) -> list[dict[str, Any]]:
     """Drive the graph, journaling its chunks; return the interrupts it stopped on."""
     kwargs = run.kwargs
@@ -349,6 +400,7 @@ async def _stream(
             options[name] = kwargs[name]
 
     def journal(item: Item) -> None:
+        live.observe(item)
         namespace, mode, chunk = item
         if mode == "updates" and not namespace:
             found.extend(interrupts_of(chunk))
@@ -457,7 +509,9 @@ def _goto(goto: Any) -> Any:
     return [_goto(item) for item in goto]
 
 
-async def _stopped(run: Run, pool: Pool, lease: Lease, reason: StopReason) -> Outcome:
+async def _stopped(
+    run: Run, pool: Pool, lease: Lease, reason: StopReason, losses: dict[str, Any] | None
+) -> Outcome:
     """Record a run the worker stopped."""
     if reason == "lost":
         # Another worker holds the run now (our lease expired): it records the end.
@@ -467,7 +521,10 @@ async def _stopped(run: Run, pool: Pool, lease: Lease, reason: StopReason) -> Ou
         return "released"
     if reason == "rollback":
         await delete_checkpoints(pool, run, lease)
-    await runs.finish_run(pool, run.run_id, lease.owner, "interrupted", None, attempt=lease.attempt)
+    if await runs.finish_run(
+        pool, run.run_id, lease.owner, "cancelled", None, detail=losses, attempt=lease.attempt
+    ):
+        metrics.run_ended(run.graph, "cancelled")
     if reason == "rollback":
         await runs.delete_run(pool, run.thread_id, run.run_id)
         return "rolled_back"

@@ -131,7 +131,7 @@ def test_past_run_opens_on_the_version_that_ran(editor: Page, plait_server: Clus
     show_run_panel(page)
     page.get_by_test_id("run-tab-past").click()
     row = page.locator(f'[data-testid="past-run"][data-thread="{thread["thread_id"]}"]')
-    expect(row.get_by_test_id("past-status")).to_have_text("success")
+    expect(row.get_by_test_id("past-status")).to_have_text("succeeded")
     expect(row.get_by_test_id("past-version")).to_contain_text("1.0.0")
 
     # Opening it shows it on 1.0.0: that version's editor, with the run's story.

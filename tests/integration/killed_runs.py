@@ -10,7 +10,7 @@ import asyncio
 import json
 import signal
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +64,15 @@ def run_until_killed(
     return seen
 
 
-async def worker_dies_mid_node(pool: Pool, run_id: str, started: Path) -> None:
-    """``worker-a`` claims the pending run ``run_id`` and dies once ``started`` exists.
+async def worker_dies_mid_node(
+    pool: Pool,
+    run_id: str,
+    started: Path,
+    *,
+    also: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """``worker-a`` claims the pending run ``run_id`` and dies once ``started`` exists
+    (and ``also``, when given, has returned).
 
     The run is of the worker tests' specs. Dying is cancelling its task:
     nothing of it runs any more. Its lease stays, as a dead worker's does, and
@@ -86,6 +93,8 @@ async def worker_dies_mid_node(pool: Pool, run_id: str, started: Path) -> None:
             )
         )
         await file_appears(started)
+        if also is not None:
+            await also()
         crashed.cancel()
         with pytest.raises(asyncio.CancelledError):
             await crashed

@@ -1,11 +1,13 @@
 /**
- * How the shown run ended, shown first once it has: its status, the values of
- * the spec's `output` fields, and what the whole run took (time, tokens, cost).
+ * How the shown run ended, shown first once it has: its state (Plait's, so a
+ * partial success says how many items were lost), the values of the spec's
+ * `output` fields, and what the whole run took (time, tokens, cost).
  */
 
 import { useMemo } from "react";
 import { parse } from "yaml";
 import { useEditorStore } from "../store/editorStore";
+import { STATE_HEADINGS } from "./runStates";
 import { useRunStore } from "./runStore";
 import { stepsOf } from "./timeline";
 import * as fmt from "./format";
@@ -57,6 +59,7 @@ export function Outcome() {
   const error = useRunStore((s) => s.error);
   const steps = useRunStore((s) => s.steps);
   const timeline = useRunStore((s) => s.timeline);
+  const ended = useRunStore((s) => s.ended);
   const text = useEditorStore((s) => s.derivedYaml);
   const fields = useMemo(() => outputFields(text), [text]);
   if (!(phase in PHASE_WORDS)) return null;
@@ -77,12 +80,25 @@ export function Outcome() {
     fmt.tokens(tokensIn, tokensOut),
     fmt.cost(total),
   ].filter(Boolean);
+  const heading = (ended && STATE_HEADINGS[ended.state]) ?? PHASE_WORDS[phase];
+  // The state's words when they tell more than the heading (how many items a map lost).
+  const detail = ended && heading && ended.label.toLowerCase() !== heading.toLowerCase() && ended.tone !== "ok" ? ended.label : null;
   return (
-    <section className={`run-outcome outcome-${phase}`} data-testid="run-outcome" data-phase={phase}>
+    <section
+      className={`run-outcome outcome-${phase}${ended ? ` outcome-${ended.state}` : ""}`}
+      data-testid="run-outcome"
+      data-phase={phase}
+      data-state={ended?.state ?? ""}
+    >
       <h3>
-        {PHASE_WORDS[phase]}
+        {heading}
         {facts.length > 0 && <span className="muted"> · {facts.join(" · ")}</span>}
       </h3>
+      {detail && (
+        <p className="run-state-label" data-testid="run-state-label">
+          {detail}
+        </p>
+      )}
       {error && <p className="error">{error}</p>}
       {phase !== "waiting" && (
         <div className="outcome-fields">

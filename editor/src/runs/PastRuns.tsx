@@ -1,6 +1,7 @@
 /**
- * The graph's earlier runs, newest first: how each ended (Plait's status, so
- * a dead-lettered run says so), the version that ran, when it started and
+ * The graph's earlier runs, newest first: how each ended (Plait's state, so a
+ * run whose map lost items, one waiting for a tool or a dead-lettered one says
+ * so), the version that ran, when it started and
  * how long it took. Opening one shows it on the version that ran: another
  * version's run opens that version's editor.
  */
@@ -9,21 +10,13 @@ import { useEffect, useState } from "react";
 import { editorHash } from "../routes";
 import { runsOf, threadsOf, type PlaitRun, type PlaitThread } from "./runApi";
 import { assistantOf, openThread } from "./runController";
+import { pastState } from "./runStates";
 import { useRunStore } from "./runStore";
 import * as fmt from "./format";
 
 interface PastRun {
   thread: PlaitThread;
   runs: PlaitRun[];
-}
-
-/** How a thread's runs ended, in words: the newest run's status, or "waiting" at an approval. */
-export function pastStatus(thread: PlaitThread, runs: PlaitRun[]): string {
-  const last = runs[runs.length - 1];
-  if (!last) return "no run";
-  if (thread.status === "interrupted") return "waiting";
-  const status = last.plait_status ?? last.status;
-  return status === "dead_lettered" ? "dead-lettered" : status;
 }
 
 export function PastRuns({
@@ -81,7 +74,7 @@ export function PastRuns({
           const { thread, runs } = past;
           const first = runs[0];
           const last = runs[runs.length - 1];
-          const status = pastStatus(thread, runs);
+          const shown = pastState(thread, runs);
           const took = first && last ? Date.parse(last.updated_at) - Date.parse(first.created_at) : null;
           return (
             <tr key={thread.thread_id} data-testid="past-run" data-thread={thread.thread_id} data-version={thread.version ?? ""}>
@@ -92,11 +85,12 @@ export function PastRuns({
               </td>
               <td>
                 <span
-                  className={`run-badge past-${status}`}
+                  className={`run-badge past-tone-${shown.tone}`}
                   data-testid="past-status"
+                  data-state={shown.state}
                   title={runs.length > 1 ? `${runs.length} runs on this thread (resumes and forks)` : undefined}
                 >
-                  {status}
+                  {shown.label}
                 </span>
               </td>
               <td
@@ -106,7 +100,7 @@ export function PastRuns({
               >
                 {thread.version ?? "—"}
               </td>
-              <td>{status === "running" || status === "pending" ? "…" : fmt.duration(took)}</td>
+              <td>{shown.tone === "active" ? "…" : fmt.duration(took)}</td>
             </tr>
           );
         })}

@@ -38,6 +38,8 @@ export function RunPanel({ graph, version }: RunPanelProps) {
   const phase = useRunStore((s) => s.phase);
   const threadId = useRunStore((s) => s.threadId);
   const runError = useRunStore((s) => s.error);
+  // How the run ended as Plait says it (partial, waiting for a tool...), once known.
+  const ended = useRunStore((s) => s.ended);
   useCanvasRunBridge();
   // Unsaved text runs as a draft: the schemas and the run are the draft's.
   const { target, problem } = useRunTarget(graph, version);
@@ -102,7 +104,7 @@ export function RunPanel({ graph, version }: RunPanelProps) {
         ))}
       </nav>
       <div className="run-status" data-testid="run-phase" data-phase={phase}>
-        {phase === "idle" ? "No run" : phase}
+        {phase === "idle" ? "No run" : (ended?.label ?? phase)}
         {threadId && <span className="muted"> · thread {threadId.slice(0, 8)}</span>}
         {runError && <span className="error"> · {runError}</span>}
       </div>

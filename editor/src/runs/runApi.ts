@@ -1,6 +1,6 @@
 /**
  * The few server calls only the run view makes, typed with the fields Plait
- * adds (`plait_status`, a thread's graph/version): kept here so the shared
+ * adds (`plait_state`, `plait_status`, a thread's graph/version): kept here so the shared
  * client stays the protocol's.
  */
 
@@ -8,8 +8,18 @@ import { fetchWithKey } from "../api/apiKey";
 import { problemFromResponse } from "../api/errors";
 import type { Checkpoint, Run, Thread } from "../api/client";
 
-/** A run as Plait answers it: `plait_status` says `dead_lettered` where `status` says `error`. */
-export type PlaitRun = Run & { plait_status?: string; updated_at: string };
+/**
+ * A run as Plait answers it: `status` is the Agent Server's; `plait_state` says
+ * what happened (partially succeeded, waiting for a person or a tool, retrying,
+ * dead-lettered...), `plait_state_label` in words.
+ */
+export type PlaitRun = Run & {
+  plait_status?: string;
+  plait_state?: string;
+  plait_state_label?: string;
+  plait_state_detail?: Record<string, unknown> | null;
+  updated_at: string;
+};
 /** A thread as Plait answers it: the graph version its runs use. */
 export type PlaitThread = Thread & { graph?: string | null; version?: string | null; digest?: string | null };
 
@@ -25,6 +35,11 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
 }
 
 const enc = encodeURIComponent;
+
+/** One run of a thread. */
+export function runOf(threadId: string, runId: string): Promise<PlaitRun> {
+  return call<PlaitRun>("GET", `/threads/${enc(threadId)}/runs/${enc(runId)}`);
+}
 
 /** The runs of a thread, oldest first. */
 export async function runsOf(threadId: string): Promise<PlaitRun[]> {

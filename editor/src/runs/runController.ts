@@ -6,7 +6,8 @@
 
 import { approvals, resumedRun, runs, threads, type Decision } from "../api/client";
 import type { SseMessage } from "../api/sse";
-import { eventsOf } from "./runApi";
+import { eventsOf, runOf } from "./runApi";
+import { runState } from "./runStates";
 import { type ApprovalRequest, approvalRequest, useRunStore } from "./runStore";
 
 /**
@@ -45,6 +46,7 @@ async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): 
     if (signal.aborted) return;
     await reconcile();
     if (useRunStore.getState().phase === "waiting") await findApprovalIds();
+    await noteEnded();
   } catch (error) {
     if (!signal.aborted) store.fail(error instanceof Error ? error.message : String(error));
   }
@@ -119,6 +121,15 @@ export async function openThread(threadId: string, assistantId: string, nodes: s
   } else if (state.phase !== "error") {
     useRunStore.setState({ phase: "success" });
   }
+  await noteEnded();
+}
+
+/** Read how the shown run ended as Plait tells it: its stream carries only the Agent Server's events. */
+async function noteEnded(): Promise<void> {
+  const { threadId, runId } = useRunStore.getState();
+  if (!threadId || !runId) return;
+  const run = await runOf(threadId, runId);
+  if (useRunStore.getState().runId === runId) useRunStore.setState({ ended: runState(run) });
 }
 
 /**

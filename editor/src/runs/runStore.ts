@@ -10,6 +10,7 @@
 import { create } from "zustand";
 import type { SseMessage } from "../api/sse";
 import type { NodeRunStatus } from "../store/editorStore";
+import type { ShownState } from "./runStates";
 import { addEvent, addNote, EMPTY_TIMELINE, nextRun, waitingShort, type Timeline, type TimelineNote } from "./timeline";
 
 export type { NodeRunStatus };
@@ -59,6 +60,8 @@ interface RunState {
   timeline: Timeline;
   /** Nodes whose updates came since the last `values` event (they label the next state). */
   updatedSince: string[];
+  /** Plait's state of the shown run once it ended (the server's: partially succeeded, waiting for a tool...). */
+  ended: ShownState | null;
   /** A thread another view (the approvals page) asked RunPanel to open. */
   openRequest: { graph: string; threadId: string } | null;
   /** Start showing a run of `nodes` on `threadId` (null: not created yet), every node pending. */
@@ -92,6 +95,7 @@ const empty = {
   log: [],
   timeline: EMPTY_TIMELINE,
   updatedSince: [] as string[],
+  ended: null as ShownState | null,
 };
 
 const LOG_LIMIT = 500;
@@ -114,7 +118,7 @@ export const useRunStore = create<RunState>()((set, get) => ({
     const nodeStatus = { ...get().nodeStatus };
     for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
     const timeline = nextRun(get().timeline);
-    set({ runId, phase: "running", error: null, approvals: {}, nodeStatus, timeline, updatedSince: [] });
+    set({ runId, phase: "running", error: null, approvals: {}, nodeStatus, timeline, updatedSince: [], ended: null });
   },
 
   apply(message) {

@@ -7,12 +7,14 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp
+from langgraph.runtime import get_runtime
 
 from plait.engine.compiler.context import CompileContext, Expr, Scope
 from plait.engine.compiler.state import VISITS, result_channel
 from plait.engine.errors import NodeError
 from plait.engine.governance.budgets import quota_of
 from plait.engine.governance.policies import is_transient
+from plait.engine.governance.retries import emit_step_retry
 from plait.engine.observability import observe
 from plait.engine.observability.observe import top_level_step
 from plait.engine.spec.models import _NodeBase as NodeBase
@@ -48,14 +50,31 @@ class NodeRunner:
         self.limits = ctx.limits
         #: ``keep_result`` stores the result in the node's private channel for its route edge.
         self.result_channel = result_channel(node_id) if keep_result else None
+        self.retry = node.retry
 
     async def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        # One global check when nobody observes (no metrics, no tracing): see observe.py.
-        if observe.watching():
-            return await observe.observed_step(
-                self.node_id, self.ctx.name, config, lambda: self._guarded(state, config)
-            )
-        return await self._guarded(state, config)
+        try:
+            # One global check when nobody observes (no metrics, no tracing): see observe.py.
+            if observe.watching():
+                return await observe.observed_step(
+                    self.node_id, self.ctx.name, config, lambda: self._guarded(state, config)
+                )
+            return await self._guarded(state, config)
+        except GraphBubbleUp:
+            raise  # an interrupt, not a failure
+        except Exception as exc:
+            if self.retry is not None and is_transient(exc):
+                self._announce_retry(exc)
+            raise
+
+    def _announce_retry(self, exc: Exception) -> None:
+        """Say the step will run again (LangGraph's retry policy reruns it; nothing else tells)."""
+        try:
+            info = get_runtime().execution_info
+        except RuntimeError:
+            return  # called outside a LangGraph run: nothing retries it
+        if self.retry is not None and info is not None:
+            emit_step_retry(self.node_id, self.retry, info.node_attempt, exc)
 
     async def _guarded(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         quota = quota_of(config)

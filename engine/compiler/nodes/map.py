@@ -112,6 +112,18 @@ def build(node_id: str, node: MapNode, ctx: CompileContext) -> Compute:
             )
         if errors_field is not None:
             scope.updates[errors_field] = failures
+        if failures:
+            # The run's finish reads it: a run whose map lost items partially succeeded.
+            task = (scope.config.get("configurable") or {}).get("checkpoint_ns", "")
+            emit(
+                {
+                    "plait": "map_lost",
+                    "node": node_id,
+                    "task": task,
+                    "items": len(items),
+                    "lost": len(failures),
+                }
+            )
         return results
 
     return compute

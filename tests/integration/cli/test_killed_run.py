@@ -39,6 +39,8 @@ def test_killed_run_continues_without_repeating_finished_nodes(
     assert events[-1] == {
         "event": "completed",
         "output": {"steps": ["first", "wait-finished", "last"]},
+        "state": "succeeded",
+        "label": "succeeded",
     }
     lines = log.read_text().splitlines()
     assert lines.count("first") == 1  # not executed again

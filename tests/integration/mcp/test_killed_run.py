@@ -70,7 +70,12 @@ def test_killed_run_reuses_the_recorded_mcp_call(database_url: str, tmp_path: Pa
             "reused": True,
         }
     ]
-    assert events[-1] == {"event": "completed", "output": {"answer": "Ticket opened."}}
+    assert events[-1] == {
+        "event": "completed",
+        "output": {"answer": "Ticket opened."},
+        "state": "succeeded",
+        "label": "succeeded",
+    }
     # The demo server saw one call in all: the resumed run reused the record.
     (call,) = [json.loads(line) for line in calls.read_text().splitlines()]
     assert call["tool"] == "create_ticket" and len(call["key"]) == 64

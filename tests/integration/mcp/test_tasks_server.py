@@ -112,6 +112,12 @@ async def test_a_task_parks_the_run_and_the_poller_resumes_it(
         assert task["interrupt_id"] and task["resume_run_id"] is None
         assert task["tool"] == "slow_report" and task["status"] == "working"
         assert [a for a in items if a["thread_id"] == thread_id] == []
+        # The run ended `success` for the SDK; Plait says it waits on the tool, not a person.
+        async with get_client(url=running.url, api_key=None) as client:
+            (listed,) = await client.runs.list(thread_id)
+        parked = dict(listed)
+        assert (parked["status"], parked["plait_state"]) == ("success", "waiting_for_tool")
+        assert parked["plait_state_label"] == "waiting for demo/slow_report"
 
         async def resumed() -> dict[str, Any] | None:
             async with get_client(url=running.url, api_key=None) as client:
@@ -126,10 +132,11 @@ async def test_a_task_parks_the_run_and_the_poller_resumes_it(
         }
         runs = await rows(
             database_url,
-            "SELECT status, metadata FROM plait_runs WHERE thread_id = %s ORDER BY queue_id",
+            "SELECT status, state, metadata FROM plait_runs WHERE thread_id = %s ORDER BY queue_id",
             thread_id,
         )
         assert [r["status"] for r in runs] == ["success", "success"]
+        assert [r["state"] for r in runs] == ["succeeded", "succeeded"]  # no longer waiting
         assert runs[1]["metadata"]["plait_mcp_task"]["status"] == "completed"
         (task,) = await rows(
             database_url, "SELECT * FROM plait_mcp_tasks WHERE thread_id = %s", thread_id

@@ -148,3 +148,68 @@ async def test_0010_moves_other_tenants_threads_under_their_tenant(
             {"configurable": {"thread_id": "acme/t-1", "checkpoint_ns": ""}}
         )
         assert moved is not None
+
+
+async def test_0019_gives_every_run_the_state_its_records_imply(empty_database_url: str) -> None:
+    """Runs written before 0019 get a state; a thread's parked newest run waits on a person
+    or, with an MCP task parked on it, on the tool; CLI-parked runs become `success`."""
+    earlier = [m for m in migrations() if m.version < 19]
+    runs = [
+        # (thread, thread status, run, status, cancel_action, dead_letter)
+        ("approval", "interrupted", "parked", "success", None, None),
+        ("tool", "interrupted", "on-task", "success", None, None),
+        ("cli", "idle", "cli-parked", "interrupted", None, None),
+        ("cli", "idle", "cli-resumed", "success", None, None),
+        ("other", "idle", "cancelled", "interrupted", "interrupt", None),
+        ("other", "idle", "dead", "error", None, '{"reason": "r"}'),
+        ("other", "idle", "broke", "error", None, None),
+        ("other", "idle", "slow", "timeout", None, None),
+        ("other", "busy", "waits", "pending", None, None),
+    ]
+    async with await open_pool(empty_database_url) as pool:
+        async with pool.connection() as conn:
+            for migration in earlier:
+                await conn.execute(migration.sql.encode(), prepare=False)
+            await conn.execute(
+                "CREATE TABLE plait_schema_migrations (version integer PRIMARY KEY, "
+                "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            for migration in earlier:
+                await conn.execute(
+                    "INSERT INTO plait_schema_migrations (version, name) VALUES (%s, %s)",
+                    (migration.version, migration.name),
+                )
+            for thread, thread_status, run, status, cancel, dead in runs:
+                await conn.execute(
+                    "INSERT INTO plait_threads (thread_id, status) VALUES (%s, %s) "
+                    "ON CONFLICT DO NOTHING",
+                    (thread, thread_status),
+                )
+                await conn.execute(
+                    "INSERT INTO plait_runs (run_id, thread_id, graph, version, digest, status, "
+                    "cancel_action, dead_letter) VALUES (%s, %s, 'g', '1.0.0', 'd', %s, %s, %s)",
+                    (run, thread, status, cancel, dead),
+                )
+            await conn.execute(
+                "INSERT INTO plait_mcp_tasks (key, thread_id, node, server_name, server, tool, "
+                "task_id, parked_run_id) VALUES ('k', 'tool', 'n', 's', '{}', 'x', 't', 'on-task')"
+            )
+
+        assert await migrate(pool) == [m.version for m in migrations() if m.version >= 19]
+
+        async with pool.connection() as conn:
+            cursor = await conn.execute("SELECT run_id, status, state FROM plait_runs")
+            found = {
+                row["run_id"]: (row["status"], row["state"]) for row in await cursor.fetchall()
+            }
+    assert found == {
+        "parked": ("success", "waiting_for_person"),
+        "on-task": ("success", "waiting_for_tool"),
+        "cli-parked": ("success", "succeeded"),
+        "cli-resumed": ("success", "succeeded"),
+        "cancelled": ("interrupted", "cancelled"),
+        "dead": ("error", "dead_lettered"),
+        "broke": ("error", "failed"),
+        "slow": ("timeout", "timed_out"),
+        "waits": ("pending", "queued"),
+    }

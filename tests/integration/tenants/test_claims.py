@@ -60,7 +60,7 @@ async def test_a_tenant_never_runs_more_than_its_cap(tpool: Pool) -> None:
 
         # One of them ends: exactly one more of the tenant's runs may start.
         first = next(run for run in claimed if run.tenant == capped)
-        assert await runs.finish_run(tpool, first.run_id, "w1", "success")
+        assert await runs.finish_run(tpool, first.run_id, "w1", "succeeded")
         again = await runs.claim_runs(tpool, "w2", 100, LEASE)
         assert [run.tenant for run in again] == [capped]
         assert {run.run_id for run in again} < {run.run_id for run in capped_runs}

@@ -70,7 +70,11 @@ async def test_map_streams_item_progress_as_custom_events() -> None:
             {"items": [1, "bad"]}, runner.config, stream_mode="custom"
         )
     ]
-    assert sorted(events, key=lambda e: e["index"]) == [
+    items = [event for event in events if event["plait"] == "map_item"]
+    assert sorted(items, key=lambda e: e["index"]) == [
         {"plait": "map_item", "node": "m", "index": 0, "ok": True},
         {"plait": "map_item", "node": "m", "index": 1, "ok": False},
     ]
+    # Then what the run's state reads (engine/run/marks.py): the items the map lost.
+    [lost] = [event for event in events if event["plait"] == "map_lost"]
+    assert (lost["node"], lost["items"], lost["lost"]) == ("m", 2, 1)

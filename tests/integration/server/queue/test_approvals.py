@@ -49,7 +49,7 @@ async def _parked(pool: Pool, graph: GraphVersion, interrupts: list[dict[str, An
     await claim_runs(pool, "w1", 10, LEASE)
     async with pool.connection() as conn:
         await records.record_interrupts(conn, run, interrupts)
-    assert await finish_run(pool, run.run_id, "w1", "success", interrupted=True)
+    assert await finish_run(pool, run.run_id, "w1", "waiting_for_person")
     return run
 
 

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from plait.engine.run import ForbiddenTransition
 from plait.engine.run.records import ThreadSpecMismatch
 from plait.engine.store.pool import Pool
 from plait.server.queue.direct_runs import (
@@ -84,7 +85,7 @@ async def test_run_start_and_finish(pool: Pool) -> None:
     assert started.ended_at is None
     assert (started.graph, started.version, started.digest) == ("team", "1.0.0", "d1")
 
-    finished = await finish_run(pool, started.run_id, "error", "node 'fetch' timed out")
+    finished = await finish_run(pool, started.run_id, "failed", "node 'fetch' timed out")
     assert finished.status == "error"
     assert finished.error == "node 'fetch' timed out"
     assert finished.ended_at is not None
@@ -92,7 +93,7 @@ async def test_run_start_and_finish(pool: Pool) -> None:
     assert await get_run(pool, started.run_id) == finished
 
     second = await start_run(pool, "run-2-" + thread.thread_id, thread)
-    await finish_run(pool, second.run_id, "success")
+    await finish_run(pool, second.run_id, "succeeded")
     runs = await list_runs(pool, thread.thread_id)
     assert [(run.run_id, run.status) for run in runs] == [
         (started.run_id, "error"),
@@ -105,4 +106,18 @@ async def test_run_start_and_finish(pool: Pool) -> None:
 
 async def test_finishing_an_unknown_run_fails(pool: Pool) -> None:
     with pytest.raises(LookupError, match="no run"):
-        await finish_run(pool, _id(), "success")
+        await finish_run(pool, _id(), "succeeded")
+
+
+async def test_a_parked_cli_run_waits_until_the_next_run_and_never_ends_twice(pool: Pool) -> None:
+    thread = await claim_thread(pool, _id(), graph="team", version="1.0.0", digest="d1")
+    parked = await start_run(pool, "run-1-" + thread.thread_id, thread)
+    waiting = await finish_run(pool, parked.run_id, "waiting_for_person")
+    # Stopped on an approval: `success` as the Agent Server records it, waiting in Plait.
+    assert (waiting.status, waiting.state) == ("success", "waiting_for_person")
+    with pytest.raises(ForbiddenTransition, match="'waiting_for_person' to 'failed'"):
+        await finish_run(pool, parked.run_id, "failed", "late")
+
+    await start_run(pool, "run-2-" + thread.thread_id, thread)  # the decision's run
+    settled = await get_run(pool, parked.run_id)
+    assert settled is not None and (settled.status, settled.state) == ("success", "succeeded")

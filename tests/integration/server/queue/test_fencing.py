@@ -219,7 +219,7 @@ async def test_a_worker_that_claims_its_run_again_is_fenced_from_its_old_attempt
     refused = await journal.append_runs(qpool, events, owner="stalled", attempts={run_id: 1})
     assert refused == {}
     assert await heartbeat(qpool, "stalled", {run_id: old.attempt}, LEASE) == {run_id}
-    assert not await finish_run(qpool, run_id, "stalled", "error", "late", attempt=old.attempt)
+    assert not await finish_run(qpool, run_id, "stalled", "failed", "late", attempt=old.attempt)
     assert not await release_run(qpool, run_id, "stalled", old.attempt)
     current = await get_run(qpool, run_id)
     assert current is not None and (current.status, current.attempt) == ("running", 2)
@@ -227,7 +227,7 @@ async def test_a_worker_that_claims_its_run_again_is_fenced_from_its_old_attempt
     assert await heartbeat(qpool, "stalled", {run_id: new.attempt}, LEASE) == set()
     written = await journal.append_runs(qpool, events, owner="stalled", attempts={run_id: 2})
     assert written == {run_id: 2}
-    assert await finish_run(qpool, run_id, "stalled", "success", attempt=new.attempt)
+    assert await finish_run(qpool, run_id, "stalled", "succeeded", attempt=new.attempt)
     assert [(e.seq, e.event) for e in await journal.read_after(qpool, run_id)] == [
         (1, "metadata"),
         (2, "values"),

@@ -54,7 +54,7 @@ async def test_a_worker_that_lost_the_lease_cannot_append(
 
 async def test_no_event_after_the_end(qpool: Pool, qgraph: GraphVersion) -> None:
     run = await _claimed_by_second_worker(qpool, qgraph)
-    assert await finish_run(qpool, run.run_id, "alive", "success")
+    assert await finish_run(qpool, run.run_id, "alive", "succeeded")
 
     late = await journal.append_runs(qpool, {run.run_id: [("values", {})]}, owner="alive")
 

@@ -41,7 +41,13 @@ async def _dead_letter(pool: Pool, graph: GraphVersion) -> Run:
     assert claimed.lost_attempts == 3
     record = dead_letter_of(claimed, 3)
     assert await finish_run(
-        pool, claimed.run_id, "w", "error", "dead", attempt=claimed.attempt, dead_letter=record
+        pool,
+        claimed.run_id,
+        "w",
+        "dead_lettered",
+        "dead",
+        attempt=claimed.attempt,
+        dead_letter=record,
     )
     return claimed
 

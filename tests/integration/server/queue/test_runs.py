@@ -8,6 +8,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from plait.engine.run import ForbiddenTransition
 from plait.engine.run.records import ThreadSpecMismatch
 from plait.engine.store.pool import Pool
 from plait.server.graphs.versions import GraphVersion, save_version
@@ -163,11 +164,11 @@ async def test_enqueue_runs_after_the_active_run(qpool: Pool, qgraph: GraphVersi
 
     assert [run.run_id for run in await claim_runs(qpool, "w1", 10, LEASE)] == [first.run_id]
     assert await claim_runs(qpool, "w2", 10, LEASE) == []
-    assert await finish_run(qpool, first.run_id, "w1", "success")
+    assert await finish_run(qpool, first.run_id, "w1", "succeeded")
     assert await _status(qpool, thread_id) == "busy"
 
     assert [run.run_id for run in await claim_runs(qpool, "w2", 10, LEASE)] == [second.run_id]
-    assert await finish_run(qpool, second.run_id, "w2", "success")
+    assert await finish_run(qpool, second.run_id, "w2", "succeeded")
     assert await _status(qpool, thread_id) == "idle"
     listed = await list_runs(qpool, thread_id)
     assert [(r.run_id, r.status) for r in listed] == [
@@ -191,7 +192,7 @@ async def test_interrupt_and_rollback_ask_the_running_run_to_stop(
     assert (stopping.status, stopping.cancel_action) == ("running", strategy)
     assert await heartbeat(qpool, "w1", {claimed.run_id: 1}, LEASE) == {first.run_id}
     assert await claim_runs(qpool, "w2", 10, LEASE) == []  # waits for the first to stop
-    assert await finish_run(qpool, first.run_id, "w1", "interrupted")
+    assert await finish_run(qpool, first.run_id, "w1", "cancelled")
     assert [run.run_id for run in await claim_runs(qpool, "w2", 10, LEASE)] == [second.run_id]
 
 
@@ -309,7 +310,7 @@ async def test_a_refused_request_does_not_keep_its_key(qpool: Pool, qgraph: Grap
         await _create(qpool, qgraph, thread_id, idempotency_key="k", route="r")
     [claimed] = await claim_runs(qpool, "w1", 10, LEASE)
     assert claimed.run_id == first.run_id
-    await finish_run(qpool, first.run_id, "w1", "success")
+    await finish_run(qpool, first.run_id, "w1", "succeeded")
 
     retried = await _create(qpool, qgraph, thread_id, idempotency_key="k", route="r")
 
@@ -331,7 +332,7 @@ async def test_claims_take_one_run_per_thread_in_order(qpool: Pool, qgraph: Grap
     assert all(r.status == "running" and r.attempt == 1 for r in claimed)
     assert all(r.lease_owner == "w1" and r.lease_expires_at is not None for r in claimed)
     assert await claim_runs(qpool, "w2", 10, LEASE) == []
-    await finish_run(qpool, a1.run_id, "w1", "success")
+    await finish_run(qpool, a1.run_id, "w1", "succeeded")
     assert [run.run_id for run in await claim_runs(qpool, "w2", 10, LEASE)] == [a2.run_id]
 
 
@@ -366,11 +367,11 @@ async def test_an_expired_lease_is_claimed_again(qpool: Pool, qgraph: GraphVersi
     assert dead.attempt == 1
     # The first worker lost it: it must stop, and it cannot overwrite the outcome.
     assert await heartbeat(qpool, "dead", {run.run_id: dead.attempt}, LEASE) == {run.run_id}
-    assert not await finish_run(qpool, run.run_id, "dead", "error", "lost")
+    assert not await finish_run(qpool, run.run_id, "dead", "failed", "lost")
     assert not await release_run(qpool, run.run_id, "dead")
     current = await get_run(qpool, run.run_id)
     assert current is not None and (current.status, current.lease_owner) == ("running", "alive")
-    assert await finish_run(qpool, run.run_id, "alive", "success")
+    assert await finish_run(qpool, run.run_id, "alive", "succeeded")
     assert [r.run_id for r in await claim_runs(qpool, "alive", 10, LEASE)] == [later.run_id]
 
 
@@ -420,28 +421,31 @@ async def test_release_hands_the_run_back(qpool: Pool, qgraph: GraphVersion) -> 
 
 
 @pytest.mark.parametrize(
-    ("status", "interrupted", "thread_status"),
+    ("state", "status", "thread_status"),
     [
-        ("success", False, "idle"),
-        ("success", True, "interrupted"),
-        ("error", False, "error"),
-        ("timeout", False, "error"),
-        ("interrupted", False, "idle"),
+        ("succeeded", "success", "idle"),
+        ("partially_succeeded", "success", "idle"),
+        ("waiting_for_person", "success", "interrupted"),
+        ("waiting_for_tool", "success", "interrupted"),
+        ("failed", "error", "error"),
+        ("timed_out", "timeout", "error"),
+        ("cancelled", "interrupted", "idle"),
     ],
 )
 async def test_finish_sets_the_thread_status(
-    qpool: Pool, qgraph: GraphVersion, status: Any, interrupted: bool, thread_status: str
+    qpool: Pool, qgraph: GraphVersion, state: Any, status: str, thread_status: str
 ) -> None:
     thread_id = await _new_thread(qpool)
     run = await _create(qpool, qgraph, thread_id)
     await claim_runs(qpool, "w1", 10, LEASE)
 
-    assert await finish_run(qpool, run.run_id, "w1", status, "boom", interrupted=interrupted)
+    assert await finish_run(qpool, run.run_id, "w1", state, "boom")
 
     finished = await get_run(qpool, run.run_id)
-    assert finished is not None and (finished.status, finished.error) == (status, "boom")
+    assert finished is not None
+    assert (finished.status, finished.state, finished.error) == (status, state, "boom")
     assert await _status(qpool, thread_id) == thread_status
-    assert not await finish_run(qpool, run.run_id, "w1", "success")  # only once
+    assert not await finish_run(qpool, run.run_id, "w1", "succeeded")  # only once
     # The end is journaled with the status, once.
     events = await journal.read_after(qpool, run.run_id)
     assert [(e.seq, e.event) for e in events] == [(1, "metadata"), (2, "end")]
@@ -460,8 +464,8 @@ async def test_a_worker_that_lost_its_lease_journals_no_end(
     assert await release_run(qpool, handed_back.run_id, "dead")
 
     # Both outcomes are refused, and neither run's journal gets an end.
-    assert not await finish_run(qpool, taken.run_id, "dead", "error", "lost")
-    assert not await finish_run(qpool, handed_back.run_id, "dead", "success")
+    assert not await finish_run(qpool, taken.run_id, "dead", "failed", "lost")
+    assert not await finish_run(qpool, handed_back.run_id, "dead", "succeeded")
     for run_id in (taken.run_id, handed_back.run_id):
         assert [e.event for e in await journal.read_after(qpool, run_id)] == ["metadata"]
     current = await get_run(qpool, taken.run_id)
@@ -470,7 +474,7 @@ async def test_a_worker_that_lost_its_lease_journals_no_end(
 
     # The worker that holds the lease ends the run: exactly one end, after the rest.
     await journal.append(qpool, taken.run_id, "values", {"text": "hi"})
-    assert await finish_run(qpool, taken.run_id, "alive", "success")
+    assert await finish_run(qpool, taken.run_id, "alive", "succeeded")
     events = await journal.read_after(qpool, taken.run_id)
     assert [(e.seq, e.event) for e in events] == [(1, "metadata"), (2, "values"), (3, "end")]
 
@@ -497,3 +501,25 @@ async def test_cancel_and_delete(qpool: Pool, qgraph: GraphVersion) -> None:
     assert await get_run(qpool, run.run_id) is None
     with pytest.raises(RunNotFound):
         await delete_run(qpool, thread_id, run.run_id)
+
+
+async def test_a_finish_to_a_state_the_run_cannot_reach_is_refused(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    thread_id = await _new_thread(qpool)
+    run = await _create(qpool, qgraph, thread_id)
+    await claim_runs(qpool, "w1", 10, LEASE)
+
+    with pytest.raises(ValueError, match="'queued' is not how a run ends"):
+        # Handing a run back is release_run's, which clears its lease.
+        await finish_run(qpool, run.run_id, "w1", "queued")
+    # A row changed behind the table's back (by hand): the finish is refused, not forced.
+    async with qpool.connection() as conn:
+        await conn.execute(
+            "UPDATE plait_runs SET state = 'succeeded' WHERE run_id = %s", (run.run_id,)
+        )
+    with pytest.raises(ForbiddenTransition, match="'succeeded' to 'failed'"):
+        await finish_run(qpool, run.run_id, "w1", "failed", "boom")
+    current = await get_run(qpool, run.run_id)
+    assert current is not None and (current.status, current.error) == ("running", None)
+    assert [e.event for e in await journal.read_after(qpool, run.run_id)] == ["metadata"]

@@ -65,6 +65,7 @@ async def test_a_run_that_keeps_losing_its_worker_is_dead_lettered_then_requeued
     assert "3 attempts in a row lost their worker" in dead.dead_letter["reason"]
     shown = dead.to_api()
     assert (shown["status"], shown["plait_status"]) == ("error", "dead_lettered")
+    assert (shown["plait_state"], shown["plait_state_label"]) == ("dead_lettered", "dead lettered")
     assert shown["dead_letter"] == dead.dead_letter
     # The fourth claim ran nothing: step `two` started three times, once per death.
     assert calls(tmp_path) == ["one", "two", "two", "two"]
@@ -80,10 +81,15 @@ async def test_a_run_that_keeps_losing_its_worker_is_dead_lettered_then_requeued
         m for m in await metrics.database_metrics(wpool) if m.name == "plait_runs_dead_lettered"
     )
     assert gauge.samples[0].value >= 1
+    by_state = next(
+        m for m in await metrics.database_metrics(wpool) if m.name == "plait_run_states"
+    )
+    assert {s.labels["state"]: s.value for s in by_state.samples}["dead_lettered"] >= 1
 
     (tmp_path / "two.go").touch()  # the cause is fixed
     requeued = await runs.requeue_run(wpool, run.run_id, run.thread_id)
     assert (requeued.status, requeued.lost_attempts, requeued.dead_letter) == ("pending", 0, None)
+    assert requeued.state == "queued"
     assert requeued.queue_id > run.queue_id  # it waits behind what the thread accepted since
     async with running_worker(wpool, worker_id="worker-c"):
         done = await run_reaches(wpool, run.run_id, "success", "error")
@@ -94,6 +100,7 @@ async def test_a_run_that_keeps_losing_its_worker_is_dead_lettered_then_requeued
         5,
         None,
     )
+    assert done.state == "succeeded"
     assert calls(tmp_path) == ["one", "two", "two", "two", "two", "three"]  # from its checkpoint
     after = await events_of(wpool, run.run_id)
     assert [e.seq for e in after] == list(range(1, len(after) + 1))  # the seq went on

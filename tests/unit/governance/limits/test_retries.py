@@ -196,3 +196,30 @@ async def test_repairs_are_bounded() -> None:
     assert isinstance(error, NodeError)
     assert "the model's reply is not JSON" in str(error)
     assert len(events) == 1
+
+
+async def test_a_step_its_node_retries_is_announced_before_it_waits() -> None:
+    key = _key()
+    runner = Runner(
+        limits_spec(
+            {
+                "call": {
+                    "kind": "tool",
+                    "tool": "t",
+                    "args": {"key": "input.key", "failures": "1"},
+                    "output": "out",
+                    # The node's own retry (LangGraph's policy), not the call's.
+                    "retry": {"max_attempts": 2, "initial_interval": 0.01, "jitter": False},
+                }
+            },
+            chain("call"),
+            {"key": {}, "out": {}},
+            tools={"t": {"function": f"{FNS}:flaky_server"}},
+        )
+    )
+    events, error = await events_of(runner, {"key": key}, "retry")
+    assert error is None
+    assert [(e["target"], e["attempt"], e["error_class"], e["delay"]) for e in events] == [
+        ("node:call", 1, "server_error", 0.01)
+    ]
+    assert tool_calls()[key] == 2

@@ -47,3 +47,19 @@ def explode(folder: str) -> str:
     """Fail the way a buggy step does."""
     record(folder, "explode")
     raise ValueError("the step exploded")
+
+
+def lookup(item: str) -> str:
+    """A map item's work: items named ``bad...`` fail."""
+    if item.startswith("bad"):
+        raise ValueError(f"no such item: {item}")
+    return item
+
+
+async def flaky(folder: str) -> str:
+    """Fail once with a network error (retried), then wait at gate ``flaky`` and answer."""
+    failed = Path(folder) / "flaky.failed"
+    if not failed.exists():
+        failed.touch()
+        raise ConnectionError("connection reset by peer")
+    return await gate(folder, "flaky")

@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import type { PlaitRun, PlaitThread } from "./runApi";
+import { pastState, runState } from "./runStates";
+
+function run(fields: Partial<PlaitRun>): PlaitRun {
+  return {
+    run_id: "r",
+    thread_id: "t",
+    assistant_id: "a",
+    created_at: "2026-12-03T10:00:00Z",
+    updated_at: "2026-12-03T10:00:01Z",
+    status: "success",
+    metadata: {},
+    multitask_strategy: "reject",
+    ...fields,
+  } as PlaitRun;
+}
+
+const thread = { thread_id: "t", status: "idle" } as PlaitThread;
+
+describe("run states", () => {
+  it("shows the server's label for a run that lost map items, beside the SDK's success", () => {
+    const shown = runState(run({ plait_state: "partially_succeeded", plait_state_label: "partial: 3 of 5 items lost" }));
+    expect(shown).toEqual({ state: "partially_succeeded", label: "partial: 3 of 5 items lost", tone: "partial" });
+  });
+
+  it("tells waiting on a tool from a failure and a dead letter", () => {
+    expect(runState(run({ plait_state: "waiting_for_tool", plait_state_label: "waiting for demo/slow_report" })).tone).toBe("waiting");
+    expect(runState(run({ status: "error", plait_status: "dead_lettered" }))).toEqual({ state: "dead_lettered", label: "dead lettered", tone: "bad" });
+  });
+
+  it("reads an older server's runs from their status", () => {
+    expect(pastState({ ...thread, status: "interrupted" } as PlaitThread, [run({})]).label).toBe("waiting");
+    expect(pastState(thread, [run({ status: "timeout" })])).toEqual({ state: "timeout", label: "timeout", tone: "bad" });
+    expect(pastState(thread, []).label).toBe("no run");
+  });
+});

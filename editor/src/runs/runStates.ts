@@ -1,0 +1,61 @@
+/**
+ * Plait's run states (the server's `engine/run/states.py`) as the run view
+ * shows them: the server's label for a run, a tone for its badge, and the
+ * outcome's heading. The server owns the states and their words; an older
+ * server that sends none is read from the Agent Server status.
+ */
+
+import type { PlaitRun, PlaitThread } from "./runApi";
+
+export type Tone = "ok" | "partial" | "bad" | "waiting" | "active" | "none";
+
+/** A run's state as shown: `state` (Plait's, or the status), the words, the badge's tone. */
+export interface ShownState {
+  state: string;
+  label: string;
+  tone: Tone;
+}
+
+const TONES: Record<string, Tone> = {
+  succeeded: "ok",
+  success: "ok",
+  partially_succeeded: "partial",
+  failed: "bad",
+  error: "bad",
+  timed_out: "bad",
+  timeout: "bad",
+  dead_lettered: "bad",
+  cancelled: "bad",
+  interrupted: "bad",
+  waiting_for_person: "waiting",
+  waiting_for_tool: "waiting",
+  waiting: "waiting",
+  queued: "active",
+  pending: "active",
+  running: "active",
+  retrying: "active",
+};
+
+/** The headings of the outcome panel for the states that say more than the phase. */
+export const STATE_HEADINGS: Record<string, string> = {
+  partially_succeeded: "Partially succeeded",
+  waiting_for_tool: "Waiting for a tool",
+  timed_out: "Timed out",
+  cancelled: "Cancelled",
+  dead_lettered: "Dead-lettered",
+};
+
+/** How one run is shown. */
+export function runState(run: PlaitRun): ShownState {
+  const state = run.plait_state ?? (run.plait_status === "dead_lettered" ? "dead_lettered" : run.status);
+  const label = run.plait_state_label ?? state.replace(/_/g, " ");
+  return { state, label, tone: TONES[state] ?? "none" };
+}
+
+/** How a thread's runs ended: its newest run's state ("waiting" at an approval on an older server). */
+export function pastState(thread: PlaitThread, runs: PlaitRun[]): ShownState {
+  const last = runs[runs.length - 1];
+  if (!last) return { state: "none", label: "no run", tone: "none" };
+  if (!last.plait_state && thread.status === "interrupted") return { state: "waiting", label: "waiting", tone: "waiting" };
+  return runState(last);
+}

@@ -1,0 +1,56 @@
+"""Run states in the editor: a map that lost items says so, in the outcome and in past runs.
+Real Chromium, real ``plait serve``, real Postgres."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import screenshot
+from tests.e2e.helpers import api, newest_thread, open_graph
+from tests.e2e.test_run_story import run_from_editor, show_run_panel
+from tests.integration.server.harness import Cluster
+
+SPECS = Path(__file__).resolve().parents[2] / "specs"
+RESEARCH = "research-team"
+#: Its example: 5 topics, one source hangs and one topic is unknown (min_success 3).
+LOST = "partial: 2 of 5 items lost"
+
+
+def upload_research(base: str) -> None:
+    """research-team 1.0.0 (uploaded once per server)."""
+    with api(base) as http:
+        answer = http.post("/graphs", json={"yaml": (SPECS / f"{RESEARCH}.yaml").read_text()})
+        assert answer.status_code in (200, 201, 409), answer.text
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
+def test_a_partial_success_says_how_many_items_were_lost(
+    editor: Page, plait_server: Cluster, size: tuple[int, int]
+) -> None:
+    page = editor
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    base = plait_server.url
+    upload_research(base)
+    open_graph(page, base, RESEARCH, "1.0.0")
+    run_from_editor(page)
+
+    # The run is `success` for the SDK; the outcome says what Plait's state says.
+    outcome = page.get_by_test_id("run-outcome")
+    expect(outcome).to_have_attribute("data-phase", "success", timeout=20_000)
+    expect(outcome).to_have_attribute("data-state", "partially_succeeded")
+    expect(outcome.locator("h3")).to_contain_text("Partially succeeded")
+    expect(outcome.get_by_test_id("run-state-label")).to_have_text(LOST)
+    screenshot(page, f"run-partial-{size[0]}x{size[1]}")
+
+    # The past runs list says it too.
+    thread = newest_thread(base, RESEARCH)
+    show_run_panel(page)
+    page.get_by_test_id("run-tab-past").click()
+    row = page.locator(f'[data-testid="past-run"][data-thread="{thread["thread_id"]}"]')
+    badge = row.get_by_test_id("past-status")
+    expect(badge).to_have_text(LOST)
+    expect(badge).to_have_attribute("data-state", "partially_succeeded")
+    screenshot(page, f"past-runs-partial-{size[0]}x{size[1]}")
