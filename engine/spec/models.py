@@ -573,6 +573,12 @@ class AgentNode(_NodeBase):
     messages: Identifier | None = Field(
         default=None, description="A `messages` state field that receives the conversation."
     )
+    routes: list[ModelRoute] | None = Field(
+        default=None, description="Overrides the named agent's `routes` (model tiers)."
+    )
+    context: ContextPolicy | None = Field(
+        default=None, description="Overrides the named agent's `context` policy."
+    )
 
 
 class LlmNode(_NodeBase):

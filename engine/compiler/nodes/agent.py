@@ -23,7 +23,7 @@ from plait.engine.errors import NodeError
 from plait.engine.governance.loops import StopsRun
 from plait.engine.governance.model_access import ModelAccess
 from plait.engine.observability.roles import acting_as
-from plait.engine.spec.models import AgentNode
+from plait.engine.spec.models import AgentNode, ContextPolicy, ModelRoute
 from plait.engine.tools.allowlist import refuse
 from plait.engine.tools.data_marking import as_data, with_data_line
 from plait.engine.tools.gateway import call_tool
@@ -47,6 +47,8 @@ def agent_compute(
     prompt: str,
     messages_field: str | None = None,
     tool_results: str | None = None,
+    routes: list[ModelRoute] | None = None,
+    context: ContextPolicy | None = None,
 ) -> Compute:
     """The agent loop; inline settings override the named agent's."""
     definition = ctx.loaded.spec.spec.agents[agent] if agent is not None else None
@@ -85,9 +87,10 @@ def agent_compute(
             bound[key] = base.bind_tools(list(found.values())) if found else base
         return bound[key]
 
-    routes = definition.routes if definition else []
+    if routes is None:
+        routes = definition.routes if definition else []
     router = ModelRouter(node_id, model_name, routes) if routes else None
-    window = definition.context if definition else None
+    window = context if context is not None else (definition.context if definition else None)
 
     def summarizer(model: str) -> Summarize:
         async def summarize(messages: Sequence[BaseMessage]) -> str:
@@ -204,4 +207,6 @@ def build(node_id: str, node: AgentNode, ctx: CompileContext) -> Compute:
         prompt=node.prompt,
         messages_field=node.messages,
         tool_results=node.tool_results,
+        routes=node.routes,
+        context=node.context,
     )

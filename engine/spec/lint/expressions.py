@@ -94,6 +94,11 @@ def cel_fields(ctx: LintContext) -> Iterator[CelField]:
         for index, route in enumerate(agent.routes):
             where = pointer("spec", "agents", name, "routes", index, "when")
             yield CelField(route.when, where, ROUTE_ROOTS)
+    for node_id, node in ctx.body.nodes.items():
+        if isinstance(node, AgentNode):
+            for index, route in enumerate(node.routes or []):
+                where = node_pointer(node_id, "routes", index, "when")
+                yield CelField(route.when, where, ROUTE_ROOTS)
     for name, server in ctx.body.mcp_servers.items():
         for index, arg in enumerate(server.args):
             if isinstance(arg, PerRunValue):

@@ -87,6 +87,11 @@ def _agent_node(ctx: LintContext, node_id: str, node: AgentNode) -> None:
         )
     for index, tool in enumerate(node.tools):
         _name(ctx, tool, "tool", node_pointer(node_id, "tools", index))
+    for index, route in enumerate(node.routes or []):
+        _name(ctx, route.model, "model", node_pointer(node_id, "routes", index, "model"))
+    if node.context is not None and node.context.summary_model is not None:
+        where = node_pointer(node_id, "context", "summary_model")
+        _name(ctx, node.context.summary_model, "model", where)
 
 
 #: What each kind of map item needs (besides ``kind``).

@@ -124,3 +124,32 @@ async def test_summarize_replaces_the_dropped_turns_by_a_summary() -> None:
         f"You are terse.\n\n{SUMMARY_HEADING}\nSix questions about braids, all answered."
     )
     assert [m["content"] for m in answer_call["messages"][1:]] == ["the latest question"]
+
+
+async def test_an_inline_agent_node_routes_and_trims_like_a_named_agent() -> None:
+    """`routes` and `context` on the node override (or stand for) the named agent's."""
+    spec = make_spec(
+        {
+            "work": {
+                "kind": "agent",
+                "model": "small",
+                "prompt": "{{ state.task }}",
+                "messages": "chat",
+                "routes": [{"when": "state.risk == 'high'", "model": "strong"}],
+                "context": {"max_tokens": 40},
+                "output": "answer",
+            }
+        },
+        chain("work"),
+        {"task": {}, "risk": {}, "answer": {}, "chat": {"reducer": "add_messages"}},
+        models={
+            "small": scripted({"content": "small"}),
+            "strong": scripted({"when": "latest", "content": "strong"}),
+        },
+        audit={"model_calls": True},
+    )
+    payload = {"task": "the latest question", "risk": "high", "chat": _long_history()}
+    out, [call], _ = await _run(spec, payload)
+    assert out["answer"] == "strong"
+    assert call["model"] == "strong" and call["agent_role"] == "work"
+    assert [m["content"] for m in call["messages"]] == ["the latest question"]

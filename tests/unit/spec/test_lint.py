@@ -303,6 +303,15 @@ CASES = [
         "team",
     ),
     Case(
+        "unknown-model",
+        "      output: draft\n",
+        '      output: draft\n      routes: [{when: "true", model: fast}]\n',
+        "/spec/nodes/write/routes/0/model",
+        "routes:",
+        "spec.models",
+        "team",
+    ),
+    Case(
         "cel-syntax",
         "output: answer",
         'writes: {answer: "state.topic +"}',
