@@ -7,7 +7,8 @@ import asyncio
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from psycopg import sql
+from psycopg import AsyncConnection, sql
+from psycopg.rows import DictRow
 
 from plait.engine.store.checkpointer import new_checkpointer
 from plait.engine.store.migrator import migrate, migrations
@@ -22,6 +23,22 @@ async def _tables(url: str) -> set[str]:
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
         )
         return {row["table_name"] for row in await cursor.fetchall()}
+
+
+async def _migrated_before(conn: AsyncConnection[DictRow], version: int) -> None:
+    """The database as a Plait whose newest migration came before ``version`` left it."""
+    earlier = [m for m in migrations() if m.version < version]
+    for migration in earlier:
+        await conn.execute(migration.sql.encode(), prepare=False)
+    await conn.execute(
+        "CREATE TABLE plait_schema_migrations (version integer PRIMARY KEY, "
+        "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    for migration in earlier:
+        await conn.execute(
+            "INSERT INTO plait_schema_migrations (version, name) VALUES (%s, %s)",
+            (migration.version, migration.name),
+        )
 
 
 async def test_migrate_creates_tables_and_records_versions(empty_database_url: str) -> None:
@@ -70,20 +87,9 @@ async def test_0010_moves_other_tenants_threads_under_their_tenant(
     empty_database_url: str,
 ) -> None:
     """Rows written before 0010 keep working: each tenant's thread ids become its own."""
-    earlier = [m for m in migrations() if m.version < 10]
     async with await open_pool(empty_database_url) as pool:
         async with pool.connection() as conn:
-            for migration in earlier:
-                await conn.execute(migration.sql.encode(), prepare=False)
-            await conn.execute(
-                "CREATE TABLE plait_schema_migrations (version integer PRIMARY KEY, "
-                "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            for migration in earlier:
-                await conn.execute(
-                    "INSERT INTO plait_schema_migrations (version, name) VALUES (%s, %s)",
-                    (migration.version, migration.name),
-                )
+            await _migrated_before(conn, 10)
             await AsyncPostgresSaver(conn).setup()
             await conn.execute("INSERT INTO plait_tenants (tenant_id) VALUES ('acme')")
             for thread, tenant in (("t-1", "acme"), ("t-2", "default")):
@@ -153,7 +159,6 @@ async def test_0010_moves_other_tenants_threads_under_their_tenant(
 async def test_0019_gives_every_run_the_state_its_records_imply(empty_database_url: str) -> None:
     """Runs written before 0019 get a state; a thread's parked newest run waits on a person
     or, with an MCP task parked on it, on the tool; CLI-parked runs become `success`."""
-    earlier = [m for m in migrations() if m.version < 19]
     runs = [
         # (thread, thread status, run, status, cancel_action, dead_letter)
         ("approval", "interrupted", "parked", "success", None, None),
@@ -168,17 +173,7 @@ async def test_0019_gives_every_run_the_state_its_records_imply(empty_database_u
     ]
     async with await open_pool(empty_database_url) as pool:
         async with pool.connection() as conn:
-            for migration in earlier:
-                await conn.execute(migration.sql.encode(), prepare=False)
-            await conn.execute(
-                "CREATE TABLE plait_schema_migrations (version integer PRIMARY KEY, "
-                "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            for migration in earlier:
-                await conn.execute(
-                    "INSERT INTO plait_schema_migrations (version, name) VALUES (%s, %s)",
-                    (migration.version, migration.name),
-                )
+            await _migrated_before(conn, 19)
             for thread, thread_status, run, status, cancel, dead in runs:
                 await conn.execute(
                     "INSERT INTO plait_threads (thread_id, status) VALUES (%s, %s) "
