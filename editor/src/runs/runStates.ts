@@ -39,6 +39,8 @@ const TONES: Record<string, Tone> = {
 /** The headings of the outcome panel for the states that say more than the phase. */
 export const STATE_HEADINGS: Record<string, string> = {
   partially_succeeded: "Partially succeeded",
+  // The state's own words: the run line says them too, so the outcome repeats nothing.
+  waiting_for_person: "Waiting for a person",
   waiting_for_tool: "Waiting for a tool",
   timed_out: "Timed out",
   cancelled: "Cancelled",
