@@ -128,7 +128,8 @@ def _why(turn: Turn) -> str:
         return f"all {turn.held_by} slots (concurrency) stayed busy"
     if turn.reason == "rate":
         return f"the rate {turn.held_by} left no turn in time"
-    return f"the tool is paused after a Retry-After for {turn.wait_seconds or 0:.1f}s more"
+    # A 429 or a person (POST /tool-limits/pause) paused it: the turn does not say which.
+    return f"the tool is paused for {turn.wait_seconds or 0:.1f}s more"
 
 
 def retry_after_of(exc: BaseException) -> float | None:

@@ -244,7 +244,7 @@ def _waiting_text(data: dict[str, Any]) -> str:
         return f"waiting for a slot of tool {tool} ({limit.get('concurrency')} at once, all runs)"
     if data.get("reason") == "rate":
         return f"waiting for a turn of tool {tool} (rate {limit.get('rate')}, all runs)"
-    return f"waiting: tool {tool} is paused for {data.get('retry_in')}s more (Retry-After)"
+    return f"waiting: tool {tool} is paused for {data.get('retry_in')}s more"
 
 
 def _node_line(mark: str, style: str, path: Sequence[str], node: str, detail: str) -> Text:

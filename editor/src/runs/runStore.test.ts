@@ -201,7 +201,7 @@ describe("timeline", () => {
     expect(waitingLines(done.timeline)).toEqual({});
     const paused = run([["custom", { ...waiting, reason: "paused", limit: {}, retry_in: 1.5 }]], done);
     const pausedStep = stepsOf(paused.timeline)[0];
-    expect(pausedStep.waiting && waitingText(pausedStep.waiting)).toBe("waiting: tool search is paused for 1.5s more after a Retry-After");
+    expect(pausedStep.waiting && waitingText(pausedStep.waiting)).toBe("waiting: tool search is paused for 1.5s more");
   });
 
   it("notes each model route an agent takes, and its way back", () => {

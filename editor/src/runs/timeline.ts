@@ -463,7 +463,8 @@ export function waitingText(wait: ToolWait): string {
   if (wait.reason === "concurrency") return `waiting for a slot of tool ${wait.tool} (${String(wait.limit.concurrency)} at once across all runs)`;
   if (wait.reason === "rate") return `waiting for a turn of tool ${wait.tool} (rate ${String(wait.limit.rate)} across all runs)`;
   const more = wait.retryIn !== null ? ` for ${wait.retryIn.toFixed(1)}s more` : "";
-  return `waiting: tool ${wait.tool} is paused${more} after a Retry-After`;
+  // A Retry-After or an operator paused it: the event does not say which.
+  return `waiting: tool ${wait.tool} is paused${more}`;
 }
 
 /** The same in a few words, for a node's card. */

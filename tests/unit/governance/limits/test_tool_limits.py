@@ -147,5 +147,5 @@ def test_waiting_calls_are_one_line_each_in_the_cli() -> None:
     assert out.getvalue().splitlines() == [
         "⧗ a  waiting for a slot of tool search (4 at once, all runs)",
         "⧗ a  waiting for a turn of tool search (rate 10/s, all runs)",
-        "⧗ a  waiting: tool search is paused for 2.0s more (Retry-After)",
+        "⧗ a  waiting: tool search is paused for 2.0s more",
     ]
