@@ -195,7 +195,7 @@ class PlaitAgentExecutor(AgentExecutor):
         thread_id = threads.stored_thread_id(tenant, task_id)
         # A task is a new thread: the tenant's rollout of the graph picks its version.
         chosen = await rollouts.version_for_new_thread(
-            pool, graph.name, thread_id, tenant, specs_dir=self.services.settings.specs_dir
+            pool, graph, thread_id, tenant, specs_dir=self.services.settings.specs_dir
         )
         if chosen is not None:
             graph = chosen[0]

@@ -563,7 +563,7 @@ async def _new_thread_version(
 ) -> tuple[GraphVersion, RolloutLabel]:
     """The version a thread's first run takes: its tenant's rollout's choice, else ``newest``."""
     chosen = await rollouts.version_for_new_thread(
-        services.pool, newest.name, thread_id, tenant, specs_dir=services.settings.specs_dir
+        services.pool, newest, thread_id, tenant, specs_dir=services.settings.specs_dir
     )
     return chosen if chosen is not None else (newest, "none")
 

@@ -205,15 +205,26 @@ async def delete_rollout(pool: Pool, graph: str, tenant: str) -> bool:
 
 
 async def version_for_new_thread(
-    pool: Pool, graph: str, thread_id: str, tenant: str, *, specs_dir: Path | None = None
+    pool: Pool,
+    newest: GraphVersion,
+    thread_id: str,
+    tenant: str,
+    *,
+    specs_dir: Path | None = None,
 ) -> tuple[GraphVersion, Role] | None:
-    """The version the tenant's rollout of ``graph`` starts ``thread_id`` on; ``None``
-    without a rollout (or when its version was removed from the table by hand)."""
-    rollout = await get_rollout(pool, graph, tenant)
+    """The version the tenant's rollout of ``newest``'s graph starts ``thread_id`` on;
+    ``None`` without a rollout (or when its version was removed from the table by hand).
+
+    The caller has the graph's newest version already (it resolved the name): when the
+    rollout picks it (a canary is usually the newest), it is not read again.
+    """
+    rollout = await get_rollout(pool, newest.name, tenant)
     if rollout is None:
         return None
     version, role = rollout.pick(thread_id)
-    found = await get_version(pool, graph, version, specs_dir=specs_dir, tenant=tenant)
+    if version == newest.version:
+        return newest, role
+    found = await get_version(pool, newest.name, version, specs_dir=specs_dir, tenant=tenant)
     return (found, role) if found is not None else None
 
 

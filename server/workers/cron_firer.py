@@ -168,6 +168,6 @@ class CronFirer:
         if is_assistant_uuid(cron.assistant_id):
             return graph
         chosen = await rollouts.version_for_new_thread(
-            self.pool, graph.name, thread_id, cron.tenant, specs_dir=self.specs_dir
+            self.pool, graph, thread_id, cron.tenant, specs_dir=self.specs_dir
         )
         return chosen[0] if chosen is not None else graph
