@@ -81,6 +81,11 @@ def _serving(
     try:
         _wait_ready(name, base, process, log)
         yield base, process
+    except BaseException:
+        # The server's side of a failed batch, before its log goes with the temp dir.
+        tail = log.read_text(errors="replace").splitlines()[-40:]
+        print(f"--- last lines of {name}'s log ---", *tail, sep="\n", file=sys.stderr)
+        raise
     finally:
         process.terminate()
         process.wait(timeout=30)
