@@ -144,6 +144,7 @@ async def test_the_operator_sets_a_list_and_bad_entries_are_refused(
         ]:
             refused = problem(await admin.put(path, json={"servers": servers}), 422)
             assert says in refused["detail"], refused
+            assert refused["type"] == "urn:plait:problem:mcp-trust-refused"
         assert problem(await admin.put(path, json={"servers": "x"}), 422)
         assert problem(await admin.put(path, json={"servers": [], "all": True}), 422)
         assert problem(await admin.put(path, json={"servers": ["a"] * 201}), 422)
