@@ -217,11 +217,10 @@ def agent_compute(
 
 
 def _schema_of(tool: BaseTool) -> dict[str, Any]:
-    """A tool's input schema as JSON Schema (an MCP tool's is the server's, as a dict)."""
+    """An MCP tool's input schema: the server's JSON Schema, as it was loaded."""
     schema = tool.args_schema
-    if isinstance(schema, dict):
-        return schema
-    return tool.tool_call_schema.model_json_schema()  # type: ignore[union-attr]
+    assert isinstance(schema, dict), f"MCP tool {tool.name!r} has no JSON Schema"
+    return schema
 
 
 async def _call(
