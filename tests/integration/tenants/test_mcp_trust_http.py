@@ -172,18 +172,22 @@ async def test_a_tenant_that_does_not_trust_the_server_is_told_and_audited(
     assert put.status_code == 200, put.text
     text = SPEC.format(url=injected_url)
     async with trusting_client, wary_client:
-        warned, trails, answers = {}, {}, {}
+        warned, trails, answers, noted = {}, {}, {}, {}
         for tenant, client in ((trusting, trusting_client), (wary, wary_client)):
             checked = (await client.post("/graphs/validate", json={"yaml": text})).json()
             warned[tenant] = [i for i in checked["issues"] if i["code"] == "mcp-server-untrusted"]
             assert (await client.post("/graphs", json={"yaml": text})).status_code == 201
             thread = (await client.post("/threads", json={})).json()["thread_id"]
-            body = {"assistant_id": "trust-probe", "input": {}}
+            body = {"assistant_id": "trust-probe", "input": {}, "stream_mode": ["values", "custom"]}
             created = await client.post(f"/threads/{thread}/runs", json=body)
             assert created.status_code == 200, created.text
             run_id = created.json()["run_id"]
             answers[tenant] = (await client.get(f"/threads/{thread}/runs/{run_id}/join")).json()
             trails[tenant] = (await client.get(f"/runs/{run_id}/audit")).json()
+            events = (await client.get(f"/runs/{run_id}/events")).json()
+            noted[tenant] = [
+                e["data"] for e in events if (e["data"] or {}).get("plait") == "mcp_untrusted"
+            ]
 
         # Both runs called the tool and finished; the wary one without the server's words.
         assert answers[trusting]["answer"] == answers[wary]["answer"] == "found it"
@@ -191,6 +195,12 @@ async def test_a_tenant_that_does_not_trust_the_server_is_told_and_audited(
         assert [(r["kind"], r["node"], r["detail"]) for r in trails[wary]] == [
             ("mcp_untrusted", "ask", {"tools": ["search"], "servers": ["injected"]}),
             ("tool_call", "ask", trails[wary][1]["detail"]),
+        ]
+
+        # The run's stream (and journal) says so as it happens.
+        assert noted[trusting] == []
+        assert noted[wary] == [
+            {"plait": "mcp_untrusted", "node": "ask", "tools": ["search"], "servers": ["injected"]}
         ]
 
         # Where the editor shows problems: a warning at the server, for the wary tenant only.
