@@ -17,7 +17,9 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 """
 
 
-AuditKind = Literal["tool_call", "approval", "refusal", "compensation", "model_call"]
+AuditKind = Literal[
+    "tool_call", "approval", "refusal", "compensation", "model_call", "mcp_untrusted"
+]
 
 _READ_RUN = """
 SELECT kind, node, step, tool, actor, detail, created_at FROM plait_audit
