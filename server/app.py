@@ -35,6 +35,7 @@ from plait.server.api import (
     events,
     graphs,
     health,
+    recordings,
     rollouts,
     runs,
     state,
@@ -115,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         approvals,
         events,
         audit,
+        recordings,
     )
     for module in (*routers, tenants, tool_limits):
         app.include_router(module.router, dependencies=protected)

@@ -37,6 +37,8 @@ from plait.engine.tools.cassette import (
 #: The ``format`` of a recording file; another value is refused.
 FORMAT = "plait-recording/v1"
 _RESUME = "__resume__"
+#: The task id LangGraph writes a ``Command``'s resume value under (its private constant).
+_NO_TASK = "00000000-0000-0000-0000-000000000000"
 _START = "__start__"
 
 
@@ -256,13 +258,11 @@ async def _history(
         steps.extend(sorted(name for name in snapshot.next if name != _START))
         stored = await graph.checkpointer.aget_tuple(snapshot.config)
         writes = (stored.pending_writes or []) if stored is not None else []
-        for _task, channel, value in writes:
-            if channel == _RESUME:
-                decisions.extend(value if isinstance(value, list) else [value])
-            elif (snapshot.metadata or {}).get("source") == "input" and not channel.startswith(
-                ("__", "branch:")
-            ):
-                start[channel] = to_plain(value)
+        decisions.extend(_resumes(writes))
+        if (snapshot.metadata or {}).get("source") == "input":
+            for _task, channel, value in writes:
+                if not channel.startswith(("__", "branch:")):
+                    start[channel] = to_plain(value)
     last = snapshots[-1]
     errors = [str(task.error) for task in last.tasks if task.error]
     outcome: Outcome = (
@@ -277,6 +277,31 @@ async def _history(
         decisions,
         Ending(outcome, steps, errors[0] if errors else "", to_plain(last.values)),
     )
+
+
+def _resumes(writes: list[tuple[str, str, Any]]) -> list[Any]:
+    """The decisions given at one checkpoint, in order.
+
+    A task that took its answer wrote it as a list (one per interrupt it raised);
+    ``Command(resume=...)`` also writes the answer under no task (a value, or a
+    map by interrupt id), which counts only when no task took one.
+    """
+    taken = [value for task, channel, value in writes if channel == _RESUME and task != _NO_TASK]
+    if taken:
+        return [
+            answer for value in taken for answer in (value if isinstance(value, list) else [value])
+        ]
+    given = [value for task, channel, value in writes if channel == _RESUME]
+    return [
+        answer
+        for value in given
+        for answer in (value.values() if isinstance(value, dict) and _by_id(value) else [value])
+    ]
+
+
+def _by_id(value: dict[str, Any]) -> bool:
+    """Whether a resume value is a map by interrupt id (32 hex digits each)."""
+    return bool(value) and all(len(key) == 32 and key.isalnum() for key in value)
 
 
 def _model_nodes(loaded: LoadedSpec) -> list[str]:
