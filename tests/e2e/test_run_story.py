@@ -162,6 +162,14 @@ def test_refund_story_skipped_nodes_steps_and_an_edited_fork(
     expect(page.get_by_test_id("run-outcome").locator('[data-field="outcome"]')).to_contain_text(
         "refunded 180"
     )
+    # The ended thread saves as the recording `plait replay` runs again.
+    with page.expect_download() as saved:
+        page.get_by_test_id("save-recording").click()
+    assert saved.value.suggested_filename.startswith(f"{REFUND}-")
+    recording = json.loads(Path(saved.value.path()).read_text(encoding="utf-8"))
+    assert recording["format"] == "plait-recording/v1"
+    assert recording["expected"]["steps"] == ["assess", "approve", "refund"]
+    assert recording["decisions"] == [{"decision": "approve"}]
 
     # The path not taken reads skipped once the run ended.
     expect_status(page, "refund", "done")

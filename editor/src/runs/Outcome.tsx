@@ -8,6 +8,7 @@ import { useMemo } from "react";
 import { parse } from "yaml";
 import { useEditorStore } from "../store/editorStore";
 import { STATE_HEADINGS } from "./runStates";
+import { SaveRecording } from "./SaveRecording";
 import { useRunStore } from "./runStore";
 import { stepsOf } from "./timeline";
 import * as fmt from "./format";
@@ -60,6 +61,8 @@ export function Outcome() {
   const steps = useRunStore((s) => s.steps);
   const timeline = useRunStore((s) => s.timeline);
   const ended = useRunStore((s) => s.ended);
+  const threadId = useRunStore((s) => s.threadId);
+  const graph = useEditorStore((s) => s.graphName);
   const text = useEditorStore((s) => s.derivedYaml);
   const fields = useMemo(() => outputFields(text), [text]);
   if (!(phase in PHASE_WORDS)) return null;
@@ -107,6 +110,7 @@ export function Outcome() {
           ))}
         </div>
       )}
+      {phase !== "waiting" && threadId && <SaveRecording threadId={threadId} graph={graph ?? "run"} />}
     </section>
   );
 }

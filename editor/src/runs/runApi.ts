@@ -47,6 +47,11 @@ export async function runsOf(threadId: string): Promise<PlaitRun[]> {
   return [...list].sort((a, b) => a.created_at.localeCompare(b.created_at));
 }
 
+/** The thread's runs as a recording for `plait replay` (a `plait-recording/v1` document). */
+export function recordingOf(threadId: string): Promise<Record<string, unknown>> {
+  return call<Record<string, unknown>>("GET", `/threads/${enc(threadId)}/recording`);
+}
+
 /** The graph's threads (tagged with its name), newest first. */
 export function threadsOf(graph: string, limit = 30): Promise<PlaitThread[]> {
   return call<PlaitThread[]>("POST", "/threads/search", {
