@@ -43,6 +43,7 @@ from plait.server.api import (
     thread_stream,
     threads,
     tool_limits,
+    upgrades,
 )
 from plait.server.api import metrics as metrics_api
 from plait.server.api.deps import Services
@@ -105,6 +106,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     routers = (
         assistants,
         threads,
+        upgrades,
         state,
         crons,
         runs,

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         status_of,
         waiting_on,
     )
+    from plait.engine.run.upgrades import UpgradedCheckpoint, UpgradeRefused, upgrade_checkpoint
 
 __all__ = [
     "STATES",
@@ -79,6 +80,8 @@ __all__ = [
     "ThreadRecord",
     "ThreadSpecMismatch",
     "Token",
+    "UpgradeRefused",
+    "UpgradedCheckpoint",
     "a2a_state_of",
     "check_ending",
     "check_input",
@@ -96,6 +99,7 @@ __all__ = [
     "state_label",
     "status_of",
     "tests_of",
+    "upgrade_checkpoint",
     "waiting_on",
 ]
 
@@ -119,6 +123,7 @@ if not TYPE_CHECKING:
             ),
             "marks": ("RunMarks",),
             "records": ("ThreadRecord", "ThreadSpecMismatch"),
+            "upgrades": ("UpgradeRefused", "UpgradedCheckpoint", "upgrade_checkpoint"),
             "runner": (
                 "RunRejected",
                 "ThreadMismatch",
