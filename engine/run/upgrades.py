@@ -24,6 +24,7 @@ from langgraph.types import Interrupt
 from xxhash import xxh3_128_hexdigest
 
 from plait.engine.compiler.state import RESULT_PREFIX, VISITS
+from plait.engine.spec.expressions import ExpressionError
 from plait.engine.spec.migrations import migrated_values
 from plait.engine.spec.models import GraphSpec, Migration
 
@@ -80,7 +81,8 @@ async def upgrade_checkpoint(
     ``old_graph`` and ``new_graph`` are the two versions compiled and bound to
     ``saver``. ``metadata`` goes into the new checkpoint's metadata. Raises
     :class:`UpgradeRefused` when a node that is next has no counterpart in the
-    new version (``no-node``) or a task is half-answered (``partly-resumed``).
+    new version (``no-node``), a task is half-answered (``partly-resumed``) or an
+    expression fails on the thread's state (``migration-failed``).
     """
     current = await saver.aget_tuple(config)
     if current is None:
@@ -109,7 +111,15 @@ async def upgrade_checkpoint(
 
     # The snapshot's values: a field never written reads as its default, as nodes see it.
     old_values = {name: snapshot.values.get(name) for name in old_spec.spec.state}
-    written, kept = migrated_values(migration, old_values, new_spec)
+    try:
+        written, kept = migrated_values(migration, old_values, new_spec)
+    except ExpressionError as exc:
+        raise UpgradeRefused(
+            f"the migration from {old_spec.metadata.version} fails on this thread's state: "
+            f"{exc}; fix the expression in {new_spec.metadata.name}@"
+            f"{new_spec.metadata.version}'s migrations (a new version), then upgrade",
+            "migration-failed",
+        ) from None
     step = int((current.metadata or {}).get("step", -1)) + 1
     checkpoint = _moved(current.checkpoint, saver, old_spec, nodes, written, kept, step)
     new_versions = {

@@ -23,6 +23,7 @@ _TITLES = {
     "migration-missing": "Migration missing",
     "no-node": "Node missing in the new version",
     "partly-resumed": "Thread partly resumed",
+    "migration-failed": "Migration failed",
 }
 
 
