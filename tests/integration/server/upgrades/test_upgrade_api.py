@@ -10,7 +10,11 @@ single-user mode for every other test on a shared database).
 
 from __future__ import annotations
 
+import asyncio
+import json
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -23,6 +27,7 @@ from fastapi import FastAPI
 from plait.server.app import create_app
 from plait.server.settings import Settings
 from tests.conftest import fresh_database
+from tests.integration.cli.conftest import REPO, plait_env
 from tests.integration.server.api.conftest import assert_problem
 
 pytestmark = pytest.mark.postgres
@@ -39,12 +44,16 @@ def own_database(postgres_server_url: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-async def app(
-    own_database: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[FastAPI]:
-    """The app (two in-process workers) with ``upgrade-demo`` 1.0.0 in its folder."""
-    specs = tmp_path_factory.mktemp("upgrade-specs")
-    shutil.copy(HERE / "specs" / "upgrade-demo.yaml", specs / "upgrade-demo.yaml")
+def specs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The app's specs folder, with ``upgrade-demo`` 1.0.0."""
+    folder = tmp_path_factory.mktemp("upgrade-specs")
+    shutil.copy(HERE / "specs" / "upgrade-demo.yaml", folder / "upgrade-demo.yaml")
+    return folder
+
+
+@pytest.fixture(scope="module")
+async def app(own_database: str, specs: Path) -> AsyncIterator[FastAPI]:
+    """The app (two in-process workers) on the specs folder."""
     settings = Settings(database_url=own_database, specs_dir=specs, workers=2, admin_key=ADMIN_KEY)
     application = create_app(settings)
     async with application.router.lifespan_context(application):
@@ -68,6 +77,20 @@ def _client(app: FastAPI, key: str) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     return httpx.AsyncClient(
         transport=transport, base_url="http://plait.test", headers={"x-api-key": key}
+    )
+
+
+async def _plait(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``plait ARGS`` in a child process on the app's database."""
+    return await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "plait.server.cli.app", *args],
+        cwd=REPO,
+        env=plait_env(url),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -182,3 +205,49 @@ async def test_another_tenant_cannot_upgrade_your_thread(
         free.request.url.path.split("/")[2], "ID"
     )
     assert (await admin.get(f"/threads/{thread}")).json()["version"] == "1.0.0"
+
+
+async def test_plait_upgrade_then_a_resume_by_interrupt_id(
+    admin: httpx.AsyncClient, own_database: str, specs: Path
+) -> None:
+    thread, _approval = await _parked(admin)
+    upgraded = await _plait(
+        own_database, "upgrade", thread, "--to", "1.1.0", "--specs", str(specs), "--actor", "ops"
+    )
+    assert upgraded.returncode == 0, upgraded.stderr
+    report = json.loads(upgraded.stdout)
+    assert (report["thread_id"], report["from"], report["to"]) == (thread, "1.0.0", "1.1.0")
+    [new_interrupt] = report["interrupts"].values()
+    finished = await admin.post(
+        f"/threads/{thread}/runs/wait",
+        json={
+            "assistant_id": f"{GRAPH}@1.1.0",
+            "command": {"resume": {new_interrupt: {"decision": "reject"}}},
+        },
+    )
+    assert finished.status_code == 200, finished.text
+    assert finished.json()["summary"] == "Ada 1200 reject"
+    again = await _plait(own_database, "upgrade", thread, "--to", "1.0.1")
+    assert again.returncode == 2
+    assert "declares no migration from 1.1.0" in again.stderr
+
+
+async def test_a_node_the_thread_waits_on_must_exist_or_be_renamed(
+    admin: httpx.AsyncClient,
+) -> None:
+    text = (HERE / "versions" / "upgrade-demo-1.1.0.yaml").read_text("utf-8")
+    text = text.replace('version: "1.1.0"', 'version: "1.2.0"').replace(
+        "      nodes: {review: approve_refund}\n", ""
+    )
+    published = await admin.post(
+        "/graphs", content=text, headers={"content-type": "application/yaml"}
+    )
+    assert published.status_code == 201, published.text
+    thread, _approval = await _parked(admin)
+    refused = await admin.post(f"/threads/{thread}/upgrade", json={"version": "1.2.0"})
+    body = assert_problem(refused, 409)
+    assert body["type"].endswith("no-node")
+    assert "waits on node `review`" in body["detail"]
+    assert "`nodes: {review: <new node id>}`" in body["detail"]
+    shown = (await admin.get(f"/threads/{thread}")).json()
+    assert (shown["version"], shown["values"]["customer"]) == ("1.0.0", "Ada")
