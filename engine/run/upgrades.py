@@ -81,7 +81,8 @@ async def upgrade_checkpoint(
     ``old_graph`` and ``new_graph`` are the two versions compiled and bound to
     ``saver``. ``metadata`` goes into the new checkpoint's metadata. Raises
     :class:`UpgradeRefused` when a node that is next has no counterpart in the
-    new version (``no-node``), a task is half-answered (``partly-resumed``) or an
+    new version (``no-node``), is reached another way there (``node-moved``) or runs a
+    subgraph (``in-subgraph``), a task is half-answered (``partly-resumed``) or an
     expression fails on the thread's state (``migration-failed``).
     """
     current = await saver.aget_tuple(config)
@@ -99,6 +100,7 @@ async def upgrade_checkpoint(
                 f'"{old_spec.metadata.version}": `nodes: {{{task.name}: <new node id>}}`',
                 "no-node",
             )
+        _check_movable(task, target, old_graph, new_graph, nodes)
     writes_by_task: dict[str, list[tuple[str, Any]]] = {}
     for task_id, channel, value in current.pending_writes or ():
         if channel == _RESUME:
@@ -135,6 +137,28 @@ async def upgrade_checkpoint(
     )
     moved = await _move_pending(saver, new_graph, new_config, snapshot.tasks, writes_by_task, nodes)
     return UpgradedCheckpoint(checkpoint["id"], tuple(sorted(written)), moved)
+
+
+def _check_movable(
+    task: Any, target: str, old_graph: Any, new_graph: Any, nodes: Mapping[str, str]
+) -> None:
+    """Refuse what the copy cannot carry over, before anything is written."""
+    if task.state is not None:
+        # The child graph's checkpoints live under the parent task's id, which changes.
+        raise UpgradeRefused(
+            f"the thread waits inside node `{task.name}`, which runs a subgraph; upgrading "
+            "a thread parked in a subgraph is not supported: answer it on the current "
+            "version first",
+            "in-subgraph",
+        )
+    old_triggers = {_renamed_channel(c, nodes) for c in old_graph.nodes[task.name].triggers}
+    if not old_triggers & set(new_graph.nodes[target].triggers):
+        raise UpgradeRefused(
+            f"node `{task.name}` is next on the thread, and `{target}` is reached another way "
+            "in the new version (e.g. it became the join of a `parallel` node); upgrading a "
+            "thread across that change is not supported: let the step finish first",
+            "node-moved",
+        )
 
 
 def _moved(

@@ -24,6 +24,8 @@ _TITLES = {
     "no-node": "Node missing in the new version",
     "partly-resumed": "Thread partly resumed",
     "migration-failed": "Migration failed",
+    "node-moved": "Node reached another way",
+    "in-subgraph": "Thread waits in a subgraph",
 }
 
 

@@ -53,8 +53,8 @@ async def upgrade_thread(
     written, interrupts, approvals}`` (``interrupts``: old id -> new id). Raises
     :class:`ThreadNotFound`, :class:`GraphVersionMissing`, or
     :class:`~plait.engine.run.UpgradeRefused` (its ``kind`` says why: ``thread-busy``,
-    ``not-started``, ``migration-missing``, ``no-node``, ``partly-resumed``,
-    ``migration-failed``).
+    ``not-started``, ``migration-missing``, ``no-node``, ``node-moved``,
+    ``in-subgraph``, ``partly-resumed``, ``migration-failed``).
     """
     shown = client_thread_id(tenant, thread_id)
     async with pool.connection() as conn, conn.transaction():

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from fastapi import FastAPI
 
@@ -112,7 +113,9 @@ async def _parked(http: httpx.AsyncClient) -> tuple[str, dict[str, Any]]:
     return thread, approval
 
 
-async def test_parked_thread_upgraded_then_approved(admin: httpx.AsyncClient) -> None:
+async def test_parked_thread_upgraded_then_approved(
+    admin: httpx.AsyncClient, own_database: str
+) -> None:
     thread, approval = await _parked(admin)
     assert (approval["version"], approval["node"]) == ("1.0.0", "review")
 
@@ -160,6 +163,43 @@ async def test_parked_thread_upgraded_then_approved(admin: httpx.AsyncClient) ->
     assert (await admin.get(f"/threads/{thread}/runs/{run['run_id']}")).json()["status"] == (
         "success"
     )
+    async with await psycopg.AsyncConnection.connect(own_database) as conn:
+        cursor = await conn.execute(
+            "SELECT actor, detail FROM plait_audit WHERE thread_id = %s AND kind = 'upgrade'",
+            (thread,),
+        )
+        [(actor, detail)] = await cursor.fetchall()
+    assert actor.startswith("ops@example.com")
+    assert (detail["from"], detail["to"], detail["graph"]) == ("1.0.0", "1.1.0", GRAPH)
+
+
+async def test_an_idle_thread_keeps_its_state_and_runs_the_new_version(
+    admin: httpx.AsyncClient,
+) -> None:
+    thread, approval = await _parked(admin)
+    decided = await admin.post(
+        f"/approvals/{approval['approval_id']}/decision", json={"decision": "reject"}
+    )
+    run = decided.json()["run"]
+    await admin.get(f"/threads/{thread}/runs/{run['run_id']}/join")
+    assert (await admin.get(f"/threads/{thread}")).json()["status"] == "idle"
+
+    upgraded = await admin.post(f"/threads/{thread}/upgrade", json={"version": "1.1.0"})
+    assert upgraded.status_code == 200, upgraded.text
+    assert upgraded.json()["interrupts"] == {}
+    shown = (await admin.get(f"/threads/{thread}")).json()
+    assert (shown["version"], shown["status"]) == ("1.1.0", "idle")
+    assert shown["values"]["decision"]["decision"] == "reject"  # kept: same name
+    assert (shown["values"]["client"], shown["values"]["amount_cents"]) == ("Ada", 1200)
+
+    parked = await admin.post(
+        f"/threads/{thread}/runs/wait",
+        json={"assistant_id": f"{GRAPH}@1.1.0", "input": {"client": "Bo", "amount_cents": 5}},
+    )
+    assert parked.status_code == 200, parked.text
+    [interrupt] = parked.json()["__interrupt__"]
+    assert interrupt["value"]["node"] == "approve_refund"
+    assert interrupt["value"]["arguments"] == {"client": "Bo", "amount_cents": 5}
 
 
 async def test_without_a_migration_the_409_names_what_to_declare(
