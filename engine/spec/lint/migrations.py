@@ -158,3 +158,14 @@ def _check_nodes(
                     f"`{old_id}` is not a node of {old.ref}",
                     f"rename a node {old.ref} has ({known(old.spec.spec.nodes)})",
                 )
+    for old in olds:
+        for old_id, node in old.spec.spec.nodes.items():
+            if node.kind == "approval" and old_id not in body.nodes | migration.nodes:
+                ctx.report(
+                    f"{where}/from",
+                    "migration-node-gone",
+                    f"approval `{old_id}` of {old.ref} is neither in this version nor renamed: "
+                    "a thread parked on it cannot be upgraded",
+                    f"add `nodes: {{{old_id}: <its new id>}}` to this migration if it was renamed",
+                    severity="warning",
+                )

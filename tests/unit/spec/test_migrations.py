@@ -142,3 +142,10 @@ def test_lint_names_the_place_and_the_fix(
     assert issue.line == line_of(text, line)
     assert issue.column > 1
     assert fix in issue.fix
+
+
+def test_an_old_approval_that_is_gone_and_not_renamed_is_a_warning() -> None:
+    text = mutate(NEW, "      nodes: {review: approve_refund}\n", "")
+    issue = one(issues_of(text, registry_with("upgrade-demo-1.0.0")), "migration-node-gone")
+    assert issue.severity == "warning"
+    assert "`nodes: {review: <its new id>}`" in issue.fix
