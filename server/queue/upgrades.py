@@ -99,7 +99,13 @@ async def upgrade_thread(
             old_spec=old.loaded.spec,
             new_spec=new.loaded.spec,
             migration=migration,
-            metadata={"plait_upgrade": {**detail, "by": actor}},
+            # As a run's checkpoints say which spec wrote them (engine/run/context.py).
+            metadata={
+                "plait_graph": graph,
+                "plait_version": version,
+                "plait_digest": target.digest,
+                "plait_upgrade": {**detail, "by": actor},
+            },
         )
         await set_thread_version_in(conn, thread_id, version, target.digest)
         approvals = await move_pending_in(conn, thread_id, version, upgraded.interrupts)
