@@ -44,6 +44,7 @@ from plait.server.api import (
     thread_stream,
     threads,
     tool_limits,
+    upgrades,
 )
 from plait.server.api import metrics as metrics_api
 from plait.server.api.deps import Services
@@ -106,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     routers = (
         assistants,
         threads,
+        upgrades,
         state,
         crons,
         runs,

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         status_of,
         waiting_on,
     )
+    from plait.engine.run.upgrades import UpgradedCheckpoint, UpgradeRefused, upgrade_checkpoint
 
 __all__ = [
     "STATES",
@@ -89,6 +90,8 @@ __all__ = [
     "ThreadRecord",
     "ThreadSpecMismatch",
     "Token",
+    "UpgradeRefused",
+    "UpgradedCheckpoint",
     "a2a_state_of",
     "check_ending",
     "check_input",
@@ -108,6 +111,7 @@ __all__ = [
     "state_label",
     "status_of",
     "tests_of",
+    "upgrade_checkpoint",
     "waiting_on",
 ]
 
@@ -138,6 +142,7 @@ if not TYPE_CHECKING:
                 "record_thread",
                 "replay_recording",
             ),
+            "upgrades": ("UpgradeRefused", "UpgradedCheckpoint", "upgrade_checkpoint"),
             "runner": (
                 "RunRejected",
                 "ThreadMismatch",

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from plait.engine.run.states import RunState
+from plait.engine.spec.migrations import migration_hint
 
 
 @dataclass(frozen=True)
@@ -32,15 +33,40 @@ class ThreadRecord:
 
 
 class ThreadSpecMismatch(Exception):
-    """A thread was started on another graph, version or digest than the one given."""
+    """A thread was started on another graph, version or digest than the one given.
 
-    def __init__(self, existing: ThreadRecord, graph: str, version: str, digest: str) -> None:
+    ``migration_declared`` (another version of the same graph only) says whether
+    that version declares a migration from the thread's: the message then says to
+    upgrade the thread, or which ``migrations`` entry to declare.
+    """
+
+    def __init__(
+        self,
+        existing: ThreadRecord,
+        graph: str,
+        version: str,
+        digest: str,
+        migration_declared: bool | None = None,
+    ) -> None:
         self.existing = existing
-        super().__init__(
+        ran = (
             f"thread {existing.thread_id!r} runs {existing.graph}@{existing.version} "
-            f"(digest {existing.digest[:12]}), not {graph}@{version} (digest {digest[:12]}); "
-            "run the spec it started with, or start a new thread"
+            f"(digest {existing.digest[:12]}), not {graph}@{version} (digest {digest[:12]})"
         )
+        if existing.graph != graph or existing.version == version or migration_declared is None:
+            advice = "run the spec it started with, or start a new thread"
+        elif migration_declared:
+            advice = (
+                f"{graph}@{version} declares a migration from {existing.version}: upgrade the "
+                "thread first (POST /threads/{id}/upgrade, "
+                f"`plait upgrade THREAD --to {version}`)"
+            )
+        else:
+            advice = (
+                f"to move it, {migration_hint(graph, existing.version, version)}; or run "
+                f"{existing.graph}@{existing.version}, or start a new thread"
+            )
+        super().__init__(f"{ran}; {advice}")
 
 
 class RunLog(Protocol):

@@ -42,6 +42,7 @@ from plait.engine.run.states import RunState, state_label, waiting_on
 from plait.engine.run.stream_items import EventsOfItems, error_text
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.expressions import to_plain
+from plait.engine.spec.migrations import find_migration, migration_hint
 from plait.engine.spec.models import GraphSpec, duration_seconds
 from plait.engine.store.audit import PostgresAuditStore
 from plait.engine.store.checkpointer import new_checkpointer
@@ -369,5 +370,18 @@ def _mismatch_message(existing: ThreadRecord, loaded: LoadedSpec) -> str:
         f"(digest {existing.digest}), "
         f"but this spec is {loaded.name}@{loaded.version} (digest {loaded.digest}). "
         "A thread only continues on the exact spec it started with: restore that spec, "
-        "or start a new thread."
+        f"or start a new thread.{_upgrade_advice(existing, loaded)}"
+    )
+
+
+def _upgrade_advice(existing: ThreadRecord, loaded: LoadedSpec) -> str:
+    """How the thread could move to ``loaded``'s version, when it is another version."""
+    if existing.graph != loaded.name or existing.version == loaded.version:
+        return ""
+    if find_migration(loaded.spec, existing.version) is None:
+        return f" Or, to move it, {migration_hint(loaded.name, existing.version, loaded.version)}."
+    return (
+        f" Or move it: {loaded.ref} declares a migration from {existing.version}; with both "
+        f"versions published (`POST /graphs`), run `plait upgrade {existing.thread_id} "
+        f"--to {loaded.version}`."
     )

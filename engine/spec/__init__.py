@@ -10,11 +10,13 @@ from plait.engine.spec.errors import SpecError, SpecIssue, has_errors, validatio
 from plait.engine.spec.expressions import to_plain
 from plait.engine.spec.lint import lint
 from plait.engine.spec.loader import decode_file, load_spec, parse_spec, read_spec
+from plait.engine.spec.migrations import find_migration, migrated_values, migration_hint
 from plait.engine.spec.models import (
     RATE_PATTERN,
     Decision,
     Example,
     GraphSpec,
+    Migration,
     StateField,
     duration_seconds,
     rate_per_second,
@@ -22,6 +24,7 @@ from plait.engine.spec.models import (
 from plait.engine.spec.provenance import git_sha
 from plait.engine.spec.registry import SpecRegistry
 from plait.engine.spec.secret_refs import RESERVED_PREFIX, is_reserved, secret_refs
+from plait.engine.spec.semver import in_range, version_key
 from plait.engine.spec.validate import (
     SPEC_SUFFIXES,
     check_paths,
@@ -45,6 +48,7 @@ __all__ = [
     "Example",
     "GraphSpec",
     "LoadedSpec",
+    "Migration",
     "SourceMap",
     "SourcePosition",
     "SpecError",
@@ -57,12 +61,16 @@ __all__ = [
     "decode_file",
     "duration_seconds",
     "escape_pointer",
+    "find_migration",
     "git_sha",
     "has_errors",
+    "in_range",
     "is_reserved",
     "lint",
     "load_directory",
     "load_spec",
+    "migrated_values",
+    "migration_hint",
     "parse_spec",
     "rate_per_second",
     "read_spec",
@@ -72,6 +80,7 @@ __all__ = [
     "validate_paths",
     "validate_text",
     "validation_problems",
+    "version_key",
     "write_schema",
 ]
 

@@ -964,6 +964,44 @@ class A2aExposure(_Model):
     )
 
 
+# --------------------------------------------------------------------------- migrations
+
+#: One version, or comparators joined by spaces: ``"1.0.0"``, ``">=1.0.0 <1.1.0"``.
+VERSION_RANGE_PATTERN = (
+    r"^\s*(?:(?:>=|<=|>|<|=)?\s*\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?\s*)+$"
+)
+
+
+class Migration(_Model):
+    """How a thread started on an earlier version continues on this one (docs/spec-language.md).
+
+    A field of this version's state keeps its value when the old state has a
+    field of the same name (unless dropped), takes the value of its ``state``
+    expression when it has one, and starts from its default otherwise.
+    """
+
+    from_: Annotated[str, Field(pattern=VERSION_RANGE_PATTERN)] = Field(
+        alias="from",
+        description='The earlier versions it applies to: one (`"1.0.0"`) or a range of '
+        'comparators (`">=1.0.0 <1.1.0"`).',
+    )
+    state: dict[Identifier, Cel] = Field(
+        default_factory=dict,
+        description="Fields of this version's state computed from the old state: CEL over "
+        "`state` (the old version's fields), e.g. `client: state.customer`.",
+    )
+    drop: list[Identifier] = Field(
+        default_factory=list,
+        description="Old fields whose values are not kept: a field of the same name here "
+        "starts from its default.",
+    )
+    nodes: dict[Identifier, Identifier] = Field(
+        default_factory=dict,
+        description="Renamed nodes, old id to new id: a thread parked on the old node "
+        "resumes on the new one.",
+    )
+
+
 # --------------------------------------------------------------------------- graph
 
 
@@ -1010,6 +1048,13 @@ class GraphBody(_Model):
     )
     audit: AuditSpec | None = Field(
         default=None, description="Opt-in audit of model calls (docs/governance.md)."
+    )
+    migrations: list[Migration] = Field(
+        default_factory=list,
+        description=(
+            "How threads started on earlier versions move to this one (`plait upgrade`, "
+            "`POST /threads/{id}/upgrade`); the first entry whose `from` matches applies."
+        ),
     )
     secrets: list[Identifier] = Field(
         default_factory=list,

@@ -20,7 +20,7 @@ from plait.engine.store.database import (
 from plait.engine.surfaces import on_first_use
 
 if TYPE_CHECKING:
-    from plait.engine.store.audit import PostgresAuditStore, read_run_audit
+    from plait.engine.store.audit import AuditRecord, PostgresAuditStore, read_run_audit, record_in
     from plait.engine.store.checkpointer import StepSaver, new_checkpointer
     from plait.engine.store.items import TenantStore, open_item_store
     from plait.engine.store.mcp_tasks import TaskRecord
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DATABASE_URL_ENV",
     "EMBEDDED_LOGGER",
+    "AuditRecord",
     "LimitState",
     "Pool",
     "PostgresAuditStore",
@@ -64,6 +65,7 @@ __all__ = [
     "pause_tool",
     "read_record",
     "read_run_audit",
+    "record_in",
     "release_embedded",
     "resume_tool",
     "set_task_status",
@@ -74,7 +76,7 @@ if not TYPE_CHECKING:
     __getattr__ = on_first_use(
         __name__,
         {
-            "audit": ("PostgresAuditStore", "read_run_audit"),
+            "audit": ("AuditRecord", "PostgresAuditStore", "read_run_audit", "record_in"),
             "checkpointer": ("StepSaver", "new_checkpointer"),
             "items": ("TenantStore", "open_item_store"),
             "mcp_tasks": {"TaskRecord": "TaskRecord", "set_task_status": "set_status"},

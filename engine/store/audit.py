@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
 from plait.engine.store.pool import Pool
@@ -18,7 +19,7 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 
 
 AuditKind = Literal[
-    "tool_call", "approval", "refusal", "compensation", "model_call", "mcp_untrusted"
+    "tool_call", "approval", "refusal", "compensation", "model_call", "mcp_untrusted", "upgrade"
 ]
 
 _READ_RUN = """
@@ -63,21 +64,26 @@ class PostgresAuditStore:
     async def record(self, record: AuditRecord) -> None:
         """Append ``record``."""
         async with self.pool.connection() as conn:
-            await conn.execute(
-                _INSERT,
-                (
-                    record.kind,
-                    record.tenant,
-                    record.thread_id,
-                    record.run_id,
-                    record.node,
-                    record.step,
-                    record.tool,
-                    record.actor,
-                    Jsonb(record.detail),
-                    record.created_at,
-                ),
-            )
+            await record_in(conn, record)
+
+
+async def record_in(conn: AsyncConnection[Any], record: AuditRecord) -> None:
+    """Append ``record`` in ``conn``'s transaction (it goes with the change it audits)."""
+    await conn.execute(
+        _INSERT,
+        (
+            record.kind,
+            record.tenant,
+            record.thread_id,
+            record.run_id,
+            record.node,
+            record.step,
+            record.tool,
+            record.actor,
+            Jsonb(record.detail),
+            record.created_at,
+        ),
+    )
 
 
 async def read_run_audit(pool: Pool, run_id: str, tenant: str) -> list[dict[str, Any]]:

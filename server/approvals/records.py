@@ -124,6 +124,27 @@ async def record_interrupts(
     return rows
 
 
+async def move_pending_in(
+    conn: AsyncConnection[DictRow],
+    thread_id: str,
+    version: str,
+    moved: Mapping[str, tuple[str, str]],
+) -> int:
+    """Point the thread's pending approvals at their interrupts on ``version`` after an
+    upgrade: ``moved`` maps an old interrupt id to its new id and node. Returns how many."""
+    count = 0
+    for old_id, (new_id, node) in moved.items():
+        cursor = await conn.execute(
+            """
+            UPDATE plait_approvals SET interrupt_id = %s, node = %s, version = %s
+            WHERE thread_id = %s AND interrupt_id = %s AND status = 'pending'
+            """,
+            (new_id, node, version, thread_id, old_id),
+        )
+        count += cursor.rowcount
+    return count
+
+
 async def get_approval(
     pool: Pool, approval_id: str, *, tenant: str | None = None
 ) -> dict[str, Any] | None:

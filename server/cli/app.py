@@ -1,5 +1,5 @@
 """The ``plait`` command: validate, run, test, record, replay, graph, schema, serve, worker,
-tenants, keys, queue, rollout.
+tenants, keys, queue, rollout, upgrade.
 
 ``main()`` is the console script. User errors end with one clear message and
 an exit code from :class:`plait.server.cli.exits.ExitCode`, never a traceback; an
@@ -26,6 +26,7 @@ from plait.server.cli.serve import serve_command
 from plait.server.cli.specs import InvalidSpec
 from plait.server.cli.tenants import keys_app, tenants_app
 from plait.server.cli.test import test_command
+from plait.server.cli.upgrade import upgrade_command
 from plait.server.cli.validate import validate_command
 from plait.server.cli.worker import worker_command
 
@@ -51,6 +52,7 @@ app.command("graph", epilog=EXIT_CODES_HELP)(graph_command)
 app.command("schema", epilog=EXIT_CODES_HELP)(schema_command)
 app.command("serve", epilog=EXIT_CODES_HELP)(serve_command)
 app.command("worker", epilog=EXIT_CODES_HELP)(worker_command)
+app.command("upgrade", epilog=EXIT_CODES_HELP)(upgrade_command)
 app.add_typer(tenants_app, name="tenants")
 app.add_typer(keys_app, name="keys")
 app.add_typer(queue_app, name="queue")

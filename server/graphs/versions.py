@@ -35,6 +35,7 @@ from plait.engine.spec import (
     lint,
     parse_spec,
     read_spec,
+    version_key,
 )
 from plait.engine.store import Pool
 from plait.server.auth.code_policy import folder_modules, refused_code
@@ -97,23 +98,6 @@ def assistant_id(name: str, version: str, tenant: str = DEFAULT_TENANT) -> str:
     """The stable assistant id of ``name@version`` (a uuid5; another tenant's: of ``t/name@v``)."""
     ref = f"{name}@{version}" if tenant == DEFAULT_TENANT else f"{tenant}/{name}@{version}"
     return str(uuid.uuid5(ASSISTANT_NAMESPACE, ref))
-
-
-def version_key(version: str) -> tuple[Any, ...]:
-    """Sort key of a semantic version by SemVer 2.0 precedence (build metadata ignored).
-
-    Hand-written because no semver library is a dependency and the rule is
-    short: a pre-release sorts before its release; numeric identifiers sort
-    numerically and before alphanumeric ones.
-    """
-    core, _, prerelease = version.split("+", 1)[0].partition("-")
-    numbers = tuple(int(part) for part in core.split("."))
-    if not prerelease:
-        return (numbers, 1, ())
-    identifiers = tuple(
-        (0, int(part), "") if part.isdigit() else (1, 0, part) for part in prerelease.split(".")
-    )
-    return (numbers, 0, identifiers)
 
 
 def registry_from(versions: Iterable[GraphVersion]) -> SpecRegistry:

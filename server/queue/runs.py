@@ -38,6 +38,7 @@ from plait.engine.run import (
     state_label,
     status_of,
 )
+from plait.engine.spec import find_migration
 from plait.engine.store import Pool
 from plait.server.approvals.records import settle_answered_in
 from plait.server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
@@ -250,6 +251,15 @@ async def thread_transaction(pool: Pool, thread_id: str) -> AsyncIterator[AsyncC
             "SELECT 1 FROM plait_threads WHERE thread_id = %s FOR NO KEY UPDATE", (thread_id,)
         )
         yield conn
+
+
+async def active_runs_in(conn: AsyncConnection[DictRow], thread_id: str) -> list[str]:
+    """The ids of the thread's pending or running runs (take the thread's lock first)."""
+    cursor = await conn.execute(
+        f"SELECT run_id FROM plait_runs WHERE thread_id = %s AND {_ACTIVE} ORDER BY created_at",
+        (thread_id,),
+    )
+    return [row["run_id"] for row in await cursor.fetchall()]
 
 
 async def resume_thread_in(
@@ -1160,7 +1170,12 @@ def _first_run(thread: dict[str, Any], graph: GraphVersion) -> bool:
                 )
             }
         )
-        raise ThreadSpecMismatch(record, graph.name, graph.version, graph.digest)
+        declared = (
+            find_migration(graph.loaded.spec, record.version) is not None
+            if record.graph == graph.name
+            else None
+        )
+        raise ThreadSpecMismatch(record, graph.name, graph.version, graph.digest, declared)
     return False
 
 

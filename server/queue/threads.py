@@ -20,6 +20,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from plait.engine.store import Pool, new_checkpointer
@@ -204,6 +206,37 @@ async def delete_thread(pool: Pool, thread_id: str, tenant: str = DEFAULT_TENANT
     if deleted is None:
         raise ThreadNotFound(thread_id, tenant)
     await new_checkpointer(pool).adelete_thread(thread_id)
+
+
+async def locked_thread_in(
+    conn: AsyncConnection[DictRow], thread_id: str, tenant: str
+) -> dict[str, Any] | None:
+    """The tenant's thread, locked as every run change locks it (in ``conn``'s transaction),
+    or ``None``."""
+    cursor = await conn.execute(
+        f"SELECT {_COLUMNS} FROM plait_threads WHERE thread_id = %s AND tenant_id = %s "
+        "FOR NO KEY UPDATE",
+        (thread_id, tenant),
+    )
+    row = await cursor.fetchone()
+    return None if row is None else _thread(row)
+
+
+async def set_thread_version_in(
+    conn: AsyncConnection[DictRow], thread_id: str, version: str, digest: str
+) -> dict[str, Any]:
+    """Record that the (locked) thread now runs ``version`` of its graph (an upgrade)."""
+    cursor = await conn.execute(
+        f"""
+        UPDATE plait_threads SET version = %s, digest = %s, updated_at = now()
+        WHERE thread_id = %s RETURNING {_COLUMNS}
+        """,
+        (version, digest, thread_id),
+    )
+    row = await cursor.fetchone()
+    if row is None:
+        raise ThreadNotFound(thread_id)
+    return _thread(row)
 
 
 async def set_thread_status(pool: Pool, thread_id: str, status: str) -> None:

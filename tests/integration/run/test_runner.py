@@ -109,6 +109,13 @@ async def test_a_thread_continues_only_on_its_digest(pool: Pool) -> None:
     assert spec(COUNTER).loaded.digest in message and changed.loaded.digest in message
     assert "start a new thread" in message
 
+    newer = spec(COUNTER, version="1.1.0")
+    with pytest.raises(ThreadMismatch, match=r'declare `migrations: \[\{from: "1.0.0"'):
+        await collect(newer, pool, thread, input={"count": 1})
+    migrating = spec(COUNTER + 'migrations:\n  - from: "1.0.0"\n', version="1.1.0")
+    with pytest.raises(ThreadMismatch, match=rf"plait upgrade {thread} --to 1\.1\.0"):
+        await collect(migrating, pool, thread, input={"count": 1})
+
 
 async def test_nothing_to_continue_or_resume(pool: Pool) -> None:
     compiled = spec(COUNTER)
