@@ -243,3 +243,27 @@ def test_refund_story_skipped_nodes_steps_and_an_edited_fork(
         state = http.get(f"/threads/{thread['thread_id']}/state").json()
     assert state["values"]["refund"]["amount"] == 90
     assert state["values"]["outcome"] == "refunded 90 to grace@example.com"
+
+
+def test_what_the_model_saw_and_said_from_the_audit(editor: Page, plait_server: Cluster) -> None:
+    page = editor
+    with api(plait_server.url) as http:  # support-triage audits its model calls
+        text = (SPECS / "support-triage.yaml").read_text()
+        answer = http.post("/graphs", json={"yaml": text})
+        assert answer.status_code in (200, 201), answer.text
+    open_graph(page, plait_server.url, "support-triage", "1.0.0")
+    run_from_editor(page)
+    expect(page.get_by_test_id("run-outcome")).to_have_attribute(
+        "data-phase", "success", timeout=20_000
+    )
+    flow_node(page, "answer").click()
+    calls = page.get_by_test_id("model-calls")
+    calls.locator("summary").click()
+
+    expect(calls.locator("summary")).to_have_text("What the model saw and said (1 call)")
+    call = calls.get_by_test_id("model-call")
+    expect(call).to_contain_text("small")  # the routed model that answered
+    expect(call).to_contain_text("You answer customer support messages politely and precisely.")
+    expect(call).to_contain_text("How do I change my delivery address?")
+    expect(call).to_contain_text("You can change your delivery address under Orders > Edit")
+    screenshot(page, "model-calls")

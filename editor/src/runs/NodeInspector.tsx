@@ -8,6 +8,7 @@ import { useState } from "react";
 import { editorHash } from "../routes";
 import { useEditorStore } from "../store/editorStore";
 import { useRunStore } from "./runStore";
+import { ModelCalls } from "./ModelCalls";
 import { StepDetail } from "./StepDetail";
 import { stepsOf } from "./timeline";
 import * as fmt from "./format";
@@ -17,6 +18,7 @@ export function NodeInspector() {
   const model = useEditorStore((s) => s.model);
   const timeline = useRunStore((s) => s.timeline);
   const phase = useRunStore((s) => s.phase);
+  const threadId = useRunStore((s) => s.threadId);
   const [visit, setVisit] = useState(0);
   if (!selected || phase === "idle") return null;
   const node = model.nodes.find((n) => n.id === selected);
@@ -47,6 +49,7 @@ export function NodeInspector() {
             </nav>
           )}
           {shown && <StepDetail key={shown.key} step={shown} />}
+          {threadId && (node.kind === "llm" || node.kind === "agent") && <ModelCalls key={`${threadId} ${selected}`} threadId={threadId} node={selected} />}
         </>
       )}
       {ref && ref.length === 2 && (

@@ -47,6 +47,22 @@ export async function runsOf(threadId: string): Promise<PlaitRun[]> {
   return [...list].sort((a, b) => a.created_at.localeCompare(b.created_at));
 }
 
+/** One record of a run's audit trail (`GET /runs/{id}/audit`). */
+export interface AuditRecord {
+  kind: string;
+  node: string;
+  step: string | null;
+  tool: string | null;
+  actor: string;
+  detail: Record<string, unknown>;
+  created_at: string;
+}
+
+/** A run's audit trail, in the order it was made. */
+export function auditOf(runId: string): Promise<AuditRecord[]> {
+  return call<AuditRecord[]>("GET", `/runs/${enc(runId)}/audit`);
+}
+
 /** The thread's runs as a recording for `plait replay` (a `plait-recording/v1` document). */
 export function recordingOf(threadId: string): Promise<Record<string, unknown>> {
   return call<Record<string, unknown>>("GET", `/threads/${enc(threadId)}/recording`);
