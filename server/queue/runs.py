@@ -682,14 +682,16 @@ async def claim_runs(
                     -- `after_seconds`: not before its time. It still holds its
                     -- place in the thread's queue (runs queued after it wait).
                     AND (r.not_before IS NULL OR r.not_before <= now())
-                    -- Past its deadline: never run (the sweep ends it).
-                    AND (r.expires_at IS NULL OR r.expires_at > now())
+                    -- Past its deadline before it ever started: never run (the sweep
+                    -- ends it). A run handed back or requeued started: it goes on.
+                    AND (r.expires_at IS NULL OR r.expires_at > now() OR r.attempt > 0)
                     AND NOT EXISTS (
                         SELECT 1 FROM plait_runs o
                         WHERE o.thread_id = r.thread_id
                           AND ((o.status = 'running' AND o.lease_owner IS NOT NULL)
                                OR (o.status = 'pending' AND o.queue_id < r.queue_id
-                                   AND (o.expires_at IS NULL OR o.expires_at > now())))
+                                   AND (o.expires_at IS NULL OR o.expires_at > now()
+                                        OR o.attempt > 0)))
                     )
                 ) OR (
                     r.status = 'running' AND r.lease_owner IS NOT NULL
@@ -1049,6 +1051,8 @@ async def release_run(pool: Pool, run_id: str, worker_id: str, attempt: int | No
 async def expire_runs(pool: Pool, limit: int = 100) -> list[Run]:
     """End up to ``limit`` pending runs past their ``expires_at`` as ``expired``; return them.
 
+    Only runs that never started: one handed back on SIGTERM or requeued goes on.
+
     Claims already pass them over; this records their end for whoever waits:
     status ``error`` with a message saying the run never ran, an ``error`` and
     an ``end`` event in the journal (streams and ``/join`` end), the webhook's
@@ -1086,7 +1090,7 @@ async def expire_runs(pool: Pool, limit: int = 100) -> list[Run]:
 _EXPIRE = f"""
 WITH due AS (
     SELECT r.run_id FROM plait_threads t JOIN plait_runs r USING (thread_id)
-    WHERE r.status = 'pending' AND r.expires_at <= now()
+    WHERE r.status = 'pending' AND r.expires_at <= now() AND r.attempt = 0
     ORDER BY r.expires_at
     LIMIT %(limit)s
     FOR NO KEY UPDATE OF t SKIP LOCKED
@@ -1099,7 +1103,8 @@ SET status = %(status)s, state = %(state)s, ended_at = now(), updated_at = now()
         || ') passed before a worker started it, so it never ran; '
         || 'queue it again with a later expires_at or a higher priority'
 FROM due
-WHERE r.run_id = due.run_id AND r.status = 'pending' AND r.state = ANY(%(sources)s)
+WHERE r.run_id = due.run_id AND r.status = 'pending' AND r.attempt = 0
+  AND r.state = ANY(%(sources)s)
 RETURNING {_R_COLUMNS}
 """
 

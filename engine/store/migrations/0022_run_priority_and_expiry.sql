@@ -3,7 +3,7 @@
 -- `priority`: 0 (lowest) to 9 (highest), 5 when neither the request nor the
 -- spec (`spec.queue.priority`) says. It orders claims within a tenant's turn,
 -- raised by the run's wait (aging), never within a thread.
--- `expires_at`: a pending run not claimed by then ends `expired` and never runs
+-- `expires_at`: a pending run not started by then ends `expired` and never runs
 -- (NULL: it waits as long as it takes).
 ALTER TABLE plait_runs
     ADD COLUMN priority smallint NOT NULL DEFAULT 5 CHECK (priority BETWEEN 0 AND 9),
@@ -19,4 +19,4 @@ ALTER TABLE plait_runs ADD CONSTRAINT plait_runs_state_check CHECK (state IN (
 
 -- The workers' expiry sweep reads the pending runs past their deadline.
 CREATE INDEX plait_runs_pending_expiry ON plait_runs (expires_at)
-    WHERE status = 'pending' AND expires_at IS NOT NULL;
+    WHERE status = 'pending' AND expires_at IS NOT NULL AND attempt = 0;

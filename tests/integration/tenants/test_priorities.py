@@ -101,6 +101,16 @@ async def _succeeded(pool: Pool, created: Sequence[Run]) -> bool:
     return row is not None and row["n"] == len(created)
 
 
+async def _past_deadline(pool: Pool, run: Run) -> bool:
+    """Whether the database's clock passed the run's ``expires_at``."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT now() > expires_at AS past FROM plait_runs WHERE run_id = %s", (run.run_id,)
+        )
+        row = await cursor.fetchone()
+    return bool(row and row["past"])
+
+
 async def _discard(pool: Pool, *tenants: str) -> None:
     async with pool.connection() as conn:
         await conn.execute("DELETE FROM plait_threads WHERE tenant_id = ANY(%s)", (list(tenants),))
@@ -213,17 +223,8 @@ async def test_an_expired_run_never_runs_and_frees_its_thread(tpool: Pool, tmp_p
         assert after.expires_at is not None
         assert 599 < (after.expires_at - after.created_at).total_seconds() < 601
 
-        async def past_deadline() -> bool:
-            async with tpool.connection() as conn:
-                cursor = await conn.execute(
-                    "SELECT now() > expires_at AS past FROM plait_runs WHERE run_id = %s",
-                    (doomed.run_id,),
-                )
-                row = await cursor.fetchone()
-            return bool(row and row["past"])
-
         # No worker runs yet: the deadline passes while the run waits.
-        await until(past_deadline, "the run's deadline to pass")
+        await until(lambda: _past_deadline(tpool, doomed), "the run's deadline to pass")
         async with _workers(tpool, sweep_seconds=0.1):
 
             async def both_ended() -> bool:
@@ -247,5 +248,22 @@ async def test_an_expired_run_never_runs_and_frees_its_thread(tpool: Pool, tmp_p
         assert marks == ["next"]
         thread = await threads.get_thread(tpool, thread_id, tenant)
         assert thread is not None and thread["status"] == "idle"
+    finally:
+        await _discard(tpool, tenant)
+
+
+async def test_a_run_handed_back_after_it_started_goes_on_past_its_deadline(tpool: Pool) -> None:
+    tenant = unique("handback")
+    await store.create_tenant(tpool, tenant)
+    try:
+        (run,) = await _enqueue(tpool, tenant, [None], expires_in=0.2)
+        (claimed,) = await runs.claim_runs(tpool, "w1", 1, LEASE)
+        assert claimed.run_id == run.run_id
+        assert await runs.release_run(tpool, run.run_id, "w1", claimed.attempt)  # SIGTERM
+
+        await until(lambda: _past_deadline(tpool, run), "the run's deadline to pass")
+        assert await runs.expire_runs(tpool) == []
+        (again,) = await runs.claim_runs(tpool, "w2", 1, LEASE)
+        assert (again.run_id, again.attempt, again.state) == (run.run_id, 2, "running")
     finally:
         await _discard(tpool, tenant)
