@@ -39,7 +39,9 @@ describe("run states", () => {
     const when = (iso: string) => `at ${iso}`;
     const expires = "2026-12-03T10:10:00Z";
     expect(queueNote(run({ plait_priority: 5, plait_expires_at: null }), when)).toBe("");
-    expect(queueNote(run({ status: "pending", plait_state: "queued", plait_priority: 8, plait_expires_at: expires }), when)).toBe(`priority 8 · expires at ${expires}`);
+    expect(queueNote(run({ status: "pending", plait_state: "queued", plait_priority: 8, plait_expires_at: expires }), when)).toBe(
+      `priority 8 · expires at ${expires}`,
+    );
     // Ended: its deadline no longer matters; its label says when it expired.
     expect(queueNote(run({ status: "error", plait_state: "expired", plait_priority: 0, plait_expires_at: expires }), when)).toBe("priority 0");
     expect(runState(run({ status: "error", plait_state: "expired", plait_state_label: `expired: not started by ${expires}` })).tone).toBe("bad");
