@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,10 @@ import pytest
 from plait.engine.store.pool import Pool
 from plait.server.auth import store
 from plait.server.graphs import versions
-from plait.server.queue import journal, runs, threads
+from plait.server.queue import crons, journal, runs, threads
 from plait.server.queue.queueing import Queueing
 from plait.server.queue.runs import Run
+from plait.server.workers.cron_firer import CronFirer
 from plait.server.workers.worker import Worker
 from tests.integration.tenants.conftest import SPECS_DIR, unique
 from tests.polling import until
@@ -265,5 +267,32 @@ async def test_a_run_handed_back_after_it_started_goes_on_past_its_deadline(tpoo
         assert await runs.expire_runs(tpool) == []
         (again,) = await runs.claim_runs(tpool, "w2", 1, LEASE)
         assert (again.run_id, again.attempt, again.state) == (run.run_id, 2, "running")
+    finally:
+        await _discard(tpool, tenant)
+
+
+async def test_a_crons_runs_get_its_priority_and_deadline(tpool: Pool) -> None:
+    tenant = unique("cron")
+    await store.create_tenant(tpool, tenant)
+    try:
+        thread_id = (await threads.create_thread(tpool, tenant=tenant))["thread_id"]
+        payload = {"assistant_id": "tenant-steps", "priority": 8, "expires_in": 90.0}
+        fields = crons.CronFields(
+            assistant_id="tenant-steps",
+            schedule="* * * * *",
+            timezone="UTC",
+            end_time=None,
+            enabled=True,
+            on_run_completed=None,
+            payload=payload,
+            kwargs={"input": {"text": "hi"}, "stream_mode": ["values"]},
+            metadata={},
+            next_run_at=datetime.now(UTC) - timedelta(seconds=1),
+        )
+        await crons.insert(tpool, tenant, thread_id, fields)
+        await CronFirer(tpool, SPECS_DIR).fire_due()
+        (fired,) = await runs.list_runs(tpool, thread_id, tenant=tenant)
+        assert fired.priority == 8 and fired.expires_at is not None
+        assert 89 < (fired.expires_at - fired.created_at).total_seconds() < 91
     finally:
         await _discard(tpool, tenant)
