@@ -30,8 +30,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
-    model_validator,
 )
 from sse_starlette import EventSourceResponse
 
@@ -131,11 +131,27 @@ class RunCreate(BaseModel):
         _refuse_reserved(metadata or {}, "metadata")
         return metadata
 
-    @field_validator("expires_in")
+    @field_validator("expires_at")
     @classmethod
-    def _expires_in_seconds(cls, value: float | str | None) -> float | None:
+    def _future_deadline(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
         if value is None:
             return None
+        start = datetime.now(UTC) + timedelta(seconds=info.data.get("after_seconds") or 0)
+        if value <= start:
+            raise ValueError(
+                f"{value.isoformat()} is not after the run may start "
+                f"({start.isoformat(timespec='seconds')}): a run that expires before it can "
+                "start never runs; give a later time, or leave it out"
+            )
+        return value
+
+    @field_validator("expires_in")
+    @classmethod
+    def _expires_in_seconds(cls, value: float | str | None, info: ValidationInfo) -> float | None:
+        if value is None:
+            return None
+        if info.data.get("expires_at") is not None:
+            raise ValueError("give expires_at or expires_in, not both")
         try:
             seconds = duration_seconds(value)
         except ValueError:
@@ -146,21 +162,6 @@ class RunCreate(BaseModel):
         if seconds <= 0:
             raise ValueError("must be more than 0 seconds (leave it out for no deadline)")
         return seconds
-
-    @model_validator(mode="after")
-    def _one_future_deadline(self) -> RunCreate:
-        if self.expires_at is None:
-            return self
-        if self.expires_in is not None:
-            raise ValueError("give expires_at or expires_in, not both")
-        start = datetime.now(UTC) + timedelta(seconds=self.after_seconds or 0)
-        if self.expires_at <= start:
-            raise ValueError(
-                f"expires_at {self.expires_at.isoformat()} is not after the run may start "
-                f"({start.isoformat(timespec='seconds')}): a run that expires before it can "
-                "start never runs; give a later time, or leave it out"
-            )
-        return self
 
     @field_validator("config")
     @classmethod

@@ -1099,7 +1099,7 @@ UPDATE plait_runs r
 SET status = %(status)s, state = %(state)s, ended_at = now(), updated_at = now(),
     state_detail = coalesce(r.state_detail, '{{}}'::jsonb)
         || jsonb_build_object('expires_at', r.expires_at),
-    error = 'the run expired: its deadline (expires_at ' || r.expires_at
+    error = 'the run expired: its deadline (expires_at ' || (to_json(r.expires_at) #>> '{{}}')
         || ') passed before a worker started it, so it never ran; '
         || 'queue it again with a later expires_at or a higher priority'
 FROM due
