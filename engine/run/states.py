@@ -11,7 +11,8 @@ Server status and A2A task state each maps to, and the words a person reads
 A state's *detail* (``plait_runs.state_detail``) carries what the label needs:
 ``lost_items``/``items``/``maps`` for a map that lost items (kept through
 later states of the run), ``retry`` while a call or the run waits to try
-again, ``waiting`` for what a parked run waits on.
+again, ``waiting`` for what a parked run waits on, ``expires_at`` for an
+expired run.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ RunState = Literal[
     "timed_out",
     "cancelled",
     "dead_lettered",
+    "expired",
 ]
 
 STATES: tuple[RunState, ...] = get_args(RunState)
@@ -96,6 +98,14 @@ INFO: dict[RunState, StateInfo] = {
         "TASK_STATE_FAILED",
         True,
     ),
+    # `error`: the SDKs know no status for a run that never ran, and `error` with a
+    # message is what they show; `timeout` would say it ran too long.
+    "expired": StateInfo(
+        "its deadline (`expires_at`) passed before a worker claimed it; it never ran",
+        "error",
+        "TASK_STATE_FAILED",
+        True,
+    ),
 }
 
 _ENDS: frozenset[RunState] = frozenset(
@@ -112,8 +122,9 @@ _ENDS: frozenset[RunState] = frozenset(
 
 #: Allowed transitions: ``state -> states it may become``.
 TRANSITIONS: dict[RunState, frozenset[RunState]] = {
-    # A pending run is claimed, cancelled, or (a CLI run) recorded as it ends.
-    "queued": frozenset({"running", "cancelled"}),
+    # A pending run is claimed, cancelled, expired past its deadline (the
+    # workers' sweep), or (a CLI run) recorded as it ends.
+    "queued": frozenset({"running", "cancelled", "expired"}),
     # `queued`: handed back on shutdown. `retrying`: a call backs off, or the
     # lease expired and another worker took the run over. `dead_lettered`: the
     # claim that takes a run over finds its lost attempts at the limit.
@@ -127,6 +138,7 @@ TRANSITIONS: dict[RunState, frozenset[RunState]] = {
     "failed": frozenset(),
     "timed_out": frozenset(),
     "cancelled": frozenset(),
+    "expired": frozenset(),
     # Requeued by an operator (POST .../requeue, plait queue requeue).
     "dead_lettered": frozenset({"queued"}),
 }
@@ -249,4 +261,7 @@ def state_label(state: str, detail: Mapping[str, Any] | None = None) -> str:
     if state == "waiting_for_tool":
         tools = (detail.get("waiting") or {}).get("tools") or []
         return f"waiting for {', '.join(tools)}" if tools else "waiting for a tool"
+    if state == "expired":
+        deadline = detail.get("expires_at")
+        return f"expired: not started by {deadline}" if deadline else "expired"
     return state.replace("_", " ")

@@ -919,6 +919,26 @@ class BudgetSpec(_Model):
     )
 
 
+class QueueSpec(_Model):
+    """How a server run of this graph waits in the queue (docs/operations.md); a run-creating
+    request's ``priority`` / ``expires_at`` / ``expires_in`` win over these."""
+
+    priority: Annotated[int, Field(ge=0, le=9)] = Field(
+        default=5,
+        description=(
+            "0 (lowest) to 9 (highest): which of a tenant's queued runs a worker takes first "
+            "(within the tenant's fair share; a waiting run gains a level per aging interval)."
+        ),
+    )
+    expires_in: Duration | None = Field(
+        default=None,
+        description=(
+            "A run not started this long after it was queued ends `expired` and never runs "
+            '(e.g. "10m"); default: it waits as long as it takes.'
+        ),
+    )
+
+
 # --------------------------------------------------------------------------- a2a
 
 
@@ -1039,6 +1059,9 @@ class GraphBody(_Model):
     )
     budgets: BudgetSpec | None = Field(
         default=None, description="Per-run limits on steps, tokens, time and cost."
+    )
+    queue: QueueSpec | None = Field(
+        default=None, description="A server run's default priority and deadline in the queue."
     )
     limits: LimitsSpec | None = Field(
         default=None, description="Loop detection and parallel tool calls."

@@ -181,6 +181,12 @@ async def _fields(services: Services, tenant: str, sent: dict[str, Any]) -> Cron
         first = invalid.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
         raise _invalid(f"{field}: {first['msg']}", field) from None
+    if run.expires_at is not None:
+        raise _invalid(
+            "expires_at: a cron's runs repeat, so one time cannot be their deadline; "
+            'give expires_in (seconds, or a duration like "10m") instead',
+            "expires_at",
+        )
     await resolve_assistant(services, run.assistant_id, tenant)  # 404 when unknown
     if run.webhook is not None:
         await check_webhook(run.webhook, services.settings.webhooks)

@@ -18,17 +18,26 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
 from sse_starlette import EventSourceResponse
 
 from plait.engine.governance import read_usage
 from plait.engine.run import RunStatus, check_input
+from plait.engine.spec import duration_seconds
 from plait.engine.store import new_checkpointer
 from plait.server.api.assistants import resolve_assistant
 from plait.server.api.checkpoints import thread_state, values_with_interrupts
@@ -44,6 +53,7 @@ from plait.server.operations import metrics
 from plait.server.operations.metrics import RolloutLabel
 from plait.server.queue import threads
 from plait.server.queue.journal import JournalEvent, resume_point
+from plait.server.queue.queueing import HIGHEST_PRIORITY, LOWEST_PRIORITY, Queueing
 from plait.server.queue.runs import (
     TERMINAL,
     Run,
@@ -103,6 +113,13 @@ class RunCreate(BaseModel):
     on_completion: Literal["delete", "keep"] = "delete"
     durability: Literal["sync", "async", "exit"] | None = None
     after_seconds: float | None = Field(None, ge=0)
+    #: Plait's: which of the tenant's queued runs starts first, 0 (lowest) to 9 (default: the
+    #: spec's ``queue.priority``, else 5).
+    priority: int | None = Field(None, ge=LOWEST_PRIORITY, le=HIGHEST_PRIORITY)
+    #: Plait's: not started by then, the run ends ``expired`` and never runs.
+    expires_at: AwareDatetime | None = None
+    #: Plait's: the same as a wait from when the run may start (seconds, or ``"10m"``).
+    expires_in: float | str | None = None
     #: Called with the run when it ends (server/workers/webhook_sender.py); checked at creation.
     webhook: str | None = Field(None, max_length=2048)
 
@@ -113,6 +130,38 @@ class RunCreate(BaseModel):
     def _no_server_metadata(cls, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
         _refuse_reserved(metadata or {}, "metadata")
         return metadata
+
+    @field_validator("expires_at")
+    @classmethod
+    def _future_deadline(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
+        if value is None:
+            return None
+        start = datetime.now(UTC) + timedelta(seconds=info.data.get("after_seconds") or 0)
+        if value <= start:
+            raise ValueError(
+                f"{value.isoformat()} is not after the run may start "
+                f"({start.isoformat(timespec='seconds')}): a run that expires before it can "
+                "start never runs; give a later time, or leave it out"
+            )
+        return value
+
+    @field_validator("expires_in")
+    @classmethod
+    def _expires_in_seconds(cls, value: float | str | None, info: ValidationInfo) -> float | None:
+        if value is None:
+            return None
+        if info.data.get("expires_at") is not None:
+            raise ValueError("give expires_at or expires_in, not both")
+        try:
+            seconds = duration_seconds(value)
+        except ValueError:
+            raise ValueError(
+                f"{value!r} is not a duration: give seconds (e.g. 600) or a string like "
+                '"90s", "10m", "2h"'
+            ) from None
+        if seconds <= 0:
+            raise ValueError("must be more than 0 seconds (leave it out for no deadline)")
+        return seconds
 
     @field_validator("config")
     @classmethod
@@ -442,6 +491,7 @@ async def _create(
         if_not_exists=body.if_not_exists,
         tenant=tenant,
         after_seconds=body.after_seconds,
+        queueing=queueing_of(body),
     )
     if _created:
         metrics.run_started(graph.name, graph.version, rollout)
@@ -566,6 +616,12 @@ async def _new_thread_version(
         services.pool, newest, thread_id, tenant, specs_dir=services.settings.specs_dir
     )
     return chosen if chosen is not None else (newest, "none")
+
+
+def queueing_of(body: RunCreate) -> Queueing:
+    """The run's priority and deadline as the request gives them (the spec fills the rest)."""
+    expires_in = body.expires_in if isinstance(body.expires_in, float) else None
+    return Queueing(priority=body.priority, expires_at=body.expires_at, expires_in=expires_in)
 
 
 def run_kwargs(body: RunCreate) -> dict[str, Any]:

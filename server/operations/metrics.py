@@ -41,6 +41,7 @@ from plait.engine.store import LimitState, Pool, limit_states
 from plait.server.approvals import records
 from plait.server.approvals.records import APPROVAL_STATUSES
 from plait.server.graphs.rollouts import Rollout, list_rollouts
+from plait.server.queue.queueing import HIGHEST_PRIORITY, LOWEST_PRIORITY
 from plait.server.queue.runs import queue_counts
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,8 @@ RUNS_FINISHED = Counter(
 RUNS_ENDED = Counter(
     "plait_runs_ended_total",
     "Runs this process ended, by graph and Plait's state (succeeded, partially_succeeded, "
-    "waiting_for_person, waiting_for_tool, failed, timed_out, cancelled, dead_lettered).",
+    "waiting_for_person, waiting_for_tool, failed, timed_out, cancelled, dead_lettered, "
+    "expired: ended by this process's expiry sweep).",
     ["graph", "state"],
 )
 SSE_STREAMS = Gauge("plait_sse_streams_open", "Server-Sent Events streams open now.")
@@ -263,6 +265,13 @@ async def database_metrics(pool: Pool) -> list[Metric]:
         "Age of the oldest pending run (0 when none waits).",
     )
     oldest.add_metric([], queue.oldest_pending_seconds)
+    by_priority = GaugeMetricFamily(
+        "plait_queue_depth_by_priority",
+        "Runs waiting for a worker (pending), by their priority (0-9, before aging).",
+        labels=["priority"],
+    )
+    for priority in range(LOWEST_PRIORITY, HIGHEST_PRIORITY + 1):
+        by_priority.add_metric([str(priority)], float(queue.pending_by_priority.get(priority, 0)))
     approvals = GaugeMetricFamily(
         "plait_approvals", "Approvals by status, in Postgres.", labels=["status"]
     )
@@ -283,6 +292,7 @@ async def database_metrics(pool: Pool) -> list[Metric]:
         by_state,
         dead,
         depth,
+        by_priority,
         oldest,
         approvals,
         wait,

@@ -45,6 +45,7 @@ from plait.server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENAN
 from plait.server.graphs.versions import GraphVersion
 from plait.server.queue import journal, webhooks
 from plait.server.queue.leases import Lease
+from plait.server.queue.queueing import DEFAULT_AGING_SECONDS, DEFAULT_PRIORITY, Queueing
 from plait.server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
 from plait.server.queue.waiting import settle_waiting_in
 
@@ -61,7 +62,7 @@ _COLUMNS = (
     "run_id, thread_id, assistant_id, graph, version, digest, status, kwargs, metadata, "
     "multitask_strategy, attempt, error, created_at, updated_at, cancel_action, "
     "lease_owner, lease_expires_at, queue_id, tenant_id, lost_attempts, max_attempts, dead_letter, "
-    "state, state_detail"
+    "state, state_detail, priority, expires_at"
 )
 # The same columns qualified by the alias ``r`` (statements joining plait_runs).
 _R_COLUMNS = ", ".join("r." + c.strip() for c in _COLUMNS.split(","))
@@ -78,6 +79,7 @@ _TAKEN_OVER = check_transition("running", "retrying")
 _HANDED_BACK = check_transition("running", "queued")
 _CANCELLED_PENDING = check_transition("queued", "cancelled")
 _REQUEUED = check_transition("dead_lettered", "queued")
+_EXPIRED = check_transition("queued", "expired")
 _WAITING: tuple[RunState, ...] = ("waiting_for_person", "waiting_for_tool")
 
 
@@ -116,6 +118,10 @@ class Run:
     #: Plait's state beside ``status`` (:mod:`plait.engine.run.states`) and its detail.
     state: RunState = "queued"
     state_detail: dict[str, Any] | None = None
+    #: 0 (lowest) to 9: which of its tenant's queued runs a worker takes first.
+    priority: int = DEFAULT_PRIORITY
+    #: A pending run not claimed by then ends ``expired`` (``None``: no deadline).
+    expires_at: datetime | None = None
 
     @property
     def lease(self) -> Lease:
@@ -149,7 +155,8 @@ class Run:
         ``status`` is the Agent Server's, all the SDKs know (a dead-lettered run
         is ``error``, a run parked on an approval ``success``); ``plait_state``,
         its ``plait_state_detail`` and ``plait_state_label`` say what happened
-        (:mod:`plait.engine.run.states`); ``plait_status`` and ``dead_letter`` as before.
+        (:mod:`plait.engine.run.states`); ``plait_status`` and ``dead_letter`` as before;
+        ``plait_priority`` and ``plait_expires_at`` its place and deadline in the queue.
         """
         state, detail = self.shown_state()
         return {
@@ -168,6 +175,8 @@ class Run:
             "plait_state_detail": detail,
             "plait_state_label": state_label(state, detail),
             "dead_letter": self.dead_letter,
+            "plait_priority": self.priority,
+            "plait_expires_at": self.expires_at.isoformat() if self.expires_at else None,
         }
 
 
@@ -313,10 +322,13 @@ async def create_run(
     if_not_exists: str = "reject",
     tenant: str = DEFAULT_TENANT,
     after_seconds: float | None = None,
+    queueing: Queueing | None = None,
 ) -> tuple[Run, bool]:
     """Accept a run on ``thread_id`` as ``pending``; return it and whether it is new.
 
     With ``after_seconds`` no worker claims it before that many seconds have passed.
+    ``queueing`` gives its priority and deadline (:class:`Queueing`; what it leaves
+    out, the spec's ``queue`` says, else priority 5 and no deadline).
 
     In one transaction, under the thread's row lock: the thread is created
     when unknown and ``if_not_exists == "create"`` (else :class:`ThreadNotFound`),
@@ -360,6 +372,7 @@ async def create_run(
             if_not_exists=cast(IfNotExists, if_not_exists),
             tenant=tenant,
             after_seconds=after_seconds,
+            queueing=queueing,
         )
 
 
@@ -377,6 +390,7 @@ async def create_run_in(
     if_not_exists: IfNotExists,
     tenant: str = DEFAULT_TENANT,
     after_seconds: float | None = None,
+    queueing: Queueing | None = None,
 ) -> tuple[Run, bool]:
     """:func:`create_run` inside the caller's transaction (approvals use it)."""
     run_id = str(uuid.uuid4())
@@ -421,6 +435,7 @@ async def create_run_in(
     # payload format: a stream starts before any worker claims the run, with no
     # query), marks the thread busy (recording its graph on its first run) and
     # wakes the workers, all in one statement.
+    queued = (queueing or Queueing()).with_defaults(graph.loaded.spec.spec.queue)
     first = first_event(run_id)
     metadata_event = journal.encode_batch([(first.event, first.data)])
     cursor = await conn.execute(
@@ -442,6 +457,9 @@ async def create_run_in(
             "tenant": tenant,
             "max_attempts": graph.loaded.spec.spec.max_attempts,
             "after": after_seconds,
+            "priority": queued.priority,
+            "expires_at": queued.expires_at,
+            "expires_in": queued.expires_in,
             "events": journal.EVENTS_CHANNEL,
             "runs": RUNS_CHANNEL,
         },
@@ -485,12 +503,13 @@ async def get_run(
 @dataclass(frozen=True)
 class QueueCounts:
     """The queue as of now: runs by status and by Plait's state, the oldest pending run's age,
-    dead letters."""
+    dead letters, pending runs by priority."""
 
     by_status: dict[str, int]
     oldest_pending_seconds: float
     dead_lettered: int
     by_state: dict[str, int] = field(default_factory=dict)
+    pending_by_priority: dict[int, int] = field(default_factory=dict)
 
 
 async def queue_counts(conn: AsyncConnection[DictRow]) -> QueueCounts:
@@ -509,7 +528,10 @@ async def queue_counts(conn: AsyncConnection[DictRow]) -> QueueCounts:
                    FROM plait_runs GROUP BY 1) s) AS states,
           (SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)
              FROM plait_runs WHERE status = 'pending') AS oldest_pending,
-          (SELECT count(*) FROM plait_runs WHERE dead_letter IS NOT NULL) AS dead_lettered
+          (SELECT count(*) FROM plait_runs WHERE dead_letter IS NOT NULL) AS dead_lettered,
+          (SELECT coalesce(jsonb_object_agg(priority, n), '{}'::jsonb)
+             FROM (SELECT priority, count(*) AS n FROM plait_runs
+                   WHERE status = 'pending' GROUP BY priority) s) AS priorities
         """
     )
     row = await cursor.fetchone()
@@ -519,6 +541,7 @@ async def queue_counts(conn: AsyncConnection[DictRow]) -> QueueCounts:
         oldest_pending_seconds=float(row["oldest_pending"] or 0),
         dead_lettered=int(row["dead_lettered"]),
         by_state={str(k): int(v) for k, v in (row["states"] or {}).items()},
+        pending_by_priority={int(k): int(v) for k, v in (row["priorities"] or {}).items()},
     )
 
 
@@ -610,6 +633,7 @@ async def claim_runs(
     lease_seconds: float,
     *,
     executing: Sequence[str] = (),
+    aging_seconds: float = DEFAULT_AGING_SECONDS,
 ) -> list[Run]:
     """Take up to ``limit`` runs for ``worker_id`` under a lease of ``lease_seconds``.
 
@@ -623,11 +647,17 @@ async def claim_runs(
     LOCKED``), so no run is handed to two workers; a run whose row a fenced
     write holds (:mod:`plait.server.queue.leases`) is skipped until it commits.
 
-    Tenants take turns: each tenant's claimable runs are ranked by queue
-    order, and a run's place is its rank plus the runs its tenant already
-    runs; places are claimed in order (ties by queue order). So the tenant
-    running fewest runs gets the next free slot, and a tenant with a long
-    backlog does not starve one that queued later. A tenant's ``max_running_runs`` caps its runs
+    Tenants take turns: each tenant's claimable runs are ranked by effective
+    priority (its ``priority`` plus a level per ``aging_seconds`` it waited:
+    :mod:`plait.server.queue.queueing`), then queue order, and a run's place is
+    its rank plus the runs its tenant already runs; places are claimed in order
+    (ties by queue order, never by priority: a tenant's priorities order its
+    own runs, not its share). So the tenant running fewest runs gets the next
+    free slot, and a tenant with a long backlog does not starve one that queued
+    later. Priority orders runs across threads only: a thread's runs still go
+    one at a time in queue order. A pending run past its ``expires_at`` is never
+    claimed, nor holds back the runs queued after it on its thread (the
+    workers' sweep ends it: :func:`expire_runs`). A tenant's ``max_running_runs`` caps its runs
     running across all workers; claims are serialised by an advisory lock so
     two workers cannot both fill the same free room.
     """
@@ -642,17 +672,26 @@ async def claim_runs(
         cursor = await conn.execute(
             f"""
             WITH claimable AS (
-                SELECT r.run_id, r.tenant_id, r.queue_id FROM plait_runs r
+                SELECT r.run_id, r.tenant_id, r.queue_id,
+                       -- Aging: a level more per `aging` seconds waited since it could start.
+                       r.priority + floor(extract(epoch FROM now()
+                           - coalesce(r.not_before, r.created_at)) / %(aging)s) AS effective
+                FROM plait_runs r
                 WHERE (
                     r.status = 'pending'
                     -- `after_seconds`: not before its time. It still holds its
                     -- place in the thread's queue (runs queued after it wait).
                     AND (r.not_before IS NULL OR r.not_before <= now())
+                    -- Past its deadline before it ever started: never run (the sweep
+                    -- ends it). A run handed back or requeued started: it goes on.
+                    AND (r.expires_at IS NULL OR r.expires_at > now() OR r.attempt > 0)
                     AND NOT EXISTS (
                         SELECT 1 FROM plait_runs o
                         WHERE o.thread_id = r.thread_id
                           AND ((o.status = 'running' AND o.lease_owner IS NOT NULL)
-                               OR (o.status = 'pending' AND o.queue_id < r.queue_id))
+                               OR (o.status = 'pending' AND o.queue_id < r.queue_id
+                                   AND (o.expires_at IS NULL OR o.expires_at > now()
+                                        OR o.attempt > 0)))
                     )
                 ) OR (
                     r.status = 'running' AND r.lease_owner IS NOT NULL
@@ -667,7 +706,9 @@ async def claim_runs(
                 GROUP BY tenant_id
             ), ranked AS (
                 SELECT c.run_id, c.queue_id,
-                       row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.queue_id) AS turn,
+                       row_number() OVER (
+                           PARTITION BY c.tenant_id ORDER BY c.effective DESC, c.queue_id
+                       ) AS turn,
                        COALESCE(running.n, 0) AS busy,
                        t.max_running_runs - COALESCE(running.n, 0) AS room
                 FROM claimable c
@@ -713,6 +754,7 @@ async def claim_runs(
                 "executing": list(executing),
                 "taken_over": _TAKEN_OVER,
                 "claimed": _CLAIMED,
+                "aging": aging_seconds,
             },
         )
         rows = await cursor.fetchall()
@@ -933,12 +975,18 @@ WITH inserted AS (
     INSERT INTO plait_runs (
         run_id, thread_id, assistant_id, graph, version, digest, status, kwargs,
         metadata, multitask_strategy, idempotency_key, request_hash,
-        created_at, updated_at, event_seq, tenant_id, not_before, max_attempts
+        created_at, updated_at, event_seq, tenant_id, not_before, max_attempts,
+        priority, expires_at
     )
     VALUES (%(run_id)s, %(thread_id)s, %(assistant_id)s, %(graph)s, %(version)s, %(digest)s,
             'pending', %(kwargs)s, %(metadata)s, %(strategy)s, %(key)s, %(hash)s,
             clock_timestamp(), clock_timestamp(), 1, %(tenant)s,
-            clock_timestamp() + make_interval(secs => %(after)s::float8), %(max_attempts)s)
+            clock_timestamp() + make_interval(secs => %(after)s::float8), %(max_attempts)s,
+            %(priority)s,
+            -- `expires_in` counts from when the run may start (after `after_seconds`).
+            coalesce(%(expires_at)s::timestamptz,
+                     clock_timestamp() + make_interval(secs => coalesce(%(after)s::float8, 0))
+                     + make_interval(secs => %(expires_in)s::float8)))
     RETURNING {_COLUMNS}
 ), journaled AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
@@ -995,6 +1043,70 @@ async def release_run(pool: Pool, run_id: str, worker_id: str, attempt: int | No
         if released:
             await conn.execute("SELECT pg_notify(%s, %s)", (RUNS_CHANNEL, run_id))
     return released
+
+
+# --------------------------------------------------------------------------- expiry
+
+
+async def expire_runs(pool: Pool, limit: int = 100) -> list[Run]:
+    """End up to ``limit`` pending runs past their ``expires_at`` as ``expired``; return them.
+
+    Only runs that never started: one handed back on SIGTERM or requeued goes on.
+
+    Claims already pass them over; this records their end for whoever waits:
+    status ``error`` with a message saying the run never ran, an ``error`` and
+    an ``end`` event in the journal (streams and ``/join`` end), the webhook's
+    call, and the thread ``busy`` while other runs wait on it, else ``idle``.
+    Every worker sweeps; threads another transaction holds are skipped until
+    the next sweep, and nothing is read twice. Idle, it costs one statement.
+    """
+    async with pool.connection() as conn, conn.transaction():
+        cursor = await conn.execute(
+            _EXPIRE,
+            {
+                "limit": limit,
+                "status": status_of(_EXPIRED),
+                "state": _EXPIRED,
+                "sources": list(sources_of(_EXPIRED)),
+            },
+        )
+        expired = [_run(row) for row in await cursor.fetchall()]
+        if not expired:
+            return []
+        ends: dict[str, list[tuple[str, Any]]] = {
+            run.run_id: [("error", {"error": "RunExpired", "message": run.error}), ("end", None)]
+            for run in expired
+        }
+        await journal.append_runs(conn, ends)
+        for run in expired:
+            await webhooks.enqueue(conn, run, None)  # it never ran: no values
+        for thread_id in sorted({run.thread_id for run in expired}):
+            await _refresh_thread(conn, thread_id, None)
+    return expired
+
+
+# The threads' locks first (the lock order every run change keeps), skipping
+# threads a run is being created or cancelled on; then the runs, re-checked.
+_EXPIRE = f"""
+WITH due AS (
+    SELECT r.run_id FROM plait_threads t JOIN plait_runs r USING (thread_id)
+    WHERE r.status = 'pending' AND r.expires_at <= now() AND r.attempt = 0
+    ORDER BY r.expires_at
+    LIMIT %(limit)s
+    FOR NO KEY UPDATE OF t SKIP LOCKED
+)
+UPDATE plait_runs r
+SET status = %(status)s, state = %(state)s, ended_at = now(), updated_at = now(),
+    state_detail = coalesce(r.state_detail, '{{}}'::jsonb)
+        || jsonb_build_object('expires_at', r.expires_at),
+    error = 'the run expired: its deadline (expires_at ' || (to_json(r.expires_at) #>> '{{}}')
+        || ') passed before a worker started it, so it never ran; '
+        || 'queue it again with a later expires_at or a higher priority'
+FROM due
+WHERE r.run_id = due.run_id AND r.status = 'pending' AND r.attempt = 0
+  AND r.state = ANY(%(sources)s)
+RETURNING {_R_COLUMNS}
+"""
 
 
 # --------------------------------------------------------------------------- dead letters
@@ -1271,6 +1383,8 @@ def _run(row: Mapping[str, Any] | None) -> Run:
         dead_letter=row["dead_letter"],
         state=row["state"],
         state_detail=row["state_detail"],
+        priority=row["priority"],
+        expires_at=row["expires_at"],
     )
 
 

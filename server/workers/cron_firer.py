@@ -35,6 +35,7 @@ from plait.server.graphs.versions import (
 )
 from plait.server.queue import crons, threads
 from plait.server.queue.crons import Cron
+from plait.server.queue.queueing import Queueing
 from plait.server.queue.runs import MultitaskStrategy, create_run_in, hash_request
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,10 @@ class CronFirer:
             route="",
             if_not_exists="reject",
             tenant=cron.tenant,
+            # What the cron's request said (expires_in in seconds); the spec fills the rest.
+            queueing=Queueing(
+                priority=cron.payload.get("priority"), expires_in=cron.payload.get("expires_in")
+            ),
         )
         log.info("cron %s fired run %s (scheduled %s)", cron.cron_id, run.run_id, scheduled)
 

@@ -17,6 +17,8 @@ worker`` runs one). It
   (the spec's ``max_attempts`` wins), instead of running it again;
 - resolves approvals past their expiry by resuming their run (the approval node
   applies the spec's ``on_expire`` itself when it resumes after the expiry);
+- ends pending runs past their deadline (``expires_at``) as ``expired``; claims order a
+  tenant's runs by priority, aged by ``aging_seconds`` (server/queue/queueing.py);
 - calls the webhooks of ended runs (server/workers/webhook_sender.py), fires due crons
   (server/workers/cron_firer.py) and deletes store items past their TTL;
 - on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
@@ -43,7 +45,8 @@ from langgraph.store.postgres.aio import AsyncPostgresStore
 from plait.engine.store import Pool, open_item_store
 from plait.engine.tools import ToolResultStore, stop_tool_processes
 from plait.server.approvals import records
-from plait.server.queue import decisions, runs
+from plait.server.operations import metrics
+from plait.server.queue import decisions, queueing, runs
 from plait.server.queue.defaults import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
 from plait.server.queue.fenced import FencedToolResultStore
 from plait.server.queue.journal_writer import JournalCommitter
@@ -86,6 +89,7 @@ class Worker:
         conninfo: str | None = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         webhook_policy: WebhookPolicy | None = None,
+        aging_seconds: float | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("a worker needs a concurrency of at least 1")
@@ -103,6 +107,8 @@ class Worker:
         self.poll_seconds = poll_seconds
         self.sweep_seconds = sweep_seconds
         self.max_attempts = max_attempts
+        # A queued run gains a priority level per this many seconds waited (queueing.py).
+        self.aging_seconds = aging_seconds or queueing.aging_seconds()
         # Its own connection, outside the pool: LISTEN holds it for the worker's life.
         self._conninfo = conninfo or str(pool.conninfo)
         self.graphs = GraphCache(pool, specs_dir)
@@ -159,6 +165,10 @@ class Worker:
                 self._every(self.sweep_seconds, self.sweep_expired), name=f"{self.worker_id} sweep"
             ),
             asyncio.create_task(
+                self._every(self.sweep_seconds, self.expire_runs),
+                name=f"{self.worker_id} run expiry",
+            ),
+            asyncio.create_task(
                 self._every(MCP_TASK_POLL_SECONDS, self.mcp_tasks.poll_once),
                 name=f"{self.worker_id} mcp tasks",
             ),
@@ -208,6 +218,7 @@ class Worker:
                         free,
                         self.lease_seconds,
                         executing=list(self._active),
+                        aging_seconds=self.aging_seconds,
                     )
                 except psycopg.Error:
                     log.exception("worker %s: claiming runs failed", self.worker_id)
@@ -298,6 +309,18 @@ class Worker:
         """Delete the store's items past their TTL (reads already skip them)."""
         if self.items is not None:
             await self.items.sweep_ttl()
+
+    async def expire_runs(self) -> int:
+        """End the pending runs past their deadline as ``expired``; return how many.
+
+        Claims never take them; this tells their waiters, frees their threads
+        and counts them (``plait_runs_ended_total{state="expired"}``).
+        """
+        ended = await runs.expire_runs(self.pool)
+        for run in ended:
+            metrics.run_ended(run.graph, run.state)
+            log.info("run expired", extra={"run_id": run.run_id, "status": run.state})
+        return len(ended)
 
     async def sweep_expired(self, now: datetime | None = None) -> int:
         """Resume the runs of pending approvals expired by ``now``; return how many.

@@ -1,7 +1,8 @@
 /**
  * The graph's earlier runs, newest first: how each ended (Plait's state, so a
- * run whose map lost items, one waiting for a tool or a dead-lettered one says
- * so), the version that ran, when it started and
+ * run whose map lost items, one waiting for a tool, a dead-lettered or an expired
+ * one says so; a priority other than the default and a waiting run's deadline
+ * beside it), the version that ran, when it started and
  * how long it took. Opening one shows it on the version that ran: another
  * version's run opens that version's editor.
  */
@@ -10,7 +11,7 @@ import { useEffect, useState } from "react";
 import { editorHash } from "../routes";
 import { runsOf, threadsOf, type PlaitRun, type PlaitThread } from "./runApi";
 import { assistantOf, openThread } from "./runController";
-import { pastState } from "./runStates";
+import { pastState, queueNote } from "./runStates";
 import { useRunStore } from "./runStore";
 import * as fmt from "./format";
 
@@ -75,6 +76,7 @@ export function PastRuns({
           const first = runs[0];
           const last = runs[runs.length - 1];
           const shown = pastState(thread, runs);
+          const note = last ? queueNote(last, fmt.when) : "";
           const took = first && last ? Date.parse(last.updated_at) - Date.parse(first.created_at) : null;
           return (
             <tr key={thread.thread_id} data-testid="past-run" data-thread={thread.thread_id} data-version={thread.version ?? ""}>
@@ -92,6 +94,12 @@ export function PastRuns({
                 >
                   {shown.label}
                 </span>
+                {note && (
+                  <span className="muted" data-testid="past-queue">
+                    {" "}
+                    {note}
+                  </span>
+                )}
               </td>
               <td
                 data-testid="past-version"

@@ -18,6 +18,10 @@ export type PlaitRun = Run & {
   plait_state?: string;
   plait_state_label?: string;
   plait_state_detail?: Record<string, unknown> | null;
+  /** 0 (lowest) to 9: which of the tenant's queued runs starts first (server default 5). */
+  plait_priority?: number;
+  /** Not started by then, the run ends `expired` and never runs. */
+  plait_expires_at?: string | null;
   updated_at: string;
 };
 /** A thread as Plait answers it: the graph version its runs use. */

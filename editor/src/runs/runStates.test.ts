@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PlaitRun, PlaitThread } from "./runApi";
-import { pastState, runState } from "./runStates";
+import { pastState, queueNote, runState } from "./runStates";
 
 function run(fields: Partial<PlaitRun>): PlaitRun {
   return {
@@ -33,5 +33,17 @@ describe("run states", () => {
     expect(pastState({ ...thread, status: "interrupted" } as PlaitThread, [run({})]).label).toBe("waiting");
     expect(pastState(thread, [run({ status: "timeout" })])).toEqual({ state: "timeout", label: "timeout", tone: "bad" });
     expect(pastState(thread, []).label).toBe("no run");
+  });
+
+  it("says a run's priority when it is not the default, and a waiting run's deadline", () => {
+    const when = (iso: string) => `at ${iso}`;
+    const expires = "2026-12-03T10:10:00Z";
+    expect(queueNote(run({ plait_priority: 5, plait_expires_at: null }), when)).toBe("");
+    expect(queueNote(run({ status: "pending", plait_state: "queued", plait_priority: 8, plait_expires_at: expires }), when)).toBe(
+      `priority 8 · expires at ${expires}`,
+    );
+    // Ended: its deadline no longer matters; its label says when it expired.
+    expect(queueNote(run({ status: "error", plait_state: "expired", plait_priority: 0, plait_expires_at: expires }), when)).toBe("priority 0");
+    expect(runState(run({ status: "error", plait_state: "expired", plait_state_label: `expired: not started by ${expires}` })).tone).toBe("bad");
   });
 });

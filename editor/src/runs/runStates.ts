@@ -25,6 +25,7 @@ const TONES: Record<string, Tone> = {
   timed_out: "bad",
   timeout: "bad",
   dead_lettered: "bad",
+  expired: "bad",
   cancelled: "bad",
   interrupted: "bad",
   waiting_for_person: "waiting",
@@ -45,7 +46,24 @@ export const STATE_HEADINGS: Record<string, string> = {
   timed_out: "Timed out",
   cancelled: "Cancelled",
   dead_lettered: "Dead-lettered",
+  expired: "Expired",
 };
+
+/** The server's priority when neither the request nor the spec gives one. */
+const DEFAULT_PRIORITY = 5;
+
+/**
+ * What a run's place in the queue adds to its line: a priority other than the
+ * default, and the deadline of a run still waiting (`when` formats it). Empty
+ * when there is nothing to say, as for most runs.
+ */
+export function queueNote(run: PlaitRun, when: (iso: string) => string): string {
+  const parts: string[] = [];
+  if (run.plait_priority !== undefined && run.plait_priority !== DEFAULT_PRIORITY) parts.push(`priority ${run.plait_priority}`);
+  const waiting = (run.plait_state ?? run.status) === "queued" || run.status === "pending";
+  if (waiting && run.plait_expires_at) parts.push(`expires ${when(run.plait_expires_at)}`);
+  return parts.join(" · ");
+}
 
 /** How one run is shown. */
 export function runState(run: PlaitRun): ShownState {

@@ -90,6 +90,20 @@ async def test_bad_crons_are_refused(platform_server: Cluster, admin: httpx.Asyn
         assert await client.crons.count() == 0
 
 
+async def test_a_cron_takes_a_priority_and_expires_in_but_not_one_expires_at(
+    admin: httpx.AsyncClient,
+) -> None:
+    body = {"assistant_id": "store-notes", "schedule": "0 9 * * *", "input": NOTE}
+    refused = await admin.post("/runs/crons", json={**body, "expires_at": "2099-01-01T00:00:00Z"})
+    assert refused.status_code == 422
+    assert "give expires_in" in refused.json()["detail"]
+    created = await admin.post("/runs/crons", json={**body, "priority": 7, "expires_in": "5m"})
+    assert created.status_code == 200, created.text
+    cron = created.json()
+    assert (cron["payload"]["priority"], cron["payload"]["expires_in"]) == (7, 300.0)
+    assert (await admin.delete(f"/runs/crons/{cron['cron_id']}")).status_code in (200, 204)
+
+
 async def test_info_says_crons_are_there(admin: httpx.AsyncClient) -> None:
     assert (await admin.get("/info")).json()["flags"]["crons"] is True
 
