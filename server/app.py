@@ -32,6 +32,7 @@ from plait.server.api import (
     audit,
     crons,
     drafts,
+    evaluation,
     events,
     graphs,
     health,
@@ -115,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         approvals,
         events,
         audit,
+        evaluation,
     )
     for module in (*routers, tenants, tool_limits):
         app.include_router(module.router, dependencies=protected)

@@ -8,7 +8,7 @@ compiler or the run driver.
 from plait.engine.governance.breakers import snapshot as breaker_snapshot
 from plait.engine.governance.budgets import QuotaExceeded, read_usage, with_quota
 from plait.engine.governance.loops import StopsRun
-from plait.engine.governance.secrets import EnvironmentSecrets
+from plait.engine.governance.secrets import EnvironmentSecrets, mask_spec_secrets
 from plait.engine.governance.tool_limits import ToolLimiter
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "StopsRun",
     "ToolLimiter",
     "breaker_snapshot",
+    "mask_spec_secrets",
     "read_usage",
     "with_quota",
 ]

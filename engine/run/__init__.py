@@ -27,6 +27,14 @@ if TYPE_CHECKING:
         RunStarted,
         Token,
     )
+    from plait.engine.run.graders import (
+        GRADED_STATES,
+        GraderFailed,
+        Score,
+        grade,
+        graders_owed,
+        sampled,
+    )
     from plait.engine.run.marks import RunMarks
     from plait.engine.run.records import ThreadRecord, ThreadSpecMismatch
     from plait.engine.run.runner import (
@@ -56,12 +64,14 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "GRADED_STATES",
     "STATES",
     "CaseResult",
     "Completed",
     "Custom",
     "Failed",
     "ForbiddenTransition",
+    "GraderFailed",
     "Interrupted",
     "Item",
     "NodeFailed",
@@ -75,6 +85,7 @@ __all__ = [
     "RunState",
     "RunStatus",
     "RunTimedOut",
+    "Score",
     "ThreadMismatch",
     "ThreadRecord",
     "ThreadSpecMismatch",
@@ -85,12 +96,15 @@ __all__ = [
     "check_transition",
     "counting_usage",
     "drive",
+    "grade",
+    "graders_owed",
     "inspect_thread",
     "losses_only",
     "new_thread_id",
     "parked_tool",
     "run_case",
     "run_graph",
+    "sampled",
     "settled_state",
     "sources_of",
     "state_label",
@@ -116,6 +130,14 @@ if not TYPE_CHECKING:
                 "RunEvent",
                 "RunStarted",
                 "Token",
+            ),
+            "graders": (
+                "GRADED_STATES",
+                "GraderFailed",
+                "Score",
+                "grade",
+                "graders_owed",
+                "sampled",
             ),
             "marks": ("RunMarks",),
             "records": ("ThreadRecord", "ThreadSpecMismatch"),

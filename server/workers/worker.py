@@ -17,7 +17,8 @@ worker`` runs one). It
   (the spec's ``max_attempts`` wins), instead of running it again;
 - resolves approvals past their expiry by resuming their run (the approval node
   applies the spec's ``on_expire`` itself when it resumes after the expiry);
-- calls the webhooks of ended runs (server/workers/webhook_sender.py), fires due crons
+- calls the webhooks of ended runs (server/workers/webhook_sender.py), grades sampled
+  finished runs (server/workers/grader_runner.py), fires due crons
   (server/workers/cron_firer.py) and deletes store items past their TTL;
 - on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
   hands their leases back, so another worker continues them from their last
@@ -51,6 +52,7 @@ from plait.server.queue.runs import Run
 from plait.server.workers.admission import Admission, LoopLag
 from plait.server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
 from plait.server.workers.execution import GraphCache, RunStopper, StopReason, execute_run
+from plait.server.workers.grader_runner import GraderRunner
 from plait.server.workers.mcp_task_poller import McpTaskPoller
 from plait.server.workers.webhook_sender import WebhookSender
 from plait.server.workers.webhook_urls import WebhookPolicy
@@ -62,6 +64,9 @@ MCP_TASK_POLL_SECONDS = 0.5
 
 #: How often due webhook deliveries are looked for (a run's end is sent within it).
 WEBHOOK_POLL_SECONDS = 0.5
+
+#: How often owed scores are looked for (grading is off the runs' path: no hurry).
+GRADER_POLL_SECONDS = 1.0
 
 
 def default_worker_id() -> str:
@@ -116,6 +121,8 @@ class Worker:
         self.items: AsyncPostgresStore | None = None
         # Calls the webhooks that ended runs owe (server/workers/webhook_sender.py).
         self.webhooks = WebhookSender(pool, self.worker_id, policy=webhook_policy)
+        # Grades sampled finished runs (server/workers/grader_runner.py).
+        self.graders = GraderRunner(pool, self.worker_id, self.graphs)
         # Creates the runs of due crons (server/workers/cron_firer.py).
         self.crons = CronFirer(pool, specs_dir)
         #: Set once the worker listens for runs (it may have claimed some already).
@@ -165,6 +172,10 @@ class Worker:
             asyncio.create_task(
                 self._every(WEBHOOK_POLL_SECONDS, self.webhooks.send_due),
                 name=f"{self.worker_id} webhooks",
+            ),
+            asyncio.create_task(
+                self._every(GRADER_POLL_SECONDS, self.graders.grade_due),
+                name=f"{self.worker_id} graders",
             ),
             asyncio.create_task(
                 self._every(CRON_POLL_SECONDS, self.crons.fire_due),
