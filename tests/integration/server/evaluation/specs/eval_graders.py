@@ -47,3 +47,13 @@ def steady(trajectory: dict[str, Any]) -> tuple[float, str]:
     """A grader that works: one score for every run."""
     _called(trajectory, "steady")
     return 0.5, "half marks"
+
+
+def lookup_order(order_id: str, secrets: dict[str, str]) -> dict[str, Any]:
+    """The tool: an order, fetched with the shop's token (which it echoes, carelessly)."""
+    return {"order_id": order_id, "items": 2, "fetched_with": secrets["SHOP_TOKEN"]}
+
+
+def finish(order: dict[str, Any], decision: dict[str, Any]) -> str:
+    """The last node: what was done with the order."""
+    return f"order {order['order_id']} shipped ({decision['decision']})"
