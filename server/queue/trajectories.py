@@ -21,7 +21,7 @@ run deleted with its thread none: their steps are what is left.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -195,7 +195,7 @@ def _plain_time(value: Any) -> Any:
 async def export_lines(
     pool: Pool,
     pages: AsyncIterator[list[Run]],
-    compiled_of: Any,
+    compiled_of: Callable[[Run], Awaitable[CompiledSpec]],
 ) -> AsyncIterator[dict[str, Any]]:
     """The trajectory of each run of ``pages`` (pages of runs read lazily), one at a time.
 

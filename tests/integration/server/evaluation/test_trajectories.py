@@ -4,7 +4,10 @@ never to another tenant."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from plait.server.auth.store import create_key, create_tenant
 from plait.server.auth.tenant_secrets import set_secret
 from plait.server.settings import Settings
 from tests.integration.server.evaluation.conftest import SPECS_DIR
+from tests.integration.server.harness import PLAIT
 from tests.polling import until
 
 ADMIN_KEY = "plait_admin_evaluation_tests"
@@ -178,3 +182,24 @@ async def test_another_tenants_run_is_not_exportable(
         listed = await outsider.get("/graphs/eval-traced/trajectories")
         assert (listed.status_code, listed.text) == (200, "")
         assert (await outsider.get("/graphs/eval-traced/scores")).json()["scores"] == []
+
+
+async def test_plait_export_trajectories_writes_json_lines(
+    client: httpx.AsyncClient, app: FastAPI, evaluation_database_url: str, tmp_path: Path
+) -> None:
+    _, asked, resumed = await _ship(client, app)
+    target = tmp_path / "runs.jsonl"
+    env = {**os.environ, "PLAIT_DATABASE_URL": evaluation_database_url}
+    command = [*PLAIT, "export", "trajectories", "eval-traced", "--output", str(target)]
+    done = await asyncio.to_thread(
+        subprocess.run, [*command, "--specs", str(SPECS_DIR)], env=env, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    lines = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+    assert [line["run_id"] for line in lines][-2:] == [asked, resumed]
+    assert TOKEN not in target.read_text(encoding="utf-8")
+    assert f"{len(lines)} run(s) of eval-traced exported" in done.stderr.decode()
+    refused = await asyncio.to_thread(
+        subprocess.run, [*command, "--since", "yesterday"], env=env, capture_output=True
+    )
+    assert refused.returncode == 2 and b"--since" in refused.stderr
