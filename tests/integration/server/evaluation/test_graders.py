@@ -138,3 +138,27 @@ async def test_a_model_grades_with_the_prompt_rendered_from_the_run(epool: Pool)
     [score] = found[run.run_id]
     assert (score["grader"], score["status"]) == ("judge", "scored")
     assert (score["score"], score["reason"]) == (0.75, "answers the question, briefly")
+
+
+async def test_a_stopping_worker_hands_its_grading_to_another(
+    epool: Pool, grader_calls: Path
+) -> None:
+    async with AsyncExitStack() as stack:
+        await _workers(stack, epool, 1)
+        run = await _start(epool, "eval-handback", "stop me while I grade")
+
+        async def grading() -> bool:
+            return (run.run_id, "patient") in calls_in(grader_calls)
+
+        await until(grading, "the first worker to start grading")
+    # Stopped mid-grade: the claim is back, not counted as an attempt.
+    [owed] = (await scores.scores_of_runs(epool, [run.run_id], "default"))[run.run_id]
+    assert (owed["status"], owed["attempts"]) == ("pending", 0)
+
+    async with AsyncExitStack() as stack:
+        await _workers(stack, epool, 1)
+        found = await _settled(epool, [run.run_id])
+    [score] = found[run.run_id]
+    assert (score["status"], score["score"], score["attempts"]) == ("scored", 0.7, 1)
+    assert score["reason"] == "graded on the second try"
+    assert calls_in(grader_calls) == [(run.run_id, "patient")] * 2

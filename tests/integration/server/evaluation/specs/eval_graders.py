@@ -23,6 +23,13 @@ def _called(trajectory: dict[str, Any], grader: str) -> None:
         calls.write(f"{trajectory['run_id']} {grader}\n")
 
 
+def _seen(run_id: str) -> bool:
+    """Whether a grader was called on ``run_id`` before."""
+    with open(os.environ[CALLS_FILE_ENV], "a+", encoding="utf-8") as calls:
+        calls.seek(0)
+        return run_id in calls.read().split()
+
+
 def length_score(trajectory: dict[str, Any]) -> dict[str, Any]:
     """1.0 for an answer of 20 characters or more, else its share of 20."""
     _called(trajectory, "length")
@@ -57,3 +64,12 @@ def lookup_order(order_id: str, secrets: dict[str, str]) -> dict[str, Any]:
 def finish(order: dict[str, Any], decision: dict[str, Any]) -> str:
     """The last node: what was done with the order."""
     return f"order {order['order_id']} shipped ({decision['decision']})"
+
+
+async def hang_once(trajectory: dict[str, Any]) -> tuple[float, str]:
+    """Hangs on a run's first call (its worker stops meanwhile); answers on the next."""
+    first = not await asyncio.to_thread(_seen, trajectory["run_id"])
+    _called(trajectory, "patient")
+    if first:
+        await asyncio.sleep(120)
+    return 0.7, "graded on the second try"
