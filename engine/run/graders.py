@@ -18,6 +18,7 @@ import inspect
 import json
 import math
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,9 @@ GRADED_STATES: frozenset[RunState] = frozenset(
 )
 #: Characters of a model's reply quoted in a failure.
 _QUOTED = 200
+#: Threads for sync python graders (a process grades at most a few runs at once).
+GRADER_THREADS = 4
+_THREADS = ThreadPoolExecutor(GRADER_THREADS, thread_name_prefix="plait-grader")
 
 
 @dataclass(frozen=True)
@@ -114,9 +118,11 @@ async def _grade(
         if inspect.iscoroutinefunction(function):
             returned = await function(dict(trajectory))
         else:
-            # In a thread: a worker's loop must keep heartbeating its runs. A thread
-            # past the timeout is left to finish; its answer is dropped.
-            returned = await asyncio.to_thread(function, dict(trajectory))
+            # In a thread: a worker's loop must keep heartbeating its runs. A thread past
+            # the timeout is left to finish (its answer dropped), in a pool of its own so
+            # hung graders never take the threads runs' sync nodes use.
+            loop = asyncio.get_running_loop()
+            returned = await loop.run_in_executor(_THREADS, function, dict(trajectory))
         return as_score(returned)
     assert definition.llm is not None  # the model's validator: one of the two
     return await _llm_grade(loaded, definition.llm, trajectory, secrets)
