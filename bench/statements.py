@@ -3,8 +3,9 @@
 Creates a private database whose sessions log every statement
 (``log_statement = 'all'``, so it needs a superuser and the server's log
 file), starts ``plait serve`` on it with the benchmark graphs of ``_runs.py``,
-sends ``--runs`` runs of the 10-node graph one at a time over HTTP (and as
-many park + resume pairs of the one-approval graph), and counts what the
+sends ``--runs`` runs of the 10-node graph one at a time over HTTP, as many
+runs of the one-approval graph parked (``/runs/wait``) and as many resumed (a
+stream, as ``resume.py`` times it), and counts what the
 server's log shows for them, grouped by statement (literals and names
 folded). A diagnostic, not a ratio: the figures say where a run's round trips
 and transactions go.
@@ -24,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import aiohttp
 import psycopg
 from _report import machine, write_section
 from _runs import client, over_http, serve_bench
@@ -82,31 +84,54 @@ async def recreate(url: str) -> str:
     return make_conninfo(**{**conninfo_to_dict(url), "dbname": DATABASE})
 
 
-async def park_and_resume(base: str) -> None:
-    """A run of the one-approval graph, parked, then resumed with an approval."""
-    async with client(base, 1) as http:
-        async with http.post("/threads", json={}) as response:
-            thread = (await response.json())["thread_id"]
-        body = {"assistant_id": "park", "input": {"n": 1}}
-        async with http.post(f"/threads/{thread}/runs/wait", json=body) as response:
-            response.raise_for_status()
-        resume = {"assistant_id": "park", "command": {"resume": {"decision": "approve"}}}
-        async with http.post(f"/threads/{thread}/runs/wait", json=resume) as response:
-            response.raise_for_status()
+async def park(http: aiohttp.ClientSession) -> str:
+    """A run of the one-approval graph parked on its approval (``/runs/wait``); its thread."""
+    async with http.post("/threads", json={}) as response:
+        thread: str = (await response.json())["thread_id"]
+    body = {"assistant_id": "park", "input": {"n": 1}}
+    async with http.post(f"/threads/{thread}/runs/wait", json=body) as response:
+        response.raise_for_status()
+    return thread
+
+
+async def resume(http: aiohttp.ClientSession, thread: str) -> None:
+    """Resume a parked thread with an approval as ``resume.py`` does: a stream read to ``end``."""
+    body = {
+        "assistant_id": "park",
+        "command": {"resume": {"decision": "approve"}},
+        "stream_mode": ["values"],
+    }
+    async with http.post(f"/threads/{thread}/runs/stream", json=body) as response:
+        response.raise_for_status()
+        await response.read()
 
 
 async def measure(url: str, runs: int, log: Path) -> dict[str, Counter[str]]:
-    """Statements the log shows for ``runs`` runs of each kind (after one warm-up each)."""
+    """Statements the log shows per kind of work, ``runs`` times each (after a warm-up)."""
     counted: dict[str, Counter[str]] = {}
     with serve_bench(url, workers=None) as (base, _):
         async with client(base, 1) as http:
             one = over_http(http, [], "sync")
             await one()
-            await park_and_resume(base)
-            for kind, action in (("10-node run", one), ("park + resume", None)):
-                start = await asyncio.to_thread(os.path.getsize, log)
+            await resume(http, await park(http))
+            parked = [await park(http) for _ in range(runs)]
+
+            async def ten_nodes() -> None:
                 for _ in range(runs):
-                    await (action() if action is not None else park_and_resume(base))
+                    await one()
+
+            async def parks() -> None:
+                for _ in range(runs):
+                    parked.append(await park(http))
+
+            async def resumes() -> None:
+                for thread in parked[:runs]:
+                    await resume(http, thread)
+
+            kinds = (("10-node run", ten_nodes), ("park", parks), ("resume", resumes))
+            for kind, action in kinds:
+                start = await asyncio.to_thread(os.path.getsize, log)
+                await action()
                 # The server's statements after the last reply (finish, journal) land soon.
                 await asyncio.sleep(1.0)
                 counted[kind] = await asyncio.to_thread(count, log, start)

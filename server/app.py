@@ -36,6 +36,7 @@ from plait.server.api import (
     events,
     graphs,
     health,
+    recordings,
     rollouts,
     runs,
     state,
@@ -117,6 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         events,
         audit,
         evaluation,
+        recordings,
     )
     for module in (*routers, tenants, tool_limits):
         app.include_router(module.router, dependencies=protected)

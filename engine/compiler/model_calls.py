@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
+from langgraph.config import get_config
 
 from plait.engine.errors import NodeError
 from plait.engine.governance.budgets import charge_reply, current_meter, current_quota
@@ -32,6 +33,7 @@ from plait.engine.governance.retries import emit_repair, guarded_call, repair_pr
 from plait.engine.governance.secrets import current_source
 from plait.engine.observability import observe
 from plait.engine.spec.models import ModelDef
+from plait.engine.tools.cassette import current_cassette
 
 if TYPE_CHECKING:
     from plait.engine.compiler.context import CompileContext
@@ -106,16 +108,25 @@ async def invoke_model(
     meter = current_meter()
     used = meter.model_for_call(model) if meter is not None else model
     definition = ctx.loaded.spec.spec.models[used]
-    quota = current_quota()
-    if quota is not None:
-        await quota.admit(f"model:{used}")
-    # The key comes from the run's secrets at each call (a rotated key needs no restart).
     source = current_source()
-    runnable = bind(used, await model_access(definition, source))
+    cassette = current_cassette()
+    if cassette is not None:
+        # A replay (engine/tools/cassette.py): the recorded reply, no provider, key or quota.
+        node = _running_node()
 
-    async def call() -> BaseMessage:
-        async with model_call_slot():
-            return await runnable.ainvoke(messages)
+        async def call() -> BaseMessage:
+            return cassette.model_reply(node, used)
+
+    else:
+        quota = current_quota()
+        if quota is not None:
+            await quota.admit(f"model:{used}")
+        # The key comes from the run's secrets at each call (a rotated key needs no restart).
+        runnable = bind(used, await model_access(definition, source))
+
+        async def call() -> BaseMessage:
+            async with model_call_slot():
+                return await runnable.ainvoke(messages)
 
     # Traced and measured when someone observes (metrics, tracing); else nothing.
     with observe.model_call(
@@ -133,11 +144,21 @@ async def invoke_model(
             observed.reply(reply)
     if meter is not None:
         meter.add_reply(used, reply)
+    quota = current_quota() if cassette is None else None
     if quota is not None:
         await charge_reply(quota, reply, definition.price)
     if audits_model_calls(ctx.loaded.spec):
         await audit_model_call(ctx.loaded.spec, used, definition, messages, reply, source)
     return reply
+
+
+def _running_node() -> str:
+    """The node of the step running this call (LangGraph's config), ``""`` outside a graph."""
+    try:
+        config = get_config()
+    except RuntimeError:
+        return ""
+    return str((config.get("metadata") or {}).get("langgraph_node", ""))
 
 
 async def structured_reply(

@@ -8,16 +8,30 @@ compiler or the run driver.
 from plait.engine.governance.breakers import snapshot as breaker_snapshot
 from plait.engine.governance.budgets import QuotaExceeded, read_usage, with_quota
 from plait.engine.governance.loops import StopsRun
+from plait.engine.governance.mcp_trust import (
+    MAX_TRUST_ENTRIES,
+    TRUST_ALL,
+    TrustEntryInvalid,
+    TrustList,
+    entry_identity,
+    server_identity,
+)
 from plait.engine.governance.secrets import EnvironmentSecrets, mask_spec_secrets
 from plait.engine.governance.tool_limits import ToolLimiter
 
 __all__ = [
+    "MAX_TRUST_ENTRIES",
+    "TRUST_ALL",
     "EnvironmentSecrets",
     "QuotaExceeded",
     "StopsRun",
     "ToolLimiter",
+    "TrustEntryInvalid",
+    "TrustList",
     "breaker_snapshot",
+    "entry_identity",
     "mask_spec_secrets",
     "read_usage",
+    "server_identity",
     "with_quota",
 ]

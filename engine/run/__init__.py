@@ -37,6 +37,13 @@ if TYPE_CHECKING:
     )
     from plait.engine.run.marks import RunMarks
     from plait.engine.run.records import ThreadRecord, ThreadSpecMismatch
+    from plait.engine.run.replay import (
+        Recording,
+        RecordingError,
+        ReplayResult,
+        record_thread,
+        replay_recording,
+    )
     from plait.engine.run.runner import (
         RunRejected,
         ThreadMismatch,
@@ -77,6 +84,9 @@ __all__ = [
     "NodeFailed",
     "NodeFinished",
     "NodeStarted",
+    "Recording",
+    "RecordingError",
+    "ReplayResult",
     "RunContext",
     "RunEvent",
     "RunMarks",
@@ -102,6 +112,8 @@ __all__ = [
     "losses_only",
     "new_thread_id",
     "parked_tool",
+    "record_thread",
+    "replay_recording",
     "run_case",
     "run_graph",
     "sampled",
@@ -141,6 +153,13 @@ if not TYPE_CHECKING:
             ),
             "marks": ("RunMarks",),
             "records": ("ThreadRecord", "ThreadSpecMismatch"),
+            "replay": (
+                "Recording",
+                "RecordingError",
+                "ReplayResult",
+                "record_thread",
+                "replay_recording",
+            ),
             "runner": (
                 "RunRejected",
                 "ThreadMismatch",

@@ -15,6 +15,7 @@ from typing import Any
 
 from plait.engine.compiler.nodes.python import OFFLOAD_SYNC_KEY
 from plait.engine.governance.audit import AUDIT_KEY, AuditStore
+from plait.engine.governance.mcp_trust import TRUST_KEY, TrustSource
 from plait.engine.governance.secrets import SecretSource, with_secret_source
 from plait.engine.governance.tool_limits import LIMITER_KEY, ToolLimiter
 from plait.engine.spec.document import LoadedSpec
@@ -48,6 +49,8 @@ class RunContext:
     offload_sync: bool = False
     #: MCP task tools park the run for the server's poller instead of waiting.
     park_mcp_tasks: bool = False
+    #: The tenant's trusted MCP servers (absent: every server the spec declares is trusted).
+    mcp_trust: TrustSource | None = None
     requested: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
@@ -72,6 +75,10 @@ class RunContext:
             configurable[OFFLOAD_SYNC_KEY] = True
         if self.park_mcp_tasks:
             configurable[PARK_TASKS_KEY] = True
+        # Set here or nowhere: a client's `configurable` must not choose a run's trust.
+        configurable.pop(TRUST_KEY, None)
+        if self.mcp_trust is not None:
+            configurable[TRUST_KEY] = self.mcp_trust
         metadata: dict[str, Any] = {
             **(self.requested.get("metadata") or {}),
             **self.metadata,

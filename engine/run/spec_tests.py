@@ -163,6 +163,67 @@ def with_replies(loaded: LoadedSpec, example: Example) -> LoadedSpec:
     )
 
 
+@contextlib.contextmanager
+def measuring_usage() -> Iterator[Usage]:
+    """A new :class:`Usage` that counts the model and tool calls made in this context.
+
+    Counted only inside :func:`counting_usage` (which installs the observer, once per
+    process for all the runs measured at once).
+    """
+    usage = Usage()
+    token = _CURRENT.set(usage)
+    try:
+        yield usage
+    finally:
+        _CURRENT.reset(token)
+
+
+@dataclass
+class Driven:
+    """What :func:`drive_case` saw: every event, the final state, the outcome and its error."""
+
+    events: list[RunEvent]
+    values: dict[str, Any]
+    outcome: Outcome
+    error: str
+
+
+async def drive_case(
+    compiled: CompiledGraph,
+    pool: Pool,
+    thread_id: str,
+    input: dict[str, Any],
+    decisions: list[Any],
+    log: RunLog | None = None,
+) -> Driven:
+    """Run ``compiled`` on ``thread_id`` from ``input``, answering each approval it waits
+    on with the next of ``decisions``, until it ends or waits with none left."""
+    events: list[RunEvent] = []
+    remaining = list(decisions)
+    kwargs: dict[str, Any] = {"input": input}
+    while True:
+        pending: list[Interrupted] = []
+        runs = run_graph(compiled, pool, thread_id, log=log, **kwargs)
+        async with contextlib.aclosing(runs) as run:
+            async for event in run:
+                events.append(event)
+                if isinstance(event, Interrupted):
+                    pending.append(event)
+        if not pending or not remaining:
+            break
+        kwargs = {"decisions": {pending[0].interrupt_id: remaining.pop(0)}}
+    values = (await inspect_thread(compiled, pool, thread_id, log)).values
+    last = events[-1] if events else None
+    outcome: Outcome = (
+        "success"
+        if isinstance(last, Completed)
+        else "failed"
+        if isinstance(last, Failed)
+        else "interrupted"
+    )
+    return Driven(events, values, outcome, last.error if isinstance(last, Failed) else "")
+
+
 async def run_case(
     loaded: LoadedSpec,
     compile_spec: Callable[[LoadedSpec], CompiledGraph],
@@ -177,43 +238,19 @@ async def run_case(
     records the case's runs (see :func:`plait.engine.run.runner.run_graph`).
     """
     compiled = compile_spec(with_replies(loaded, example))
-    usage = Usage()
-    token = _CURRENT.set(usage)
     started = time.monotonic()
-    events: list[RunEvent] = []
-    try:
-        thread_id = new_thread_id()
-        decisions = [decision.model_dump(exclude_none=True) for decision in example.decisions]
-        kwargs: dict[str, Any] = {"input": example.input}
-        while True:
-            pending: list[Interrupted] = []
-            runs = run_graph(compiled, pool, thread_id, log=log, **kwargs)
-            async with contextlib.aclosing(runs) as run:
-                async for event in run:
-                    events.append(event)
-                    if isinstance(event, Interrupted):
-                        pending.append(event)
-            if not pending or not decisions:
-                break
-            kwargs = {"decisions": {pending[0].interrupt_id: decisions.pop(0)}}
-        values = (await inspect_thread(compiled, pool, thread_id, log)).values
-    finally:
-        _CURRENT.reset(token)
+    decisions = [decision.model_dump(exclude_none=True) for decision in example.decisions]
+    with measuring_usage() as usage:
+        driven = await drive_case(compiled, pool, new_thread_id(), example.input, decisions, log)
+    events, values, outcome = driven.events, driven.values, driven.outcome
     last = events[-1] if events else None
-    outcome: Outcome = (
-        "success"
-        if isinstance(last, Completed)
-        else "failed"
-        if isinstance(last, Failed)
-        else "interrupted"
-    )
     result = CaseResult(
         spec=loaded.name,
         example=example.name,
         outcome=outcome,
         seconds=time.monotonic() - started,
         steps=[e.node for e in events if isinstance(e, NodeStarted) and not e.path],
-        error=last.error if isinstance(last, Failed) else "",
+        error=driven.error,
     )
     roots = {
         "outcome": outcome,

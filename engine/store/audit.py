@@ -17,11 +17,18 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 """
 
 
-AuditKind = Literal["tool_call", "approval", "refusal", "compensation", "model_call"]
+AuditKind = Literal[
+    "tool_call", "approval", "refusal", "compensation", "model_call", "mcp_untrusted"
+]
 
 _READ_RUN = """
 SELECT kind, node, step, tool, actor, detail, created_at FROM plait_audit
 WHERE run_id = %s AND tenant = %s ORDER BY id
+"""
+
+_READ_THREAD_MODEL_CALLS = """
+SELECT node, detail FROM plait_audit
+WHERE thread_id = %s AND kind = 'model_call' ORDER BY id
 """
 
 
@@ -79,3 +86,12 @@ async def read_run_audit(pool: Pool, run_id: str, tenant: str) -> list[dict[str,
         cursor = await conn.execute(_READ_RUN, (run_id, tenant))
         rows = await cursor.fetchall()
     return [{**row, "created_at": row["created_at"].isoformat()} for row in rows]
+
+
+async def read_thread_model_calls(pool: Pool, thread_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(node, detail)`` of every audited model call on ``thread_id`` (a stored id), in
+    the order they were made (``plait record``)."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(_READ_THREAD_MODEL_CALLS, (thread_id,))
+        rows = await cursor.fetchall()
+    return [(row["node"], row["detail"]) for row in rows]

@@ -23,6 +23,10 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (key) DO NOTHING
 """
 _SELECT = "SELECT result, created_at FROM plait_tool_results WHERE key = %s"
+_READ_THREAD = """
+SELECT node, tool, args, result FROM plait_tool_results
+WHERE thread_id = %s ORDER BY created_at, key
+"""
 _INTENT = "SELECT began_at, attempts, parked, answered_run FROM plait_tool_intents WHERE key = %s"
 _FIRST_ATTEMPT = """
 INSERT INTO plait_tool_intents (key, thread_id, run_id, node, tool, args, attempts, answered_run)
@@ -228,3 +232,11 @@ async def delete_thread_results(pool: Pool, thread_id: str) -> int:
             "DELETE FROM plait_tool_results WHERE thread_id = %s", (thread_id,)
         )
         return cursor.rowcount
+
+
+async def read_thread_results(pool: Pool, thread_id: str) -> list[dict[str, Any]]:
+    """``{node, tool, args, result}`` of every tool result recorded on ``thread_id``, oldest
+    first (``plait record``)."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(_READ_THREAD, (thread_id,))
+        return [dict(row) for row in await cursor.fetchall()]

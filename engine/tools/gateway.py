@@ -48,6 +48,7 @@ from plait.engine.observability.emit import emit
 from plait.engine.spec.expressions import to_plain
 from plait.engine.store.tool_results import RecordedResult
 from plait.engine.tools import children
+from plait.engine.tools.cassette import current_cassette
 from plait.engine.tools.idempotency import ToolResultStore, store_from, tool_call_key
 from plait.engine.tools.in_doubt import Settled, begin_call
 from plait.engine.tools.ledger import note_tool_call
@@ -113,8 +114,12 @@ async def call_tool(
             observe.tool_call(tool.name, node, config, call_id=call_id),
             children.owned_by(f"{tool.name} in {node}"),
         ):
-            gate = limits_gate(tool, config, node)  # the tool's `limits`, across runs
-            value = to_plain(await invoke_tool(tool, dict(args), gate=gate))
+            cassette = current_cassette()
+            if cassette is not None:  # a replay: the recorded result, the tool is not called
+                value = to_plain(cassette.tool_result(node, tool.name, plain_args))
+            else:
+                gate = limits_gate(tool, config, node)  # the tool's `limits`, across runs
+                value = to_plain(await invoke_tool(tool, dict(args), gate=gate))
     except GraphBubbleUp:
         if non_idempotent and store is not None and key is not None:
             # Parked (an MCP task): the resumed call continues it, it is not in doubt.

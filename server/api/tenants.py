@@ -1,7 +1,10 @@
-"""Tenants, their API keys and secrets (admin only), daily usage, and the process's breakers.
+"""Tenants, their API keys, secrets and trusted MCP servers (admin only), daily usage,
+and the process's breakers.
 
 ``/tenants...`` needs an admin key (403 for member keys). A secret's value is
 written (``PUT``) and never read back: listings show names and times only.
+``GET /mcp-trust`` is the caller's own tenant's trust list; ``/tenants/{id}/mcp-trust``
+reads and sets any tenant's (admin).
 ``GET /usage`` is
 the caller's own tenant's day; ``GET /tenants/{id}/usage`` any tenant's (admin).
 ``GET /breakers`` shows the circuit breakers of the process that answers
@@ -17,9 +20,9 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from plait.engine.governance import breaker_snapshot
+from plait.engine.governance import MAX_TRUST_ENTRIES, TrustEntryInvalid, breaker_snapshot
 from plait.server.api.deps import Svc
-from plait.server.auth import store, tenant_secrets
+from plait.server.auth import mcp_trust, store, tenant_secrets
 from plait.server.auth.keys import Admin, Tenant
 from plait.server.http.problems import Problem, not_found
 
@@ -78,6 +81,19 @@ class SecretValue(BaseModel):
         min_length=1,
         max_length=tenant_secrets.MAX_VALUE_BYTES,
         description="The secret's value; stored as given, never returned.",
+    )
+
+
+class TrustedServers(BaseModel):
+    """Body of ``PUT /tenants/{id}/mcp-trust``: the whole list, replacing the one before."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    servers: list[str] = Field(
+        max_length=MAX_TRUST_ENTRIES,
+        description="MCP servers the tenant trusts: an http server's URL (origin and path, "
+        "e.g. `https://mcp.example.com/mcp`) or a stdio server's command line as its specs "
+        "write it (e.g. `mcp-server-time --local-timezone UTC`). An empty list trusts none.",
     )
 
 
@@ -197,6 +213,55 @@ async def delete_secret(tenant_id: str, name: str, services: Svc, _: Admin) -> R
     except tenant_secrets.SecretNotFound as exc:
         raise not_found(f"secret {name} of tenant {tenant_id}", str(exc)) from None
     return Response(status_code=204)
+
+
+@router.get("/tenants/{tenant_id}/mcp-trust", summary="A tenant's trusted MCP servers")
+async def get_mcp_trust(tenant_id: str, services: Svc, _: Admin) -> dict[str, Any]:
+    """The MCP servers whose own tool descriptions the tenant's models see (admin only).
+
+    ``default: true``: no list is set; the ``default`` tenant then trusts every server
+    its specs declare (``trusts_declared_servers``), any other tenant none.
+    """
+    try:
+        return await mcp_trust.get_trust(services.pool, tenant_id)
+    except store.TenantNotFound as exc:
+        raise not_found(f"tenant {tenant_id}", str(exc)) from None
+
+
+@router.put("/tenants/{tenant_id}/mcp-trust", summary="Set a tenant's trusted MCP servers")
+async def put_mcp_trust(
+    tenant_id: str, body: TrustedServers, services: Svc, _: Admin
+) -> dict[str, Any]:
+    """Replace the tenant's list (its runs read it when they start; admin only).
+
+    Tools of servers not on it reach the tenant's models with their name and input
+    schema only: the server's descriptions are withheld (docs/mcp.md). An entry that
+    names no server (another URL scheme, a query or user info, an unbalanced quote) is
+    refused (422).
+    """
+    try:
+        return await mcp_trust.set_trust(services.pool, tenant_id, body.servers)
+    except store.TenantNotFound as exc:
+        raise not_found(f"tenant {tenant_id}", str(exc)) from None
+    except TrustEntryInvalid as exc:
+        raise Problem(
+            422, str(exc), kind="mcp-trust-refused", title="Trusted server refused"
+        ) from None
+
+
+@router.delete("/tenants/{tenant_id}/mcp-trust", summary="Remove a tenant's trust list")
+async def delete_mcp_trust(tenant_id: str, services: Svc, _: Admin) -> dict[str, Any]:
+    """Back to the tenant's default (see ``GET``); answers what it trusts now (admin only)."""
+    try:
+        return await mcp_trust.clear_trust(services.pool, tenant_id)
+    except store.TenantNotFound as exc:
+        raise not_found(f"tenant {tenant_id}", str(exc)) from None
+
+
+@router.get("/mcp-trust", summary="Your tenant's trusted MCP servers")
+async def own_mcp_trust(services: Svc, tenant: Tenant) -> dict[str, Any]:
+    """The caller's own tenant's list, as ``GET /tenants/{id}/mcp-trust`` shows it."""
+    return await mcp_trust.get_trust(services.pool, tenant)
 
 
 @router.get("/tenants/{tenant_id}/usage", summary="A tenant's usage of a day")

@@ -1,5 +1,5 @@
-"""The ``plait`` command: validate, run, test, graph, schema, serve, worker, tenants, keys, queue,
-rollout, export.
+"""The ``plait`` command: validate, run, test, record, replay, graph, schema, serve, worker,
+tenants, keys, queue, rollout, export.
 
 ``main()`` is the console script. User errors end with one clear message and
 an exit code from :class:`plait.server.cli.exits.ExitCode`, never a traceback; an
@@ -19,6 +19,7 @@ from plait.server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
 from plait.server.cli.export import export_app
 from plait.server.cli.graph import graph_command
 from plait.server.cli.queue import queue_app
+from plait.server.cli.record import record_command, replay_command
 from plait.server.cli.rollout import rollout_app
 from plait.server.cli.run import run_command
 from plait.server.cli.schema import schema_command
@@ -45,6 +46,8 @@ app = typer.Typer(
 app.command("validate", epilog=EXIT_CODES_HELP)(validate_command)
 app.command("run", epilog=EXIT_CODES_HELP)(run_command)
 app.command("test", epilog=EXIT_CODES_HELP)(test_command)
+app.command("record", epilog=EXIT_CODES_HELP)(record_command)
+app.command("replay", epilog=EXIT_CODES_HELP)(replay_command)
 app.command("graph", epilog=EXIT_CODES_HELP)(graph_command)
 app.command("schema", epilog=EXIT_CODES_HELP)(schema_command)
 app.command("serve", epilog=EXIT_CODES_HELP)(serve_command)

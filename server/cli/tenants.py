@@ -1,4 +1,5 @@
-"""``plait tenants``, ``plait tenants secrets`` and ``plait keys``, on the database directly.
+"""``plait tenants``, its ``secrets`` and ``mcp-trust``, and ``plait keys``, on the database
+directly.
 
 For bootstrapping and operations on a machine that has the database URL (no
 server or admin key needed); the HTTP admin API (``/tenants``) does the same.
@@ -30,6 +31,12 @@ secrets_app = typer.Typer(
     no_args_is_help=True,
 )
 tenants_app.add_typer(secrets_app, name="secrets")
+trust_app = typer.Typer(
+    help="Show, set and clear the MCP servers a tenant trusts (their tool descriptions reach "
+    "its models; other servers' are withheld).",
+    no_args_is_help=True,
+)
+tenants_app.add_typer(trust_app, name="mcp-trust")
 
 MaxRunning = Annotated[
     int | None, typer.Option("--max-running-runs", min=1, help="Runs at once, all workers.")
@@ -272,3 +279,68 @@ def delete_secret(tenant_id: str, name: str) -> None:
 
     asyncio.run(work())
     _print({"deleted": name, "tenant_id": tenant_id})
+
+
+@trust_app.command("show")
+def show_trust(tenant_id: str) -> None:
+    """The tenant's trusted MCP servers, or its default when none are set."""
+    import asyncio
+
+    from plait.server.auth import mcp_trust, store
+
+    async def work() -> dict[str, Any]:
+        async with connected_pool() as pool:
+            try:
+                return await mcp_trust.get_trust(pool, tenant_id)
+            except store.TenantNotFound as exc:
+                raise CliError(str(exc), ExitCode.USAGE) from None
+
+    _print(asyncio.run(work()))
+
+
+@trust_app.command("set")
+def set_trust(
+    tenant_id: str,
+    servers: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Each server: an http server's URL, or a stdio server's command line in "
+            "quotes. None: the tenant trusts no server."
+        ),
+    ] = None,
+) -> None:
+    """Replace the tenant's list.
+
+    Example: ``plait tenants mcp-trust set acme https://mcp.example.com/mcp
+    "mcp-server-time --local-timezone UTC"``.
+    """
+    import asyncio
+
+    from plait.engine.governance import TrustEntryInvalid
+    from plait.server.auth import mcp_trust, store
+
+    async def work() -> dict[str, Any]:
+        async with connected_pool() as pool:
+            try:
+                return await mcp_trust.set_trust(pool, tenant_id, servers or [])
+            except (store.TenantNotFound, TrustEntryInvalid) as exc:
+                raise CliError(str(exc), ExitCode.USAGE) from None
+
+    _print(asyncio.run(work()))
+
+
+@trust_app.command("clear")
+def clear_trust(tenant_id: str) -> None:
+    """Remove the tenant's list: ``default`` trusts its specs' servers again, others none."""
+    import asyncio
+
+    from plait.server.auth import mcp_trust, store
+
+    async def work() -> dict[str, Any]:
+        async with connected_pool() as pool:
+            try:
+                return await mcp_trust.clear_trust(pool, tenant_id)
+            except store.TenantNotFound as exc:
+                raise CliError(str(exc), ExitCode.USAGE) from None
+
+    _print(asyncio.run(work()))

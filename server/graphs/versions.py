@@ -38,6 +38,7 @@ from plait.engine.spec import (
 )
 from plait.engine.store import Pool
 from plait.server.auth.code_policy import folder_modules, refused_code
+from plait.server.auth.mcp_trust import untrusted_issues
 from plait.server.auth.store import DEFAULT_TENANT
 from plait.server.auth.tenant_secrets import SecretSources
 
@@ -212,7 +213,8 @@ async def tenant_issues(
 
     Code the operator did not allow (:mod:`plait.server.auth.code_policy`, tenants other
     than ``default``), then secrets the tenant was not granted
-    (:mod:`plait.server.auth.tenant_secrets`).
+    (:mod:`plait.server.auth.tenant_secrets`); and a warning at each MCP server whose
+    tools' descriptions its models will not see (:mod:`plait.server.auth.mcp_trust`).
     """
     if has_errors(issues):
         return []
@@ -220,7 +222,8 @@ async def tenant_issues(
         refused = refused_code(spec, folder_modules(specs_dir) | tenant_modules)
         if refused:
             return refused
-    return await SecretSources.from_env(pool).ungranted(spec, tenant)
+    ungranted = await SecretSources.from_env(pool).ungranted(spec, tenant)
+    return ungranted + await untrusted_issues(pool, spec, tenant)
 
 
 async def save_version(

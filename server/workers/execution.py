@@ -45,6 +45,7 @@ from plait.engine.spec import duration_seconds
 from plait.engine.store import Pool, PostgresAuditStore, TenantStore, new_checkpointer
 from plait.engine.tools import ToolResultStore
 from plait.server.approvals import records
+from plait.server.auth.mcp_trust import TenantTrust
 from plait.server.auth.quota import attach_quota
 from plait.server.auth.store import DEFAULT_TENANT
 from plait.server.auth.tenant_secrets import SecretSources
@@ -437,7 +438,8 @@ def run_context(
 ) -> RunContext:
     """The context of ``run``: the request's config under the thread, provenance and limits.
 
-    Its spec reads only its tenant's secrets (``server/auth/tenant_secrets.py``).
+    Its spec reads only its tenant's secrets (``server/auth/tenant_secrets.py``); its models
+    read tool descriptions only from MCP servers its tenant trusts (``server/auth/mcp_trust.py``).
     """
     requested: dict[str, Any] = dict(run.kwargs.get("config") or {})
     checkpoint_id = run.kwargs.get("checkpoint_id") or (run.kwargs.get("checkpoint") or {}).get(
@@ -458,6 +460,8 @@ def run_context(
         offload_sync=True,
         # Workers run the MCP task poller (server/workers/mcp_task_poller.py).
         park_mcp_tasks=True,
+        # The servers whose tool descriptions the tenant's models may read (read on first use).
+        mcp_trust=TenantTrust(pool, run.tenant),
         requested=requested,
         metadata={
             **run.metadata,

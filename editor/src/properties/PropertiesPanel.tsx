@@ -83,6 +83,7 @@ export function PropertiesPanel() {
         {fields.map((field) => (
           <FieldEditor key={`${node.id}/${field.name}`} nodeId={node.id} field={field} value={node.fields[field.name]} />
         ))}
+        {node.kind === "agent" && <McpTrustNote fields={node.fields} />}
         {extra.length > 0 && fields.length > 0 && (
           <p className="plait-muted" data-testid="properties-unknown">
             Not in the schema for {node.kind}: {extra.join(", ")}
@@ -90,6 +91,21 @@ export function PropertiesPanel() {
         )}
       </fieldset>
     </div>
+  );
+}
+
+/** Which of an agent's tools come from MCP servers, and that untrusted servers' words are withheld. */
+function McpTrustNote({ fields }: { fields: Record<string, unknown> }) {
+  const mcp = useEditorStore((s) => s.model.mcp);
+  const own = Array.isArray(fields.tools) ? fields.tools.map(String) : [];
+  const tools = own.length > 0 ? own : typeof fields.agent === "string" ? (mcp.agentTools[fields.agent] ?? []) : [];
+  const used = tools.filter((tool) => tool in mcp.servers);
+  if (used.length === 0) return null;
+  return (
+    <p className="plait-muted" data-testid="properties-mcp-trust">
+      MCP tools: {used.map((tool) => `${tool} (${mcp.servers[tool]})`).join(", ")}. The model reads a server’s own tool descriptions only if the operator trusts
+      that server for your tenant; otherwise it gets each tool’s name and input schema (the problems list warns).
+    </p>
   );
 }
 

@@ -61,6 +61,12 @@ export interface Definitions {
   state: string[];
 }
 
+/** The spec's MCP tools (`kind: mcp`) by name, each with its server, and the named agents' tools. */
+export interface McpUse {
+  servers: Record<string, string>;
+  agentTools: Record<string, string[]>;
+}
+
 export interface GraphModel {
   name: string | null;
   version: string | null;
@@ -68,6 +74,7 @@ export interface GraphModel {
   nodes: GraphNode[];
   edges: GraphEdge[];
   examples: SpecExample[];
+  mcp: McpUse;
   /** Whether START / END are used by an edge (the canvas shows them always). */
   usesEnd: boolean;
 }
@@ -80,6 +87,7 @@ export const EMPTY_MODEL: GraphModel = {
   nodes: [],
   edges: [],
   examples: [],
+  mcp: { servers: {}, agentTools: {} },
   usesEnd: false,
 };
 
@@ -234,8 +242,24 @@ export function buildModel(doc: Document, lineCounter?: LineCounter): GraphModel
     nodes,
     edges,
     examples,
+    mcp: mcpUse(plain(doc.getIn(["spec", "tools"], true)), plain(doc.getIn(["spec", "agents"], true))),
     usesEnd: edges.some((e) => e.target === END),
   };
+}
+
+function mcpUse(tools: unknown, agents: unknown): McpUse {
+  const entries = (value: unknown) => (value && typeof value === "object" && !Array.isArray(value) ? Object.entries(value) : []);
+  const servers: Record<string, string> = {};
+  for (const [name, tool] of entries(tools)) {
+    const def = tool as Record<string, unknown> | null;
+    if (def && def.kind === "mcp" && typeof def.server === "string") servers[name] = def.server;
+  }
+  const agentTools: Record<string, string[]> = {};
+  for (const [name, agent] of entries(agents)) {
+    const listed = (agent as Record<string, unknown> | null)?.tools;
+    agentTools[name] = Array.isArray(listed) ? listed.map(String) : [];
+  }
+  return { servers, agentTools };
 }
 
 /** The node id a JSON pointer such as `/spec/nodes/<id>/prompt` is about, if any. */

@@ -20,13 +20,17 @@ from plait.engine.compiler.model_calls import ToolCallRepair, invoke_model
 from plait.engine.compiler.model_routes import ModelRouter, StepUsage
 from plait.engine.compiler.nodes.base import Compute
 from plait.engine.errors import NodeError
+from plait.engine.governance.audit import audit
 from plait.engine.governance.loops import StopsRun
+from plait.engine.governance.mcp_trust import trust_of
 from plait.engine.governance.model_access import ModelAccess
+from plait.engine.observability.emit import emit
 from plait.engine.observability.roles import acting_as
 from plait.engine.spec.models import AgentNode, ContextPolicy, ModelRoute
 from plait.engine.tools.allowlist import refuse
 from plait.engine.tools.data_marking import as_data, with_data_line
 from plait.engine.tools.gateway import call_tool
+from plait.engine.tools.untrusted_tools import untrusted_tool_spec
 
 DEFAULT_MAX_ITERATIONS = 10
 SUMMARY_PROMPT = (
@@ -66,7 +70,20 @@ def agent_compute(
     loaded_tools: dict[str, BaseTool] | None = None
     limits = ctx.loaded.spec.spec.limits
     parallel = limits.parallel_tool_calls if limits is not None else None
-    bound: dict[tuple[str, ModelAccess], Runnable[LanguageModelInput, BaseMessage]] = {}
+    # The MCP tools of the agent by name -> (the spec's name of its server, the server).
+    spec_tools, servers = ctx.loaded.spec.spec.tools, ctx.loaded.spec.spec.mcp_servers
+    mcp_tools = {
+        name: (tool_def.server, servers[tool_def.server])
+        for name in tool_names
+        if (tool_def := spec_tools.get(name)) is not None
+        and tool_def.kind == "mcp"
+        and tool_def.server is not None
+    }
+    # Keyed by the tools whose descriptions this run withholds too: the compiled graph is
+    # shared by tenants, each of whom trusts its own servers (engine/governance/mcp_trust.py).
+    bound: dict[
+        tuple[str, ModelAccess, frozenset[str]], Runnable[LanguageModelInput, BaseMessage]
+    ] = {}
 
     def agent_tools() -> dict[str, BaseTool]:
         # Loaded on first use, like the context's models and tools.
@@ -75,17 +92,57 @@ def agent_compute(
             loaded_tools = {name: ctx.tool(name) for name in tool_names}
         return loaded_tools
 
-    def with_tools(name: str, access: ModelAccess) -> Runnable[LanguageModelInput, BaseMessage]:
-        # Bound once per compiled graph, model and key: binding converts every tool's schema.
-        # A budget's fallback model gets the same tools (engine/compiler/model_calls.py).
-        key = (name, access)
+    def shown(withheld: frozenset[str]) -> list[BaseTool | dict[str, Any]]:
+        # What the model is told of each tool: itself, or for an untrusted server's tool
+        # its name and schema's structure only (engine/tools/untrusted_tools.py).
+        return [
+            untrusted_tool_spec(
+                name,
+                mcp_tools[name][0],
+                _schema_of(tool),
+                spec_tools[name].description,
+            )
+            if name in withheld
+            else tool
+            for name, tool in agent_tools().items()
+        ]
+
+    def with_tools(
+        name: str, access: ModelAccess, withheld: frozenset[str] = frozenset()
+    ) -> Runnable[LanguageModelInput, BaseMessage]:
+        # Bound once per compiled graph, model, key and trusted view: binding converts
+        # every tool's schema. A budget's fallback model gets the same tools
+        # (engine/compiler/model_calls.py).
+        key = (name, access, withheld)
         if key not in bound:
             found = agent_tools()
             base = ctx.model(name, access)
             if len(bound) >= MODELS_KEPT:  # keys rotate: the oldest binding goes
                 del bound[next(iter(bound))]
-            bound[key] = base.bind_tools(list(found.values())) if found else base
+            bound[key] = base.bind_tools(shown(withheld)) if found else base
         return bound[key]
+
+    async def untrusted(scope: Scope) -> frozenset[str]:
+        """The agent's tools whose server the run's tenant does not trust (noted once a step)."""
+        if not mcp_tools:
+            return frozenset()
+        trust = await trust_of(scope.config)
+        withheld = trust.untrusted({name: server for name, (_, server) in mcp_tools.items()})
+        if withheld:
+            names = sorted(withheld)
+            server_names = sorted({mcp_tools[name][0] for name in withheld})
+            emit(
+                {"plait": "mcp_untrusted", "node": node_id, "tools": names, "servers": server_names}
+            )
+            await audit(
+                scope.config,
+                "mcp_untrusted",
+                node=node_id,
+                tool=None,
+                actor=f"node:{node_id}",
+                detail={"tools": names, "servers": server_names},
+            )
+        return withheld
 
     if routes is None:
         routes = definition.routes if definition else []
@@ -108,6 +165,11 @@ def agent_compute(
     async def loop(scope: Scope) -> Any:
         await ctx.load_tools(tool_names)
         by_name = agent_tools()
+        withheld = await untrusted(scope)
+
+        def model_for(name: str, access: ModelAccess) -> Runnable[LanguageModelInput, BaseMessage]:
+            return with_tools(name, access, withheld)
+
         rendered = scope.render(system) if system else None
         if as_data_:  # tool results are marked as data: the system prompt says so
             rendered = with_data_line(rendered)
@@ -131,7 +193,7 @@ def agent_compute(
             model = router.pick(scope, usage, model) if router is not None else model_name
             if window is not None:
                 head, sent = await fit(window, head, sent, summarizer(model))
-            reply = await invoke_model(ctx, model, [*head, *sent], model_for=with_tools)
+            reply = await invoke_model(ctx, model, [*head, *sent], model_for=model_for)
             usage.add(reply)
             added: list[BaseMessage] = [reply]
             calls = reply.tool_calls if isinstance(reply, AIMessage) else []
@@ -152,6 +214,13 @@ def agent_compute(
         raise NodeError(node_id, f"the agent did not finish within max_iterations={limit}")
 
     return compute
+
+
+def _schema_of(tool: BaseTool) -> dict[str, Any]:
+    """An MCP tool's input schema: the server's JSON Schema, as it was loaded."""
+    schema = tool.args_schema
+    assert isinstance(schema, dict), f"MCP tool {tool.name!r} has no JSON Schema"
+    return schema
 
 
 async def _call(

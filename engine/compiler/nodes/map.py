@@ -20,6 +20,7 @@ from plait.engine.compiler.nodes.tool import tool_compute
 from plait.engine.errors import NodeError
 from plait.engine.observability.emit import emit
 from plait.engine.spec.models import MapItemNode, MapNode, duration_seconds
+from plait.engine.tools.cassette import Diverged
 
 
 def item_compute(ctx: CompileContext, node_id: str, do: MapItemNode) -> Compute:
@@ -95,8 +96,9 @@ def build(node_id: str, node: MapNode, ctx: CompileContext) -> Compute:
         failures: list[dict[str, Any]] = []
         for index, (item, outcome) in enumerate(zip(items, outcomes, strict=True)):
             if isinstance(outcome, BaseException):
-                if not isinstance(outcome, Exception):
-                    raise outcome  # cancellation and the like are not item failures
+                if not isinstance(outcome, Exception) or isinstance(outcome, Diverged):
+                    # Cancellation is no item failure; nor is a replay leaving its recording.
+                    raise outcome
                 failures.append(
                     {"item": item, "index": index, "error": _describe(outcome, timeout)}
                 )

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from plait.engine.store.pool import Pool
-from plait.server.auth import store, tenant_secrets
+from plait.server.auth import mcp_trust, store, tenant_secrets
 from tests.integration.tenants.conftest import unique
 
 pytestmark = pytest.mark.postgres
@@ -119,3 +119,26 @@ async def test_an_operator_grants_a_secret_from_stdin_and_never_sees_it_again(
     assert output(plait(url, "tenants", "secrets", "list", tenant)) == []
     again = plait(url, "tenants", "secrets", "delete", tenant, "GITHUB_TOKEN")
     assert again.returncode == 2 and "not found" in again.stderr
+
+
+async def test_an_operator_sets_and_clears_a_tenants_trusted_mcp_servers(
+    tenants_database_url: str, tpool: Pool
+) -> None:
+    tenant = unique("trusting")
+    await store.create_tenant(tpool, tenant)
+    shown = output(plait(tenants_database_url, "tenants", "mcp-trust", "show", tenant))
+    assert (shown["servers"], shown["default"]) == ([], True)
+    servers = ["https://mcp.example.com/mcp", "mcp-server-time --local-timezone UTC"]
+    made = output(plait(tenants_database_url, "tenants", "mcp-trust", "set", tenant, *servers))
+    assert made["servers"] == servers and made["default"] is False
+    assert (await mcp_trust.get_trust(tpool, tenant))["servers"] == servers
+
+    refused = plait(tenants_database_url, "tenants", "mcp-trust", "set", tenant, "ftp://x/mcp")
+    assert refused.returncode == 2 and "only http:// and https://" in refused.stderr
+    missing = plait(tenants_database_url, "tenants", "mcp-trust", "show", unique("nobody"))
+    assert missing.returncode == 2 and "not found" in missing.stderr
+
+    none = output(plait(tenants_database_url, "tenants", "mcp-trust", "set", tenant))
+    assert (none["servers"], none["default"]) == ([], False)  # a list that trusts none
+    cleared = output(plait(tenants_database_url, "tenants", "mcp-trust", "clear", tenant))
+    assert cleared["default"] is True

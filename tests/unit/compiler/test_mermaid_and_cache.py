@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
@@ -78,18 +76,15 @@ def test_bind_attaches_a_checkpointer_without_recompiling() -> None:
     assert a.nodes["p"] is compiled.graph.nodes["p"]
 
 
-def test_500_node_spec_compiles_fast() -> None:
+def test_a_500_node_spec_compiles_to_every_node() -> None:
+    # How fast is measured in bench/compile_time.py (goal 200 ms), not here.
     nodes = {
         f"n{i}": {"kind": "python", "function": ECHO, "args": {"value": "state.x"}, "output": "x"}
         for i in range(500)
     }
     spec = make_spec(nodes, chain(*nodes), {"x": {"default": 0}})
-    started = time.perf_counter()
     compiled = compile_spec(spec)
-    elapsed = time.perf_counter() - started
     assert len(compiled.graph.nodes) == 501
-    # The goal is 200 ms; the margin absorbs a loaded CI machine.
-    assert elapsed < 0.4, f"compiled in {elapsed * 1000:.0f} ms"
 
 
 def test_bad_expressions_fail_at_compile_time_naming_the_node() -> None:

@@ -1,0 +1,327 @@
+"""Recordings of real runs, and replays of them with nothing called.
+
+:func:`record_thread` turns a thread into a :class:`Recording`: its input, the
+decisions given to its approvals and the path it took (from its checkpoints),
+the model replies (the audit trail: ``spec.audit.model_calls``) and the tool
+results (the idempotency records) its runs got, and how it ended.
+:func:`replay_recording` runs a spec on a new thread with those replies and results in
+play (:mod:`plait.engine.tools.cassette`), giving the same decisions, and
+:func:`compare` says where outcome, path, cost or state changed. Replaying on the
+version recorded proves the recording; on another version it shows what a change
+to a prompt, an edge or a router does to real traffic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from plait.engine.run.records import RunLog
+from plait.engine.run.runner import CompiledGraph, new_thread_id
+from plait.engine.run.spec_tests import Outcome, Usage, drive_case, measuring_usage
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.expressions import to_plain
+from plait.engine.store import new_checkpointer
+from plait.engine.store.audit import read_thread_model_calls
+from plait.engine.store.pool import Pool
+from plait.engine.store.tool_results import read_thread_results
+from plait.engine.tools.cassette import (
+    Cassette,
+    RecordedModelCall,
+    RecordedToolCall,
+    playing,
+)
+
+#: The ``format`` of a recording file; another value is refused.
+FORMAT = "plait-recording/v1"
+_RESUME = "__resume__"
+#: The task id LangGraph writes a ``Command``'s resume value under (its private constant).
+_NO_TASK = "00000000-0000-0000-0000-000000000000"
+_START = "__start__"
+
+
+class RecordingError(Exception):
+    """A thread that cannot be recorded, or a file that is not a recording."""
+
+
+@dataclass
+class Ending:
+    """How a thread ended and what it cost: what a replay is compared with."""
+
+    outcome: Outcome
+    steps: list[str]
+    error: str = ""
+    state: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Recording:
+    """A thread's runs, enough to run them again with no model or tool called."""
+
+    graph: str
+    version: str
+    digest: str
+    thread_id: str
+    input: dict[str, Any]
+    decisions: list[Any]
+    model_calls: list[RecordedModelCall]
+    tool_calls: list[RecordedToolCall]
+    expected: Ending
+    recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+
+    def to_json(self) -> dict[str, Any]:
+        """The recording as the JSON of a recording file."""
+        return {"format": FORMAT, **to_plain(asdict(self))}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Recording:
+        """A recording from a file's JSON; :class:`RecordingError` says what is wrong."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise RecordingError(f"not a Plait recording: its `format` must be {FORMAT!r}")
+        try:
+            return cls(
+                graph=data["graph"],
+                version=data["version"],
+                digest=data["digest"],
+                thread_id=data["thread_id"],
+                input=dict(data["input"]),
+                decisions=list(data["decisions"]),
+                model_calls=[RecordedModelCall(**call) for call in data["model_calls"]],
+                tool_calls=[RecordedToolCall(**call) for call in data["tool_calls"]],
+                expected=Ending(**data["expected"]),
+                recorded_at=data["recorded_at"],
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordingError(f"a recording's field is missing or malformed: {exc}") from None
+
+
+@dataclass
+class ReplayResult:
+    """A replay's ending and how it differs from the recording's."""
+
+    ending: Ending
+    #: What changed, one line each: outcome, path, error, cost, tokens, state fields.
+    changes: list[str]
+    #: The changes that make the replay fail: outcome or path (a divergence is one).
+    failed: bool
+    #: Recorded model replies and tool results the replay never asked for.
+    unused: tuple[int, int] = (0, 0)
+
+
+async def thread_ending(compiled: CompiledGraph, pool: Pool, thread_id: str) -> Ending:
+    """How ``thread_id`` stands, from its checkpoints: outcome, path, error, state."""
+    return (await _history(compiled, pool, thread_id))[2]
+
+
+async def record_thread(
+    compiled: CompiledGraph, pool: Pool, thread_id: str, stored_thread_id: str | None = None
+) -> Recording:
+    """The recording of ``thread_id`` (the spec it ran is ``compiled``).
+
+    ``stored_thread_id`` is the id its records are kept under when it differs
+    (another tenant's thread). Its usage is counted as a replay's is, from the
+    recorded replies and the spec's prices. Raises :class:`RecordingError` when the
+    thread has no checkpoint, or made model calls whose replies were not kept.
+    """
+    stored = stored_thread_id or thread_id
+    start, decisions, ending = await _history(compiled, pool, stored)
+    spec = compiled.loaded.spec
+    models = [
+        RecordedModelCall(node=node, model=str(detail.get("model", "")), reply=detail["reply"])
+        for node, detail in await read_thread_model_calls(pool, stored)
+        if isinstance(detail.get("reply"), dict)
+    ]
+    if not models and _calls_models(compiled.loaded, ending.steps):
+        raise RecordingError(
+            f"thread {thread_id!r} ran model nodes ({', '.join(_model_nodes(compiled.loaded))}) "
+            "but its runs kept no model replies: set `audit: {model_calls: true}` in the "
+            "spec so that its runs keep what the model said, then record a new run"
+        )
+    tools = [
+        RecordedToolCall(node=row["node"], tool=row["tool"], args=row["args"], result=row["result"])
+        for row in await read_thread_results(pool, stored)
+    ]
+    usage = Usage(model_calls=len(models), tool_calls=len(tools))
+    for call in models:
+        tokens = call.reply.get("usage") or {}
+        inputs, outputs = int(tokens.get("input_tokens", 0)), int(tokens.get("output_tokens", 0))
+        usage.input_tokens += inputs
+        usage.output_tokens += outputs
+        definition = spec.spec.models.get(call.model)
+        if definition is not None and definition.price is not None:
+            usage.cost += definition.price.cost(inputs, outputs)
+    ending.usage = usage.as_root()
+    return Recording(
+        graph=compiled.loaded.name,
+        version=compiled.loaded.version,
+        digest=compiled.loaded.digest,
+        thread_id=thread_id,
+        input=start,
+        decisions=decisions,
+        model_calls=models,
+        tool_calls=tools,
+        expected=ending,
+    )
+
+
+async def replay_recording(
+    loaded: LoadedSpec,
+    compile_spec: Callable[[LoadedSpec], CompiledGraph],
+    pool: Pool,
+    recording: Recording,
+    log: RunLog | None = None,
+) -> ReplayResult:
+    """Run ``loaded`` on a new thread as ``recording``'s runs ran, with nothing called.
+
+    The input and decisions are the recording's; every model reply and tool result
+    comes from it. ``loaded`` may be another version than the one recorded. Usage is
+    counted inside :func:`plait.engine.run.counting_usage` (the caller's, once for all
+    replays in the process).
+    """
+    compiled = compile_spec(loaded)
+    cassette = Cassette(recording.model_calls, recording.tool_calls)
+    thread_id = new_thread_id()
+    with playing(cassette), measuring_usage() as usage:
+        driven = await drive_case(
+            compiled, pool, thread_id, recording.input, recording.decisions, log
+        )
+    ending = await thread_ending(compiled, pool, thread_id)
+    ending.usage = usage.as_root()
+    if driven.error:
+        ending.error = driven.error
+    changes, failed = compare(recording.expected, ending)
+    return ReplayResult(ending, changes, failed, cassette.unused())
+
+
+def compare(expected: Ending, got: Ending) -> tuple[list[str], bool]:
+    """What changed from ``expected`` to ``got``, and whether outcome or path did."""
+    changes: list[str] = []
+    failed = False
+    if "diverged from the recording" in got.error:
+        changes.append(got.error)
+        failed = True
+    if got.outcome != expected.outcome:
+        changes.append(f"outcome: {expected.outcome} -> {got.outcome}")
+        failed = True
+    if got.steps != expected.steps:
+        at = next(
+            (
+                i
+                for i, pair in enumerate(zip(expected.steps, got.steps, strict=False))
+                if pair[0] != pair[1]
+            ),
+            min(len(expected.steps), len(got.steps)),
+        )
+        was = expected.steps[at] if at < len(expected.steps) else "the end"
+        now = got.steps[at] if at < len(got.steps) else "the end"
+        changes.append(
+            f"path: step {at + 1} was {was}, now {now} "
+            f"(recorded {' > '.join(expected.steps) or 'none'}; "
+            f"now {' > '.join(got.steps) or 'none'})"
+        )
+        failed = True
+    if got.error != expected.error and "diverged from the recording" not in got.error:
+        changes.append(f"error: {expected.error or 'none'!r} -> {got.error or 'none'!r}")
+    for key, label in (("cost", "cost"), ("total_tokens", "tokens")):
+        before, after = expected.usage.get(key, 0), got.usage.get(key, 0)
+        if before != after:
+            changes.append(
+                f"{label}: {_number(before)} -> {_number(after)}{_percent(before, after)}"
+            )
+    changed = sorted(
+        name
+        for name in set(expected.state) | set(got.state)
+        if expected.state.get(name) != got.state.get(name)
+    )
+    if changed:
+        changes.append(f"state: {', '.join(changed)} changed")
+    return changes, failed
+
+
+async def _history(
+    compiled: CompiledGraph, pool: Pool, thread_id: str
+) -> tuple[dict[str, Any], list[Any], Ending]:
+    """The thread's input, the decisions its approvals got in order, and its ending."""
+    graph = compiled.bind(new_checkpointer(pool))
+    config = {"configurable": {"thread_id": thread_id}}
+    snapshots = [snapshot async for snapshot in graph.aget_state_history(config)]
+    if not snapshots:
+        raise RecordingError(f"thread {thread_id!r} has no checkpoint: nothing ran on it")
+    snapshots.reverse()  # oldest first
+    start: dict[str, Any] = {}
+    decisions: list[Any] = []
+    steps: list[str] = []
+    for snapshot in snapshots:
+        steps.extend(sorted(name for name in snapshot.next if name != _START))
+        stored = await graph.checkpointer.aget_tuple(snapshot.config)
+        writes = (stored.pending_writes or []) if stored is not None else []
+        decisions.extend(_resumes(writes))
+        if (snapshot.metadata or {}).get("source") == "input":
+            for _task, channel, value in writes:
+                if not channel.startswith(("__", "branch:")):
+                    start[channel] = to_plain(value)
+    last = snapshots[-1]
+    errors = [str(task.error) for task in last.tasks if task.error]
+    outcome: Outcome = (
+        "interrupted"
+        if any(task.interrupts for task in last.tasks)
+        else "failed"
+        if errors
+        else "success"
+    )
+    return (
+        start,
+        decisions,
+        Ending(outcome, steps, errors[0] if errors else "", to_plain(last.values)),
+    )
+
+
+def _resumes(writes: list[tuple[str, str, Any]]) -> list[Any]:
+    """The decisions given at one checkpoint, in order.
+
+    A task that took its answer wrote it as a list (one per interrupt it raised);
+    ``Command(resume=...)`` also writes the answer under no task (a value, or a
+    map by interrupt id), which counts only when no task took one.
+    """
+    taken = [value for task, channel, value in writes if channel == _RESUME and task != _NO_TASK]
+    if taken:
+        return [
+            answer for value in taken for answer in (value if isinstance(value, list) else [value])
+        ]
+    given = [value for task, channel, value in writes if channel == _RESUME]
+    return [
+        answer
+        for value in given
+        for answer in (value.values() if isinstance(value, dict) and _by_id(value) else [value])
+    ]
+
+
+def _by_id(value: dict[str, Any]) -> bool:
+    """Whether a resume value is a map by interrupt id (32 hex digits each)."""
+    return bool(value) and all(len(key) == 32 and key.isalnum() for key in value)
+
+
+def _model_nodes(loaded: LoadedSpec) -> list[str]:
+    return [
+        name
+        for name, node in loaded.spec.spec.nodes.items()
+        if node.kind in ("agent", "llm", "map")
+    ]
+
+
+def _calls_models(loaded: LoadedSpec, steps: list[str]) -> bool:
+    """Whether the path went through a node that may call a model."""
+    return bool(set(_model_nodes(loaded)) & set(steps))
+
+
+def _number(value: Any) -> str:
+    return f"{value:.6f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+
+
+def _percent(before: Any, after: Any) -> str:
+    if not before:
+        return ""
+    return f" ({(after - before) / before * 100:+.0f}%)"
