@@ -9,6 +9,8 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import REGISTRY
+
 from plait.engine.run import sampled
 from plait.engine.store.pool import Pool
 from plait.server.graphs import versions
@@ -23,6 +25,11 @@ RUNS = 200
 #: The sampled share may differ from the spec's 0.5 by this much: 4.2 standard deviations
 #: of a binomial share over 200 runs (a false failure about once in 40,000 sessions).
 TOLERANCE = 0.15
+
+
+def _failures(grader: str) -> float:
+    labels = {"graph": "eval-failing", "version": "1.0.0", "grader": grader}
+    return REGISTRY.get_sample_value("plait_grader_failures_total", labels) or 0.0
 
 
 async def _start(pool: Pool, graph: str, text: str) -> Run:
@@ -106,6 +113,7 @@ async def test_two_workers_grade_each_sampled_run_exactly_once(
 async def test_failing_graders_are_recorded_and_the_run_is_untouched(
     epool: Pool, grader_calls: Path
 ) -> None:
+    failures = {name: _failures(name) for name in ("broken", "slow", "steady")}
     async with AsyncExitStack() as stack:
         await _workers(stack, epool, 2)
         run = await _start(epool, "eval-failing", "will the graders fail?")
@@ -127,6 +135,12 @@ async def test_failing_graders_are_recorded_and_the_run_is_untouched(
     assert sorted(calls_in(grader_calls)) == sorted(
         (run.run_id, name) for name in ("broken", "slow", "steady")
     )
+    # /metrics counts the failures per graph, version and grader.
+    assert {name: _failures(name) - before for name, before in failures.items()} == {
+        "broken": 1,
+        "slow": 1,
+        "steady": 0,
+    }
 
 
 async def test_a_model_grades_with_the_prompt_rendered_from_the_run(epool: Pool) -> None:
