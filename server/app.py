@@ -32,6 +32,7 @@ from plait.server.api import (
     audit,
     crons,
     drafts,
+    evaluation,
     events,
     graphs,
     health,
@@ -118,6 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         approvals,
         events,
         audit,
+        evaluation,
         recordings,
     )
     for module in (*routers, tenants, tool_limits):

@@ -16,7 +16,7 @@ from plait.engine.governance.mcp_trust import (
     entry_identity,
     server_identity,
 )
-from plait.engine.governance.secrets import EnvironmentSecrets
+from plait.engine.governance.secrets import EnvironmentSecrets, mask_spec_secrets
 from plait.engine.governance.tool_limits import ToolLimiter
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "TrustList",
     "breaker_snapshot",
     "entry_identity",
+    "mask_spec_secrets",
     "read_usage",
     "server_identity",
     "with_quota",

@@ -43,7 +43,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
 from plait.engine.protected import is_protected
-from plait.engine.spec.secret_refs import RESERVED_PREFIX, is_reserved
+from plait.engine.spec.models import GraphBody
+from plait.engine.spec.secret_refs import RESERVED_PREFIX, is_reserved, secret_refs
 
 #: Where a run's config carries its :class:`SecretSource`.
 SECRETS_KEY = "plait_secrets"
@@ -279,3 +280,13 @@ def with_secrets_argument(function: Callable[..., Any], names: Sequence[str]) ->
     call.__annotations__ = annotations
     del call.__wrapped__  # schema from the visible signature
     return call
+
+
+async def mask_spec_secrets(value: Any, body: GraphBody, source: SecretSource) -> Any:
+    """``value`` with the secrets ``body`` names (``spec.secrets``, models' keys, tools'
+    secrets) masked as ``[redacted:NAME]``, their values read from ``source``: what a run of
+    the spec could have seen, masked as tool results and audited model calls are."""
+    wanted = list(dict.fromkeys(ref.name for ref in secret_refs(body) if not is_reserved(ref.name)))
+    # What the source lacks cannot be in the value through it: nothing to mask.
+    secrets = await source.read(wanted) if wanted else {}
+    return redact(value, secrets) if secrets else value

@@ -27,6 +27,14 @@ if TYPE_CHECKING:
         RunStarted,
         Token,
     )
+    from plait.engine.run.graders import (
+        GRADED_STATES,
+        GraderFailed,
+        Score,
+        grade,
+        graders_owed,
+        sampled,
+    )
     from plait.engine.run.marks import RunMarks
     from plait.engine.run.records import ThreadRecord, ThreadSpecMismatch
     from plait.engine.run.replay import (
@@ -64,12 +72,14 @@ if TYPE_CHECKING:
     from plait.engine.run.upgrades import UpgradedCheckpoint, UpgradeRefused, upgrade_checkpoint
 
 __all__ = [
+    "GRADED_STATES",
     "STATES",
     "CaseResult",
     "Completed",
     "Custom",
     "Failed",
     "ForbiddenTransition",
+    "GraderFailed",
     "Interrupted",
     "Item",
     "NodeFailed",
@@ -86,6 +96,7 @@ __all__ = [
     "RunState",
     "RunStatus",
     "RunTimedOut",
+    "Score",
     "ThreadMismatch",
     "ThreadRecord",
     "ThreadSpecMismatch",
@@ -98,6 +109,8 @@ __all__ = [
     "check_transition",
     "counting_usage",
     "drive",
+    "grade",
+    "graders_owed",
     "inspect_thread",
     "losses_only",
     "new_thread_id",
@@ -106,6 +119,7 @@ __all__ = [
     "replay_recording",
     "run_case",
     "run_graph",
+    "sampled",
     "settled_state",
     "sources_of",
     "state_label",
@@ -132,6 +146,14 @@ if not TYPE_CHECKING:
                 "RunEvent",
                 "RunStarted",
                 "Token",
+            ),
+            "graders": (
+                "GRADED_STATES",
+                "GraderFailed",
+                "Score",
+                "grade",
+                "graders_owed",
+                "sampled",
             ),
             "marks": ("RunMarks",),
             "records": ("ThreadRecord", "ThreadSpecMismatch"),

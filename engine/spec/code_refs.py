@@ -1,11 +1,11 @@
 """Where a spec names code or files of the machine that runs it.
 
 ``module:function`` refs (python nodes, map items, python tools,
-tools' ``reconcile``, compensations) are imported and called by workers; a stdio MCP server's
-``command`` is started by them; a scripted model's ``fixture`` is read from
-their disk. Lint checks the refs' modules exist (``lint/imports.py``); the
-server refuses them in specs uploaded by tenants it does not trust with code
-(``server/auth/code_policy.py``).
+tools' ``reconcile``, compensations, python graders) are imported and called by
+workers; a stdio MCP server's ``command`` is started by them; a scripted
+model's ``fixture`` is read from their disk. Lint checks the refs' modules
+exist (``lint/imports.py``); the server refuses them in specs uploaded by
+tenants it does not trust with code (``server/auth/code_policy.py``).
 """
 
 from __future__ import annotations
@@ -55,3 +55,8 @@ def code_refs(body: GraphBody) -> Iterator[CodeRef]:
     for name, model in body.models.items():
         if model.fixture is not None:
             yield CodeRef(pointer("spec", "models", name, "fixture"), "fixture", model.fixture)
+    if body.evaluation is not None:
+        for name, grader in body.evaluation.graders.items():
+            if grader.python is not None:
+                where = pointer("spec", "evaluation", "graders", name, "python")
+                yield CodeRef(where, "function", grader.python)

@@ -1022,6 +1022,77 @@ class Migration(_Model):
     )
 
 
+# --------------------------------------------------------------------------- evaluation
+
+
+class LlmGrader(_Model):
+    """A model that scores a finished run: it replies ``{"score": 0..1, "reason": "..."}``."""
+
+    model: Identifier = Field(description="The model that grades: a name in `spec.models`.")
+    prompt: Template = Field(
+        description=(
+            "What the model is asked: a Jinja2 template over `input`, `output`, `steps` and "
+            "`run` (the run's trajectory, as `GET .../trajectory` returns it). The model must "
+            'reply with JSON `{"score": <number 0..1>, "reason": "<why>"}`.'
+        )
+    )
+    system: Template | None = Field(default=None, description="A system message (template).")
+
+
+class GraderDef(_Model):
+    """One grader: a python function or a model (exactly one of the two)."""
+
+    python: str | None = Field(
+        default=None,
+        pattern=FUNCTION_REF_PATTERN,
+        description=(
+            "`module:function` called with the run's trajectory (a dict); it returns a number "
+            "0..1, or `{score, reason}`. Sync functions run in a thread."
+        ),
+    )
+    llm: LlmGrader | None = Field(default=None, description="A model that grades the run.")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Self:
+        if (self.python is None) == (self.llm is None):
+            raise ValueError(
+                "a grader is either `python: module:function` or `llm: {model, prompt}`, "
+                "not both and not neither"
+            )
+        return self
+
+
+#: The longest a grader may take on one run (``evaluation.timeout``).
+MAX_GRADER_SECONDS = 600.0
+
+
+class EvaluationSpec(_Model):
+    """Graders run on a sample of finished server runs, off the run's path (docs/evaluation.md)."""
+
+    sample: Annotated[float, Field(ge=0.0, le=1.0)] = Field(
+        default=1.0,
+        description=(
+            "Share of finished runs graded, 0..1; chosen by a hash of the run id, so the same "
+            "run is always in or out."
+        ),
+    )
+    timeout: Duration = Field(
+        default=60.0, description="Time limit of one grader on one run; past it the score fails."
+    )
+    graders: Annotated[dict[Identifier, GraderDef], Field(min_length=1)] = Field(
+        description="Graders by name; each scores every sampled run once."
+    )
+
+    @field_validator("timeout")
+    @classmethod
+    def _bounded(cls, value: float | str) -> float | str:
+        if not 0 < duration_seconds(value) <= MAX_GRADER_SECONDS:
+            raise ValueError(
+                f"a grader's timeout is more than 0 and at most {MAX_GRADER_SECONDS:g}s (10m)"
+            )
+        return value
+
+
 # --------------------------------------------------------------------------- graph
 
 
@@ -1078,6 +1149,10 @@ class GraphBody(_Model):
             "How threads started on earlier versions move to this one (`plait upgrade`, "
             "`POST /threads/{id}/upgrade`); the first entry whose `from` matches applies."
         ),
+    )
+    evaluation: EvaluationSpec | None = Field(
+        default=None,
+        description="Graders that score a sample of finished runs (docs/evaluation.md).",
     )
     secrets: list[Identifier] = Field(
         default_factory=list,

@@ -51,7 +51,7 @@ from plait.server.http.problems import Problem, not_found
 from plait.server.http.sse import coalesced, event_names, journal_frame_batches, sse_response
 from plait.server.operations import metrics
 from plait.server.operations.metrics import RolloutLabel
-from plait.server.queue import threads
+from plait.server.queue import scores, threads
 from plait.server.queue.journal import JournalEvent, resume_point
 from plait.server.queue.queueing import HIGHEST_PRIORITY, LOWEST_PRIORITY, Queueing
 from plait.server.queue.runs import (
@@ -277,12 +277,14 @@ async def list_thread_runs(
     offset: Annotated[int, Query(ge=0)] = 0,
     status: RunStatus | None = None,
 ) -> list[dict[str, Any]]:
-    """The thread's runs, newest first."""
+    """The thread's runs, newest first, each with ``plait_scores``: its graders' scores
+    (``GET /runs/{run_id}/scores``; empty for a run outside its spec's evaluation sample)."""
     thread = await _thread(services, thread_id, tenant)
     found = await list_runs(
         services.pool, thread["thread_id"], limit=limit, offset=offset, status=status, tenant=tenant
     )
-    return [run.to_api() for run in found]
+    graded = await scores.scores_of_runs(services.pool, [run.run_id for run in found], tenant)
+    return [{**run.to_api(), "plait_scores": graded.get(run.run_id, [])} for run in found]
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}", summary="Get a run")

@@ -243,6 +243,19 @@ async def list_approvals(
     return [_approval(row) for row in rows]
 
 
+async def approvals_of_run(pool: Pool, run_id: str, tenant: str) -> list[dict[str, Any]]:
+    """The approvals ``run_id`` raised or carried the decision of, oldest first (``tenant``'s)."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            f"SELECT {_COLUMNS} FROM plait_approvals "
+            "WHERE (run_id = %(run)s OR resume_run_id = %(run)s) AND tenant_id = %(tenant)s "
+            "ORDER BY created_at, approval_id",
+            {"run": run_id, "tenant": tenant},
+        )
+        rows = await cursor.fetchall()
+    return [_approval(row) for row in rows]
+
+
 async def expired(pool: Pool, now: datetime) -> list[dict[str, Any]]:
     """Pending approvals whose expiry is at or before ``now``, oldest expiry first."""
     async with pool.connection() as conn:

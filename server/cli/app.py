@@ -1,5 +1,5 @@
 """The ``plait`` command: validate, run, test, record, replay, graph, schema, serve, worker,
-tenants, keys, queue, rollout, upgrade.
+tenants, keys, queue, rollout, upgrade, export.
 
 ``main()`` is the console script. User errors end with one clear message and
 an exit code from :class:`plait.server.cli.exits.ExitCode`, never a traceback; an
@@ -16,6 +16,7 @@ import traceback
 import typer
 
 from plait.server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
+from plait.server.cli.export import export_app
 from plait.server.cli.graph import graph_command
 from plait.server.cli.queue import queue_app
 from plait.server.cli.record import record_command, replay_command
@@ -57,6 +58,7 @@ app.add_typer(tenants_app, name="tenants")
 app.add_typer(keys_app, name="keys")
 app.add_typer(queue_app, name="queue")
 app.add_typer(rollout_app, name="rollout")
+app.add_typer(export_app, name="export")
 
 
 def main() -> None:

@@ -4,8 +4,8 @@ Process metrics live in prometheus-client's default registry: step latency,
 model calls, tokens and cost, tool outcomes, policy refusals, waits under
 tools' limits (fed by the engine through :class:`MetricsObserver`), open SSE
 streams, finished runs (by outcome of the attempt, and by Plait's state of the
-run), and the state of this process's circuit breakers (read at scrape time from
-``plait.engine.governance.breaker_snapshot()``).
+run), graders' scores and failures, and the state of this process's circuit
+breakers (read at scrape time from ``plait.engine.governance.breaker_snapshot()``).
 
 Queue metrics come from Postgres at scrape time (:func:`database_metrics`), so
 they are the same whichever process is scraped and need no bookkeeping: runs
@@ -104,6 +104,18 @@ RUNS_ENDED = Counter(
     ["graph", "state"],
 )
 SSE_STREAMS = Gauge("plait_sse_streams_open", "Server-Sent Events streams open now.")
+SCORES = Histogram(
+    "plait_run_scores",
+    "Scores this process's graders gave finished runs (0..1), by graph, version and grader.",
+    ["graph", "version", "grader"],
+    buckets=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+)
+GRADER_FAILURES = Counter(
+    "plait_grader_failures_total",
+    "Graders of this process that failed to score a run (raised, timed out, answered "
+    "something that is not a score), by graph, version and grader.",
+    ["graph", "version", "grader"],
+)
 #: Whether a rollout chose a run's version: its ``canary`` or ``stable`` version for a
 #: new thread, or ``none`` (a thread's own version, a named version, no rollout).
 RolloutLabel = Literal["canary", "stable", "none"]
@@ -226,6 +238,15 @@ def run_finished(graph: str, outcome: str) -> None:
 def run_ended(graph: str, state: str) -> None:
     """Count a run this process ended in ``state`` (Plait's, :mod:`plait.engine.run.states`)."""
     RUNS_ENDED.labels(graph, state).inc()
+
+
+def run_scored(graph: str, version: str, grader: str, score: float | None) -> None:
+    """Count a grader's verdict on a run of ``graph@version``: its ``score``, or ``None``
+    for a failure."""
+    if score is None:
+        GRADER_FAILURES.labels(graph, version, grader).inc()
+    else:
+        SCORES.labels(graph, version, grader).observe(score)
 
 
 # --- from Postgres, at scrape time ------------------------------------------------

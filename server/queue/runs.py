@@ -43,7 +43,7 @@ from plait.engine.store import Pool
 from plait.server.approvals.records import settle_answered_in
 from plait.server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
 from plait.server.graphs.versions import GraphVersion
-from plait.server.queue import journal, webhooks
+from plait.server.queue import journal, scores, webhooks
 from plait.server.queue.leases import Lease
 from plait.server.queue.queueing import DEFAULT_AGING_SECONDS, DEFAULT_PRIORITY, Queueing
 from plait.server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
@@ -572,6 +572,52 @@ async def list_runs(
     return [_run(row) for row in rows]
 
 
+async def ended_runs_of_graph(
+    pool: Pool,
+    graph: str,
+    *,
+    tenant: str | None,
+    version: str | None = None,
+    since: datetime | None = None,
+    page_size: int = 100,
+) -> AsyncIterator[list[Run]]:
+    """The ended runs of ``graph`` (of ``version``, created at or after ``since``), oldest
+    first, a page at a time: each page is read when the one before it was used, by keyset
+    (``created_at, run_id``), so an export of many runs holds one page in memory."""
+    after: tuple[datetime, str] | None = None
+    while True:
+        async with pool.connection() as conn:
+            cursor = await conn.execute(
+                f"""
+                SELECT {_COLUMNS} FROM plait_runs
+                WHERE graph = %(graph)s AND {OF_TENANT} AND ended_at IS NOT NULL
+                  AND (%(version)s::text IS NULL OR version = %(version)s)
+                  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+                  AND (%(after_at)s::timestamptz IS NULL
+                       OR (created_at, run_id) > (%(after_at)s, %(after_id)s))
+                ORDER BY created_at, run_id
+                LIMIT %(limit)s
+                """,
+                {
+                    "graph": graph,
+                    "tenant": tenant,
+                    "version": version,
+                    "since": since,
+                    "after_at": after[0] if after else None,
+                    "after_id": after[1] if after else None,
+                    "limit": page_size,
+                },
+            )
+            rows = await cursor.fetchall()
+        if not rows:
+            return
+        page = [_run(row) for row in rows]
+        yield page
+        if len(page) < page_size:
+            return
+        after = (page[-1].created_at, page[-1].run_id)
+
+
 async def cancel_run(
     pool: Pool,
     thread_id: str,
@@ -845,6 +891,7 @@ async def finish_run(
     attempt: int | None = None,
     dead_letter: Mapping[str, Any] | None = None,
     values: Any = None,
+    graders: Sequence[str] = (),
 ) -> bool:
     """Record how a run ended and journal its ``end``, only if ``worker_id`` holds its lease
     (for ``attempt``, when given: the executor always gives it).
@@ -862,7 +909,8 @@ async def finish_run(
     together: a client told the run ended never finds it still running, and a
     worker that lost its lease writes neither. A run with a ``webhook`` owes it a
     call with the run and its final ``values``, written in the same transaction
-    (:mod:`plait.server.queue.webhooks`).
+    (:mod:`plait.server.queue.webhooks`); so is a score owed by each of ``graders``
+    (a sampled run of a spec with ``evaluation``: :mod:`plait.server.queue.scores`).
     """
     status = status_of(check_ending(state))
     after: ThreadStatus = (
@@ -902,6 +950,7 @@ async def finish_run(
                 f"SELECT {_COLUMNS} FROM plait_runs WHERE run_id = %s", (run_id,)
             )
             await webhooks.enqueue(conn, _run(await cursor.fetchone()), values)
+        await scores.enqueue(conn, run_id, graders)
         return True
 
 

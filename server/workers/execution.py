@@ -36,6 +36,7 @@ from plait.engine.run import (
     RunState,
     RunTimedOut,
     drive,
+    graders_owed,
     losses_only,
     parked_tool,
     waiting_on,
@@ -314,6 +315,8 @@ async def _execute(
         detail=detail,
         attempt=run.attempt,
         values=await _webhook_values(run, pool, compiled),
+        # Sampled by run id: the same on every worker; graded later, off this path.
+        graders=graders_owed(compiled.loaded, run.run_id, state) if compiled is not None else (),
     ):
         metrics.run_ended(run.graph, state)
     return status

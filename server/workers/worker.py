@@ -19,7 +19,8 @@ worker`` runs one). It
   applies the spec's ``on_expire`` itself when it resumes after the expiry);
 - ends pending runs past their deadline (``expires_at``) as ``expired``; claims order a
   tenant's runs by priority, aged by ``aging_seconds`` (server/queue/queueing.py);
-- calls the webhooks of ended runs (server/workers/webhook_sender.py), fires due crons
+- calls the webhooks of ended runs (server/workers/webhook_sender.py), grades sampled
+  finished runs (server/workers/grader_runner.py), fires due crons
   (server/workers/cron_firer.py) and deletes store items past their TTL;
 - on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
   hands their leases back, so another worker continues them from their last
@@ -54,6 +55,7 @@ from plait.server.queue.runs import Run
 from plait.server.workers.admission import Admission, LoopLag
 from plait.server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
 from plait.server.workers.execution import GraphCache, RunStopper, StopReason, execute_run
+from plait.server.workers.grader_runner import GraderRunner
 from plait.server.workers.mcp_task_poller import McpTaskPoller
 from plait.server.workers.webhook_sender import WebhookSender
 from plait.server.workers.webhook_urls import WebhookPolicy
@@ -65,6 +67,9 @@ MCP_TASK_POLL_SECONDS = 0.5
 
 #: How often due webhook deliveries are looked for (a run's end is sent within it).
 WEBHOOK_POLL_SECONDS = 0.5
+
+#: How often owed scores are looked for (grading is off the runs' path: no hurry).
+GRADER_POLL_SECONDS = 1.0
 
 
 def default_worker_id() -> str:
@@ -122,6 +127,8 @@ class Worker:
         self.items: AsyncPostgresStore | None = None
         # Calls the webhooks that ended runs owe (server/workers/webhook_sender.py).
         self.webhooks = WebhookSender(pool, self.worker_id, policy=webhook_policy)
+        # Grades sampled finished runs (server/workers/grader_runner.py).
+        self.graders = GraderRunner(pool, self.worker_id, self.graphs)
         # Creates the runs of due crons (server/workers/cron_firer.py).
         self.crons = CronFirer(pool, specs_dir)
         #: Set once the worker listens for runs (it may have claimed some already).
@@ -175,6 +182,10 @@ class Worker:
             asyncio.create_task(
                 self._every(WEBHOOK_POLL_SECONDS, self.webhooks.send_due),
                 name=f"{self.worker_id} webhooks",
+            ),
+            asyncio.create_task(
+                self._every(GRADER_POLL_SECONDS, self.graders.grade_due),
+                name=f"{self.worker_id} graders",
             ),
             asyncio.create_task(
                 self._every(CRON_POLL_SECONDS, self.crons.fire_due),

@@ -71,3 +71,25 @@ def decline_refund(order_id: str, comment: str | None) -> dict[str, Any]:
         "status": "declined",
         "message": f"Your refund for order {order_id} was declined: {note}.",
     }
+
+
+def grade_refund(trajectory: dict[str, Any]) -> dict[str, Any]:
+    """Evaluation grader: did the run refund what was agreed, or decline with a reason?
+
+    It reads the run's trajectory (``GET .../trajectory``): 1.0 for a refund of the
+    approved amount or a declined one with a message, 0.5 for a refund of a different
+    amount, 0.0 for a run that ended with neither.
+    """
+    output = trajectory.get("output") or {}
+    refund = output.get("refund") or {}
+    if refund.get("status") == "declined":
+        return {"score": 1.0 if refund.get("message") else 0.0, "reason": "declined"}
+    if refund.get("status") != "issued":
+        return {"score": 0.0, "reason": "neither refunded nor declined"}
+    decision = output.get("decision") or {}
+    agreed = (decision.get("arguments") or {}).get("amount") or output.get("assessment", {}).get(
+        "amount"
+    )
+    if agreed is None or abs(refund["amount"] - agreed) < 0.005:
+        return {"score": 1.0, "reason": f"refunded {refund['amount']:.2f} as agreed"}
+    return {"score": 0.5, "reason": f"refunded {refund['amount']:.2f}, agreed {agreed:.2f}"}

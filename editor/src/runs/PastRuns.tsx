@@ -2,8 +2,9 @@
  * The graph's earlier runs, newest first: how each ended (Plait's state, so a
  * run whose map lost items, one waiting for a tool, a dead-lettered or an expired
  * one says so; a priority other than the default and a waiting run's deadline
- * beside it), the version that ran, when it started and
- * how long it took. Opening one shows it on the version that ran: another
+ * beside it), the version that ran, when it started,
+ * how long it took and, for a spec with `evaluation`, its graders' mean score
+ * (each grader's score and reason on hover). Opening one shows it on the version that ran: another
  * version's run opens that version's editor.
  */
 
@@ -12,6 +13,7 @@ import { editorHash } from "../routes";
 import { runsOf, threadsOf, type PlaitRun, type PlaitThread } from "./runApi";
 import { assistantOf, openThread } from "./runController";
 import { pastState, queueNote } from "./runStates";
+import { scoreBadge } from "./scores";
 import { useRunStore } from "./runStore";
 import * as fmt from "./format";
 
@@ -68,6 +70,7 @@ export function PastRuns({
           <th>Status</th>
           <th>Version</th>
           <th>Took</th>
+          <th>Score</th>
         </tr>
       </thead>
       <tbody>
@@ -78,6 +81,7 @@ export function PastRuns({
           const shown = pastState(thread, runs);
           const note = last ? queueNote(last, fmt.when) : "";
           const took = first && last ? Date.parse(last.updated_at) - Date.parse(first.created_at) : null;
+          const score = scoreBadge(runs);
           return (
             <tr key={thread.thread_id} data-testid="past-run" data-thread={thread.thread_id} data-version={thread.version ?? ""}>
               <td>
@@ -109,6 +113,15 @@ export function PastRuns({
                 {thread.version ?? "—"}
               </td>
               <td>{shown.tone === "active" ? "…" : fmt.duration(took)}</td>
+              <td>
+                {score ? (
+                  <span className={`run-badge score-tone-${score.tone}`} data-testid="past-score" data-tone={score.tone} title={score.title}>
+                    {score.label}
+                  </span>
+                ) : (
+                  <span className="muted">—</span>
+                )}
+              </td>
             </tr>
           );
         })}

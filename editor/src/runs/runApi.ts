@@ -8,12 +8,23 @@ import { fetchWithKey } from "../api/apiKey";
 import { problemFromResponse } from "../api/errors";
 import type { Checkpoint, Run, Thread } from "../api/client";
 
+/** What one grader of the spec's `evaluation` said of a run (docs/evaluation.md). */
+export interface RunScore {
+  run_id: string;
+  grader: string;
+  status: "pending" | "scored" | "failed";
+  score: number | null;
+  reason: string | null;
+  error: string | null;
+}
+
 /**
  * A run as Plait answers it: `status` is the Agent Server's; `plait_state` says
  * what happened (partially succeeded, waiting for a person or a tool, retrying,
- * dead-lettered...), `plait_state_label` in words.
+ * dead-lettered...), `plait_state_label` in words; `plait_scores`, its graders' scores.
  */
 export type PlaitRun = Run & {
+  plait_scores?: RunScore[];
   plait_status?: string;
   plait_state?: string;
   plait_state_label?: string;

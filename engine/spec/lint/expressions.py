@@ -209,8 +209,40 @@ def _templates(ctx: LintContext) -> Iterator[tuple[str, str]]:
                     yield source, node_pointer(node_id, "do", key)
 
 
+def _grader_templates(ctx: LintContext) -> Iterator[tuple[str, str]]:
+    if ctx.body.evaluation is None:
+        return
+    for name, grader in ctx.body.evaluation.graders.items():
+        if grader.llm is None:
+            continue
+        for key in ("prompt", "system"):
+            source = getattr(grader.llm, key)
+            if source is not None:
+                yield source, pointer("spec", "evaluation", "graders", name, "llm", key)
+
+
 def check_templates(ctx: LintContext) -> None:
-    """Templates parse and read only declared state fields."""
+    """Templates parse and read only declared state fields; graders' prompts read the run's
+    trajectory (``input``, ``output``, ``steps``, ``run``), not ``state``."""
+    for source, where in _grader_templates(ctx):
+        try:
+            check_template(source)
+        except ExpressionError as exc:
+            ctx.report(
+                where,
+                "template-syntax",
+                f"template does not parse: {exc.message}",
+                "fix the Jinja2 syntax: `{{ output.field }}` for values, "
+                "`{% for step in steps %}...{% endfor %}` for logic",
+            )
+            continue
+        if template_state_fields(source):
+            ctx.report(
+                where,
+                "grader-reads-state",
+                "a grader's prompt sees the finished run, not `state`",
+                "read `output.<field>` (the run's final values), `input`, `steps` or `run`",
+            )
     for source, where in _templates(ctx):
         try:
             check_template(source)

@@ -59,6 +59,11 @@ def _check_definitions(ctx: LintContext) -> None:
             where = pointer("spec", "agents", name, "context", "summary_model")
             _name(ctx, agent.context.summary_model, "model", where)
     _check_mcp(ctx)
+    if ctx.body.evaluation is not None:
+        for name, grader in ctx.body.evaluation.graders.items():
+            if grader.llm is not None:
+                where = pointer("spec", "evaluation", "graders", name, "llm", "model")
+                _name(ctx, grader.llm.model, "model", where)
     for name, model in ctx.body.models.items():
         if model.fixture is None:
             continue

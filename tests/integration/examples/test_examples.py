@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from plait.engine.governance.secrets import ENVIRONMENT
 from plait.engine.run.events import Custom, NodeFinished, NodeStarted, RunStarted
+from plait.engine.run.graders import Score, grade
 from plait.engine.store.pool import Pool
 from plait.server.queue.direct_runs import list_runs
 from tests.conftest import fresh_database
-from tests.integration.examples.conftest import SPECS, Runner
+from tests.integration.examples.conftest import SPECS, Runner, compiled
 from tests.integration.server.harness import cluster
 
 
@@ -111,6 +113,29 @@ async def test_small_refund_needs_no_approval(run_example: Runner) -> None:
     assert outcome.interrupts == []
     assert outcome.started == ["assess", "refund"]
     assert outcome.output["decision"] is None
+
+
+async def test_refund_approvals_grader_scores_its_examples(run_example: Runner) -> None:
+    spec = compiled("refund-approval").loaded
+    found = {}
+    for example in ("small_refund", "large_refund_approved", "large_refund_rejected"):
+        outcome = await run_example("refund-approval", example=example)
+        # The grader reads a trajectory's `output`: the run's output fields.
+        trajectory = {"run_id": example, "output": outcome.output, "steps": []}
+        found[example] = await grade(spec, "refund_as_agreed", trajectory, secrets=ENVIRONMENT)
+    assert found == {
+        "small_refund": Score(1.0, "refunded 12.50 as agreed"),
+        "large_refund_approved": Score(1.0, "refunded 180.00 as agreed"),
+        "large_refund_rejected": Score(1.0, "declined"),
+    }
+    broken = {
+        "run_id": "x",
+        "output": {"refund": {"status": "issued", "amount": 50.0}, "assessment": {"amount": 180.0}},
+        "steps": [],
+    }
+    assert await grade(spec, "refund_as_agreed", broken, secrets=ENVIRONMENT) == Score(
+        0.5, "refunded 50.00, agreed 180.00"
+    )
 
 
 async def test_support_uses_the_summarize_subgraph(run_example: Runner) -> None:
