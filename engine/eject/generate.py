@@ -598,7 +598,7 @@ class _Node:
                 f"{self.node_id}: {self.stub.feature} is not ejected ({self.stub.why}); "
                 "run this spec on Plait"
             )
-            return [*head, f"    raise NotImplementedError({message!r})"]
+            return [*head, f"    raise NotImplementedError({literal(message)})"]
         body: list[str] = []
         if node.max_visits is not None:
             body.append(f"    visit = {self.plait}.visit({self.node_id!r}, state, {node.max_visits})")
