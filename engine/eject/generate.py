@@ -133,9 +133,7 @@ class _Section:
         self.prefix = prefix
         self.children = children  # ref -> prefix of the child's section
         self.problems = [
-            Unsupported(p.feature, f"{loaded.ref} {p.where}", p.why, p.node)
-            if prefix
-            else p
+            Unsupported(p.feature, f"{loaded.ref} {p.where}", p.why, p.node) if prefix else p
             for p in unsupported(loaded.spec)
         ] + list(_state_problems(loaded.spec))
 
@@ -429,7 +427,7 @@ class _Module:
         for edge in section.spec.spec.edges:
             if isinstance(edge, SwitchEdge):
                 lines += ["", "", f"def {self._edge_name(section, edge)}{signature}"]
-                lines.append(f'    """Where to go after {edge.from_}: the first case that holds."""')
+                lines.append(f'    """After {edge.from_}: the first case that holds."""')
                 for case in edge.switch:
                     condition = _python_or_cel(plait, case.when, {"state": "state"})
                     lines.append(f"    if {condition} is True:")
@@ -437,7 +435,7 @@ class _Module:
                 lines.append(f"    return {_target(edge.default)}")
             elif isinstance(edge, RouteEdge):
                 lines += ["", "", f"def {self._edge_name(section, edge)}{signature}"]
-                lines.append(f'    """Where to go after {edge.from_}: by its result\'s label."""')
+                lines.append(f'    """After {edge.from_}: by the label of its result."""')
                 source = (
                     f"state.get('_result_{identifier(edge.from_)}')"
                     if edge.from_ != START
@@ -542,7 +540,7 @@ class _Module:
             "",
             "    def main() -> None:",
             '        """Run once with the input given as JSON (default: the spec\'s first'
-            ' example);',
+            " example);",
             '        answer each approval on the terminal."""',
             f"        given = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {literal(example)}",
             "        graph = build_graph(InMemorySaver())",
@@ -572,7 +570,7 @@ class _Node:
         node_id: str,
         node: Any,
         raw: dict[str, Any],
-        stubs: dict[str | None, Unsupported],
+        stubs: dict[str, Unsupported],
     ) -> None:
         self.module = module
         self.section = section
@@ -598,10 +596,14 @@ class _Node:
                 f"{self.node_id}: {self.stub.feature} is not ejected ({self.stub.why}); "
                 "run this spec on Plait"
             )
-            return [*head, f"    raise NotImplementedError({literal(message)})"]
+            text = literal(message)
+            if text.startswith("("):  # cut in pieces: the call's parentheses hold them
+                text = text[1:-1]
+            return [*head, f"    raise NotImplementedError({text})"]
         body: list[str] = []
         if node.max_visits is not None:
-            body.append(f"    visit = {self.plait}.visit({self.node_id!r}, state, {node.max_visits})")
+            bound = f"{self.node_id!r}, state, {node.max_visits}"
+            body.append(f"    visit = {self.plait}.visit({bound})")
         work = self._work()
         uses_result = (
             node.output is not None
@@ -726,7 +728,5 @@ def _counted(spec: GraphSpec) -> bool:
 
 def _function_refs(spec: GraphSpec) -> list[str]:
     return list(
-        dict.fromkeys(
-            node.function for node in spec.spec.nodes.values() if node.kind == "python"
-        )
+        dict.fromkeys(node.function for node in spec.spec.nodes.values() if node.kind == "python")
     )

@@ -1,5 +1,5 @@
-"""The ``plait`` command: validate, run, test, graph, schema, serve, worker, tenants, keys, queue,
-rollout.
+"""The ``plait`` command: validate, run, test, graph, eject, schema, serve, worker, tenants, keys,
+queue, rollout.
 
 ``main()`` is the console script. User errors end with one clear message and
 an exit code from :class:`plait.server.cli.exits.ExitCode`, never a traceback; an
@@ -15,6 +15,7 @@ import traceback
 
 import typer
 
+from plait.server.cli.eject import eject_command
 from plait.server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
 from plait.server.cli.graph import graph_command
 from plait.server.cli.queue import queue_app
@@ -45,6 +46,7 @@ app.command("validate", epilog=EXIT_CODES_HELP)(validate_command)
 app.command("run", epilog=EXIT_CODES_HELP)(run_command)
 app.command("test", epilog=EXIT_CODES_HELP)(test_command)
 app.command("graph", epilog=EXIT_CODES_HELP)(graph_command)
+app.command("eject", epilog=EXIT_CODES_HELP)(eject_command)
 app.command("schema", epilog=EXIT_CODES_HELP)(schema_command)
 app.command("serve", epilog=EXIT_CODES_HELP)(serve_command)
 app.command("worker", epilog=EXIT_CODES_HELP)(worker_command)

@@ -52,16 +52,18 @@ def _cases() -> list[Any]:
             if example.models:
                 # The examples' run fixture gives no per-example replies; `plait test` does.
                 marks.append(pytest.mark.skip(reason="replies of its own (plait test only)"))
-            cases.append(pytest.param(path.stem, example.name, id=f"{path.stem}:{example.name}",
-                                      marks=marks))
+            cases.append(
+                pytest.param(path.stem, example.name, id=f"{path.stem}:{example.name}", marks=marks)
+            )
     return cases
 
 
 def _ejected(name: str, folder: Path, *, partial: bool) -> ModuleType:
     target = folder / f"{name.replace('-', '_')}.py"
     target.write_text(
-        eject(load_spec(SPECS / f"{name}.yaml"), load_directory(SPECS), target=target,
-              partial=partial)
+        eject(
+            load_spec(SPECS / f"{name}.yaml"), load_directory(SPECS), target=target, partial=partial
+        )
     )
     module_spec = importlib.util.spec_from_file_location(f"ejected_{target.stem}", target)
     assert module_spec is not None and module_spec.loader is not None
@@ -138,9 +140,19 @@ def test_the_ejected_modules_pass_ruff(tmp_path: Path) -> None:
     for path in sorted(SPECS.glob("*.yaml")):
         _ejected(path.stem, tmp_path, partial=True)
     checked = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--isolated", "--line-length=100",
-         "--select=E,F,W,I,B,UP,SIM,RUF,ASYNC", str(tmp_path)],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--isolated",
+            "--line-length=100",
+            "--select=E,F,W,I,B,UP,SIM,RUF,ASYNC",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
         cwd=tmp_path,  # outside this repository, where `plait` is a third-party package
     )
     assert checked.returncode == 0, checked.stdout
