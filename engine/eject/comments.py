@@ -32,8 +32,10 @@ def above(loaded: LoadedSpec, *path: str) -> list[str]:
         found.insert(0, lines[index].strip().lstrip("#").strip())
         index -= 1
     own = lines[position.line - 1] if position.line - 1 < len(lines) else ""
-    if " #" in own and own.strip()[-1:] not in ("'", '"'):
-        found.append(own.split(" #", 1)[1].strip())
+    code, mark, note = own.partition(" #")
+    # Not a comment when the `#` sits inside a quoted string.
+    if mark and code.count('"') % 2 == 0 and code.count("'") % 2 == 0:
+        found.append(note.strip())
     return _trimmed(found)
 
 
