@@ -97,6 +97,38 @@ _REDUCER_NAMES = {
     "sum": "operator.add",
     "add_messages": "add_messages",
 }
+#: Names the module defines or imports besides the nodes' functions.
+_TAKEN = frozenset(
+    {
+        *(name for name in _REDUCER_NAMES.values() if "." not in name),
+        *[
+            "operator",
+            "Path",
+            "Annotated",
+            "Any",
+            "AnyMessage",
+            "RunnableConfig",
+            "BaseCheckpointSaver",
+            "END",
+            "START",
+            "StateGraph",
+            "add_messages",
+            "TypedDict",
+            "Runtime",
+            "NodeError",
+            "SPEC_DIR",
+            "DEFINITIONS",
+            "plait",
+            "State",
+            "Output",
+            "INPUT_FIELDS",
+            "DEFAULTS",
+            "initial_state",
+            "build_graph",
+            "count_visits",
+        ],
+    }
+)
 _VISITS = (
     "def count_visits(current: dict[str, int] | None, update: dict[str, int]) -> dict[str, int]:\n"
     '    """Visits per node, for the nodes that have `max_visits`."""\n'
@@ -143,6 +175,11 @@ class _Section:
 
     def name(self, base: str) -> str:
         return f"{self.prefix}{base}"
+
+    def node_function(self, node_id: str) -> str:
+        """The name of a node's function: its id, unless the module has that name already."""
+        base = identifier(node_id)
+        return self.name(f"{base}_node" if base in _TAKEN else base)
 
 
 def _collect(
@@ -323,10 +360,16 @@ class _Module:
     def _functions(self, section: _Section) -> list[str]:
         lines: list[str] = []
         seen: dict[str, str] = {}
+        # Not a name the module has already: a node's function, a reducer, an import.
+        taken = set(_TAKEN) | {section.node_function(node) for node in section.spec.spec.nodes}
+        taken |= {f"after_{identifier(node.lower())}" for node in section.spec.spec.nodes}
         for ref in _function_refs(section.spec):
             alias = identifier(ref.rpartition(":")[2])
-            while alias in seen.values() and seen.get(ref) != alias:
+            if alias in taken:
+                alias = f"{alias}_function"
+            while alias in taken:
                 alias += "_"
+            taken.add(alias)
             seen[ref] = alias
         self._function_names = {ref: section.name(alias) for ref, alias in seen.items()}
         if seen:
@@ -479,7 +522,7 @@ class _Module:
             if node.timeout is not None:
                 options.append(f"timeout={duration_seconds(node.timeout)!r}")
             extra = "".join(f", {option}" for option in options)
-            function = section.name(identifier(node_id))
+            function = section.node_function(node_id)
             builder.append(f"    builder.add_node({node_id!r}, {function}{extra})")
         implied: set[tuple[str, str]] = set()
         for node_id, node in body.nodes.items():
@@ -582,7 +625,7 @@ class _Node:
 
     def lines(self) -> list[str]:
         node, section = self.node, self.section
-        name = section.name(identifier(self.node_id))
+        name = section.node_function(self.node_id)
         head = [
             f"async def {name}(state: {section.name('State')}, config: RunnableConfig)"
             " -> dict[str, Any]:",
@@ -684,9 +727,9 @@ class _Node:
         raise AssertionError(f"no ejection for node kind {kind!r}")  # unsupported() stubs it
 
     def _argument(self, value: Any) -> str:
-        """An argument as written: a CEL string, or ``{literal: value}``."""
-        if isinstance(value, dict) and set(value) == {"literal"}:
-            return literal(value["literal"])
+        """An argument as written: a CEL string, or a value (``{value: ...}``, a number...)."""
+        if isinstance(value, dict) and set(value) == {"value"}:
+            return literal(value["value"])
         if isinstance(value, str):
             return _python_or_cel(self.plait, value, {"state": "state"})
         return literal(value)

@@ -1,0 +1,174 @@
+"""The node kinds and reducers the examples leave out, compiled and ejected, run side by side.
+
+No database: both run on an in-memory checkpointer, the compiled graph as
+``compile_spec`` gives it, the ejected one from the module ``eject`` wrote.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from plait.engine.compiler import compile_spec
+from plait.engine.eject import NotEjectable, eject
+from plait.engine.spec.loader import parse_spec
+from tests.unit.compiler.helpers import FIXTURES
+
+SPEC = """\
+# yaml-language-server: $schema=../schemas/plait-v1.schema.json
+#
+# Every kind the examples leave out, and every reducer.
+apiVersion: plait/v1
+kind: Graph
+metadata: {name: eject-kinds, version: "1.0.0", description: Kinds and reducers.}
+spec:
+  state:
+    x: {type: integer, default: 3, description: The number to start from.}
+    sum: {type: integer}
+    notes: {type: list, reducer: extend}
+    seen: {type: list, reducer: union}
+    info: {type: object, reducer: merge}
+    best: {type: integer, reducer: max}
+    least: {type: integer, reducer: min}
+    log: {type: list, reducer: append}
+    total: {type: integer, reducer: sum}
+    size: {type: string}
+    count: {type: integer}
+    meaning: {type: string}
+  input: [x]
+  models:
+    m:
+      provider: scripted
+      script:
+        - data: {word: plait}
+  tools:
+    lookup: {function: "plait_compiler_fns:lookup"}
+  nodes:
+    # Adds one to x (a literal argument).
+    add:
+      kind: python
+      description: Add one.
+      function: plait_compiler_fns:add
+      args: {a: state.x, b: {value: 1}}
+      output: sum
+    fan: {kind: parallel, branches: [left, right], join: join}
+    left:
+      kind: python
+      function: plait_compiler_fns:collect
+      args: {n: state.sum}
+      writes:
+        notes: "[result.n]"
+        seen: "['a', 'b']"
+        info: "{'left': result.n}"
+        best: result.n
+        least: result.n
+        log: "'left'"
+        total: "1"
+    right:
+      kind: python
+      function: plait_compiler_fns:async_echo
+      args: {value: "state.sum * 2"}
+      writes:
+        notes: result
+        seen: "['b', 'c']"
+        info: "{'right': result}"
+        best: result
+        least: result
+        log: "'right'"
+        total: "2"
+    join: {kind: python, function: "plait_compiler_fns:count_fields", output: count}
+    size:
+      kind: router
+      label: "state.best > 5 ? 'big' : 'small'"
+      labels: [big, small]
+      output: size
+    word:
+      kind: llm
+      model: m
+      prompt: "Best is {{ state.best }}"
+      schema: {type: object, properties: {word: {type: string}}, required: [word]}
+      max_visits: 2
+      output: meaning
+    look:
+      kind: tool
+      tool: lookup
+      args: {query: state.meaning.word}
+      output: meaning
+  edges:
+    - {from: START, to: add}
+    - {from: add, to: fan}
+    - {from: join, to: size}
+    - from: size
+      route: result
+      to: {big: word, small: END}
+    - from: word
+      switch: [{when: "state.total == 3", to: look}]
+      default: END
+    - {from: look, to: END}
+"""
+
+
+def _loaded(text: str = SPEC) -> Any:
+    return parse_spec(text, "eject-kinds.yaml", FIXTURES / "eject-kinds.yaml")
+
+
+def _module(tmp_path: Path, text: str = SPEC) -> Any:
+    target = tmp_path / "eject_kinds.py"
+    target.write_text(eject(_loaded(text), None, target=target))
+    spec = importlib.util.spec_from_file_location(f"ejected_{uuid.uuid4().hex}", target)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+async def _run(graph: Any, given: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    config: Any = {"configurable": {"thread_id": "t"}}
+    started = [
+        chunk["name"]
+        async for chunk in graph.astream(given, config, stream_mode="tasks")
+        if "input" in chunk
+    ]
+    values = (await graph.aget_state(config)).values
+    return started, {k: v for k, v in values.items() if not k.startswith("_")}
+
+
+@pytest.mark.parametrize("x", [5, 1])
+async def test_router_parallel_llm_tool_and_every_reducer_run_as_compiled(
+    x: int, tmp_path: Path
+) -> None:
+    module = _module(tmp_path)
+    compiled = compile_spec(_loaded()).bind(InMemorySaver())
+
+    expected = await _run(compiled, {"x": x})
+    ejected = await _run(module.build_graph(InMemorySaver()), module.initial_state({"x": x}))
+
+    assert ejected == expected
+    if x == 5:  # the long way: every node, the tool last
+        assert ejected[0] == ["add", "fan", "left", "right", "join", "size", "word", "look"]
+        assert ejected[1]["meaning"] == "a braid"
+        assert ejected[1]["notes"] == [6, 12] and ejected[1]["total"] == 3
+
+
+def test_the_module_keeps_the_specs_words(tmp_path: Path) -> None:
+    source = eject(_loaded(), None, target=tmp_path / "m.py")
+    assert "Every kind the examples leave out, and every reducer." in source
+    assert "# Adds one to x (a literal argument)." in source
+    assert '"""Add one."""' in source
+    assert "x: int  # The number to start from." in source
+    assert "notes: Annotated[list[Any], extend]" in source
+    assert "best: Annotated[int | None, highest]" in source
+    assert 'result = await plait.call(add_function, a=state["x"], b=1)' in source
+
+
+def test_a_default_on_an_append_field_is_refused(tmp_path: Path) -> None:
+    text = SPEC.replace(
+        "{type: list, reducer: append}", "{type: list, reducer: append, default: [0]}"
+    )
+    with pytest.raises(NotEjectable, match=r"spec.state.log: a default on an `append` field"):
+        eject(_loaded(text), None, target=tmp_path / "m.py")
