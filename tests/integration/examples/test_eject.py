@@ -21,7 +21,10 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from plait.engine.compiler import compile_spec
 from plait.engine.eject import NotEjectable, eject
+from plait.engine.run.spec_tests import with_replies
+from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.loader import load_spec
 from plait.engine.spec.validate import load_directory
 from plait.engine.store.checkpointer import new_checkpointer
@@ -46,24 +49,24 @@ STUBBED = {"a2a-expense-caller": "file_claim: a2a node", "mcp-tools": "help: MCP
 def _cases() -> list[Any]:
     cases = []
     for path in sorted(SPECS.glob("*.yaml")):
-        spec = load_spec(path).spec
-        for example in spec.spec.examples:
-            marks = []
-            if example.models:
-                # The examples' run fixture gives no per-example replies; `plait test` does.
-                marks.append(pytest.mark.skip(reason="replies of its own (plait test only)"))
-            cases.append(
-                pytest.param(path.stem, example.name, id=f"{path.stem}:{example.name}", marks=marks)
-            )
+        cases += [
+            pytest.param(path.stem, example.name, id=f"{path.stem}:{example.name}")
+            for example in load_spec(path).spec.spec.examples
+        ]
     return cases
 
 
-def _ejected(name: str, folder: Path, *, partial: bool) -> ModuleType:
+def _loaded(name: str, example: str | None = None) -> LoadedSpec:
+    """The spec, with an example's own model replies when it gives some (as `plait test`)."""
+    loaded = load_spec(SPECS / f"{name}.yaml")
+    chosen = [e for e in loaded.spec.spec.examples if e.name == example]
+    return with_replies(loaded, chosen[0]) if chosen else loaded
+
+
+def _ejected(name: str, folder: Path, *, partial: bool, example: str | None = None) -> ModuleType:
     target = folder / f"{name.replace('-', '_')}.py"
     target.write_text(
-        eject(
-            load_spec(SPECS / f"{name}.yaml"), load_directory(SPECS), target=target, partial=partial
-        )
+        eject(_loaded(name, example), load_directory(SPECS), target=target, partial=partial)
     )
     module_spec = importlib.util.spec_from_file_location(f"ejected_{target.stem}", target)
     assert module_spec is not None and module_spec.loader is not None
@@ -116,7 +119,7 @@ async def test_an_ejected_example_runs_as_the_spec_does(
             _ejected(name, tmp_path, partial=False)
         assert [f"{p.where}: {p.feature}" for p in refused.value.problems] == REFUSED[name]
         assert all(line in str(refused.value) for line in REFUSED[name])
-    module = _ejected(name, tmp_path, partial=name in REFUSED)
+    module = _ejected(name, tmp_path, partial=name in REFUSED, example=example)
     chosen = next(e for e in compiled(name).spec.spec.examples if e.name == example)
     decisions = [d.model_dump() for d in chosen.decisions]
     if name in STUBBED:
@@ -124,8 +127,8 @@ async def test_an_ejected_example_runs_as_the_spec_does(
             await _run_ejected(module, chosen.input, decisions)
         return
 
-    outcome = await run_example(name, example=example)
-    spec = compiled(name)
+    spec = compile_spec(_loaded(name, example), load_directory(SPECS))
+    outcome = await run_example(name, example=example, spec=spec)
     snapshot = await spec.bind(new_checkpointer(pool)).aget_state(
         {"configurable": {"thread_id": outcome.thread_id}}
     )
