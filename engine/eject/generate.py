@@ -114,6 +114,12 @@ _TAKEN = frozenset(
             "StateGraph",
             "add_messages",
             "TypedDict",
+            "functools",
+            "os",
+            "init_chat_model",
+            "BaseMessage",
+            "HumanMessage",
+            "SystemMessage",
             "Runtime",
             "NodeError",
             "SPEC_DIR",
@@ -236,6 +242,7 @@ class _Module:
         self.target = target
         self.imports: set[str] = set()
         self.reducers: set[str] = set()
+        self._plain_models: dict[str, list[str]] = {}
 
     def text(self) -> str:
         body = [line for section in self.sections for line in self._section(section)]
@@ -278,14 +285,24 @@ class _Module:
     def _import_lines(self) -> list[str]:
         need = self.imports
         lines: list[str] = []
+        if "functools" in need:
+            lines.append("import functools")
         if "operator" in need:
             lines.append("import operator")
+        if "os" in need:
+            lines.append("import os")
         lines.append("from pathlib import Path")
         typing = ["Annotated", "Any"] if "Annotated" in need else ["Any"]
         lines.append(f"from typing import {', '.join(typing)}")
         lines.append("")
-        if "AnyMessage" in need:
-            lines.append("from langchain_core.messages import AnyMessage")
+        if "init_chat_model" in need:
+            lines.append("from langchain.chat_models import init_chat_model")
+        messages = sorted(
+            (need & {"AnyMessage"})
+            | ({"BaseMessage", "HumanMessage", "SystemMessage"} if "messages" in need else set())
+        )
+        if messages:
+            lines.append(f"from langchain_core.messages import {', '.join(messages)}")
         lines.append("from langchain_core.runnables import RunnableConfig")
         lines.append("from langgraph.checkpoint.base import BaseCheckpointSaver")
         lines.append("from langgraph.graph import END, START, StateGraph")
@@ -328,7 +345,9 @@ class _Module:
         lines += self._functions(section)
         lines += self._state(section)
         lines += self._initial_state(section)
-        lines += self._nodes(section)
+        nodes = self._nodes(section)
+        lines += self._model_functions(section)
+        lines += nodes
         lines += self._edge_functions(section)
         lines += self._build(section)
         return lines
@@ -448,6 +467,35 @@ class _Module:
             '    """The first state of a run: the defaults, then the input fields given."""',
             f"    return {{**{name}, **{{k: v for k, v in given.items() if k in {inputs}}}}}",
         ]
+
+    def model_function(self, section: _Section, model: str) -> str:
+        """The name of the function that builds ``model`` (written before the nodes)."""
+        self._plain_models.setdefault(section.prefix, []).append(model)
+        return section.name(f"{identifier(model)}_model")
+
+    def _model_functions(self, section: _Section) -> list[str]:
+        lines: list[str] = []
+        for name in dict.fromkeys(self._plain_models.get(section.prefix, [])):
+            definition = section.spec.spec.models[name]
+            kwargs: dict[str, str] = {"model_provider": repr(definition.provider)}
+            kwargs.update({key: literal(value) for key, value in definition.params.items()})
+            if definition.api_key_env is not None:
+                self.imports.add("os")
+                kwargs["api_key"] = f"os.environ[{definition.api_key_env!r}]"
+            for key in ("base_url", "temperature", "max_tokens"):
+                if (value := getattr(definition, key)) is not None:
+                    kwargs[key] = literal(value)
+            args = ", ".join(f"{key}={value}" for key, value in kwargs.items())
+            self.imports.add("functools")
+            lines += [
+                "",
+                "",
+                "@functools.cache",
+                f"def {section.name(identifier(name) + '_model')}() -> Any:",
+                f'    """The model {name!r}, made on first use (its SDK may need its key)."""',
+                f"    return init_chat_model({definition.model!r}, {args})",
+            ]
+        return lines
 
     # ------------------------------------------------------------------ nodes
 
@@ -653,11 +701,14 @@ class _Node:
             or bool(node.writes)
             or self.node_id in _route_sources(section.spec)
         )
-        if not uses_result:
+        if not uses_result and node.kind == "parallel":
+            work = ["    # The branches run next, together (the edges in build_graph)."]
+        elif not uses_result:
             work = [line.replace("    result = ", "    ", 1) for line in work]
             work = [line for line in work if line.strip() not in ("step.result", "")]
         body += work
-        update = ["**step.updates"] if node.kind in _GOVERNED else []
+        governed = node.kind in _GOVERNED and not self.plain_model_call
+        update = ["**step.updates"] if governed else []
         if node.output is not None:
             update.append(f"{node.output!r}: result")
         roots = {"state": "state", "result": "result"}
@@ -673,6 +724,8 @@ class _Node:
     def _work(self) -> list[str]:
         node, plait = self.node, self.plait
         kind = node.kind
+        if self.plain_model_call:
+            return self._plain_llm()
         if kind in _GOVERNED:
             fields = {k: v for k, v in self.raw.items() if k not in _NODE_KEYS}
             args = "".join(f", {key}={literal(value)}" for key, value in fields.items())
@@ -725,6 +778,32 @@ class _Node:
                 f"    result = dict(await {prefix}graph.ainvoke({prefix}initial_state({given})))"
             ]
         raise AssertionError(f"no ejection for node kind {kind!r}")  # unsupported() stubs it
+
+    @property
+    def plain_model_call(self) -> bool:
+        """An ``llm`` node of one plain call: a real provider with no retry, breaker or price,
+        no structured output, no conversation. It calls LangChain's model directly."""
+        node = self.node
+        if node.kind != "llm" or node.schema_ is not None or node.messages is not None:
+            return False
+        model = self.section.spec.spec.models[node.model]
+        governed = model.retry is not None or model.breaker is not None or model.price is not None
+        return model.provider != "scripted" and model.fixture is None and not governed
+
+    def _plain_llm(self) -> list[str]:
+        node, plait = self.node, self.plait
+        self.module.imports.update({"init_chat_model", "messages"})
+        model = self.module.model_function(self.section, node.model)
+        lines = ["    # No governance on this model: LangChain's chat model, called directly."]
+        lines.append("    messages: list[BaseMessage] = []")
+        if node.system is not None:
+            system = f"{plait}.render({literal(node.system)}, state, config)"
+            lines.append(f"    messages.append(SystemMessage({system}))")
+        prompt = f"{plait}.render({literal(node.prompt)}, state, config)"
+        lines.append(f"    messages.append(HumanMessage({prompt}))")
+        lines.append(f"    reply = await {model}().ainvoke(messages)")
+        lines.append("    result = reply.text")
+        return lines
 
     def _argument(self, value: Any) -> str:
         """An argument as written: a CEL string, or a value (``{value: ...}``, a number...)."""

@@ -101,6 +101,13 @@ class Runtime:
 
         return evaluate(expr.source, values)
 
+    def render(
+        self, template: str, state: Mapping[str, Any], config: RunnableConfig | None = None
+    ) -> str:
+        """A prompt template rendered as Plait renders it (sandboxed Jinja2, strict undefined;
+        roots ``state``, ``input``, ``run``)."""
+        return self._scope(state, config).render(template)
+
     def function(self, ref: str) -> Any:
         """The python function ``module:function``, imported from the spec's folder."""
         return self._ctx.function(ref)

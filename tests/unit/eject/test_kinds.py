@@ -172,3 +172,78 @@ def test_a_default_on_an_append_field_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(NotEjectable, match=r"spec.state.log: a default on an `append` field"):
         eject(_loaded(text), None, target=tmp_path / "m.py")
+
+
+PLAIN = """\
+apiVersion: plait/v1
+kind: Graph
+metadata: {name: plain-model, version: "1.0.0"}
+spec:
+  state:
+    question: {type: string}
+    answer: {type: string}
+  models:
+    gpt: {provider: openai, model: gpt-4o-mini, api_key_env: PLAIT_TEST_KEY, temperature: 0.2}
+  nodes:
+    answer:
+      kind: llm
+      model: gpt
+      system: Answer briefly.
+      prompt: "Q: {{ state.question }}"
+      output: answer
+  edges:
+    - {from: START, to: answer}
+    - {from: answer, to: END}
+"""
+
+
+async def test_a_model_without_governance_is_called_through_langchain_directly(
+    tmp_path: Path,
+) -> None:
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    source = eject(_loaded(PLAIN), None, target=tmp_path / "m.py")
+    assert "init_chat_model(" in source and 'api_key=os.environ["PLAIT_TEST_KEY"]' in source
+    assert "plait.llm(" not in source
+
+    module = _module(tmp_path, PLAIN)
+    seen: list[Any] = []
+
+    class Recording(GenericFakeChatModel):
+        async def ainvoke(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            seen.append([(m.type, m.content) for m in messages])
+            return await super().ainvoke(messages, *args, **kwargs)
+
+    # The provider's package is an optional extra: the model is made on first use, so
+    # a stand-in can take its place.
+    module.gpt_model = lambda: Recording(messages=iter([AIMessage("Forty-two.")]))
+    graph = module.build_graph()
+    output = await graph.ainvoke(module.initial_state({"question": "What is six times seven?"}))
+    assert output["answer"] == "Forty-two."
+    assert seen == [[("system", "Answer briefly."), ("human", "Q: What is six times seven?")]]
+
+
+def test_these_modules_pass_ruff(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    for name, text in (("kinds", SPEC), ("plain", PLAIN)):
+        (tmp_path / f"{name}.py").write_text(eject(_loaded(text), None, target=tmp_path / "x.py"))
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--isolated",
+            "--line-length=100",
+            "--select=E,F,W,I,B,UP,SIM,RUF,ASYNC",
+            ".",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert checked.returncode == 0, checked.stdout
