@@ -202,12 +202,19 @@ def _collect(
             if registry is None or node.ref in stack:
                 raise ValueError(f"{loaded.ref}: cannot resolve subgraph {node.ref!r}")
             child = registry.resolve(node.ref)
-            children[node.ref] = f"{identifier(child.name)}_"
+            written = {section.loaded.ref: section.prefix for section in sections}
+            if child.ref in written:  # another spec of this module uses it too: written once
+                children[node.ref] = written[child.ref]
+                continue
+            prefix = f"{identifier(child.name)}_"
+            if prefix in written.values():  # two versions of one spec: the version tells them
+                prefix = f"{identifier(child.name)}_{identifier(child.version)}_"
+            children[node.ref] = prefix
             _collect(
                 child,
                 registry,
                 sections,
-                prefix=children[node.ref],
+                prefix=prefix,
                 stack=(*stack, loaded.ref),
             )
     sections.append(_Section(loaded, prefix, children))
