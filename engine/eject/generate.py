@@ -206,15 +206,15 @@ def _collect(
             if child.ref in written:  # another spec of this module uses it too: written once
                 children[node.ref] = written[child.ref]
                 continue
-            prefix = f"{identifier(child.name)}_"
-            if prefix in written.values():  # two versions of one spec: the version tells them
-                prefix = f"{identifier(child.name)}_{identifier(child.version)}_"
-            children[node.ref] = prefix
+            named = f"{identifier(child.name)}_"
+            if named in written.values():  # two versions of one spec: the version tells them
+                named = f"{identifier(child.name)}_{identifier(child.version)}_"
+            children[node.ref] = named
             _collect(
                 child,
                 registry,
                 sections,
-                prefix=prefix,
+                prefix=named,
                 stack=(*stack, loaded.ref),
             )
     sections.append(_Section(loaded, prefix, children))
