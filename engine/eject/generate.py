@@ -208,7 +208,7 @@ def _collect(
                 continue
             named = f"{identifier(child.name)}_"
             if named in written.values():  # two versions of one spec: the version tells them
-                named = f"{identifier(child.name)}_{identifier(child.version)}_"
+                named = f"{identifier(child.name)}_{identifier('v' + child.version)}_"
             children[node.ref] = named
             _collect(
                 child,

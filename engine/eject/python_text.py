@@ -42,7 +42,9 @@ def _pieces(text: str) -> list[str]:
 def identifier(name: str) -> str:
     """``name`` as a Python identifier (spec ids are ``[A-Za-z_][A-Za-z0-9_-]*``)."""
     text = re.sub(r"\W", "_", name)
-    if text[:1].isdigit() or keyword.iskeyword(text):
+    if text[:1].isdigit():
+        text = f"_{text}"
+    if keyword.iskeyword(text):
         text = f"{text}_"
     return text
 

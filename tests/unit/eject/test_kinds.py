@@ -247,3 +247,55 @@ def test_these_modules_pass_ruff(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert checked.returncode == 0, checked.stdout
+
+
+async def test_subgraphs_used_twice_and_in_two_versions_are_each_written_once(
+    tmp_path: Path,
+) -> None:
+    from plait.engine.spec.registry import SpecRegistry
+    from tests.unit.compiler.helpers import make_spec
+
+    def child(version: str, add: int) -> Any:
+        nodes = {
+            "inc": {
+                "kind": "python",
+                "function": "plait_compiler_fns:add",
+                "args": {"a": "state.n", "b": add},
+                "output": "n",
+            }
+        }
+        edges = [{"from": "START", "to": "inc"}, {"from": "inc", "to": "END"}]
+        return make_spec(nodes, edges, {"n": {"type": "integer"}}, name="inc", version=version)
+
+    registry = SpecRegistry([child("1.0.0", 1), child("2.0.0", 10)])
+    parent = make_spec(
+        {
+            "one": {"kind": "subgraph", "ref": "inc@1.0.0", "writes": {"n": "result.n"}},
+            "again": {"kind": "subgraph", "ref": "inc@1.0.0", "writes": {"n": "result.n"}},
+            "ten": {"kind": "subgraph", "ref": "inc@2.0.0", "writes": {"n": "result.n"}},
+        },
+        [
+            {"from": "START", "to": "one"},
+            {"from": "one", "to": "again"},
+            {"from": "again", "to": "ten"},
+            {"from": "ten", "to": "END"},
+        ],
+        {"n": {"type": "integer"}},
+        name="twice",
+    )
+    target = tmp_path / "twice.py"
+    source = eject(parent, registry, target=target)
+    assert source.count("def inc_build_graph(") == 1
+    assert source.count("def inc_v2_0_0_build_graph(") == 1
+    target.write_text(source)
+    spec = importlib.util.spec_from_file_location("ejected_twice", target)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    compiled = compile_spec(parent, registry).bind(InMemorySaver())
+    expected = await _run(compiled, {"n": 1})
+    assert await _run(module.build_graph(InMemorySaver()), module.initial_state({"n": 1})) == (
+        expected
+    )
+    assert expected[1]["n"] == 13
