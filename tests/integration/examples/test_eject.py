@@ -3,7 +3,8 @@
 The compiled run goes through Plait's run driver on real Postgres, as the
 examples' own tests run it; the ejected module is imported from the file
 ``plait eject`` wrote and run by LangGraph alone (an in-memory checkpointer).
-Both must start the same nodes in the same order and end in the same state.
+Both must start the same nodes in the same order, announce the same tool calls,
+map items and model routes, and end in the same state.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from langgraph.types import Command
 
 from plait.engine.compiler import compile_spec
 from plait.engine.eject import NotEjectable, eject
+from plait.engine.run.events import Custom
 from plait.engine.run.spec_tests import with_replies
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.loader import load_spec
@@ -77,24 +79,35 @@ def _ejected(name: str, folder: Path, *, partial: bool, example: str | None = No
 
 async def _run_ejected(
     module: ModuleType, given: dict[str, Any], decisions: list[dict[str, Any]]
-) -> tuple[list[str], dict[str, Any]]:
+) -> tuple[list[str], dict[str, Any], list[dict[str, Any]]]:
     graph = module.build_graph(InMemorySaver())
     config: Any = {"configurable": {"thread_id": str(uuid.uuid4())}}
     update: Any = module.initial_state(given)
     started: list[str] = []
+    custom: list[dict[str, Any]] = []
     queue = list(decisions)
     while True:
         asked = False
-        async for mode, chunk in graph.astream(update, config, stream_mode=["tasks", "updates"]):
+        modes = ["tasks", "updates", "custom"]
+        async for mode, chunk in graph.astream(update, config, stream_mode=modes):
             if mode == "tasks" and "input" in chunk:
                 started.append(chunk["name"])
+            elif mode == "custom":
+                custom.append(chunk)
             elif mode == "updates" and "__interrupt__" in chunk:
                 asked = True
         if not asked or not queue:
             break
         update = Command(resume=queue.pop(0))
     values = (await graph.aget_state(config)).values
-    return started, {k: v for k, v in values.items() if not k.startswith("_")}
+    return started, {k: v for k, v in values.items() if not k.startswith("_")}, custom
+
+
+def _events(custom: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """Plait's custom events (tool calls, map items, model routes...) by what they say,
+    in a stable order (map items finish in any order)."""
+    keys = ("plait", "node", "tool", "status", "index", "ok", "model")
+    return sorted(tuple(str(event.get(key)) for key in keys) for event in custom)
 
 
 def _plain(value: Any) -> Any:
@@ -132,9 +145,11 @@ async def test_an_ejected_example_runs_as_the_spec_does(
     snapshot = await spec.bind(new_checkpointer(pool)).aget_state(
         {"configurable": {"thread_id": outcome.thread_id}}
     )
-    started, state = await _run_ejected(module, chosen.input, decisions)
+    started, state, custom = await _run_ejected(module, chosen.input, decisions)
 
     assert started == outcome.started
+    assert _events(custom) == _events([e.data for e in outcome.events if isinstance(e, Custom)])
+    assert custom or not spec.spec.spec.tools  # a spec with tools announces their calls
     assert _plain(state) == _plain(snapshot.values)
     assert set(outcome.output) == set(module.Output.__annotations__)
 
