@@ -31,7 +31,10 @@ from plait.engine.spec.models import (
 )
 from plait.engine.spec.registry import SpecRegistry
 
-__all__ = ["eject_source"]
+__all__ = ["VISITS_FIELD", "eject_source"]
+
+#: The state field that counts visits of nodes with ``max_visits`` (not one of the spec's).
+VISITS_FIELD = "_visits"
 
 #: Keys every node kind has, which the generated function handles itself.
 _NODE_KEYS = {"kind", "description", "writes", "output", "retry", "timeout", "max_visits"}
@@ -422,7 +425,7 @@ class _Module:
             lines.append(f"    _result_{identifier(node)}: Any  # {node}'s result, for its route")
         if _counted(spec):
             self.imports.add("Annotated")
-            lines.append("    _visits: Annotated[dict[str, int], count_visits]")
+            lines.append(f"    {VISITS_FIELD}: Annotated[dict[str, int], count_visits]")
         output = section.name("Output")
         lines += ["", "", f"class {output}(TypedDict):", '    """What a run returns."""', ""]
         for name in body.output_fields:
@@ -724,7 +727,7 @@ class _Node:
         if self.node_id in _route_sources(section.spec):
             update.append(f"'_result_{identifier(self.node_id)}': result")
         if node.max_visits is not None:
-            update.append("'_visits': visit")
+            update.append(f"{VISITS_FIELD!r}: visit")
         body.append(f"    return {{{', '.join(update)}}}")
         return head + body
 

@@ -6,9 +6,9 @@ import keyword
 import re
 from typing import Any
 
-#: A CEL path over one root: ``state.plan.steps``, ``result``, ``item``.
 #: Longer strings are written as pieces of about this many characters.
 _WIDTH = 64
+#: A CEL path over one root: ``state.plan.steps``, ``result``, ``item``.
 _PATH = re.compile(r"^(state|result|item|index)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)$")
 
 
@@ -47,11 +47,6 @@ def identifier(name: str) -> str:
     if keyword.iskeyword(text):
         text = f"{text}_"
     return text
-
-
-def class_name(name: str) -> str:
-    """``planner-team`` -> ``PlannerTeam``."""
-    return "".join(part.capitalize() for part in re.split(r"[-_]", name) if part)
 
 
 def path_as_python(source: str, roots: dict[str, str]) -> str | None:

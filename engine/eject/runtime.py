@@ -25,6 +25,7 @@ from plait.engine.compiler.context import CompileContext, Expr, Scope
 from plait.engine.compiler.edges import label_key
 from plait.engine.compiler.nodes import KIND_BUILDERS
 from plait.engine.compiler.nodes.base import Compute
+from plait.engine.eject.generate import VISITS_FIELD
 from plait.engine.errors import NodeError
 from plait.engine.governance.policies import retry_policy as _retry_policy
 from plait.engine.spec.document import LoadedSpec, SourceMap
@@ -32,9 +33,6 @@ from plait.engine.spec.models import GraphSpec, Node, RetrySpec, RouterNode
 from plait.engine.tools.gateway import call_tool
 
 __all__ = ["VISITS_FIELD", "NodeError", "Runtime", "Step"]
-
-#: The state field that counts visits of nodes with ``max_visits`` (not one of the spec's).
-VISITS_FIELD = "_visits"
 
 #: Node definitions as a spec writes them, validated like a spec's nodes.
 _NODES: TypeAdapter[Any] = TypeAdapter(Node)
