@@ -173,10 +173,12 @@ class _Section:
         self.loaded = loaded
         self.prefix = prefix
         self.children = children  # ref -> prefix of the child's section
+        found = [*unsupported(loaded.spec), *_state_problems(loaded.spec)]
+        # A subgraph's problems say which spec they are in.
         self.problems = [
             Unsupported(p.feature, f"{loaded.ref} {p.where}", p.why, p.node) if prefix else p
-            for p in unsupported(loaded.spec)
-        ] + list(_state_problems(loaded.spec))
+            for p in found
+        ]
 
     @property
     def spec(self) -> GraphSpec:
@@ -228,6 +230,8 @@ def _state_problems(spec: GraphSpec) -> Iterator[Unsupported]:
     for name, field in spec.spec.state.items():
         if field.reducer == "replace" or not _has_default(field):
             continue
+        if field.default == _EMPTY.get(field.reducer, _NO_EMPTY):
+            continue  # the value LangGraph's channel starts with anyway
         where = f"spec.state.{name}"
         if field.reducer == "append":
             yield Unsupported("a default on an `append` field", where, "LangGraph starts it empty")
@@ -237,6 +241,18 @@ def _state_problems(spec: GraphSpec) -> Iterator[Unsupported]:
                 where,
                 "LangGraph combines the input with an empty value, Plait with the default",
             )
+
+
+#: The value each reducer's channel starts with (``max`` and ``min`` start with none).
+_EMPTY: dict[str, Any] = {
+    "append": [],
+    "extend": [],
+    "merge": {},
+    "add_messages": [],
+    "union": [],
+    "sum": 0,
+}
+_NO_EMPTY = object()
 
 
 def _has_default(field: StateField) -> bool:

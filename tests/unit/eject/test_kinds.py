@@ -299,3 +299,20 @@ async def test_subgraphs_used_twice_and_in_two_versions_are_each_written_once(
         expected
     )
     assert expected[1]["n"] == 13
+
+
+async def test_a_reducer_input_with_its_empty_default_runs_as_compiled(tmp_path: Path) -> None:
+    text = SPEC.replace("input: [x]", "input: [x, total]").replace(
+        "total: {type: integer, reducer: sum}", "total: {type: integer, reducer: sum, default: 0}"
+    )
+    module = _module(tmp_path, text)
+    compiled = compile_spec(_loaded(text)).bind(InMemorySaver())
+    given = {"x": 5, "total": 4}
+
+    expected = await _run(compiled, given)
+    assert await _run(module.build_graph(InMemorySaver()), module.initial_state(given)) == expected
+    assert expected[1]["total"] == 7
+
+    other = text.replace("reducer: sum, default: 0}", "reducer: sum, default: 5}")
+    with pytest.raises(NotEjectable, match=r"spec\.state\.total: a default on a reducer field"):
+        eject(_loaded(other), None, target=tmp_path / "m.py")
