@@ -342,9 +342,11 @@ class _Module:
 
     def _spec_dir(self) -> list[str]:
         base = self.loaded.base_dir.resolve()
-        relative = Path(os.path.relpath(base, self.target.resolve().parent)).as_posix()
-        # Beside the module or near it: relative, so the two can move together.
-        if relative.split("/").count("..") <= 2:
+        folder = self.target.resolve().parent
+        relative = Path(os.path.relpath(base, folder)).as_posix()
+        shared = Path(os.path.commonpath([base, folder]))
+        # Beside the module or near it (in one project): relative, so the two can move together.
+        if relative.split("/").count("..") <= 2 and shared.parent != shared:
             where = f"(Path(__file__).resolve().parent / {relative!r}).resolve()"
         else:
             where = f"Path({base.as_posix()!r})"
