@@ -151,7 +151,7 @@ def _route(edge: RouteEdge, ctx: CompileContext) -> Callable[..., Awaitable[str]
             label = scope.eval(label_expr, state.get(channel, NO_RESULT))
         except Exception as exc:
             raise NodeError(source, f"route {label_expr.source!r}: {exc}") from exc
-        key = _label_key(label)
+        key = label_key(label)
         found = targets.get(key) if key is not None else None
         if found is not None:
             return found
@@ -164,7 +164,7 @@ def _route(edge: RouteEdge, ctx: CompileContext) -> Callable[..., Awaitable[str]
     return choose
 
 
-def _label_key(label: Any) -> str | None:
+def label_key(label: Any) -> str | None:
     """Labels are YAML keys (strings): ``true`` and ``3`` match ``"true"`` and ``"3"``."""
     if label is None or isinstance(label, dict | list):
         return None

@@ -1,5 +1,5 @@
-"""The ``plait`` command: validate, run, test, record, replay, graph, schema, serve, worker,
-tenants, keys, queue, rollout, upgrade, export.
+"""The ``plait`` command: validate, run, test, record, replay, graph, eject, schema, serve,
+worker, tenants, keys, queue, rollout, upgrade, export.
 
 ``main()`` is the console script. User errors end with one clear message and
 an exit code from :class:`plait.server.cli.exits.ExitCode`, never a traceback; an
@@ -15,6 +15,7 @@ import traceback
 
 import typer
 
+from plait.server.cli.eject import eject_command
 from plait.server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
 from plait.server.cli.export import export_app
 from plait.server.cli.graph import graph_command
@@ -50,6 +51,7 @@ app.command("test", epilog=EXIT_CODES_HELP)(test_command)
 app.command("record", epilog=EXIT_CODES_HELP)(record_command)
 app.command("replay", epilog=EXIT_CODES_HELP)(replay_command)
 app.command("graph", epilog=EXIT_CODES_HELP)(graph_command)
+app.command("eject", epilog=EXIT_CODES_HELP)(eject_command)
 app.command("schema", epilog=EXIT_CODES_HELP)(schema_command)
 app.command("serve", epilog=EXIT_CODES_HELP)(serve_command)
 app.command("worker", epilog=EXIT_CODES_HELP)(worker_command)

@@ -62,7 +62,8 @@ Runner = Callable[..., Awaitable[Outcome]]
 def run_example(pool: Pool) -> Runner:
     """``await run_example(name, input=..., decisions=[...])``: run until done or out of decisions.
 
-    Without ``input`` the spec's first example runs with its own decisions.
+    Without ``input`` the spec's first example runs with its own decisions; ``spec`` runs
+    that compiled spec instead of ``name``'s (an example's own replies, say).
     """
 
     async def run(
@@ -71,8 +72,9 @@ def run_example(pool: Pool) -> Runner:
         input: dict[str, Any] | None = None,
         example: str | None = None,
         decisions: Sequence[dict[str, Any]] | None = None,
+        spec: CompiledSpec | None = None,
     ) -> Outcome:
-        spec = compiled(name)
+        spec = spec or compiled(name)
         chosen = next((e for e in spec.spec.spec.examples if example in (None, e.name)), None)
         if input is None:
             assert chosen is not None

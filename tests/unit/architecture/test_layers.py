@@ -21,6 +21,7 @@ ENGINE_LAYERS = (
     "plait.engine.models",
     "plait.engine.tools",
     "plait.engine.compiler",
+    "plait.engine.eject",
     "plait.engine.run",
 )
 #: Modules at the engine's root, below every layer: they import nothing of the engine.
