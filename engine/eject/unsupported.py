@@ -72,6 +72,12 @@ def _graph_wide(spec: GraphSpec) -> Iterator[Unsupported]:
         yield Unsupported("attempts per worker", "spec.max_attempts", _SERVER)
     if body.secrets:
         yield Unsupported("secrets", "spec.secrets", "resolved per tenant by Plait's server")
+    if body.evaluation is not None:
+        yield Unsupported("graders", "spec.evaluation", "Plait's workers grade finished runs")
+    if body.queue is not None:
+        yield Unsupported("queue priority and deadline", "spec.queue", "Plait's run queue")
+    if body.migrations:
+        yield Unsupported("thread upgrades", "spec.migrations", "Plait moves parked threads")
     for name, tool in body.tools.items():
         where = f"spec.tools.{name}"
         if tool.limits is not None:

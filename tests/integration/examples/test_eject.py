@@ -42,6 +42,7 @@ REFUSED = {
         "spec.nodes.help: MCP tools (lookup_order, open_ticket)",
         "spec.nodes.report: MCP tools (slow_report)",
     ],
+    "refund-approval": ["spec.evaluation: graders"],
     "support-triage": ["spec.audit: audit of model calls"],
 }
 #: Specs whose first node is a stub in a partial ejection: the run stops there, naming it.
