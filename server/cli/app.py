@@ -1,5 +1,5 @@
 """The ``plait`` command: validate, run, test, graph, schema, serve, worker, tenants, keys, queue,
-rollout.
+rollout, agentspec.
 
 ``main()`` is the console script. User errors end with one clear message and
 an exit code from :class:`plait.server.cli.exits.ExitCode`, never a traceback; an
@@ -15,6 +15,7 @@ import traceback
 
 import typer
 
+from plait.server.cli.agentspec import agentspec_app
 from plait.server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
 from plait.server.cli.graph import graph_command
 from plait.server.cli.queue import queue_app
@@ -52,6 +53,7 @@ app.add_typer(tenants_app, name="tenants")
 app.add_typer(keys_app, name="keys")
 app.add_typer(queue_app, name="queue")
 app.add_typer(rollout_app, name="rollout")
+app.add_typer(agentspec_app, name="agentspec")
 
 
 def main() -> None:
