@@ -73,33 +73,34 @@ def normalized(data: dict[str, Any]) -> dict[str, Any]:
     return spec.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
 
-def export_agentspec(spec: GraphSpec, resolve: Resolver | None = None) -> AgentSpecExport:
+def export_agentspec(
+    spec: GraphSpec, resolve: Resolver | None = None, as_flow: bool = False
+) -> AgentSpecExport:
     """``spec`` as an Agent Spec Flow (an Agent for a single-agent spec) and its report.
 
     ``resolve`` finds the spec a ``subgraph`` names, exported as the FlowNode's
     subflow; without it the subflow only declares the child's inputs and outputs.
     """
-    component = build_component(spec, resolve)
+    children: list[AgentSpecExport] = []
+
+    def subflow(child: GraphSpec) -> Flow:
+        exported = export_agentspec(child, resolve, as_flow=True)
+        children.append(exported)
+        assert isinstance(exported.component, Flow)
+        return exported.component
+
+    component = build_component(spec, resolve, subflow, as_flow)
     original = spec.model_dump(mode="json", by_alias=True, exclude_defaults=True)
     found = differences(original, normalized(spec_data(component).data))
     name = f"{spec.metadata.name}@{spec.metadata.version}"
     unmapped = [Unmapped(item.pointer, reason_for(item), name) for item in found]
-    for child in _subflow_specs(spec, resolve):
-        unmapped += export_agentspec(child, resolve).unmapped
+    for child in children:
+        unmapped += child.unmapped
     component.metadata = {
         **(component.metadata or {}),
         PLAIT_METADATA: {"apiVersion": spec.api_version, "restore": patches_for(found)},
     }
     return AgentSpecExport(component, unmapped)
-
-
-def _subflow_specs(spec: GraphSpec, resolve: Resolver | None) -> list[GraphSpec]:
-    children = [
-        resolve(node.ref) if resolve else None
-        for node in spec.spec.nodes.values()
-        if node.kind == "subgraph"
-    ]
-    return [child for child in children if child is not None]
 
 
 def read_agentspec(text: str) -> Component:

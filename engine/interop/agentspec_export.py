@@ -9,6 +9,7 @@ is found by importing the document back (``agentspec_report``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,6 +69,8 @@ from plait.engine.spec.models import (
 #: ``{{ state.<field> }}``: the one Jinja form that is an Agent Spec placeholder.
 _STATE_PLACEHOLDER = re.compile(r"\{\{(\s*)state\.(\w+)(\s*)\}\}")
 _STATE_REF = re.compile(r"\s*state\.(\w+)\s*")
+_DEFAULT = '"default"'
+_BRANCHING = re.compile(r'\s*state\.(\w+) in (\[.*\]) \? state\.(\w+) : "default"\s*')
 _RESULT_REF = re.compile(r"\s*result(?:\.(\w+))?\s*")
 _JSON_TYPES = {
     "string": "string",
@@ -80,11 +83,35 @@ _JSON_TYPES = {
 
 #: Finds the spec a ``subgraph`` node's ``ref`` (``name@version``) names, if it is at hand.
 Resolver = Callable[[str], GraphSpec | None]
+#: Exports a subgraph's spec as the subflow of its FlowNode.
+Subflow = Callable[[GraphSpec], Flow]
 
 
 def to_placeholders(template: str) -> str:
     """``{{ state.x }}`` -> ``{{ x }}``; the rest of the template is kept as written."""
     return _STATE_PLACEHOLDER.sub(r"{{\1\2\3}}", template)
+
+
+def branching_label(field_name: str, keys: list[str]) -> str:
+    """The router label of a BranchingNode: its input when it is a key, else ``"default"``."""
+    return f"state.{field_name} in {json.dumps(keys)} ? state.{field_name} : {_DEFAULT}"
+
+
+def branch_on(label: str, labels: list[str]) -> tuple[str, list[str]] | None:
+    """``(field, keys)`` of a router a BranchingNode can be: a :func:`branching_label`, or
+    ``state.<field>`` itself."""
+    if match := _STATE_REF.fullmatch(label):
+        return match.group(1), labels
+    match = _BRANCHING.fullmatch(label)
+    if match is None or match.group(1) != match.group(3):
+        return None
+    try:
+        keys = json.loads(match.group(2))
+    except ValueError:
+        return None
+    if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+        return None
+    return match.group(1), keys
 
 
 def native_outputs(node: Any) -> list[tuple[str, str | None]]:
@@ -99,10 +126,16 @@ def native_outputs(node: Any) -> list[tuple[str, str | None]]:
     return found
 
 
-def build_component(spec: GraphSpec, resolve: Resolver | None = None) -> Flow | Agent:
-    """The Agent Spec component of ``spec``: an ``Agent`` for a single-agent spec, else a Flow."""
-    exporter = _FlowExporter(spec, resolve)
-    agent = exporter.single_agent()
+def build_component(
+    spec: GraphSpec,
+    resolve: Resolver | None = None,
+    subflow: Subflow | None = None,
+    as_flow: bool = False,
+) -> Flow | Agent:
+    """The Agent Spec component of ``spec``: an ``Agent`` for a single-agent spec (unless
+    ``as_flow``), else a Flow. ``subflow`` exports the specs ``resolve`` finds for subgraphs."""
+    exporter = _FlowExporter(spec, resolve, subflow)
+    agent = None if as_flow else exporter.single_agent()
     return agent if agent is not None else exporter.flow()
 
 
@@ -110,6 +143,7 @@ def build_component(spec: GraphSpec, resolve: Resolver | None = None) -> Flow | 
 class _FlowExporter:
     spec: GraphSpec
     resolve: Resolver | None
+    subflow: Subflow | None
     llms: dict[str, LlmConfig] = field(default_factory=dict)
     transports: dict[str, ClientTransport] = field(default_factory=dict)
     #: field -> (node, output title) of every node that writes it.
@@ -240,11 +274,11 @@ class _FlowExporter:
             return self.wired(AgentNode(name=node_id, agent=self.agent(node_id, node)), node)
         if isinstance(node, PlaitToolNode | PythonNode):
             return self.tool_node(node_id, node)
-        if isinstance(node, RouterNode) and _STATE_REF.fullmatch(node.label):
-            field_name = _field_of(node.label)
+        if isinstance(node, RouterNode) and (branch := branch_on(node.label, node.labels)):
+            field_name, keys = branch
             branching = BranchingNode(
                 name=node_id,
-                mapping={label: label for label in node.labels},
+                mapping={key: key for key in keys},
                 inputs=[Property(json_schema={"title": field_name, "type": "string"})],
             )
             self.reads.append((branching, field_name, field_name))
@@ -387,8 +421,8 @@ class _FlowExporter:
 
     def subgraph_node(self, node_id: str, node: SubgraphNode) -> Node:
         child = self.resolve(node.ref) if self.resolve else None
-        if child is not None:
-            subflow = _FlowExporter(child, self.resolve).flow()
+        if child is not None and self.subflow is not None:
+            subflow = self.subflow(child)
         else:
             subflow = self.stub_flow(
                 node.ref.split("@")[0],

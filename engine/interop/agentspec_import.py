@@ -33,6 +33,7 @@ from pyagentspec.mcp.clienttransport import RemoteTransport
 from pyagentspec.property import Property
 from pyagentspec.tools import Tool
 
+from plait.engine.interop.agentspec_export import branching_label
 from plait.engine.interop.agentspec_report import PLAIT_METADATA
 from plait.engine.spec.models import API_VERSION, END, FUNCTION_REF_PATTERN, START
 
@@ -362,18 +363,15 @@ class _FlowImporter:
             origin = self.ids[source.id]
             if isinstance(source, BranchingNode):
                 by_branch = {e.from_branch: self.ids[e.to_node.id] for e in edges}
-                route: dict[str, Any] = {
-                    "from": origin,
-                    "route": "result",
-                    "to": {
-                        key: by_branch[branch]
-                        for key, branch in source.mapping.items()
-                        if branch in by_branch
-                    },
+                routes = {
+                    key: by_branch[branch]
+                    for key, branch in source.mapping.items()
+                    if branch in by_branch
                 }
-                if BranchingNode.DEFAULT_BRANCH in by_branch:
-                    route["default"] = by_branch[BranchingNode.DEFAULT_BRANCH]
-                found.append(route)
+                default = BranchingNode.DEFAULT_BRANCH
+                if default in by_branch and default not in routes:
+                    routes[default] = by_branch[default]
+                found.append({"from": origin, "route": "result", "to": routes})
                 continue
             targets = list(dict.fromkeys(self.ids[e.to_node.id] for e in edges))
             if len(targets) > 1:
@@ -394,11 +392,15 @@ class _FlowImporter:
         if isinstance(node, ToolNode):
             return self.tool_node(node.tool, node, {})
         if isinstance(node, BranchingNode):
+            # Agent Spec takes the default branch for a value it has no key for; a Plait
+            # router's label must be one it declares, so the label says "default" then.
             [prop] = node.inputs or [Property(json_schema={"title": "branch", "type": "string"})]
+            keys = list(node.mapping)
+            default = BranchingNode.DEFAULT_BRANCH
             return {
                 "kind": "router",
-                "label": f"state.{self.read(node, prop)}",
-                "labels": list(node.mapping),
+                "label": branching_label(self.read(node, prop), keys),
+                "labels": [*keys, *([default] if default not in keys else [])],
             }
         if isinstance(node, MapNode):
             return self.map_node(node)
