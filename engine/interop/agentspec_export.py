@@ -180,7 +180,9 @@ class _FlowExporter:
             [(START, name), (name, END)]
         ):
             return None
-        agent = self.agent(name, node)
+        # The agent is the graph: it takes the graph's name (import names the node after it).
+        agent = self.agent(name, node, self.spec.metadata.name)
+        agent.description = self.spec.metadata.description
         agent.metadata = self.metadata()
         return agent
 
@@ -323,13 +325,13 @@ class _FlowExporter:
         )
         return self.wired(component, node)
 
-    def agent(self, node_id: str, node: PlaitAgentNode) -> Agent:
+    def agent(self, node_id: str, node: PlaitAgentNode, name: str | None = None) -> Agent:
         named = self.spec.spec.agents.get(node.agent or "")
         system = to_placeholders(node.system or (named.system if named else None) or "")
         tools = node.tools or (named.tools if named else [])
         model = node.model or (named.model if named else "")
         return Agent(
-            name=node.agent or node_id,
+            name=name or node.agent or node_id,
             llm_config=self.llm(model),
             system_prompt=system,
             tools=[self.tool(name) for name in tools],

@@ -167,6 +167,8 @@ def import_command(
             registry.add(loaded)
         if child_path is not None:
             _write(child_text, child_path)
+        else:
+            typer.echo(f"note: subflow {ref} is not written: give -o to write it beside", err=True)
     spec_text = spec_yaml(imported.data, output, document.name)
     issues += check_text(spec_text, str(output or "<stdout>"), registry)[1]
     _write(spec_text, output)

@@ -16,7 +16,7 @@ from plait.engine.interop import (
     read_agentspec,
     spec_yaml,
 )
-from plait.engine.spec import GraphSpec, has_errors, load_directory, validate_text
+from plait.engine.spec import GraphSpec, has_errors, load_directory, parse_spec, validate_text
 from tests.unit.interop.documents import support_flow
 
 SPECS = Path(__file__).resolve().parents[3] / "specs"
@@ -129,3 +129,40 @@ def test_a_pyagentspec_flow_reads_natively_and_exports_back_without_loss() -> No
     # Everything came from Agent Spec, so everything goes back (the agent's prompt, made from
     # its inputs, is made again the same way).
     assert again.unmapped == []
+
+
+SINGLE_AGENT = """
+apiVersion: plait/v1
+kind: Graph
+metadata: {name: helpdesk, version: "2.1.0", labels: {team: support}}
+spec:
+  state:
+    question: {type: string}
+    answer: {type: string}
+  input: [question]
+  output: [answer]
+  models:
+    main: {provider: openai, model: gpt-4o-mini, temperature: 0.2}
+  nodes:
+    helpdesk:
+      kind: agent
+      model: main
+      system: "You answer questions about {{ state.question }}."
+      prompt: "{{ state.question }}"
+      output: answer
+  edges:
+    - {from: START, to: helpdesk}
+    - {from: helpdesk, to: END}
+"""
+
+
+def test_a_single_agent_spec_is_an_agent() -> None:
+    spec = parse_spec(SINGLE_AGENT).spec
+    exported = export_agentspec(spec)
+
+    document = read_agentspec(exported.text("yaml"))
+
+    assert document.component_type == "Agent"
+    assert document.metadata["version"] == "2.1.0"
+    assert exported.unmapped == []  # version and labels travel in metadata
+    assert import_agentspec(document, use_metadata=False).data == _plain(spec)
