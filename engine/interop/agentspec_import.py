@@ -407,7 +407,7 @@ class _FlowImporter:
         if isinstance(node, FlowNode):
             return self.flow_node(node)
         raise AgentSpecImportError(
-            f"node `{node.name}` is a {node.component_type}, which Plait cannot import (it "
+            f"node `{node.name}` is an {node.component_type}, which Plait cannot import (it "
             "imports StartNode, EndNode, LlmNode, AgentNode, ToolNode, BranchingNode, MapNode "
             "and FlowNode)"
         )

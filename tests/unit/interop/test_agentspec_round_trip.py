@@ -7,9 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from pyagentspec.flows.edges import ControlFlowEdge
+from pyagentspec.flows.flow import Flow
+from pyagentspec.flows.nodes import EndNode, InputMessageNode, StartNode
 from pyagentspec.serialization import AgentSpecDeserializer
 
 from plait.engine.interop import (
+    AgentSpecImportError,
     differences,
     export_agentspec,
     import_agentspec,
@@ -166,3 +170,23 @@ def test_a_single_agent_spec_is_an_agent() -> None:
     assert document.metadata["version"] == "2.1.0"
     assert exported.unmapped == []  # version and labels travel in metadata
     assert import_agentspec(document, use_metadata=False).data == _plain(spec)
+
+
+def test_what_plait_cannot_import_is_named() -> None:
+    with pytest.raises(AgentSpecImportError, match="not a valid Agent Spec document"):
+        read_agentspec('{"component_type": "Flow", "name": "x", "agentspec_version": "26.3.1"}')
+
+    start = StartNode(name="start")
+    ask = InputMessageNode(name="ask", message="Which order?")
+    end = EndNode(name="end")
+    flow = Flow(
+        name="asks",
+        start_node=start,
+        nodes=[start, ask, end],
+        control_flow_connections=[
+            ControlFlowEdge(name="a", from_node=start, to_node=ask),
+            ControlFlowEdge(name="b", from_node=ask, to_node=end),
+        ],
+    )
+    with pytest.raises(AgentSpecImportError, match="`ask` is an InputMessageNode"):
+        import_agentspec(flow)
