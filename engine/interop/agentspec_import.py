@@ -160,7 +160,8 @@ class _Definitions:
             found = {"kind": "mcp", "server": server}
             if tool.name != name:
                 found["tool"] = tool.name
-            self.mcp_servers.setdefault(server, self.mcp_server(tool))
+            if server not in self.mcp_servers:
+                self.mcp_servers[server] = self.mcp_server(tool)
         else:
             found = {"function": f"tools:{name}"}
             self.result.notes.append(

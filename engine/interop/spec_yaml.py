@@ -25,7 +25,7 @@ def _styled(value: Any, depth: int = 0) -> Any:
         # Nodes and tools as the examples write them: `kind` first, what they write last.
         ordered = (
             sorted(value.items(), key=lambda pair: (pair[0] != "kind") + 2 * (pair[0] in _LAST))
-            if depth > 0
+            if depth > 0 and "kind" in value
             else list(value.items())
         )
         mapping = CommentedMap((key, _styled(item, depth + 1)) for key, item in ordered)
