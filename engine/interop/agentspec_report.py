@@ -107,7 +107,11 @@ _REASONS: list[tuple[str, str]] = [
     (r"/spec/state/[^/]+/type", "a `messages` or untyped field has no JSON Schema type of its own"),
     (r"/spec/state/[^/]+/default", "a default of a field no flow input or output carries"),
     (r"/spec/state/[^/]+(/.*)?", "a state field no flow input, node output or template carries"),
-    (r"/spec/(input|output)", "flow inputs and outputs are the start and end nodes' properties"),
+    (
+        r"/spec/(input|output)",
+        "written out: an Agent Spec flow lists its inputs and outputs "
+        "(the start and end nodes'), where Plait's default is every state field",
+    ),
     (r"/spec/models/[^/]+", "a model no node calls directly (model routes, budget fallbacks)"),
     (
         r"/spec/models/[^/]+/(script|fixture)",
