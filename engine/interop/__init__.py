@@ -7,7 +7,6 @@ from plait.engine.interop.agentspec import (
     AgentSpecImport,
     export_agentspec,
     import_agentspec,
-    normalized,
     read_agentspec,
 )
 from plait.engine.interop.agentspec_import import AgentSpecImportError
@@ -22,7 +21,6 @@ __all__ = [
     "differences",
     "export_agentspec",
     "import_agentspec",
-    "normalized",
     "read_agentspec",
     "spec_yaml",
 ]

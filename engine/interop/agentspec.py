@@ -114,7 +114,7 @@ def read_agentspec(text: str) -> Component:
             json.loads(text)
             return deserializer.from_json(text)
         return deserializer.from_yaml(text)
-    except (ValueError, TypeError, KeyError, yaml.YAMLError) as exc:
+    except (ValueError, TypeError, KeyError, NotImplementedError, yaml.YAMLError) as exc:
         raise AgentSpecImportError(f"not a valid Agent Spec document: {exc}") from None
 
 
