@@ -37,7 +37,8 @@ _Strict = Annotated[
     bool,
     typer.Option(
         "--strict",
-        help="Exit 7 when anything has no equivalent in the other format (it is still written).",
+        help="Exit 7 when anything has no equivalent in the other format, or needs a person "
+        "(it is still written).",
     ),
 ]
 
@@ -68,7 +69,9 @@ def _report(unmapped: list[Unmapped]) -> None:
 
 @agentspec_app.command("export", epilog=EXIT_CODES_HELP)
 def export_command(
-    spec: Annotated[Path, typer.Argument(help="The spec file.", show_default=False)],
+    spec: Annotated[
+        Path, typer.Argument(help="The spec file.", show_default=False, metavar="SPEC")
+    ],
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Write the document here (default: stdout)."),
@@ -114,7 +117,11 @@ def export_command(
 def import_command(
     document: Annotated[
         Path,
-        typer.Argument(help="An Agent Spec JSON or YAML file; - for stdin.", show_default=False),
+        typer.Argument(
+            help="An Agent Spec JSON or YAML file; - for stdin.",
+            show_default=False,
+            metavar="DOCUMENT",
+        ),
     ],
     output: Annotated[
         Path | None,
