@@ -256,7 +256,7 @@ def _agent_prompt(node_id: str, fields: list[str], result: ImportedSpecs) -> str
     if not fields:
         result.notes.append(
             f"agent `{node_id}`: an Agent Spec agent reads the conversation; Plait's agent node "
-            "needs a user message: `prompt` is empty text, write one"
+            "needs a user message: `prompt` is `Continue.`, write a better one"
         )
         return "Continue."
     result.notes.append(
