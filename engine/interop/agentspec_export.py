@@ -193,7 +193,7 @@ class _FlowExporter:
             found["labels"] = dict(meta.labels)
         return found
 
-    def flow(self, name: str | None = None) -> Flow:
+    def flow(self) -> Flow:
         body = self.spec.spec
         start = StartNode(name="start", inputs=[self.prop(f) for f in body.input_fields])
         for field_name in body.input_fields:
@@ -204,7 +204,7 @@ class _FlowExporter:
         for node_id, node in body.nodes.items():
             nodes[node_id] = self.node(node_id, node)
         return Flow(
-            name=name or self.spec.metadata.name,
+            name=self.spec.metadata.name,
             description=self.spec.metadata.description,
             start_node=start,
             nodes=list(nodes.values()),
@@ -231,7 +231,11 @@ class _FlowExporter:
         for edge in self.spec.spec.edges:
             if isinstance(edge, StaticEdge):
                 connect(edge.from_, edge.to)
-            elif isinstance(edge, RouteEdge) and isinstance(nodes[edge.from_], BranchingNode):
+            elif (
+                isinstance(edge, RouteEdge)
+                and edge.route.strip() == "result"
+                and isinstance(nodes[edge.from_], BranchingNode)
+            ):
                 for label, target in edge.to.items():
                     connect(edge.from_, target, label)
                 if edge.default is not None:
