@@ -277,7 +277,7 @@ class _FlowExporter:
         if isinstance(node, PlaitLlmNode):
             return self.llm_node(node_id, node)
         if isinstance(node, PlaitAgentNode):
-            return self.wired(AgentNode(name=node_id, agent=self.agent(node_id, node)), node)
+            return self.wired(AgentNode(name=node_id, agent=self.agent(node_id, node)))
         if isinstance(node, PlaitToolNode | PythonNode):
             return self.tool_node(node_id, node)
         if isinstance(node, RouterNode) and (branch := branch_on(node.label, node.labels)):
@@ -295,7 +295,7 @@ class _FlowExporter:
             return self.subgraph_node(node_id, node)
         return self.opaque_node(node_id, node)
 
-    def wired(self, component: Node, node: Any) -> Node:
+    def wired(self, component: Node) -> Node:
         """Record what ``component`` reads (placeholders of state fields) and writes."""
         for prop in component.inputs or []:
             if prop.title in self.spec.spec.state:
@@ -327,7 +327,7 @@ class _FlowExporter:
             inputs=self.inputs_from_template(prompt),
             outputs=outputs or None,
         )
-        return self.wired(component, node)
+        return self.wired(component)
 
     def agent(self, node_id: str, node: PlaitAgentNode, name: str | None = None) -> Agent:
         named = self.spec.spec.agents.get(node.agent or "")
