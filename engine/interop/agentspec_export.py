@@ -338,7 +338,7 @@ class _FlowExporter:
             name=name or node.agent or node_id,
             llm_config=self.llm(model),
             system_prompt=system,
-            tools=[self.tool(name) for name in tools],
+            tools=[self.tool(tool) for tool in tools],
             inputs=self.inputs_from_template(system),
             outputs=[self.prop(name) for name, _ in native_outputs(node)[:1]],
         )
