@@ -1,5 +1,5 @@
 """The ``plait`` command: validate, run, test, record, replay, graph, eject, schema, serve,
-worker, tenants, keys, queue, rollout, upgrade, export.
+worker, tenants, keys, queue, rollout, upgrade, export, agentspec.
 
 ``main()`` is the console script. User errors end with one clear message and
 an exit code from :class:`plait.server.cli.exits.ExitCode`, never a traceback; an
@@ -15,6 +15,7 @@ import traceback
 
 import typer
 
+from plait.server.cli.agentspec import agentspec_app
 from plait.server.cli.eject import eject_command
 from plait.server.cli.exits import EXIT_CODES_HELP, CliError, ExitCode
 from plait.server.cli.export import export_app
@@ -61,6 +62,7 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(queue_app, name="queue")
 app.add_typer(rollout_app, name="rollout")
 app.add_typer(export_app, name="export")
+app.add_typer(agentspec_app, name="agentspec")
 
 
 def main() -> None:

@@ -21,6 +21,8 @@ class ExitCode(IntEnum):
     ENVIRONMENT = 5
     #: ``plait test``: a test's assertion did not hold.
     TESTS_FAILED = 6
+    #: ``plait agentspec --strict``: something has no equivalent in the other format.
+    NOT_PORTABLE = 7
     #: A bug in Plait: an unexpected exception (set PLAIT_DEBUG=1 for the traceback).
     INTERNAL = 70
     #: Stopped with Ctrl-C.
@@ -38,6 +40,7 @@ Exit codes:
   4    the run waits for an approval; no terminal and no --decision (resume command printed)
   5    environment: the database cannot be reached or migrated
   6    plait test: a test failed
+  7    plait agentspec --strict: something has no equivalent in the other format
   70   internal error (a bug; PLAIT_DEBUG=1 shows the traceback)
   130  interrupted (Ctrl-C)"""
 

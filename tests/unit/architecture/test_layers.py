@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[3]
 #: The engine's folders, lowest first: a module imports only its own folder and lower ones.
 ENGINE_LAYERS = (
     "plait.engine.spec",
+    "plait.engine.interop",
     "plait.engine.store",
     "plait.engine.observability",
     "plait.engine.governance",
