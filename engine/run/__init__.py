@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         state_label,
         status_of,
         waiting_on,
+        waits_until,
     )
 
 __all__ = [
@@ -97,6 +98,7 @@ __all__ = [
     "status_of",
     "tests_of",
     "waiting_on",
+    "waits_until",
 ]
 
 if not TYPE_CHECKING:
@@ -143,6 +145,7 @@ if not TYPE_CHECKING:
                 "state_label",
                 "status_of",
                 "waiting_on",
+                "waits_until",
             ),
         },
     )

@@ -15,8 +15,9 @@ worker`` runs one). It
   stops at once;
 - dead-letters a run whose attempts lost their worker ``max_attempts`` times in a row
   (the spec's ``max_attempts`` wins), instead of running it again;
-- resolves approvals past their expiry by resuming their run (the approval node
-  applies the spec's ``on_expire`` itself when it resumes after the expiry);
+- fires due durable timers (server/workers/timer_firer.py): resumes runs parked on a
+  ``wait`` node, and resolves approvals past their expiry (the approval node applies
+  the spec's ``on_expire`` itself when it resumes after the expiry);
 - calls the webhooks of ended runs (server/workers/webhook_sender.py), fires due crons
   (server/workers/cron_firer.py) and deletes store items past their TTL;
 - on :meth:`stop` (SIGTERM) claims nothing more, cancels its runs' graphs and
@@ -34,7 +35,6 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -42,8 +42,7 @@ from langgraph.store.postgres.aio import AsyncPostgresStore
 
 from plait.engine.store import Pool, open_item_store
 from plait.engine.tools import ToolResultStore, stop_tool_processes
-from plait.server.approvals import records
-from plait.server.queue import decisions, runs
+from plait.server.queue import runs
 from plait.server.queue.defaults import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
 from plait.server.queue.fenced import FencedToolResultStore
 from plait.server.queue.journal_writer import JournalCommitter
@@ -52,6 +51,7 @@ from plait.server.workers.admission import Admission, LoopLag
 from plait.server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
 from plait.server.workers.execution import GraphCache, RunStopper, StopReason, execute_run
 from plait.server.workers.mcp_task_poller import McpTaskPoller
+from plait.server.workers.timer_firer import TIMER_POLL_SECONDS, TimerFirer
 from plait.server.workers.webhook_sender import WebhookSender
 from plait.server.workers.webhook_urls import WebhookPolicy
 
@@ -118,6 +118,8 @@ class Worker:
         self.webhooks = WebhookSender(pool, self.worker_id, policy=webhook_policy)
         # Creates the runs of due crons (server/workers/cron_firer.py).
         self.crons = CronFirer(pool, specs_dir)
+        # Resumes parked waits and expires approvals when due (server/workers/timer_firer.py).
+        self.timers = TimerFirer(pool)
         #: Set once the worker listens for runs (it may have claimed some already).
         self.started = asyncio.Event()
         self._active: dict[str, tuple[asyncio.Task[object], RunStopper]] = {}
@@ -156,7 +158,8 @@ class Worker:
                 name=f"{self.worker_id} hb",
             ),
             asyncio.create_task(
-                self._every(self.sweep_seconds, self.sweep_expired), name=f"{self.worker_id} sweep"
+                self._every(TIMER_POLL_SECONDS, self.timers.fire_due),
+                name=f"{self.worker_id} timers",
             ),
             asyncio.create_task(
                 self._every(MCP_TASK_POLL_SECONDS, self.mcp_tasks.poll_once),
@@ -298,21 +301,6 @@ class Worker:
         """Delete the store's items past their TTL (reads already skip them)."""
         if self.items is not None:
             await self.items.sweep_ttl()
-
-    async def sweep_expired(self, now: datetime | None = None) -> int:
-        """Resume the runs of pending approvals expired by ``now``; return how many.
-
-        Every worker sweeps; an approval decided or expired by someone else
-        meanwhile is skipped (the first resolution wins).
-        """
-        resolved = 0
-        for approval in await records.expired(self.pool, now or datetime.now(UTC)):
-            try:
-                await decisions.expire(self.pool, approval["approval_id"])
-            except records.ApprovalClosed:
-                continue
-            resolved += 1
-        return resolved
 
     async def _every(
         self,
