@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { reduce, runLines, shownStatus, waitingLines } from "./runStore";
+import { reduce, runLines, shownStatus, timerWait, waitingLines } from "./runStore";
+import { when } from "./format";
 import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges, waitingText } from "./timeline";
 import plannerTeam from "./fixtures/planner-team.json";
 import refundResume from "./fixtures/refund-resume.json";
@@ -19,6 +20,7 @@ function initial(nodes: string[]): Snap {
     tokens: {},
     steps: [],
     approvals: {},
+    timers: {},
     log: [],
     timeline: EMPTY_TIMELINE,
     updatedSince: [],
@@ -258,5 +260,36 @@ describe("canvas statuses", () => {
   it("counts each node's visits, a resumed approval once", () => {
     const state = replay(refundResume as RecordedRun[], ["assess", "approve", "refund", "decline"]);
     expect(state.timeline.visits).toEqual({ assess: 1, approve: 1, refund: 1 });
+  });
+});
+
+describe("a wait node parked on its timer", () => {
+  const until = "2026-12-03T15:00:00+00:00";
+  const parked: [string, unknown][] = [
+    ["metadata", { run_id: "r1" }],
+    ["updates", { prepare: { steps: ["prepare"] } }],
+    ["updates", { __interrupt__: [{ id: "i1", value: { kind: "wait", node: "pause", until } }] }],
+    ["end", null],
+  ];
+
+  it("waits until its time, with no approval card", () => {
+    const state = run(parked, initial(["prepare", "pause", "done"]));
+    expect(state.phase).toBe("waiting");
+    expect(state.timers).toEqual({ pause: until });
+    expect(state.approvals).toEqual({});
+    expect(state.nodeStatus).toMatchObject({ prepare: "done", pause: "waiting", done: "pending" });
+  });
+
+  it("says on its card until when, in local time", () => {
+    const state = run(parked, initial(["prepare", "pause", "done"]));
+    expect(runLines(state.tokens, state.nodeStatus, {}, state.timers)).toEqual({ pause: `waiting until ${when(until)}` });
+    // Once resumed (running again, or done) the line goes.
+    expect(runLines({}, { pause: "done" }, {}, state.timers)).toEqual({});
+  });
+
+  it("is told apart from other interrupts", () => {
+    expect(timerWait({ id: "i1", value: { kind: "wait", node: "pause", until } })).toEqual({ node: "pause", until });
+    expect(timerWait({ id: "i2", value: { kind: "approval", node: "approve", action: "ship" } })).toBeNull();
+    expect(timerWait({ id: "i3", value: { kind: "wait", node: "pause" } })).toBeNull();
   });
 });
