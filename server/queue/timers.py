@@ -119,10 +119,17 @@ async def record_in(
 
 
 async def due(pool: Pool, limit: int) -> list[Timer]:
-    """Pending timers whose time has come, earliest first (not locked: see :func:`take_in`)."""
+    """Pending timers whose time has come, earliest first (not locked: see :func:`take_in`).
+
+    Only once their run has parked: a timer is written just before its run's
+    end is, and a short one must not resume the thread ahead of that end (nor
+    while a worker that took the run over after a crash runs it again).
+    """
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_timers WHERE status = 'pending' AND due_at <= now() "
+            f"SELECT {_COLUMNS} FROM plait_timers t WHERE status = 'pending' AND due_at <= now() "
+            "AND NOT EXISTS (SELECT FROM plait_runs r WHERE r.run_id = t.run_id "
+            "AND r.status IN ('pending', 'running')) "
             "ORDER BY due_at LIMIT %s",
             (limit,),
         )

@@ -128,7 +128,11 @@ function RunLine({ id }: { id: string }) {
   if (line === undefined) return null;
   return (
     <div className="plait-node-extra nodrag nowheel">
-      <div className="node-tokens" data-testid="node-tokens" title={line.startsWith(WAITING_MARK) ? WAITING_TITLE : line.startsWith(TIMER_MARK) ? TIMER_TITLE : STREAMING_TITLE}>
+      <div
+        className="node-tokens"
+        data-testid="node-tokens"
+        title={line.startsWith(WAITING_MARK) ? WAITING_TITLE : line.startsWith(TIMER_MARK) ? TIMER_TITLE : STREAMING_TITLE}
+      >
         {line}
       </div>
     </div>
