@@ -6,6 +6,7 @@ the workers run in this event loop so a test can stop every one of them.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
@@ -15,11 +16,13 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from prometheus_client.parser import text_string_to_metric_families
 
 from plait.engine.store.pool import Pool
 from plait.server.app import create_app
 from plait.server.queue import timers
 from plait.server.settings import Settings
+from plait.server.workers.timer_firer import TimerFirer
 from plait.server.workers.worker import Worker
 from tests.integration.server.worker.conftest import SPECS_DIR, calls, running_worker
 from tests.polling import until
@@ -90,6 +93,17 @@ async def resume_run(api: httpx.AsyncClient, parked: dict[str, Any]) -> dict[str
     return found
 
 
+async def metric(api: httpx.AsyncClient, name: str, **labels: str) -> float:
+    """The value of one sample of ``GET /metrics`` (0 when it is not there)."""
+    response = await api.get("/metrics")
+    assert response.status_code == 200, response.text
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
+    return 0.0
+
+
 async def two_workers(pool: Pool, stack: AsyncExitStack) -> list[Worker]:
     return [await stack.enter_async_context(running_worker(pool)) for _ in range(2)]
 
@@ -116,8 +130,7 @@ async def test_a_wait_parks_without_a_worker_and_one_of_two_workers_resumes_it(
         state = (await api.get(f"/threads/{run['thread_id']}/state")).json()
         [interrupt] = state["interrupts"]
         assert interrupt["value"] == {"kind": "wait", "node": "pause", "until": until_at}
-        metrics = (await api.get("/metrics")).text
-        assert 'plait_timers_pending{kind="wait"}' in metrics
+        assert await metric(api, "plait_timers_pending", kind="wait") >= 1
 
         resumed = await resume_run(api, parked)
 
@@ -134,9 +147,8 @@ async def test_a_wait_parks_without_a_worker_and_one_of_two_workers_resumes_it(
     assert values["waited"] == {"until": until_at, "by": "timer"}
     settled = await run_in_state(api, run, "succeeded")
     assert settled["plait_state_detail"] is None
-    metrics = (await api.get("/metrics")).text
-    assert 'plait_timers_fired_total{kind="wait"}' in metrics
-    assert 'plait_timer_lateness_seconds_count{kind="wait"}' in metrics
+    assert await metric(api, "plait_timers_fired_total", kind="wait") >= 1
+    assert await metric(api, "plait_timer_lateness_seconds_count", kind="wait") >= 1
 
 
 async def test_a_timer_survives_a_restart_of_every_worker(
@@ -165,6 +177,33 @@ async def test_a_timer_survives_a_restart_of_every_worker(
     [timer] = await timers.timers_of_run(wpool, run["run_id"])
     assert (timer.status, timer.resume_run_id) == ("fired", resumed["run_id"])
     assert len(await runs_of(api, run["thread_id"])) == 2
+    assert calls(tmp_path) == ["done"]
+
+
+async def test_two_firers_racing_for_a_due_timer_fire_it_once(
+    api: httpx.AsyncClient, wpool: Pool, tmp_path: Path
+) -> None:
+    wake_at = datetime.now(UTC) + timedelta(seconds=1)
+    async with running_worker(wpool):
+        run = await start_run(
+            api, "worker-wait-until", folder=str(tmp_path), wake_at=wake_at.isoformat()
+        )
+        parked = await run_in_state(api, run, "waiting_for_timer", "succeeded")
+        assert parked["plait_state"] == "waiting_for_timer"
+
+    async def due() -> bool:
+        return any(t.run_id == run["run_id"] for t in await timers.due(wpool, 100))
+
+    await until(due, "the timer to be due")
+    # Two workers' firers at the same moment: the thread's lock lets one fire it.
+    fired = await asyncio.gather(TimerFirer(wpool).fire_due(), TimerFirer(wpool).fire_due())
+    assert sum(fired) == 1
+    [timer] = await timers.timers_of_run(wpool, run["run_id"])
+    assert timer.status == "fired" and timer.resume_run_id is not None
+    assert len(await runs_of(api, run["thread_id"])) == 2
+    async with running_worker(wpool):
+        resumed = await resume_run(api, parked)
+    assert resumed["run_id"] == timer.resume_run_id
     assert calls(tmp_path) == ["done"]
 
 
