@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { reduce, runLines, shownStatus, timerWait, waitingLines } from "./runStore";
-import { when } from "./format";
+import { approvalRequest, reduce, runLines, shownStatus, timerWait, waitingLines } from "./runStore";
+import { soon, when } from "./format";
 import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges, waitingText } from "./timeline";
 import plannerTeam from "./fixtures/planner-team.json";
 import refundResume from "./fixtures/refund-resume.json";
@@ -282,13 +282,27 @@ describe("a wait node parked on its timer", () => {
 
   it("says on its card until when, in local time", () => {
     const state = run(parked, initial(["prepare", "pause", "done"]));
-    expect(runLines(state.tokens, state.nodeStatus, {}, state.timers)).toEqual({ pause: `waiting until ${when(until)}` });
+    expect(runLines(state.tokens, state.nodeStatus, {}, state.timers)).toEqual({ pause: `waiting until ${soon(until)}` });
     // Once resumed (running again, or done) the line goes.
     expect(runLines({}, { pause: "done" }, {}, state.timers)).toEqual({});
   });
 
+  it("notes in the timeline until when it waits, not an approval", () => {
+    const state = run(parked, initial(["prepare", "pause", "done"]));
+    const notes = state.timeline.entries.filter((entry) => entry.kind === "note" && entry.node === "pause");
+    expect(notes.map((note) => (note.kind === "note" ? [note.type, note.text] : null))).toEqual([["timer", `pause waits until ${when(until)}`]]);
+  });
+
+  it("says a time today without its date", () => {
+    const now = new Date(2026, 11, 3, 12, 0, 0);
+    expect(soon(new Date(2026, 11, 3, 14, 40, 56).toISOString(), now)).not.toContain("Dec");
+    expect(soon(new Date(2026, 11, 4, 9, 0, 0).toISOString(), now)).toBe(when(new Date(2026, 11, 4, 9, 0, 0).toISOString()));
+  });
+
   it("is told apart from other interrupts", () => {
-    expect(timerWait({ id: "i1", value: { kind: "wait", node: "pause", until } })).toEqual({ node: "pause", until });
+    const wait = { id: "i1", value: { kind: "wait", node: "pause", until } };
+    expect(timerWait(wait)).toEqual({ node: "pause", until });
+    expect(approvalRequest(wait)).toBeNull();
     expect(timerWait({ id: "i2", value: { kind: "approval", node: "approve", action: "ship" } })).toBeNull();
     expect(timerWait({ id: "i3", value: { kind: "wait", node: "pause" } })).toBeNull();
   });

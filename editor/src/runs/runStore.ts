@@ -10,7 +10,7 @@
 import { create } from "zustand";
 import type { SseMessage } from "../api/sse";
 import type { NodeRunStatus } from "../store/editorStore";
-import { when } from "./format";
+import { soon } from "./format";
 import type { ShownState } from "./runStates";
 import { addEvent, addNote, EMPTY_TIMELINE, nextRun, waitingShort, type Timeline, type TimelineNote } from "./timeline";
 
@@ -251,7 +251,7 @@ function updatesEvent(state: Snapshot, data: Record<string, unknown> | null): Pa
     if (key === "__interrupt__") {
       for (const item of Array.isArray(value) ? value : []) {
         const timer = timerWait(item as Record<string, unknown>);
-        const request = timer ? null : approvalRequest(item as Record<string, unknown>);
+        const request = approvalRequest(item as Record<string, unknown>);
         if (timer) {
           timers = { ...timers, [timer.node]: timer.until };
           nodeStatus[timer.node] = "waiting";
@@ -279,7 +279,8 @@ export function timerWait(item: Record<string, unknown>): { node: string; until:
 /** The approval an interrupt (`{id, value}`) asks for, or null for other interrupts. */
 export function approvalRequest(item: Record<string, unknown>): ApprovalRequest | null {
   const value = item.value as Record<string, unknown> | null;
-  if (!value || typeof value !== "object" || typeof value.node !== "string") return null;
+  // A `wait` node's interrupt asks nobody: its timer resumes it (timerWait).
+  if (!value || typeof value !== "object" || typeof value.node !== "string" || value.kind === "wait") return null;
   return {
     interruptId: typeof item.id === "string" ? item.id : typeof item.interrupt_id === "string" ? item.interrupt_id : null,
     node: value.node,
@@ -340,7 +341,7 @@ export function runLines(
   for (const [node, text] of Object.entries(tokens))
     if (text && status[node] === "running") lines[node] = (text.length > TOKEN_TAIL ? `…${text.slice(-TOKEN_TAIL)}` : text).replace(/\s+/g, " ");
   for (const [node, text] of Object.entries(waiting)) if (status[node] === "running") lines[node] = text;
-  for (const [node, until] of Object.entries(timers)) if (status[node] === "waiting") lines[node] = `waiting until ${when(until)}`;
+  for (const [node, until] of Object.entries(timers)) if (status[node] === "waiting") lines[node] = `waiting until ${soon(until)}`;
   return lines;
 }
 

@@ -80,7 +80,7 @@ export const KIND_LOOKS: Record<string, KindLook> = {
   },
   wait: {
     label: "Wait",
-    icon: "⏲",
+    icon: "◷",
     color: "#7a6a2e",
     shape: "shape-wait",
     summary: (f) => lines(f.for !== undefined && `for ${s(f.for)}`, f.until && `until ${s(f.until)}`),
