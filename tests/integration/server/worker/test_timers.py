@@ -154,7 +154,8 @@ async def test_a_wait_parks_without_a_worker_and_one_of_two_workers_resumes_it(
 async def test_a_timer_survives_a_restart_of_every_worker(
     api: httpx.AsyncClient, wpool: Pool, tmp_path: Path
 ) -> None:
-    wake_at = datetime.now(UTC) + timedelta(seconds=3)
+    # Far enough ahead for the run to park first (a time already past does not park).
+    wake_at = datetime.now(UTC) + timedelta(seconds=4)
     async with AsyncExitStack() as stack:
         await two_workers(wpool, stack)
         run = await start_run(
@@ -183,7 +184,8 @@ async def test_a_timer_survives_a_restart_of_every_worker(
 async def test_two_firers_racing_for_a_due_timer_fire_it_once(
     api: httpx.AsyncClient, wpool: Pool, tmp_path: Path
 ) -> None:
-    wake_at = datetime.now(UTC) + timedelta(seconds=1)
+    # Far enough ahead for the run to park first (a time already past does not park).
+    wake_at = datetime.now(UTC) + timedelta(seconds=2)
     async with running_worker(wpool):
         run = await start_run(
             api, "worker-wait-until", folder=str(tmp_path), wake_at=wake_at.isoformat()
