@@ -193,6 +193,17 @@ async def settle_answered_in(
     )
 
 
+async def give_up(pool: Pool, timer_id: str) -> bool:
+    """Cancel a pending timer that can never fire (its graph version is gone); True if it was."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "UPDATE plait_timers SET status = 'cancelled' "
+            "WHERE timer_id = %s AND status = 'pending'",
+            (timer_id,),
+        )
+        return cursor.rowcount == 1
+
+
 async def cancel_of_run_in(conn: AsyncConnection[DictRow], run_id: str) -> int:
     """Cancel the pending timers of parked run ``run_id``; return how many."""
     cursor = await conn.execute(

@@ -37,6 +37,10 @@ TIMER_POLL_SECONDS = 0.5
 BATCH = 50
 
 
+class GraphGone(LookupError):
+    """The graph version a timer's thread runs is not registered: its resume cannot run."""
+
+
 class TimerFirer:
     """Fires the timers that are due; call :meth:`fire_due` now and then."""
 
@@ -49,8 +53,14 @@ class TimerFirer:
         for timer in await timers.due(self.pool, BATCH):
             try:
                 fired += await self._fire(timer)
+            except GraphGone as exc:
+                # It can never fire: said once, not every poll.
+                if await timers.give_up(self.pool, timer.timer_id):
+                    log.warning(
+                        "timer %s of thread %s cancelled: %s", timer.timer_id, timer.thread_id, exc
+                    )
             except Exception as exc:
-                # One timer that cannot fire (its graph unregistered) must not stop the rest.
+                # One timer that cannot fire now must not stop the rest; it is tried again.
                 log.warning(
                     "timer %s of thread %s did not fire: %s", timer.timer_id, timer.thread_id, exc
                 )
@@ -59,7 +69,7 @@ class TimerFirer:
     async def _fire(self, timer: Timer) -> int:
         graph = await get_version(self.pool, timer.graph, timer.version, tenant=timer.tenant)
         if graph is None:
-            raise LookupError(f"graph {timer.graph}@{timer.version} is not registered")
+            raise GraphGone(f"graph {timer.graph}@{timer.version} is not registered any more")
         async with thread_transaction(self.pool, timer.thread_id) as conn:
             taken = await timers.take_in(conn, timer.timer_id)
             if taken is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -233,3 +234,26 @@ async def test_expired_approvals_resolve_as_the_spec_says_when_their_timer_fires
     await decisions.decide(qpool, waiting["approval_id"], {"decision": "approve"}, "ann")
     by_interrupt = {t.interrupt_id: t.status for t in await timers.timers_of_run(qpool, run.run_id)}
     assert by_interrupt == {"i-past": "fired", "i-future": "cancelled"}
+
+
+async def test_a_timer_whose_graph_version_is_gone_is_cancelled(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    past = datetime.now(UTC) - timedelta(minutes=1)
+    interrupt = {"id": "w-1", "value": {"kind": "wait", "node": "pause", "until": past.isoformat()}}
+    run = await _parked(qpool, qgraph, [])
+    # The run as if it ran a version nobody registered (or one deleted since).
+    gone = SimpleNamespace(
+        run_id=run.run_id,
+        thread_id=run.thread_id,
+        graph=qgraph.name,
+        version="9.9.9",
+        tenant=run.tenant,
+    )
+    async with qpool.connection() as conn:
+        assert await timers.record_in(conn, gone, [interrupt]) == 1
+
+    await TimerFirer(qpool).fire_due()
+
+    [timer] = await timers.timers_of_run(qpool, run.run_id)
+    assert (timer.status, timer.resume_run_id) == ("cancelled", None)
