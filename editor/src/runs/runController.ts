@@ -47,6 +47,7 @@ async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): 
     await reconcile();
     if (useRunStore.getState().phase === "waiting") await findApprovalIds();
     await noteEnded();
+    void followTimer(signal);
   } catch (error) {
     if (!signal.aborted) store.fail(error instanceof Error ? error.message : String(error));
   }
@@ -122,6 +123,38 @@ export async function openThread(threadId: string, assistantId: string, nodes: s
     useRunStore.setState({ phase: "success" });
   }
   await noteEnded();
+  void followTimer(signal);
+}
+
+/** The next poll of a thread parked on `wait` timers: at the earliest time, and every few seconds before it. */
+export function nextTimerPoll(timers: Record<string, string>, now: number): number | null {
+  const times = Object.values(timers)
+    .map((until) => Date.parse(until))
+    .filter(Number.isFinite);
+  if (times.length === 0) return null;
+  // Before the time only a person resumes it (seldom); after it the timer does, within a second.
+  return Math.min(Math.max(Math.min(...times) - now, 1000), 5000);
+}
+
+/**
+ * While the shown run waits on `wait` timers, look for the run that resumes its thread (the
+ * timer's, or a person's) and show it: the timer fires on the server, no stream announces it.
+ */
+async function followTimer(signal: AbortSignal): Promise<void> {
+  const { threadId, runId, assistantId, timers, nodeStatus } = useRunStore.getState();
+  if (!threadId || !runId || !assistantId || useRunStore.getState().phase !== "waiting") return;
+  for (let delay = nextTimerPoll(timers, Date.now()); delay !== null && !signal.aborted; delay = nextTimerPoll(timers, Date.now())) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delay ?? 0);
+      signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    });
+    if (signal.aborted) return;
+    const newest = [...(await runs.list(threadId))].sort((a, b) => b.created_at.localeCompare(a.created_at))[0];
+    if (newest && newest.run_id !== runId) {
+      if (!signal.aborted) await openThread(threadId, assistantId, Object.keys(nodeStatus));
+      return;
+    }
+  }
 }
 
 /** Read how the shown run ended as Plait tells it: its stream carries only the Agent Server's events. */
