@@ -40,9 +40,11 @@ WHERE status = 'pending' AND expires_at IS NOT NULL
 ON CONFLICT (thread_id, interrupt_id) DO NOTHING;
 
 -- A run parked on wait nodes is `waiting_for_timer` (engine/run/states.py).
+-- 'expired' is migration 0022's state (queued runs past their deadline): this
+-- list replaces that one, so it keeps it.
 ALTER TABLE plait_runs DROP CONSTRAINT plait_runs_state_check;
 ALTER TABLE plait_runs ADD CONSTRAINT plait_runs_state_check CHECK (state IN (
     'queued', 'running', 'retrying', 'waiting_for_person', 'waiting_for_tool',
     'waiting_for_timer', 'succeeded', 'partially_succeeded', 'failed', 'timed_out',
-    'cancelled', 'dead_lettered'
+    'cancelled', 'dead_lettered', 'expired'
 ));
