@@ -19,6 +19,7 @@ from plait.engine.compiler.edges import add_edges, route_sources
 from plait.engine.compiler.mermaid import to_mermaid
 from plait.engine.compiler.nodes import KIND_BUILDERS
 from plait.engine.compiler.nodes.base import NodeRunner
+from plait.engine.compiler.nodes.wait import TIMER_FIRED
 from plait.engine.compiler.saga import SagaStep, TrackedCompute, has_compensation, saga_channels
 from plait.engine.compiler.state import state_schemas
 from plait.engine.errors import CompileError, NodeError
@@ -32,6 +33,7 @@ from plait.engine.spec.registry import SpecRegistry, UnknownSpecRef
 from plait.engine.tools.rejection import reject_channels
 
 __all__ = [
+    "TIMER_FIRED",
     "CompileCache",
     "CompileError",
     "CompiledSpec",

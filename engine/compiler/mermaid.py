@@ -20,6 +20,7 @@ _SHAPES: dict[str, tuple[str, str]] = {
     "parallel": ("[/", "\\]"),
     "subgraph": ("[[", "]]"),
     "approval": ("{{", "}}"),
+    "wait": ("([", "])"),
     "python": ("[", "]"),
     "a2a": (">", "]"),
 }

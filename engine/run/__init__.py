@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         state_label,
         status_of,
         waiting_on,
+        waits_until,
     )
     from plait.engine.run.upgrades import UpgradedCheckpoint, UpgradeRefused, upgrade_checkpoint
 
@@ -127,6 +128,7 @@ __all__ = [
     "tests_of",
     "upgrade_checkpoint",
     "waiting_on",
+    "waits_until",
 ]
 
 if not TYPE_CHECKING:
@@ -189,6 +191,7 @@ if not TYPE_CHECKING:
                 "state_label",
                 "status_of",
                 "waiting_on",
+                "waits_until",
             ),
         },
     )

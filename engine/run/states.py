@@ -11,8 +11,8 @@ Server status and A2A task state each maps to, and the words a person reads
 A state's *detail* (``plait_runs.state_detail``) carries what the label needs:
 ``lost_items``/``items``/``maps`` for a map that lost items (kept through
 later states of the run), ``retry`` while a call or the run waits to try
-again, ``waiting`` for what a parked run waits on, ``expires_at`` for an
-expired run.
+again, ``waiting`` for what a parked run waits on (``until``: the earliest time
+a ``wait`` node's timer fires), ``expires_at`` for an expired run.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ RunState = Literal[
     "retrying",
     "waiting_for_person",
     "waiting_for_tool",
+    "waiting_for_timer",
     "succeeded",
     "partially_succeeded",
     "failed",
@@ -77,6 +78,13 @@ INFO: dict[RunState, StateInfo] = {
         "TASK_STATE_WORKING",
         False,
     ),
+    "waiting_for_timer": StateInfo(
+        "stopped on a `wait` node; its durable timer (or a person's early answer) resumes "
+        "the thread",
+        "success",
+        "TASK_STATE_WORKING",
+        False,
+    ),
     "succeeded": StateInfo("reached its end", "success", "TASK_STATE_COMPLETED", True),
     "partially_succeeded": StateInfo(
         "reached its end, but a map lost items (allowed by its min_success)",
@@ -112,6 +120,7 @@ _ENDS: frozenset[RunState] = frozenset(
     {
         "waiting_for_person",
         "waiting_for_tool",
+        "waiting_for_timer",
         "succeeded",
         "partially_succeeded",
         "failed",
@@ -133,6 +142,8 @@ TRANSITIONS: dict[RunState, frozenset[RunState]] = {
     # A parked run is settled when its thread moves on (an answer, a new input).
     "waiting_for_person": frozenset({"succeeded", "partially_succeeded"}),
     "waiting_for_tool": frozenset({"succeeded", "partially_succeeded"}),
+    # Also cancelled: cancelling a run that waits for its timer cancels the timer.
+    "waiting_for_timer": frozenset({"succeeded", "partially_succeeded", "cancelled"}),
     "succeeded": frozenset(),
     "partially_succeeded": frozenset(),
     "failed": frozenset(),
@@ -200,11 +211,23 @@ def waiting_on(interrupts: Sequence[Mapping[str, Any]]) -> RunState:
     """The state of a run that stopped on ``interrupts`` (``{id, value}``).
 
     A person is asked by an approval (the approval node, or an MCP task's
-    question); an interrupt naming a parked MCP task waits on the tool. Both
-    at once: the person, who is the one to act.
+    question); an interrupt naming a parked MCP task waits on the tool; a
+    ``wait`` node's on its timer. A person among them: the person, who is the
+    one to act; tools and timers: the tool.
     """
+    timers = [item for item in interrupts if waits_until(item.get("value")) is not None]
     tools = [item for item in interrupts if parked_tool(item.get("value")) is not None]
-    return "waiting_for_tool" if tools and len(tools) == len(interrupts) else "waiting_for_person"
+    if not interrupts or len(tools) + len(timers) < len(interrupts):
+        return "waiting_for_person"
+    return "waiting_for_tool" if tools else "waiting_for_timer"
+
+
+def waits_until(value: Any) -> str | None:
+    """The ISO time a ``wait`` node's interrupt value waits until, else ``None``."""
+    if not isinstance(value, Mapping) or value.get("kind") != "wait":
+        return None
+    until = value.get("until")
+    return str(until) if until else None
 
 
 def parked_tool(value: Any) -> str | None:
@@ -264,4 +287,7 @@ def state_label(state: str, detail: Mapping[str, Any] | None = None) -> str:
     if state == "expired":
         deadline = detail.get("expires_at")
         return f"expired: not started by {deadline}" if deadline else "expired"
+    if state == "waiting_for_timer":
+        until = (detail.get("waiting") or {}).get("until")
+        return f"waiting until {until}" if until else "waiting for a timer"
     return state.replace("_", " ")

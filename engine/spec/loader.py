@@ -726,7 +726,9 @@ def _explain(
     if resolved.pointer == "/metadata/version" and kind != "missing":
         return _version_problem(value, text, position)
     if DURATION_PATTERN in patterns:
-        hint, fix = _PATTERN_HINTS[DURATION_PATTERN]
+        hint, _ = _PATTERN_HINTS[DURATION_PATTERN]
+        # The fix names the field it is about (`for`, `expires_in`, `timeout`...).
+        fix = f"write e.g. `{field}: 30s`, `{field}: 5m` or `{field}: 30` (seconds)"
         return f"`{field}` must be {hint}, not {short_repr(value)}", fix, "schema-value"
     if kind == "missing":
         return _missing(resolved)

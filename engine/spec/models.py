@@ -708,6 +708,38 @@ class ApprovalNode(_NodeBase):
     on_expire: Literal["approve", "reject", "fail"] = "reject"
 
 
+class WaitNode(_NodeBase):
+    """Parks the run until a time, holding no worker; a durable timer resumes it.
+
+    Exactly one of ``for`` (a duration from when the node was first reached)
+    and ``until`` (CEL giving an ISO 8601 time) says when. A person may resume
+    it earlier with a value (``command.resume``).
+    """
+
+    kind: Literal["wait"]
+    for_: Duration | None = Field(
+        default=None,
+        alias="for",
+        description="How long to wait from when the node is first reached, e.g. `10m`.",
+    )
+    until: Cel | None = Field(
+        default=None,
+        description=(
+            "CEL producing the time to wait until: an ISO 8601 string with a timezone "
+            "(e.g. `state.remind_at`), or a CEL timestamp."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _one_time(self) -> Self:
+        if (self.for_ is None) == (self.until is None):
+            raise ValueError(
+                "a `wait` node needs exactly one of `for` (a duration such as `10m`) "
+                "and `until` (CEL giving an ISO 8601 time)"
+            )
+        return self
+
+
 class PythonNode(_NodeBase):
     """Calls ``module:function`` with the state; its return value is the result."""
 
@@ -756,6 +788,7 @@ Node = Annotated[
     | ParallelNode
     | SubgraphNode
     | ApprovalNode
+    | WaitNode
     | PythonNode
     | A2aNode,
     Field(discriminator="kind"),
@@ -770,6 +803,7 @@ NODE_KINDS = (
     "parallel",
     "subgraph",
     "approval",
+    "wait",
     "python",
     "a2a",
 )

@@ -290,9 +290,9 @@ class PlaitAgentExecutor(AgentExecutor):
             )
             await updater.requires_input(updater.new_agent_message(approvals_message(pending)))
             return
-        if state == "waiting_for_tool":
-            # Still working: the MCP task poller resumes the thread when the tool is done;
-            # a follow-up message on the task follows that run.
+        if state in ("waiting_for_tool", "waiting_for_timer"):
+            # Still working: the MCP task poller (or the timer) resumes the thread when
+            # the tool is done (the time comes); a follow-up message on the task follows that run.
             await updater.update_status(
                 TaskState.TASK_STATE_WORKING,
                 updater.new_agent_message([Part(text=state_label(state, detail))]),

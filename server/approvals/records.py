@@ -256,16 +256,17 @@ async def approvals_of_run(pool: Pool, run_id: str, tenant: str) -> list[dict[st
     return [_approval(row) for row in rows]
 
 
-async def expired(pool: Pool, now: datetime) -> list[dict[str, Any]]:
-    """Pending approvals whose expiry is at or before ``now``, oldest expiry first."""
-    async with pool.connection() as conn:
-        cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_approvals "
-            "WHERE status = 'pending' AND expires_at <= %s ORDER BY expires_at, approval_id",
-            (now,),
-        )
-        rows = await cursor.fetchall()
-    return [_approval(row) for row in rows]
+async def pending_of_interrupt_in(
+    conn: AsyncConnection[DictRow], thread_id: str, interrupt_id: str
+) -> str | None:
+    """The id of the pending approval that asks ``interrupt_id`` of the thread, if any."""
+    cursor = await conn.execute(
+        "SELECT approval_id FROM plait_approvals "
+        "WHERE thread_id = %s AND interrupt_id = %s AND status = 'pending'",
+        (thread_id, interrupt_id),
+    )
+    row = await cursor.fetchone()
+    return str(row["approval_id"]) if row is not None else None
 
 
 async def lock_pending_in(conn: AsyncConnection[DictRow], approval_id: str) -> dict[str, Any]:

@@ -11,7 +11,8 @@ Queue metrics come from Postgres at scrape time (:func:`database_metrics`), so
 they are the same whichever process is scraped and need no bookkeeping: runs
 by status and by Plait's state (``engine/run/states.py``), dead-lettered runs
 waiting for a requeue, queue depth and the age of the oldest pending run,
-approvals by status, a histogram of how long decided approvals waited, each
+approvals by status, a histogram of how long decided approvals waited, durable
+timers pending by kind (fired timers and their lateness are process metrics), each
 limited tool's calls in flight, waiting and whether it is paused, and each
 rollout's canary share. Only the API
 serves them (``GET /metrics``); a ``plait worker --metrics-port`` serves the
@@ -41,6 +42,7 @@ from plait.engine.store import LimitState, Pool, limit_states
 from plait.server.approvals import records
 from plait.server.approvals.records import APPROVAL_STATUSES
 from plait.server.graphs.rollouts import Rollout, list_rollouts
+from plait.server.queue import timers
 from plait.server.queue.queueing import HIGHEST_PRIORITY, LOWEST_PRIORITY
 from plait.server.queue.runs import queue_counts
 
@@ -99,8 +101,8 @@ RUNS_FINISHED = Counter(
 RUNS_ENDED = Counter(
     "plait_runs_ended_total",
     "Runs this process ended, by graph and Plait's state (succeeded, partially_succeeded, "
-    "waiting_for_person, waiting_for_tool, failed, timed_out, cancelled, dead_lettered, "
-    "expired: ended by this process's expiry sweep).",
+    "waiting_for_person, waiting_for_tool, waiting_for_timer, failed, timed_out, cancelled, "
+    "dead_lettered, expired: ended by this process's expiry sweep).",
     ["graph", "state"],
 )
 SSE_STREAMS = Gauge("plait_sse_streams_open", "Server-Sent Events streams open now.")
@@ -125,6 +127,18 @@ RUNS_STARTED = Counter(
     "rollout (canary or stable: chosen by the tenant's rollout for a new thread; none: "
     "otherwise).",
     ["graph", "version", "rollout"],
+)
+
+TIMERS_FIRED = Counter(
+    "plait_timers_fired_total",
+    "Durable timers this process's workers fired, by kind (wait, approval_expiry).",
+    ["kind"],
+)
+TIMER_LATENESS = Histogram(
+    "plait_timer_lateness_seconds",
+    "How long after its due time a timer fired (the poll interval, or no worker running).",
+    ["kind"],
+    buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600),
 )
 
 APPROVAL_WAIT_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400)
@@ -249,6 +263,12 @@ def run_scored(graph: str, version: str, grader: str, score: float | None) -> No
         SCORES.labels(graph, version, grader).observe(score)
 
 
+def timer_fired(kind: str, late_seconds: float) -> None:
+    """Count a timer this process fired ``late_seconds`` after its due time."""
+    TIMERS_FIRED.labels(kind).inc()
+    TIMER_LATENESS.labels(kind).observe(max(0.0, late_seconds))
+
+
 # --- from Postgres, at scrape time ------------------------------------------------
 
 # Every status is exposed, 0 when no row has it, so a dashboard's series never vanish.
@@ -263,6 +283,7 @@ async def database_metrics(pool: Pool) -> list[Metric]:
         waits = await records.decision_waits(conn, APPROVAL_WAIT_BUCKETS)
         limited = await limit_states(conn, None)
         rollouts = await list_rollouts(conn)
+        pending_timers = await timers.pending_counts(conn)
     runs = GaugeMetricFamily("plait_runs", "Runs by status, in Postgres.", labels=["status"])
     for status in sorted({*_RUN_STATUSES, *queue.by_status}):
         runs.add_metric([status], float(queue.by_status.get(status, 0)))
@@ -308,6 +329,13 @@ async def database_metrics(pool: Pool) -> list[Metric]:
     ]
     buckets.append(("+Inf", float(waits.count)))
     wait.add_metric([], buckets, sum_value=waits.total_seconds)
+    timers_pending = GaugeMetricFamily(
+        "plait_timers_pending",
+        "Durable timers waiting for their time, by kind (wait, approval_expiry), in Postgres.",
+        labels=["kind"],
+    )
+    for kind in sorted({*get_args(timers.TimerKind), *pending_timers}):
+        timers_pending.add_metric([kind], float(pending_timers.get(kind, 0)))
     return [
         runs,
         by_state,
@@ -317,6 +345,7 @@ async def database_metrics(pool: Pool) -> list[Metric]:
         oldest,
         approvals,
         wait,
+        timers_pending,
         *_tool_limit_metrics(limited),
         _rollout_share(rollouts),
     ]

@@ -13,23 +13,25 @@ from collections.abc import Mapping
 from typing import Any
 
 import pydantic
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow
 
 from plait.engine.spec import Decision, validation_problems
 from plait.engine.store import Pool
 from plait.server.approvals.records import (
     DECISION_STATUS,
-    ApprovalClosed,
     ApprovalNotFound,
     InvalidDecision,
     get_approval,
     lock_pending_in,
     mark_decided_in,
+    pending_of_interrupt_in,
     set_resume_run_in,
 )
-from plait.server.graphs.versions import get_version
+from plait.server.graphs.versions import GraphVersion, get_version
 from plait.server.queue.runs import Run, resume_thread_in, thread_transaction
 
-#: ``decided_by`` of decisions made by the expiry sweep.
+#: ``decided_by`` of decisions made by an approval's expiry timer.
 EXPIRY_ACTOR = "plait:expiry"
 
 
@@ -60,28 +62,31 @@ async def decide(
     )
 
 
-async def expire(
-    pool: Pool, approval_id: str, actor: str = EXPIRY_ACTOR
+async def expire_in(
+    conn: AsyncConnection[DictRow],
+    thread_id: str,
+    interrupt_id: str,
+    graph: GraphVersion,
+    actor: str = EXPIRY_ACTOR,
 ) -> tuple[dict[str, Any], Run] | None:
-    """Resolve an expired approval the way its spec says; return (approval, resume run).
+    """Resolve the expired approval of ``interrupt_id`` as its spec says; (approval, resume run).
 
-    The approval node applies ``on_expire`` itself when it resumes past its
-    expiry (approve, reject, or fail the run); the resume value carries the
-    same decision so the inbox reads truthfully. ``None`` when the approval
-    is gone or someone decided first (the sweep races with people).
+    Called by its timer (server/workers/timer_firer.py) inside
+    :func:`thread_transaction`. The approval node applies ``on_expire`` itself
+    when it resumes past its expiry (approve, reject, or fail the run); the
+    resume value carries the same decision so the inbox reads truthfully.
+    ``None`` when no approval of it is pending (someone decided first).
     """
-    approval = await get_approval(pool, approval_id)
-    if approval is None or approval["status"] != "pending":
+    approval_id = await pending_of_interrupt_in(conn, thread_id, interrupt_id)
+    if approval_id is None:
         return None
-    on_expire = approval["on_expire"]
+    row = await lock_pending_in(conn, approval_id)
+    on_expire = row["on_expire"]
     answer = {
         "decision": on_expire if on_expire in DECISION_STATUS else "reject",
         "comment": "expired",
     }
-    try:
-        return await _resolve(pool, approval_id, answer, "expired", actor)
-    except (ApprovalClosed, ApprovalNotFound):
-        return None
+    return await _resolve_locked(conn, row, graph, answer, "expired", actor)
 
 
 async def _resolve(
@@ -107,24 +112,37 @@ async def _resolve(
         )
     async with thread_transaction(pool, approval["thread_id"]) as conn:
         row = await lock_pending_in(conn, approval_id)
-        await mark_decided_in(conn, approval_id, status, answer, actor)
-        run = await resume_thread_in(
-            conn,
-            thread_id=row["thread_id"],
-            graph=graph,
-            parked_run_id=row["run_id"],
-            interrupt_id=row["interrupt_id"],
-            answer=answer,
-            metadata={
-                "plait_approval": {
-                    "approval_id": approval_id,
-                    "interrupt_id": row["interrupt_id"],
-                    "decided_by": actor,
-                    "decision": answer,
-                    "status": status,
-                }
-            },
-            origin={"approval": approval_id, "answer": answer},
-            tenant=approval["tenant_id"],
-        )
-        return await set_resume_run_in(conn, approval_id, run.run_id), run
+        return await _resolve_locked(conn, row, graph, answer, status, actor)
+
+
+async def _resolve_locked(
+    conn: AsyncConnection[DictRow],
+    row: Mapping[str, Any],
+    graph: GraphVersion,
+    answer: dict[str, Any],
+    status: str,
+    actor: str | None,
+) -> tuple[dict[str, Any], Run]:
+    """Mark the locked pending approval ``row`` and create its resume run."""
+    approval_id = row["approval_id"]
+    await mark_decided_in(conn, approval_id, status, answer, actor)
+    run = await resume_thread_in(
+        conn,
+        thread_id=row["thread_id"],
+        graph=graph,
+        parked_run_id=row["run_id"],
+        interrupt_id=row["interrupt_id"],
+        answer=answer,
+        metadata={
+            "plait_approval": {
+                "approval_id": approval_id,
+                "interrupt_id": row["interrupt_id"],
+                "decided_by": actor,
+                "decision": answer,
+                "status": status,
+            }
+        },
+        origin={"approval": approval_id, "answer": answer},
+        tenant=row["tenant_id"],
+    )
+    return await set_resume_run_in(conn, approval_id, run.run_id), run

@@ -43,7 +43,7 @@ from plait.engine.store import Pool
 from plait.server.approvals.records import settle_answered_in
 from plait.server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
 from plait.server.graphs.versions import GraphVersion
-from plait.server.queue import journal, scores, webhooks
+from plait.server.queue import journal, scores, timers, webhooks
 from plait.server.queue.leases import Lease
 from plait.server.queue.queueing import DEFAULT_AGING_SECONDS, DEFAULT_PRIORITY, Queueing
 from plait.server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
@@ -78,9 +78,10 @@ _CLAIMED = check_transition("queued", "running")
 _TAKEN_OVER = check_transition("running", "retrying")
 _HANDED_BACK = check_transition("running", "queued")
 _CANCELLED_PENDING = check_transition("queued", "cancelled")
+_CANCELLED_WAIT = check_transition("waiting_for_timer", "cancelled")
 _REQUEUED = check_transition("dead_lettered", "queued")
 _EXPIRED = check_transition("queued", "expired")
-_WAITING: tuple[RunState, ...] = ("waiting_for_person", "waiting_for_tool")
+_WAITING: tuple[RunState, ...] = ("waiting_for_person", "waiting_for_tool", "waiting_for_timer")
 
 
 @dataclass(frozen=True)
@@ -466,6 +467,7 @@ async def create_run_in(
     )
     run = _run(await cursor.fetchone())
     await settle_answered_in(conn, thread_id, run_id, kwargs)
+    await timers.settle_answered_in(conn, thread_id, kwargs)
     return run, True
 
 
@@ -646,6 +648,8 @@ async def cancel_run(
         if row is None:
             raise RunNotFound(run_id, thread_id, tenant)
         run = _run(row)
+        if run.state == "waiting_for_timer":
+            return await _cancel_timer_wait(conn, run_id, cast(CancelAction, action))
         if run.status in TERMINAL or (run.status == "running" and run.lease_owner is None):
             return run
         updated = await _cancel_locked(conn, run_id, run.status, cast(CancelAction, action))
@@ -1380,6 +1384,27 @@ async def _cancel_locked(
     run = _run(await cursor.fetchone())
     await conn.execute("SELECT pg_notify(%s, %s)", (RUNS_CHANNEL, run_id))
     return run
+
+
+async def _cancel_timer_wait(
+    conn: AsyncConnection[DictRow], run_id: str, action: CancelAction
+) -> Run:
+    """Cancel a locked run parked on ``wait`` timers: the timers stop, the run ends cancelled.
+
+    The thread keeps its checkpoint (still ``interrupted``): a person may resume it.
+    """
+    await timers.cancel_of_run_in(conn, run_id)
+    cursor = await conn.execute(
+        f"""
+        UPDATE plait_runs
+        SET status = %s, state = %s, cancel_action = %s, updated_at = now(),
+            state_detail = nullif(coalesce(state_detail, '{{}}'::jsonb) - 'waiting', '{{}}'::jsonb)
+        WHERE run_id = %s
+        RETURNING {_COLUMNS}
+        """,
+        (status_of(_CANCELLED_WAIT), _CANCELLED_WAIT, action, run_id),
+    )
+    return _run(await cursor.fetchone())
 
 
 async def _refresh_thread(

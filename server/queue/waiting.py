@@ -1,4 +1,4 @@
-"""Runs parked on a person or a tool stop waiting when their thread moves on.
+"""Runs parked on a person, a tool or a timer stop waiting when their thread moves on.
 
 A run that stopped on ``interrupt()`` ended ``success`` for the Agent Server and
 ``waiting_for_person`` / ``waiting_for_tool`` for Plait
@@ -15,7 +15,7 @@ from psycopg.rows import DictRow
 
 from plait.engine.run import RunState, check_transition, settled_state
 
-WAITING: tuple[RunState, ...] = ("waiting_for_person", "waiting_for_tool")
+WAITING: tuple[RunState, ...] = ("waiting_for_person", "waiting_for_tool", "waiting_for_timer")
 # The statement below makes these transitions; checked when the module loads.
 _SETTLES = {
     check_transition(waiting, settled_state(detail))

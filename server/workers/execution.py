@@ -40,6 +40,7 @@ from plait.engine.run import (
     losses_only,
     parked_tool,
     waiting_on,
+    waits_until,
 )
 from plait.engine.spec import duration_seconds
 from plait.engine.store import Pool, PostgresAuditStore, TenantStore, new_checkpointer
@@ -51,7 +52,7 @@ from plait.server.auth.store import DEFAULT_TENANT
 from plait.server.auth.tenant_secrets import SecretSources
 from plait.server.graphs import versions
 from plait.server.operations import metrics
-from plait.server.queue import runs
+from plait.server.queue import runs, timers
 from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS, TOOL_LEASE_SECONDS_ENV
 from plait.server.queue.fenced import FencedCheckpointer
 from plait.server.queue.journal import RunGone
@@ -301,8 +302,10 @@ async def _execute(
         usage = await read_usage(
             new_checkpointer(pool), {"configurable": {"thread_id": run.thread_id}}
         )
-        async with fenced_transaction(pool, lease, "recording approvals") as conn:
+        async with fenced_transaction(pool, lease, "recording approvals and timers") as conn:
             await records.record_interrupts(conn, run, found, usage)
+            # Wait nodes' times and approvals' expiries: fired by any worker (timer_firer.py).
+            await timers.record_in(conn, run, found)
         # MCP task interrupts are not approvals: they are parked tool calls the poller resumes.
         await record_parked(pool, run.run_id, found)
     state, detail = _ended(status, found, live.marks)
@@ -340,6 +343,15 @@ def _ended(
     waiting: dict[str, Any] = {"interrupts": len(found)}
     if tools:
         waiting["tools"] = tools
+    times = sorted(
+        (until, item["value"].get("node"))
+        for item in found
+        if (until := waits_until(item.get("value"))) is not None
+    )  # one ISO format (UTC) throughout: text order is time order
+    if times:
+        # What a run parked on wait nodes waits for, and until when (the earliest first).
+        waiting["until"] = times[0][0]
+        waiting["nodes"] = [node for _, node in times]
     return state, {**(losses or {}), "waiting": waiting}
 
 

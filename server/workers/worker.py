@@ -15,8 +15,9 @@ worker`` runs one). It
   stops at once;
 - dead-letters a run whose attempts lost their worker ``max_attempts`` times in a row
   (the spec's ``max_attempts`` wins), instead of running it again;
-- resolves approvals past their expiry by resuming their run (the approval node
-  applies the spec's ``on_expire`` itself when it resumes after the expiry);
+- fires due durable timers (server/workers/timer_firer.py): resumes runs parked on a
+  ``wait`` node, and resolves approvals past their expiry (the approval node applies
+  the spec's ``on_expire`` itself when it resumes after the expiry);
 - ends pending runs past their deadline (``expires_at``) as ``expired``; claims order a
   tenant's runs by priority, aged by ``aging_seconds`` (server/queue/queueing.py);
 - calls the webhooks of ended runs (server/workers/webhook_sender.py), grades sampled
@@ -37,7 +38,6 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -45,9 +45,8 @@ from langgraph.store.postgres.aio import AsyncPostgresStore
 
 from plait.engine.store import Pool, open_item_store
 from plait.engine.tools import ToolResultStore, stop_tool_processes
-from plait.server.approvals import records
 from plait.server.operations import metrics
-from plait.server.queue import decisions, queueing, runs
+from plait.server.queue import queueing, runs
 from plait.server.queue.defaults import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
 from plait.server.queue.fenced import FencedToolResultStore
 from plait.server.queue.journal_writer import JournalCommitter
@@ -57,6 +56,7 @@ from plait.server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
 from plait.server.workers.execution import GraphCache, RunStopper, StopReason, execute_run
 from plait.server.workers.grader_runner import GraderRunner
 from plait.server.workers.mcp_task_poller import McpTaskPoller
+from plait.server.workers.timer_firer import TIMER_POLL_SECONDS, TimerFirer
 from plait.server.workers.webhook_sender import WebhookSender
 from plait.server.workers.webhook_urls import WebhookPolicy
 
@@ -131,6 +131,8 @@ class Worker:
         self.graders = GraderRunner(pool, self.worker_id, self.graphs)
         # Creates the runs of due crons (server/workers/cron_firer.py).
         self.crons = CronFirer(pool, specs_dir)
+        # Resumes parked waits and expires approvals when due (server/workers/timer_firer.py).
+        self.timers = TimerFirer(pool)
         #: Set once the worker listens for runs (it may have claimed some already).
         self.started = asyncio.Event()
         self._active: dict[str, tuple[asyncio.Task[object], RunStopper]] = {}
@@ -169,7 +171,8 @@ class Worker:
                 name=f"{self.worker_id} hb",
             ),
             asyncio.create_task(
-                self._every(self.sweep_seconds, self.sweep_expired), name=f"{self.worker_id} sweep"
+                self._every(TIMER_POLL_SECONDS, self.timers.fire_due),
+                name=f"{self.worker_id} timers",
             ),
             asyncio.create_task(
                 self._every(self.sweep_seconds, self.expire_runs),
@@ -332,21 +335,6 @@ class Worker:
             metrics.run_ended(run.graph, run.state)
             log.info("run expired", extra={"run_id": run.run_id, "status": run.state})
         return len(ended)
-
-    async def sweep_expired(self, now: datetime | None = None) -> int:
-        """Resume the runs of pending approvals expired by ``now``; return how many.
-
-        Every worker sweeps; an approval decided or expired by someone else
-        meanwhile is skipped (the first resolution wins).
-        """
-        resolved = 0
-        for approval in await records.expired(self.pool, now or datetime.now(UTC)):
-            try:
-                await decisions.expire(self.pool, approval["approval_id"])
-            except records.ApprovalClosed:
-                continue
-            resolved += 1
-        return resolved
 
     async def _every(
         self,

@@ -41,7 +41,7 @@ export function StepDetail({ step }: { step: TimelineStep }) {
         <dd>{fmt.clock(step.startedAt)}</dd>
         <dt>Duration</dt>
         <dd data-testid="step-duration">
-          {step.status === "running" ? "running…" : step.status === "waiting" ? "waiting for a decision" : fmt.duration(step.durationMs)}
+          {step.status === "running" ? "running…" : step.status === "waiting" ? waitingWords(step.interrupt) : fmt.duration(step.durationMs)}
         </dd>
         {step.attempt > 1 && (
           <>
@@ -135,4 +135,10 @@ export function StepDetail({ step }: { step: TimelineStep }) {
       {step.text && <Folded label="Model text" value={step.text} />}
     </div>
   );
+}
+
+/** What a waiting step waits for: a `wait` node its time (local), anything else a decision. */
+function waitingWords(interrupt: unknown): string {
+  const wait = interrupt as { kind?: string; until?: string } | null;
+  return wait?.kind === "wait" && wait.until ? `waiting until ${fmt.when(wait.until)}` : "waiting for a decision";
 }

@@ -28,8 +28,14 @@ export function useCanvasRunBridge(): void {
         if (taken.join("\0") !== editor.takenEdges.join("\0")) editor.setTakenEdges(taken);
         if (state.timeline.visits !== previous?.timeline.visits) editor.setNodeVisits(state.timeline.visits);
       }
-      if (!previous || state.tokens !== previous.tokens || state.nodeStatus !== previous.nodeStatus || state.timeline !== previous.timeline) {
-        const lines = runLines(state.tokens, state.nodeStatus, waitingLines(state.timeline));
+      if (
+        !previous ||
+        state.tokens !== previous.tokens ||
+        state.nodeStatus !== previous.nodeStatus ||
+        state.timeline !== previous.timeline ||
+        state.timers !== previous.timers
+      ) {
+        const lines = runLines(state.tokens, state.nodeStatus, waitingLines(state.timeline), state.timers);
         // Tokens of a node whose line is unchanged (or not shown) re-render no card.
         if (!shallow(lines, editor.nodeRunLine)) editor.setNodeRunLine(lines);
       }

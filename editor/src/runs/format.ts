@@ -44,6 +44,13 @@ export function when(iso: string): string {
   return date.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
 }
 
+/** A time of day when it is today (`14:40:56`), else a date and time (`Dec 4, 09:00:00`). */
+export function soon(iso: string, now: Date = new Date()): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "—";
+  return date.toDateString() === now.toDateString() ? date.toLocaleTimeString([], { hour12: false }) : when(iso);
+}
+
 /** A size in bytes as people read it: `740 B`, `12.4 KB`, `3.1 MB`. */
 export function bytes(size: number): string {
   if (size < 1000) return `${size} B`;

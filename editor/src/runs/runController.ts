@@ -8,7 +8,7 @@ import { approvals, resumedRun, runs, threads, type Decision } from "../api/clie
 import type { SseMessage } from "../api/sse";
 import { eventsOf, runOf } from "./runApi";
 import { runState } from "./runStates";
-import { type ApprovalRequest, approvalRequest, useRunStore } from "./runStore";
+import { type ApprovalRequest, approvalRequest, timerWait, useRunStore } from "./runStore";
 
 /**
  * The stream modes the editor's runs ask for: `debug` (not `tasks`) because its
@@ -47,6 +47,7 @@ async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): 
     await reconcile();
     if (useRunStore.getState().phase === "waiting") await findApprovalIds();
     await noteEnded();
+    void followTimer(signal);
   } catch (error) {
     if (!signal.aborted) store.fail(error instanceof Error ? error.message : String(error));
   }
@@ -122,6 +123,38 @@ export async function openThread(threadId: string, assistantId: string, nodes: s
     useRunStore.setState({ phase: "success" });
   }
   await noteEnded();
+  void followTimer(signal);
+}
+
+/** The next poll of a thread parked on `wait` timers: at the earliest time, and every few seconds before it. */
+export function nextTimerPoll(timers: Record<string, string>, now: number): number | null {
+  const times = Object.values(timers)
+    .map((until) => Date.parse(until))
+    .filter(Number.isFinite);
+  if (times.length === 0) return null;
+  // Before the time only a person resumes it (seldom); after it the timer does, within a second.
+  return Math.min(Math.max(Math.min(...times) - now, 1000), 5000);
+}
+
+/**
+ * While the shown run waits on `wait` timers, look for the run that resumes its thread (the
+ * timer's, or a person's) and show it: the timer fires on the server, no stream announces it.
+ */
+async function followTimer(signal: AbortSignal): Promise<void> {
+  const { threadId, runId, assistantId, timers, nodeStatus } = useRunStore.getState();
+  if (!threadId || !runId || !assistantId || useRunStore.getState().phase !== "waiting") return;
+  for (let delay = nextTimerPoll(timers, Date.now()); delay !== null && !signal.aborted; delay = nextTimerPoll(timers, Date.now())) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delay ?? 0);
+      signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    });
+    if (signal.aborted) return;
+    const newest = [...(await runs.list(threadId))].sort((a, b) => b.created_at.localeCompare(a.created_at))[0];
+    if (newest && newest.run_id !== runId) {
+      if (!signal.aborted) await openThread(threadId, assistantId, Object.keys(nodeStatus));
+      return;
+    }
+  }
 }
 
 /** Read how the shown run ended as Plait tells it: its stream carries only the Agent Server's events. */
@@ -141,7 +174,7 @@ async function noteEnded(): Promise<void> {
  * steps of other forks are ignored.
  */
 export async function reconcile(): Promise<void> {
-  const { threadId, nodeStatus, approvals: known } = useRunStore.getState();
+  const { threadId, nodeStatus, approvals: known, timers: knownTimers } = useRunStore.getState();
   if (!threadId) return;
   const history = await threads.history(threadId, 500);
   const latest = history[0];
@@ -152,11 +185,14 @@ export async function reconcile(): Promise<void> {
     for (const node of state.next) ran.add(node);
   const settled = { ...nodeStatus };
   const approvals = { ...known };
-  // Interrupts pending on the newest checkpoint: the approvals the thread waits for.
+  const timers = { ...knownTimers };
+  // Interrupts pending on the newest checkpoint: the approvals and timers the thread waits for.
   for (const task of latest.tasks)
     for (const item of task.interrupts) {
       const request = approvalRequest(item as unknown as Record<string, unknown>);
       if (request && !approvals[request.node]) approvals[request.node] = request;
+      const timer = timerWait(item as unknown as Record<string, unknown>);
+      if (timer) timers[timer.node] = timer.until;
     }
   for (const node of Object.keys(settled)) {
     const task = latest.tasks.find((t) => t.name === node);
@@ -169,6 +205,7 @@ export async function reconcile(): Promise<void> {
   useRunStore.setState({
     nodeStatus: settled,
     approvals: waiting ? approvals : {},
+    timers: waiting ? timers : {},
     ...(waiting && useRunStore.getState().phase === "success" ? { phase: "waiting" as const } : {}),
   });
 }

@@ -30,6 +30,7 @@ const TONES: Record<string, Tone> = {
   interrupted: "bad",
   waiting_for_person: "waiting",
   waiting_for_tool: "waiting",
+  waiting_for_timer: "waiting",
   waiting: "waiting",
   queued: "active",
   pending: "active",
@@ -43,6 +44,7 @@ export const STATE_HEADINGS: Record<string, string> = {
   // The state's own words: the run line says them too, so the outcome repeats nothing.
   waiting_for_person: "Waiting for a person",
   waiting_for_tool: "Waiting for a tool",
+  waiting_for_timer: "Waiting for a timer",
   timed_out: "Timed out",
   cancelled: "Cancelled",
   dead_lettered: "Dead-lettered",

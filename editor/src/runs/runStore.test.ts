@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { reduce, runLines, shownStatus, waitingLines } from "./runStore";
+import { approvalRequest, reduce, runLines, shownStatus, timerWait, waitingLines } from "./runStore";
+import { soon, when } from "./format";
 import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges, waitingText } from "./timeline";
 import plannerTeam from "./fixtures/planner-team.json";
 import refundResume from "./fixtures/refund-resume.json";
@@ -19,6 +20,7 @@ function initial(nodes: string[]): Snap {
     tokens: {},
     steps: [],
     approvals: {},
+    timers: {},
     log: [],
     timeline: EMPTY_TIMELINE,
     updatedSince: [],
@@ -258,5 +260,50 @@ describe("canvas statuses", () => {
   it("counts each node's visits, a resumed approval once", () => {
     const state = replay(refundResume as RecordedRun[], ["assess", "approve", "refund", "decline"]);
     expect(state.timeline.visits).toEqual({ assess: 1, approve: 1, refund: 1 });
+  });
+});
+
+describe("a wait node parked on its timer", () => {
+  const until = "2026-12-03T15:00:00+00:00";
+  const parked: [string, unknown][] = [
+    ["metadata", { run_id: "r1" }],
+    ["updates", { prepare: { steps: ["prepare"] } }],
+    ["updates", { __interrupt__: [{ id: "i1", value: { kind: "wait", node: "pause", until } }] }],
+    ["end", null],
+  ];
+
+  it("waits until its time, with no approval card", () => {
+    const state = run(parked, initial(["prepare", "pause", "done"]));
+    expect(state.phase).toBe("waiting");
+    expect(state.timers).toEqual({ pause: until });
+    expect(state.approvals).toEqual({});
+    expect(state.nodeStatus).toMatchObject({ prepare: "done", pause: "waiting", done: "pending" });
+  });
+
+  it("says on its card until when, in local time", () => {
+    const state = run(parked, initial(["prepare", "pause", "done"]));
+    expect(runLines(state.tokens, state.nodeStatus, {}, state.timers)).toEqual({ pause: `waiting until ${soon(until)}` });
+    // Once resumed (running again, or done) the line goes.
+    expect(runLines({}, { pause: "done" }, {}, state.timers)).toEqual({});
+  });
+
+  it("notes in the timeline until when it waits, not an approval", () => {
+    const state = run(parked, initial(["prepare", "pause", "done"]));
+    const notes = state.timeline.entries.filter((entry) => entry.kind === "note" && entry.node === "pause");
+    expect(notes.map((note) => (note.kind === "note" ? [note.type, note.text] : null))).toEqual([["timer", `pause waits until ${when(until)}`]]);
+  });
+
+  it("says a time today without its date", () => {
+    const now = new Date(2026, 11, 3, 12, 0, 0);
+    expect(soon(new Date(2026, 11, 3, 14, 40, 56).toISOString(), now)).not.toContain("Dec");
+    expect(soon(new Date(2026, 11, 4, 9, 0, 0).toISOString(), now)).toBe(when(new Date(2026, 11, 4, 9, 0, 0).toISOString()));
+  });
+
+  it("is told apart from other interrupts", () => {
+    const wait = { id: "i1", value: { kind: "wait", node: "pause", until } };
+    expect(timerWait(wait)).toEqual({ node: "pause", until });
+    expect(approvalRequest(wait)).toBeNull();
+    expect(timerWait({ id: "i2", value: { kind: "approval", node: "approve", action: "ship" } })).toBeNull();
+    expect(timerWait({ id: "i3", value: { kind: "wait", node: "pause" } })).toBeNull();
   });
 });

@@ -10,6 +10,7 @@
 import { create } from "zustand";
 import type { SseMessage } from "../api/sse";
 import type { NodeRunStatus } from "../store/editorStore";
+import { soon } from "./format";
 import type { ShownState } from "./runStates";
 import { addEvent, addNote, EMPTY_TIMELINE, nextRun, waitingShort, type Timeline, type TimelineNote } from "./timeline";
 
@@ -55,6 +56,8 @@ interface RunState {
   tokens: Record<string, string>;
   steps: StepValues[];
   approvals: Record<string, ApprovalRequest>;
+  /** `wait` nodes parked on their durable timer: node -> the ISO time it waits until. */
+  timers: Record<string, string>;
   log: LogLine[];
   /** The run's story: a step per node execution, notes for the run as a whole. */
   timeline: Timeline;
@@ -92,6 +95,7 @@ const empty = {
   tokens: {},
   steps: [],
   approvals: {},
+  timers: {},
   log: [],
   timeline: EMPTY_TIMELINE,
   updatedSince: [] as string[],
@@ -118,7 +122,7 @@ export const useRunStore = create<RunState>()((set, get) => ({
     const nodeStatus = { ...get().nodeStatus };
     for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
     const timeline = nextRun(get().timeline);
-    set({ runId, phase: "running", error: null, approvals: {}, nodeStatus, timeline, updatedSince: [], ended: null });
+    set({ runId, phase: "running", error: null, approvals: {}, timers: {}, nodeStatus, timeline, updatedSince: [], ended: null });
   },
 
   apply(message) {
@@ -159,7 +163,7 @@ export const useRunStore = create<RunState>()((set, get) => ({
   },
 }));
 
-type Snapshot = Pick<RunState, "runId" | "phase" | "error" | "nodeStatus" | "tokens" | "steps" | "approvals" | "log" | "timeline" | "updatedSince">;
+type Snapshot = Pick<RunState, "runId" | "phase" | "error" | "nodeStatus" | "tokens" | "steps" | "approvals" | "timers" | "log" | "timeline" | "updatedSince">;
 
 /** Fold one stream message into the run state (pure; exported for tests). */
 export function reduce(state: Snapshot, message: SseMessage & { at?: string | null }): Partial<Snapshot> {
@@ -213,7 +217,8 @@ function reduceStatus(state: Snapshot, message: SseMessage): Partial<Snapshot> {
     }
     case "end": {
       if (state.phase === "error") return { log };
-      return { phase: Object.keys(state.approvals).length > 0 ? "waiting" : "success", log };
+      const parked = Object.keys(state.approvals).length + Object.keys(state.timers).length > 0;
+      return { phase: parked ? "waiting" : "success", log };
     }
     default:
       return { log };
@@ -240,12 +245,18 @@ function updatesEvent(state: Snapshot, data: Record<string, unknown> | null): Pa
   if (!data || typeof data !== "object") return {};
   const nodeStatus = { ...state.nodeStatus };
   let approvals = state.approvals;
+  let timers = state.timers;
   let phase = state.phase;
   for (const [key, value] of Object.entries(data)) {
     if (key === "__interrupt__") {
       for (const item of Array.isArray(value) ? value : []) {
+        const timer = timerWait(item as Record<string, unknown>);
         const request = approvalRequest(item as Record<string, unknown>);
-        if (request) {
+        if (timer) {
+          timers = { ...timers, [timer.node]: timer.until };
+          nodeStatus[timer.node] = "waiting";
+          phase = "waiting";
+        } else if (request) {
           approvals = { ...approvals, [request.node]: request };
           nodeStatus[request.node] = "waiting";
           phase = "waiting";
@@ -255,13 +266,21 @@ function updatesEvent(state: Snapshot, data: Record<string, unknown> | null): Pa
       nodeStatus[key] = "done";
     }
   }
-  return { nodeStatus, approvals, phase };
+  return { nodeStatus, approvals, timers, phase };
+}
+
+/** The `wait` node and its time an interrupt (`{id, value}`) parks on (engine/compiler/nodes/wait.py), or null. */
+export function timerWait(item: Record<string, unknown>): { node: string; until: string } | null {
+  const value = item.value as Record<string, unknown> | null;
+  if (!value || typeof value !== "object" || value.kind !== "wait") return null;
+  return typeof value.node === "string" && typeof value.until === "string" ? { node: value.node, until: value.until } : null;
 }
 
 /** The approval an interrupt (`{id, value}`) asks for, or null for other interrupts. */
 export function approvalRequest(item: Record<string, unknown>): ApprovalRequest | null {
   const value = item.value as Record<string, unknown> | null;
-  if (!value || typeof value !== "object" || typeof value.node !== "string") return null;
+  // A `wait` node's interrupt asks nobody: its timer resumes it (timerWait).
+  if (!value || typeof value !== "object" || typeof value.node !== "string" || value.kind === "wait") return null;
   return {
     interruptId: typeof item.id === "string" ? item.id : typeof item.interrupt_id === "string" ? item.interrupt_id : null,
     node: value.node,
@@ -309,13 +328,20 @@ const TOKEN_TAIL = 48;
 
 /**
  * The line each running node's card shows: what a tool call of it waits for (a tool's
- * `limits`), else the tail of the tokens its model is streaming, whitespace folded to spaces.
+ * `limits`), else the tail of the tokens its model is streaming, whitespace folded to spaces;
+ * and a `wait` node parked on its timer says until when, in the viewer's local time.
  */
-export function runLines(tokens: Record<string, string>, status: Record<string, NodeRunStatus>, waiting: Record<string, string> = {}): Record<string, string> {
+export function runLines(
+  tokens: Record<string, string>,
+  status: Record<string, NodeRunStatus>,
+  waiting: Record<string, string> = {},
+  timers: Record<string, string> = {},
+): Record<string, string> {
   const lines: Record<string, string> = {};
   for (const [node, text] of Object.entries(tokens))
     if (text && status[node] === "running") lines[node] = (text.length > TOKEN_TAIL ? `…${text.slice(-TOKEN_TAIL)}` : text).replace(/\s+/g, " ");
   for (const [node, text] of Object.entries(waiting)) if (status[node] === "running") lines[node] = text;
+  for (const [node, until] of Object.entries(timers)) if (status[node] === "waiting") lines[node] = `waiting until ${soon(until)}`;
   return lines;
 }
 

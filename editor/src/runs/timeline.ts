@@ -11,6 +11,8 @@
  * with `budgets` prices its model calls).
  */
 
+import { when } from "./format";
+
 export interface ToolCall {
   tool: string;
   args: unknown;
@@ -93,7 +95,7 @@ export interface TimelineStep {
   text: string;
 }
 
-export type NoteType = "attempt" | "error" | "approval" | "decision" | "budget" | "run" | "guard" | "route";
+export type NoteType = "attempt" | "error" | "approval" | "timer" | "decision" | "budget" | "run" | "guard" | "route";
 
 /** Something that happened to the run rather than inside one step. */
 export interface TimelineNote {
@@ -299,7 +301,10 @@ function updates(tl: Timeline, data: Data, at: string | null): Timeline {
         const action = isData(value) && typeof value.action === "string" ? value.action : "a decision";
         const index = waiting ? lastStepOf(next, waiting) : -1;
         if (index >= 0) next = replace(next, index, { ...(next.entries[index] as TimelineStep), status: "waiting", interrupt: value });
-        next = addNote(next, { type: "approval", text: `${waiting ?? "a node"} waits for approval of ${action}`, at, node: waiting, data: value });
+        // A `wait` node parks on its durable timer, not on a person.
+        const until = isData(value) && value.kind === "wait" && typeof value.until === "string" ? value.until : null;
+        if (until) next = addNote(next, { type: "timer", text: `${waiting ?? "a node"} waits until ${when(until)}`, at, node: waiting, data: value });
+        else next = addNote(next, { type: "approval", text: `${waiting ?? "a node"} waits for approval of ${action}`, at, node: waiting, data: value });
       }
       continue;
     }

@@ -99,6 +99,8 @@ export function nodeTemplate(doc: Document, kind: string): Record<string, unknow
       return { kind, ref: "graph@1.0.0" };
     case "approval":
       return { kind, action: "action" };
+    case "wait":
+      return { kind, for: "10m" };
     case "a2a":
       return { kind, url: "http://127.0.0.1:9000", message: "{{ state }}" };
     case "python":

@@ -12,7 +12,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type
 import { explainYaml, type QuickFix } from "../problems/yamlProblem";
 
 /** The node kinds the palette offers (the spec's kinds plus `a2a`). */
-export const NODE_KINDS = ["agent", "llm", "tool", "router", "map", "parallel", "subgraph", "approval", "a2a", "python"] as const;
+export const NODE_KINDS = ["agent", "llm", "tool", "router", "map", "parallel", "subgraph", "approval", "wait", "a2a", "python"] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
 
 export const START = "START";

@@ -15,6 +15,7 @@ from plait.engine.compiler.nodes import (
     router,
     subgraph,
     tool,
+    wait,
 )
 
 
@@ -36,6 +37,7 @@ KIND_BUILDERS: dict[str, Callable[..., Any]] = {
     "parallel": parallel.build,
     "subgraph": subgraph.build,
     "approval": approval.build,
+    "wait": wait.build,
     "python": python.build,
     "a2a": _build_a2a,
 }

@@ -29,6 +29,7 @@ from plait.engine.spec.models import (
     SubgraphNode,
     SwitchEdge,
     ToolNode,
+    WaitNode,
     literal_of,
 )
 
@@ -75,6 +76,8 @@ def cel_fields(ctx: LintContext) -> Iterator[CelField]:
             yield CelField(node.label, node_pointer(node_id, "label"), _BASE)
         elif isinstance(node, ApprovalNode) and node.arguments is not None:
             yield CelField(node.arguments, node_pointer(node_id, "arguments"), _BASE)
+        elif isinstance(node, WaitNode) and node.until is not None:
+            yield CelField(node.until, node_pointer(node_id, "until"), _BASE)
         elif isinstance(node, A2aNode) and node.data is not None:
             yield CelField(node.data, node_pointer(node_id, "data"), _BASE)
         elif isinstance(node, SubgraphNode):

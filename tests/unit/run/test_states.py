@@ -78,6 +78,20 @@ def test_waiting_on_a_person_or_a_tool_is_told_by_the_interrupt() -> None:
     assert waiting_on([parked]) == "waiting_for_tool"
     # Both: the person is the one to act.
     assert waiting_on([parked, approval]) == "waiting_for_person"
+    wait: dict[str, Any] = {"id": "w", "value": {"kind": "wait", "node": "n", "until": "2030"}}
+    assert waiting_on([wait]) == "waiting_for_timer"
+    assert waiting_on([wait, approval]) == "waiting_for_person"
+    assert waiting_on([wait, parked]) == "waiting_for_tool"
+
+
+def test_a_run_waiting_for_its_timer_may_be_cancelled_or_settled() -> None:
+    assert status_of("waiting_for_timer") == "success"  # thread `interrupted`, as for a person
+    assert a2a_state_of("waiting_for_timer") == "TASK_STATE_WORKING"
+    assert check_transition("waiting_for_timer", "cancelled") == "cancelled"
+    assert check_transition("waiting_for_timer", "succeeded") == "succeeded"
+    assert check_ending("waiting_for_timer") == "waiting_for_timer"
+    with pytest.raises(ForbiddenTransition):
+        check_transition("waiting_for_person", "cancelled")
 
 
 def test_labels_say_what_happened() -> None:
@@ -92,6 +106,11 @@ def test_labels_say_what_happened() -> None:
     assert state_label("waiting_for_tool", {"waiting": {"tools": ["slow/job"]}}) == (
         "waiting for slow/job"
     )
+    until = "2026-12-03T15:00:00+00:00"
+    assert state_label("waiting_for_timer", {"waiting": {"until": until}}) == (
+        f"waiting until {until}"
+    )
+    assert state_label("waiting_for_timer") == "waiting for a timer"
     assert state_label("timed_out") == "timed out"
 
 

@@ -285,3 +285,24 @@ def test_issue_format_and_dict() -> None:
     assert text.startswith(f"spec.yaml:{issue.line}:{issue.column}: error[schema-unknown-key]")
     assert "fix: did you mean" in text
     assert issue.to_dict()["pointer"] == "/spec/nodes/answer/promt"
+
+
+def test_a_wait_with_a_bad_duration_names_where_and_the_fix() -> None:
+    text = mutate(
+        MINIMAL,
+        '      kind: llm\n      model: fake\n      prompt: "Answer briefly: {{ state.topic }}"',
+        "      kind: wait\n      for: 10 minutes",
+    )
+    issue = one(errors_of(text), "schema-value")
+    assert (issue.file, issue.pointer) == ("spec.yaml", "/spec/nodes/answer/for")
+    assert (issue.line, issue.column) == (line_of(text, "for: 10 minutes"), 7)
+    assert issue.message.startswith("`for` must be a duration such as")
+    assert issue.fix == "write e.g. `for: 30s`, `for: 5m` or `for: 30` (seconds)"
+
+
+def test_a_wait_needs_exactly_one_of_for_and_until() -> None:
+    node = '      kind: llm\n      model: fake\n      prompt: "Answer briefly: {{ state.topic }}"'
+    for body in ("      kind: wait", "      kind: wait\n      for: 5m\n      until: state.topic"):
+        issue = one(errors_of(mutate(MINIMAL, node, body)), "schema-value")
+        assert issue.pointer == "/spec/nodes/answer"
+        assert "exactly one of `for`" in issue.message

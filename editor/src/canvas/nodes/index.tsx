@@ -117,15 +117,22 @@ const STREAMING_TITLE = "streaming: the run panel's node inspector shows it all"
 /** A line that starts with it says what a tool call waits for (runs/timeline.ts `waitingShort`). */
 const WAITING_MARK = "waits: ";
 const WAITING_TITLE = "a tool call waits for its turn under the tool's limits: the step's detail says which";
+/** A line that starts with it says until when a `wait` node waits (runs/runStore.ts `runLines`). */
+const TIMER_MARK = "waiting until ";
+const TIMER_TITLE = "a durable timer resumes the run at this time, unless someone resumes it earlier";
 
-/** The line a running node's card shows; its own component, so streamed tokens re-render only it
- * (drawn only while the node runs: idle cards keep one store subscription, not two). */
+/** The line a running (or timer-waiting) node's card shows; its own component, so streamed tokens
+ * re-render only it (drawn only while the node runs or waits: idle cards keep one store subscription, not two). */
 function RunLine({ id }: { id: string }) {
   const line = useEditorStore((s) => s.nodeRunLine[id]);
   if (line === undefined) return null;
   return (
     <div className="plait-node-extra nodrag nowheel">
-      <div className="node-tokens" data-testid="node-tokens" title={line.startsWith(WAITING_MARK) ? WAITING_TITLE : STREAMING_TITLE}>
+      <div
+        className="node-tokens"
+        data-testid="node-tokens"
+        title={line.startsWith(WAITING_MARK) ? WAITING_TITLE : line.startsWith(TIMER_MARK) ? TIMER_TITLE : STREAMING_TITLE}
+      >
         {line}
       </div>
     </div>
@@ -143,7 +150,7 @@ function EditorCard({ id, data, selected, children }: CardProps) {
       marks={{ status, diff, visits }}
       run={
         <>
-          {status === "running" && <RunLine id={id} />}
+          {(status === "running" || status === "waiting") && <RunLine id={id} />}
           {status === "waiting" && <ApprovalAnchor nodeId={id} />}
         </>
       }

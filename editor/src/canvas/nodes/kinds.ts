@@ -78,6 +78,13 @@ export const KIND_LOOKS: Record<string, KindLook> = {
     shape: "shape-approval",
     summary: (f) => lines(f.action && `action: ${s(f.action)}`, f.expires_in && `expires in ${s(f.expires_in)}`),
   },
+  wait: {
+    label: "Wait",
+    icon: "◷",
+    color: "#7a6a2e",
+    shape: "shape-wait",
+    summary: (f) => lines(f.for !== undefined && `for ${s(f.for)}`, f.until && `until ${s(f.until)}`),
+  },
   a2a: {
     label: "A2A agent",
     icon: "⇄",

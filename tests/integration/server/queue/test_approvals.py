@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -12,9 +13,10 @@ from plait.engine.store.pool import Pool
 from plait.server.approvals import records
 from plait.server.approvals.records import ApprovalClosed, ApprovalNotFound, InvalidDecision
 from plait.server.graphs.versions import GraphVersion
-from plait.server.queue import decisions
+from plait.server.queue import decisions, timers
 from plait.server.queue.runs import Run, claim_runs, create_run, finish_run, get_run
 from plait.server.queue.threads import create_thread, get_thread
+from plait.server.workers.timer_firer import TimerFirer
 from tests.integration.server.queue.conftest import unique
 
 pytestmark = pytest.mark.postgres
@@ -192,34 +194,66 @@ async def test_a_single_resume_value_answers_the_only_approval(
     assert settled["decision"] == {"decision": "reject", "comment": "no"}
 
 
-async def test_expired_approvals_resolve_as_the_spec_says(
+async def test_expired_approvals_resolve_as_the_spec_says_when_their_timer_fires(
     qpool: Pool, qgraph: GraphVersion
 ) -> None:
     now = datetime.now(UTC)
     past, future = now - timedelta(minutes=1), now + timedelta(hours=1)
-    run = await _parked(
-        qpool,
-        qgraph,
-        [
-            _interrupt("i-past", expires_at=past, on_expire="approve"),
-            _interrupt("i-future", expires_at=future),
-            _interrupt("i-never"),
-        ],
-    )
+    interrupts = [
+        _interrupt("i-past", expires_at=past, on_expire="approve"),
+        _interrupt("i-future", expires_at=future),
+        _interrupt("i-never"),
+    ]
+    run = await _parked(qpool, qgraph, interrupts)
+    async with qpool.connection() as conn:
+        assert await timers.record_in(conn, run, interrupts) == 2  # i-never has no expiry
+    firer = TimerFirer(qpool)
 
-    due = [a for a in await records.expired(qpool, now) if a["thread_id"] == run.thread_id]
+    def of_thread(found: list[timers.Timer]) -> list[str]:
+        return [t.interrupt_id for t in found if t.thread_id == run.thread_id]
 
-    assert [a["interrupt_id"] for a in due] == ["i-past"]
-    result = await decisions.expire(qpool, due[0]["approval_id"])
-    assert result is not None
-    expired, resume = result
+    assert of_thread(await timers.due(qpool, 100)) == ["i-past"]
+    assert await firer.fire_due() >= 1
+    [expired] = [
+        a
+        for a in await records.list_approvals(qpool, None, thread_id=run.thread_id)
+        if a["interrupt_id"] == "i-past"
+    ]
     assert (expired["status"], expired["decided_by"]) == ("expired", decisions.EXPIRY_ACTOR)
+    resume = await get_run(qpool, expired["resume_run_id"])
+    assert resume is not None and resume.status == "pending"
     assert resume.kwargs["command"]["resume"] == {
         "i-past": {"decision": "approve", "comment": "expired"}
     }
-    stored = await get_run(qpool, resume.run_id)
-    assert stored is not None and stored.status == "pending"
-    # Already resolved (or decided by a person first): nothing to do.
-    assert await decisions.expire(qpool, due[0]["approval_id"]) is None
-    assert await decisions.expire(qpool, unique("a")) is None
-    assert [a for a in await records.expired(qpool, now) if a["thread_id"] == run.thread_id] == []
+    # Fired once: nothing of this thread is due any more.
+    assert of_thread(await timers.due(qpool, 100)) == []
+    # A person's decision first cancels the expiry of the approval they decided.
+    pending = await records.list_approvals(qpool, "pending", thread_id=run.thread_id)
+    assert sorted(a["interrupt_id"] for a in pending) == ["i-future", "i-never"]
+    [waiting] = [a for a in pending if a["interrupt_id"] == "i-future"]
+    await decisions.decide(qpool, waiting["approval_id"], {"decision": "approve"}, "ann")
+    by_interrupt = {t.interrupt_id: t.status for t in await timers.timers_of_run(qpool, run.run_id)}
+    assert by_interrupt == {"i-past": "fired", "i-future": "cancelled"}
+
+
+async def test_a_timer_whose_graph_version_is_gone_is_cancelled(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    past = datetime.now(UTC) - timedelta(minutes=1)
+    interrupt = {"id": "w-1", "value": {"kind": "wait", "node": "pause", "until": past.isoformat()}}
+    run = await _parked(qpool, qgraph, [])
+    # The run as if it ran a version nobody registered (or one deleted since).
+    gone = SimpleNamespace(
+        run_id=run.run_id,
+        thread_id=run.thread_id,
+        graph=qgraph.name,
+        version="9.9.9",
+        tenant=run.tenant,
+    )
+    async with qpool.connection() as conn:
+        assert await timers.record_in(conn, gone, [interrupt]) == 1
+
+    await TimerFirer(qpool).fire_due()
+
+    [timer] = await timers.timers_of_run(qpool, run.run_id)
+    assert (timer.status, timer.resume_run_id) == ("cancelled", None)

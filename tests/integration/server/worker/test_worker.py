@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -136,26 +135,6 @@ async def test_only_values_requested_still_shows_the_interrupt(wpool: Pool, tmp_
     events = await events_of(wpool, run.run_id)
     assert {e.event for e in events} == {"metadata", "values", "end"}
     assert "__interrupt__" in events[-2].data
-
-
-async def test_an_expired_approval_resumes_its_run_with_on_expire(
-    wpool: Pool, tmp_path: Path
-) -> None:
-    async with running_worker(wpool, sweep_seconds=3600) as worker:
-        run = await new_run(wpool, "worker-approval", input={"folder": str(tmp_path)})
-        await run_reaches(wpool, run.run_id, "success")
-        [approval] = await records.list_approvals(wpool, "pending", thread_id=run.thread_id)
-
-        assert await worker.sweep_expired() == 0  # nothing expires within the hour
-        later = datetime.fromisoformat(approval["expires_at"]) + timedelta(seconds=1)
-        # Other tests' approvals on this database may expire too.
-        assert await worker.sweep_expired(later) >= 1
-        expired = await records.get_approval(wpool, approval["approval_id"])
-        assert expired is not None and expired["status"] == "expired"
-        assert expired["resume_run_id"] is not None
-        await run_reaches(wpool, expired["resume_run_id"], "success")
-
-    assert calls(tmp_path) == ["prepare", "declined"]  # on_expire: reject
 
 
 async def test_cancel_interrupt_stops_a_blocked_run(wpool: Pool, tmp_path: Path) -> None:
