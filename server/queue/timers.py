@@ -193,6 +193,28 @@ async def settle_answered_in(
     )
 
 
+async def move_pending_in(
+    conn: AsyncConnection[DictRow],
+    thread_id: str,
+    version: str,
+    moved: Mapping[str, tuple[str, str]],
+) -> int:
+    """Point the thread's pending timers at their interrupts on ``version`` after an upgrade
+    (``moved``: old interrupt id to its new id and node), so they resume the new version's
+    interrupt. Returns how many."""
+    count = 0
+    for old_id, (new_id, node) in moved.items():
+        cursor = await conn.execute(
+            """
+            UPDATE plait_timers SET interrupt_id = %s, node = %s, version = %s
+            WHERE thread_id = %s AND interrupt_id = %s AND status = 'pending'
+            """,
+            (new_id, node, version, thread_id, old_id),
+        )
+        count += cursor.rowcount
+    return count
+
+
 async def give_up(pool: Pool, timer_id: str) -> bool:
     """Cancel a pending timer that can never fire (its graph version is gone); True if it was."""
     async with pool.connection() as conn:

@@ -18,6 +18,7 @@ from plait.engine.spec import find_migration, migration_hint
 from plait.engine.store import AuditRecord, Pool, new_checkpointer, record_in
 from plait.server.approvals.records import move_pending_in
 from plait.server.graphs.versions import get_version
+from plait.server.queue import timers
 from plait.server.queue.runs import active_runs_in
 from plait.server.queue.threads import (
     ThreadNotFound,
@@ -109,6 +110,8 @@ async def upgrade_thread(
         )
         await set_thread_version_in(conn, thread_id, version, target.digest)
         approvals = await move_pending_in(conn, thread_id, version, upgraded.interrupts)
+        # An approval's expiry (and a wait's time) fires on the moved interrupt.
+        await timers.move_pending_in(conn, thread_id, version, upgraded.interrupts)
         await record_in(
             conn,
             AuditRecord(

@@ -74,6 +74,16 @@ async def admin(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
         yield http
 
 
+async def _timers(database: str, thread: str) -> list[tuple[str, str, str, str]]:
+    """The thread's timers: (interrupt id, node, version, status)."""
+    async with await psycopg.AsyncConnection.connect(database) as conn:
+        cursor = await conn.execute(
+            "SELECT interrupt_id, node, version, status FROM plait_timers WHERE thread_id = %s",
+            (thread,),
+        )
+        return list(await cursor.fetchall())
+
+
 def _client(app: FastAPI, key: str) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     return httpx.AsyncClient(
@@ -150,10 +160,16 @@ async def test_parked_thread_upgraded_then_approved(
         "approve_refund",
         "pending",
     )
+    assert await _timers(own_database, thread) == [
+        (new_interrupt, "approve_refund", "1.1.0", "pending")
+    ]  # the approval's expiry fires on the moved interrupt
     decided = await admin.post(
         f"/approvals/{approval['approval_id']}/decision", json={"decision": "approve"}
     )
     assert decided.status_code == 200, decided.text
+    assert await _timers(own_database, thread) == [
+        (new_interrupt, "approve_refund", "1.1.0", "cancelled")
+    ]
     run = decided.json()["run"]
     joined = (await admin.get(f"/threads/{thread}/runs/{run['run_id']}/join")).json()
     assert joined["summary"] == "Ada 1200 approve"
