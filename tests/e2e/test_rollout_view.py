@@ -63,3 +63,37 @@ def test_graphs_list_and_history_show_the_rollout(editor: Page, plait_server: Cl
     editor.get_by_test_id("toolbar-history").click()  # and reads it again
     expect(summary).to_contain_text("New threads start on 1.1.0 (stable; no canary).")
     expect(rows.filter(has_text="canary")).to_have_count(0)
+
+
+def test_the_rollout_changes_from_the_version_history(editor: Page, plait_server: Cluster) -> None:
+    base = plait_server.url
+    graph = f"{GRAPH}-controls"
+    with api(base) as http:
+        summarize = http.get("/graphs/summarize/versions/1.0.0").text
+        for version in ("1.0.0", "1.1.0"):
+            text = _spec(summarize, version).replace(f"name: {GRAPH}\n", f"name: {graph}\n", 1)
+            published = http.post("/graphs", json={"yaml": text})
+            assert published.status_code in (200, 201), published.text
+    open_graph(editor, base, graph, "1.1.0")
+    editor.get_by_test_id("toolbar-history").click()
+    summary = editor.get_by_test_id("rollout-summary")
+    expect(summary).to_contain_text("No rollout: new threads start on the newest version.")
+
+    editor.get_by_test_id("rollout-canary-share").fill("30")
+    editor.get_by_test_id("rollout-start").click()  # the canary 1.0.0 (the only other one)
+    expect(summary).to_contain_text("30% of new threads start on the canary 1.0.0, 70% on")
+    editor.get_by_test_id("rollout-share").fill("101")
+    expect(editor.get_by_test_id("rollout-set-share")).to_be_disabled()
+    editor.get_by_test_id("rollout-share").fill("60")
+    editor.get_by_test_id("rollout-set-share").click()
+    expect(summary).to_contain_text("60% of new threads start on the canary 1.0.0")
+    with api(base) as http:
+        stored = http.get(f"/graphs/{graph}/rollout").json()
+    assert (stored["canary"], stored["share"], stored["stable"]) == ("1.0.0", 60, "1.1.0")
+
+    editor.get_by_test_id("rollout-promote").click()
+    expect(summary).to_contain_text("New threads start on 1.0.0 (stable; no canary).")
+    editor.get_by_test_id("rollout-end").click()
+    expect(summary).to_contain_text("No rollout: new threads start on the newest version.")
+    with api(base) as http:
+        assert http.get(f"/graphs/{graph}/rollout").json()["stable"] is None

@@ -94,6 +94,13 @@ export const graphs = {
   yaml: (name: string, version: string) => request<string>("GET", `/graphs/${enc(name)}/versions/${enc(version)}`, undefined, { Accept: "application/yaml" }),
   /** The tenant's rollout of the graph and the runs per version of the last day. */
   rollout: (name: string) => request<RolloutReport>("GET", `/graphs/${enc(name)}/rollout`),
+  /** Start or change the rollout: `canary` gets `share` percent of new threads (`stable` left out: the server's). */
+  setRollout: (name: string, body: { canary?: string | null; share?: number; stable?: string }) =>
+    request<RolloutInfo>("PUT", `/graphs/${enc(name)}/rollout`, body),
+  /** The canary becomes the stable version (`promote`) or is dropped (`rollback`). */
+  settleRollout: (name: string, how: "promote" | "rollback") => request<RolloutInfo>("POST", `/graphs/${enc(name)}/rollout/${how}`),
+  /** End the rollout: new threads start on the newest version again. */
+  endRollout: (name: string) => request<void>("DELETE", `/graphs/${enc(name)}/rollout`),
   diff: (name: string, from: string, to: string) => request<GraphDiff>("GET", `/graphs/${enc(name)}/diff?from=${enc(from)}&to=${enc(to)}`),
   /**
    * Publish a version: 201 new, 200 same content again; 422 (issues) or 409

@@ -17,6 +17,7 @@ import { useEditorStore } from "../store/editorStore";
 import { DiffGraph } from "./DiffGraph";
 import { edgeLabel, edgeMarks, graphDiff, nodeMarks, type GraphDiffResult } from "./graphDiff";
 import { roleLabel, rolloutSummary, runsLabel, versionRole } from "./rollout";
+import { RolloutControls } from "./RolloutControls";
 import { TextDiff } from "./TextDiff";
 
 export interface VersionHistoryProps {
@@ -43,6 +44,8 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
   const [comparison, setComparison] = useState<Comparison | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [rollout, setRollout] = useState<RolloutReport | null>(null);
+  // Bumped after a rollout change: the report (shares, runs per version) is read again.
+  const [rolloutSeen, setRolloutSeen] = useState(0);
   const setNodeDiff = useEditorStore((s) => s.setNodeDiff);
   const clear = useCallback(() => setNodeDiff({}), [setNodeDiff]);
 
@@ -59,6 +62,12 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
         setFrom(names[at > 0 ? at - 1 : Math.min(1, names.length - 1)] ?? "");
       })
       .catch((e: unknown) => live && setError(String(e)));
+    return () => {
+      live = false;
+    };
+  }, [graph, current]);
+  useEffect(() => {
+    let live = true;
     graphs
       .rollout(graph)
       .then((found) => live && setRollout(found))
@@ -67,7 +76,7 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
     return () => {
       live = false;
     };
-  }, [graph, current]);
+  }, [graph, rolloutSeen]);
   const counts = new Map((rollout?.versions ?? []).map((v) => [v.version, v]));
 
   // The canvas marks belong to this panel: clear them when it closes.
@@ -100,8 +109,15 @@ export function VersionHistory({ graph, current, onOpen }: VersionHistoryProps) 
               <span className="rollout-bar-canary" style={{ width: `${rollout.share}%` }} />
             </div>
           )}
+          <RolloutControls
+            key={`${rollout.stable ?? ""} ${rollout.canary ?? ""} ${rollout.share}`}
+            graph={graph}
+            rollout={rollout.stable ? rollout : null}
+            versions={versions.map((v) => v.version)}
+            onChanged={() => setRolloutSeen((n) => n + 1)}
+          />
           <p className="muted">
-            Runs below: the last {rollout.window_hours} h. Change the rollout with <code>plait rollout</code> or the API.
+            Runs below: the last {rollout.window_hours} h. <code>plait rollout</code> and the API change it too.
           </p>
         </section>
       )}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RolloutInfo } from "../api/client";
-import { roleLabel, rolloutSummary, runsLabel, versionRole } from "./rollout";
+import { canaryCandidates, parseShare, roleLabel, rolloutSummary, runsLabel, versionRole } from "./rollout";
 
 const CANARY: RolloutInfo = { graph: "g", stable: "1.0.0", canary: "1.1.0", share: 25, updated_at: "2026-12-03T12:00:00Z" };
 const STABLE_ONLY: RolloutInfo = { ...CANARY, canary: null, share: 0 };
@@ -26,5 +26,27 @@ describe("rollout labels", () => {
     expect(runsLabel(undefined)).toBe("no runs");
     expect(runsLabel({ runs: 1, threads: 1 })).toBe("1 run on 1 thread");
     expect(runsLabel({ runs: 5, threads: 3 })).toBe("5 runs on 3 threads");
+  });
+});
+
+describe("canaryCandidates", () => {
+  const versions = ["1.0.0", "1.1.0", "1.2.0"];
+  it("offers every version but the stable one", () => {
+    expect(canaryCandidates({ graph: "g", stable: "1.1.0", canary: null, share: 0, updated_at: null }, versions)).toEqual(["1.0.0", "1.2.0"]);
+  });
+  it("offers every version but the newest when there is no rollout", () => {
+    expect(canaryCandidates(null, versions)).toEqual(["1.0.0", "1.1.0"]);
+  });
+});
+
+describe("parseShare", () => {
+  it("reads whole percents from 0 to 100 and nothing else", () => {
+    expect(parseShare("25")).toBe(25);
+    expect(parseShare(" 0 ")).toBe(0);
+    expect(parseShare("100")).toBe(100);
+    expect(parseShare("101")).toBeNull();
+    expect(parseShare("2.5")).toBeNull();
+    expect(parseShare("-1")).toBeNull();
+    expect(parseShare("")).toBeNull();
   });
 });

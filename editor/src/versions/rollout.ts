@@ -1,7 +1,7 @@
 /**
  * Readable labels of a graph's rollout (decision 90): which version new
- * threads start on and how many of them get the canary. The editor only shows
- * it; `plait rollout` and `PUT /graphs/{name}/rollout` change it.
+ * threads start on and how many of them get the canary, and what the
+ * editor's rollout controls may offer (RolloutControls.tsx).
  */
 
 import type { RolloutInfo } from "../api/client";
@@ -35,4 +35,20 @@ export function runsLabel(count: { runs: number; threads: number } | undefined):
   if (!count || count.runs === 0) return "no runs";
   const runs = `${count.runs} run${count.runs === 1 ? "" : "s"}`;
   return `${runs} on ${count.threads} thread${count.threads === 1 ? "" : "s"}`;
+}
+
+/**
+ * The versions a canary may start on: every version but the one new threads
+ * start on now (the stable one, or the newest when there is no rollout).
+ */
+export function canaryCandidates(rollout: RolloutInfo | null | undefined, versions: string[]): string[] {
+  const base = rollout?.stable ?? versions[versions.length - 1];
+  return versions.filter((version) => version !== base);
+}
+
+/** A share typed in the form as a whole percent 0..100, or `null` when it is not one. */
+export function parseShare(text: string): number | null {
+  if (!/^\d{1,3}$/.test(text.trim())) return null;
+  const share = Number(text);
+  return share <= 100 ? share : null;
 }
