@@ -810,10 +810,12 @@ class _Node:
     @property
     def plain_model_call(self) -> bool:
         """An ``llm`` node of one plain call: a real provider with no retry, breaker or price,
-        no structured output, no conversation. It calls LangChain's model directly."""
+        no structured output, no conversation, no routes. It calls LangChain's model directly."""
         node = self.node
         if node.kind != "llm" or node.schema_ is not None or node.messages is not None:
             return False
+        if node.routes:
+            return False  # the runtime's llm step picks the route's model
         model = self.section.spec.spec.models[node.model]
         governed = model.retry is not None or model.breaker is not None or model.price is not None
         return model.provider != "scripted" and model.fixture is None and not governed

@@ -602,6 +602,13 @@ class LlmNode(_NodeBase):
             "prompt (if any) and the reply are added to it."
         ),
     )
+    routes: list[ModelRoute] = Field(
+        default_factory=list,
+        description=(
+            "Model tiers by condition (CEL over `state`, `input`, `run`, `usage`), checked "
+            "before the call; the first true wins, else `model`."
+        ),
+    )
 
     @model_validator(mode="after")
     def _has_input(self) -> Self:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import jsonschema
@@ -10,9 +11,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from plait.engine.compiler.context import CompileContext, Scope
 from plait.engine.compiler.model_calls import invoke_model, structured_reply
+from plait.engine.compiler.model_routes import ModelRouter, StepUsage
 from plait.engine.compiler.nodes.base import Compute
 from plait.engine.errors import NodeError
-from plait.engine.spec.models import LlmNode
+from plait.engine.spec.models import LlmNode, ModelRoute
 
 
 def llm_compute(
@@ -24,14 +26,17 @@ def llm_compute(
     prompt: str | None,
     schema: dict[str, Any] | None,
     messages_field: str | None = None,
+    routes: Sequence[ModelRoute] = (),
 ) -> Compute:
     """One call of ``model``; the result is the reply text, or the validated dict.
 
     With ``messages_field`` the model also sees that conversation, and the
     prompt (if any) and the reply are added to it (as an ``agent`` node does),
-    so a chat front end shows the exchange.
+    so a chat front end shows the exchange. ``routes`` pick another model tier
+    for the call when their condition holds (engine/compiler/model_routes.py).
     """
     validator = _validator(schema) if schema is not None else None
+    router = ModelRouter(node_id, model, routes) if routes else None
     extend = messages_field is not None and ctx.loaded.spec.spec.state[messages_field].reducer in (
         "add_messages",
         "extend",
@@ -45,12 +50,13 @@ def llm_compute(
         # Without a prompt (a chat), the conversation's last message is what is asked.
         asked = [HumanMessage(scope.render(prompt))] if prompt is not None else []
         messages = [*head, *history, *asked]
+        called = router.pick(scope, StepUsage(), None) if router is not None else model
         if validator is None:
-            reply = await invoke_model(ctx, model, messages)
+            reply = await invoke_model(ctx, called, messages)
             result: Any = reply.text
         else:
             result = await structured_reply(
-                ctx, model, messages, lambda text: _structured(node_id, text, validator)
+                ctx, called, messages, lambda text: _structured(node_id, text, validator)
             )
             # The conversation keeps the data the reply was validated as.
             reply = AIMessage(json.dumps(result, ensure_ascii=False))
@@ -72,6 +78,7 @@ def build(node_id: str, node: LlmNode, ctx: CompileContext) -> Compute:
         prompt=node.prompt,
         schema=node.schema_,
         messages_field=node.messages,
+        routes=node.routes,
     )
 
 

@@ -98,7 +98,7 @@ def cel_fields(ctx: LintContext) -> Iterator[CelField]:
             where = pointer("spec", "agents", name, "routes", index, "when")
             yield CelField(route.when, where, ROUTE_ROOTS)
     for node_id, node in ctx.body.nodes.items():
-        if isinstance(node, AgentNode):
+        if isinstance(node, AgentNode | LlmNode):
             for index, route in enumerate(node.routes or []):
                 where = node_pointer(node_id, "routes", index, "when")
                 yield CelField(route.when, where, ROUTE_ROOTS)

@@ -31,6 +31,8 @@ def check_references(ctx: LintContext) -> None:
     for node_id, node in ctx.body.nodes.items():
         if isinstance(node, LlmNode):
             _name(ctx, node.model, "model", node_pointer(node_id, "model"))
+            for index, route in enumerate(node.routes):
+                _name(ctx, route.model, "model", node_pointer(node_id, "routes", index, "model"))
         elif isinstance(node, ToolNode):
             _name(ctx, node.tool, "tool", node_pointer(node_id, "tool"))
         elif isinstance(node, AgentNode):

@@ -153,3 +153,30 @@ async def test_an_inline_agent_node_routes_and_trims_like_a_named_agent() -> Non
     assert out["answer"] == "strong"
     assert call["model"] == "strong" and call["agent_role"] == "work"
     assert [m["content"] for m in call["messages"]] == ["the latest question"]
+
+
+async def test_an_llm_node_takes_its_route_for_its_one_call() -> None:
+    routes = [{"when": "state.risk == 'high'", "model": "strong"}]
+    spec = make_spec(
+        {
+            "answer": {
+                "kind": "llm",
+                "model": "small",
+                "prompt": "{{ state.task }}",
+                "routes": routes,
+                "output": "answer",
+            }
+        },
+        chain("answer"),
+        {"task": {}, "risk": {}, "answer": {}},
+        models={"small": scripted({"content": "small"}), "strong": scripted({"content": "strong"})},
+        audit={"model_calls": True},
+    )
+
+    high, calls, events = await _run(spec, {"task": "refund", "risk": "high"})
+    low, low_calls, low_events = await _run(spec, {"task": "refund", "risk": "low"})
+
+    assert (high["answer"], [call["model"] for call in calls]) == ("strong", ["strong"])
+    assert [e["model"] for e in events if e.get("plait") == "model_route"] == ["strong"]
+    assert (low["answer"], [call["model"] for call in low_calls]) == ("small", ["small"])
+    assert not [e for e in low_events if e.get("plait") == "model_route"]
