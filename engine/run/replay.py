@@ -23,6 +23,7 @@ from plait.engine.run.runner import CompiledGraph, new_thread_id
 from plait.engine.run.spec_tests import Outcome, Usage, drive_case, measuring_usage
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.expressions import to_plain
+from plait.engine.spec.models import MapNode
 from plait.engine.store import new_checkpointer
 from plait.engine.store.audit import read_thread_model_calls
 from plait.engine.store.pool import Pool
@@ -134,15 +135,19 @@ async def record_thread(
         for node, detail in await read_thread_model_calls(pool, stored)
         if isinstance(detail.get("reply"), dict)
     ]
-    if not models and _calls_models(compiled.loaded, ending.steps):
+    ran = [node for node in dict.fromkeys(ending.steps) if node in _model_nodes(compiled.loaded)]
+    if not models and ran:
         raise RecordingError(
-            f"thread {thread_id!r} ran model nodes ({', '.join(_model_nodes(compiled.loaded))}) "
-            "but its runs kept no model replies: set `audit: {model_calls: true}` in the "
-            "spec so that its runs keep what the model said, then record a new run"
+            f"thread {thread_id!r} ran model nodes ({', '.join(ran)}) but its runs kept no "
+            "model replies: set `audit: {model_calls: true}` in the spec so that its runs "
+            "keep what the model said, then record a new run"
         )
+    nodes = spec.spec.nodes
     tools = [
         RecordedToolCall(node=row["node"], tool=row["tool"], args=row["args"], result=row["result"])
         for row in await read_thread_results(pool, stored)
+        # An `a2a` node's records are the turns of its remote task, not tool results.
+        if not (row["node"] in nodes and nodes[row["node"]].kind == "a2a")
     ]
     usage = Usage(model_calls=len(models), tool_calls=len(tools))
     for call in models:
@@ -304,17 +309,14 @@ def _by_id(value: dict[str, Any]) -> bool:
     return bool(value) and all(len(key) == 32 and key.isalnum() for key in value)
 
 
-def _model_nodes(loaded: LoadedSpec) -> list[str]:
-    return [
+def _model_nodes(loaded: LoadedSpec) -> set[str]:
+    """The top-level nodes that call a model: `llm`, `agent`, and maps of them."""
+    return {
         name
         for name, node in loaded.spec.spec.nodes.items()
-        if node.kind in ("agent", "llm", "map")
-    ]
-
-
-def _calls_models(loaded: LoadedSpec, steps: list[str]) -> bool:
-    """Whether the path went through a node that may call a model."""
-    return bool(set(_model_nodes(loaded)) & set(steps))
+        if node.kind in ("agent", "llm")
+        or (isinstance(node, MapNode) and node.do.kind in ("agent", "llm"))
+    }
 
 
 def _number(value: Any) -> str:

@@ -9,6 +9,7 @@ and exits 6 when an outcome or a path changed.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -173,13 +174,12 @@ async def _replay_all(target: LoadedSpec, recordings: list[Recording]) -> list[R
     from plait.server.cli.database import connected_pool
     from plait.server.cli.specs import registry_for
 
-    registry = registry_for(target)
+    compile_with = functools.partial(compile_spec, registry=registry_for(target))
     async with connected_pool() as pool:
         results = []
         with counting_usage():
             for recording in recordings:
-                compiled = lambda spec: compile_spec(spec, registry)  # noqa: E731
-                results.append(await replay_recording(target, compiled, pool, recording))
+                results.append(await replay_recording(target, compile_with, pool, recording))
         return results
 
 
