@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from plait.engine.run.records import RunLog
 from plait.engine.run.runner import CompiledGraph, new_thread_id
 from plait.engine.run.spec_tests import Outcome, Usage, drive_case, measuring_usage
@@ -256,13 +258,18 @@ async def _history(
     if not snapshots:
         raise RecordingError(f"thread {thread_id!r} has no checkpoint: nothing ran on it")
     snapshots.reverse()  # oldest first
+    # Each checkpoint's pending writes, read in one query (a snapshot does not carry them).
+    root: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    writes_of = {
+        stored.config["configurable"]["checkpoint_id"]: stored.pending_writes or []
+        async for stored in new_checkpointer(pool).alist(root)
+    }
     start: dict[str, Any] = {}
     decisions: list[Any] = []
     steps: list[str] = []
     for snapshot in snapshots:
         steps.extend(sorted(name for name in snapshot.next if name != _START))
-        stored = await graph.checkpointer.aget_tuple(snapshot.config)
-        writes = (stored.pending_writes or []) if stored is not None else []
+        writes = writes_of.get(snapshot.config["configurable"]["checkpoint_id"], [])
         decisions.extend(_resumes(writes))
         if (snapshot.metadata or {}).get("source") == "input":
             for _task, channel, value in writes:
