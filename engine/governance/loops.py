@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from plait.engine.errors import NodeError
 from plait.engine.observability.emit import emit
@@ -33,7 +33,14 @@ def add_counts(current: Mapping[str, int] | None, delta: Mapping[str, int]) -> d
 
 
 class StopsRun(NodeError):
-    """An error that ends the run wherever it is raised (agents do not hand it to the model)."""
+    """An error that ends the run wherever it is raised (agents do not hand it to the model).
+
+    In a ``map`` item it fails the item, as any error does, unless ``ends_map`` says it
+    ends the whole run there too.
+    """
+
+    #: Whether a ``map`` re-raises it instead of counting one lost item.
+    ends_map: ClassVar[bool] = False
 
 
 class LoopDetected(StopsRun):

@@ -55,8 +55,10 @@ class Diverged(StopsRun):
     """The replayed run asked for something the recorded run did not: its path changed.
 
     It ends the run where it is raised: an agent does not hand it to its model
-    (a ``StopsRun``), a map does not count it as one lost item.
+    (a ``StopsRun``), a map does not count it as one lost item (``ends_map``).
     """
+
+    ends_map = True
 
     def __init__(self, node: str, message: str) -> None:
         super().__init__(node, f"diverged from the recording: {message}", transient=False)

@@ -18,9 +18,9 @@ from plait.engine.compiler.nodes.python import python_compute
 from plait.engine.compiler.nodes.subgraph import subgraph_compute
 from plait.engine.compiler.nodes.tool import tool_compute
 from plait.engine.errors import NodeError
+from plait.engine.governance.loops import StopsRun
 from plait.engine.observability.emit import emit
 from plait.engine.spec.models import MapItemNode, MapNode, duration_seconds
-from plait.engine.tools.cassette import Diverged
 
 
 def item_compute(ctx: CompileContext, node_id: str, do: MapItemNode) -> Compute:
@@ -96,7 +96,9 @@ def build(node_id: str, node: MapNode, ctx: CompileContext) -> Compute:
         failures: list[dict[str, Any]] = []
         for index, (item, outcome) in enumerate(zip(items, outcomes, strict=True)):
             if isinstance(outcome, BaseException):
-                if not isinstance(outcome, Exception) or isinstance(outcome, Diverged):
+                if not isinstance(outcome, Exception) or (
+                    isinstance(outcome, StopsRun) and outcome.ends_map
+                ):
                     # Cancellation is no item failure; nor is a replay leaving its recording.
                     raise outcome
                 failures.append(
