@@ -1,3 +1,4 @@
+import { soon } from "./format";
 import { describe, expect, it } from "vitest";
 import type { PlaitRun, PlaitThread } from "./runApi";
 import { pastState, queueNote, runState } from "./runStates";
@@ -45,5 +46,24 @@ describe("run states", () => {
     // Ended: its deadline no longer matters; its label says when it expired.
     expect(queueNote(run({ status: "error", plait_state: "expired", plait_priority: 0, plait_expires_at: expires }), when)).toBe("priority 0");
     expect(runState(run({ status: "error", plait_state: "expired", plait_state_label: `expired: not started by ${expires}` })).tone).toBe("bad");
+  });
+});
+
+describe("runState's words for a time", () => {
+  it("shows a timer's and a deadline's time as the rest of the run view does, not as ISO", () => {
+    const until = "2026-12-03T16:09:08.583000+00:00";
+    const waiting = runState(
+      run({ status: "success", plait_state: "waiting_for_timer", plait_state_label: `waiting until ${until}`, plait_state_detail: { waiting: { until } } }),
+    );
+    expect(waiting.label).toBe(`waiting until ${soon(until)}`);
+    expect(waiting.label).not.toContain("T16:09");
+    const expired = runState(run({ status: "error", plait_state: "expired", plait_state_detail: { expires_at: until } }));
+    expect(expired.label).toBe(`expired: not started by ${soon(until)}`);
+  });
+
+  it("keeps the server's words for every other state", () => {
+    expect(runState(run({ status: "success", plait_state: "partially_succeeded", plait_state_label: "partial: 2 of 5 items lost" })).label).toBe(
+      "partial: 2 of 5 items lost",
+    );
   });
 });

@@ -5,6 +5,7 @@
  * server that sends none is read from the Agent Server status.
  */
 
+import { soon } from "./format";
 import type { PlaitRun, PlaitThread } from "./runApi";
 
 export type Tone = "ok" | "partial" | "bad" | "waiting" | "active" | "none";
@@ -70,8 +71,16 @@ export function queueNote(run: PlaitRun, when: (iso: string) => string): string 
 /** How one run is shown. */
 export function runState(run: PlaitRun): ShownState {
   const state = run.plait_state ?? (run.plait_status === "dead_lettered" ? "dead_lettered" : run.status);
-  const label = run.plait_state_label ?? state.replace(/_/g, " ");
-  return { state, label, tone: TONES[state] ?? "none" };
+  return { state, label: stateLabel(run, state), tone: TONES[state] ?? "none" };
+}
+
+/** The server's words, with the times it writes as ISO shown as a person reads them. */
+function stateLabel(run: PlaitRun, state: string): string {
+  const detail = run.plait_state_detail ?? {};
+  const until = (detail.waiting as { until?: unknown } | undefined)?.until;
+  if (state === "waiting_for_timer" && typeof until === "string") return `waiting until ${soon(until)}`;
+  if (state === "expired" && typeof detail.expires_at === "string") return `expired: not started by ${soon(detail.expires_at)}`;
+  return run.plait_state_label ?? state.replace(/_/g, " ");
 }
 
 /** How a thread's runs ended: its newest run's state ("waiting" at an approval on an older server). */
