@@ -10,7 +10,7 @@ import { useEditorStore } from "../store/editorStore";
 import { STATE_HEADINGS } from "./runStates";
 import { SaveRecording } from "./SaveRecording";
 import { useRunStore } from "./runStore";
-import { stepsOf } from "./timeline";
+import { runSpan, stepsOf } from "./timeline";
 import * as fmt from "./format";
 
 /** The spec's `spec.output` field names (empty when it declares none or does not parse). */
@@ -69,8 +69,7 @@ export function Outcome() {
   const values = steps[steps.length - 1]?.values ?? {};
   const shown = fields.length > 0 ? fields : Object.keys(values);
   const ran = stepsOf(timeline);
-  const startedAt = ran.find((step) => step.startedAt)?.startedAt ?? null;
-  const endedAt = [...ran].reverse().find((step) => step.endedAt)?.endedAt ?? null;
+  const { startedAt, endedAt } = runSpan(timeline);
   const wall = startedAt && endedAt ? Date.parse(endedAt) - Date.parse(startedAt) : null;
   const tokensIn = ran.reduce((sum, step) => sum + step.tokensIn, 0);
   const tokensOut = ran.reduce((sum, step) => sum + step.tokensOut, 0);

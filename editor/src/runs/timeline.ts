@@ -508,6 +508,28 @@ export function stepsOf(timeline: Timeline): TimelineStep[] {
 }
 
 /**
+ * When the shown run began and last did something, from every time the timeline holds:
+ * a resumed step keeps only its resumed start, so a wait (a timer, a person) before it
+ * counts through the note that says so.
+ */
+export function runSpan(timeline: Timeline): { startedAt: string | null; endedAt: string | null } {
+  const starts: string[] = [];
+  const ends: string[] = [];
+  for (const entry of timeline.entries) {
+    if (entry.kind === "step") {
+      if (entry.startedAt) starts.push(entry.startedAt);
+      if (entry.endedAt) ends.push(entry.endedAt);
+    } else if (entry.at) {
+      starts.push(entry.at);
+    }
+  }
+  const time = (iso: string) => Date.parse(iso);
+  const first = starts.length > 0 ? starts.reduce((a, b) => (time(b) < time(a) ? b : a)) : null;
+  const last = ends.length > 0 ? ends.reduce((a, b) => (time(b) > time(a) ? b : a)) : null;
+  return { startedAt: first, endedAt: last };
+}
+
+/**
  * The edges the run took: from START to the first nodes, between the nodes of
  * one superstep (or one step, without superstep numbers) and the next, and
  * to END once the run is over. Only edges of the model count.
