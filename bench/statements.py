@@ -1,14 +1,15 @@
 """What PostgreSQL executes for one run of ``plait serve``, statement by statement.
 
-Creates a private database whose sessions log every statement
-(``log_statement = 'all'``, so it needs a superuser and the server's log
-file), starts ``plait serve`` on it with the benchmark graphs of ``_runs.py``,
-sends ``--runs`` runs of the 10-node graph one at a time over HTTP, as many
-runs of the one-approval graph parked (``/runs/wait``) and as many resumed (a
-stream, as ``resume.py`` times it), and counts what the
-server's log shows for them, grouped by statement (literals and names
-folded). A diagnostic, not a ratio: the figures say where a run's round trips
-and transactions go.
+Creates a private database whose sessions log every statement with the time
+the server spent on it (``log_min_duration_statement = 0``, so it needs a
+superuser and the server's log file; parse, bind and execute add up), starts
+``plait serve`` on it with the benchmark graphs of ``_runs.py``, sends
+``--runs`` runs of the 10-node graph one at a time over HTTP, as many runs of
+the one-approval graph parked (``/runs/wait``) and as many resumed (a stream,
+as ``resume.py`` times it), and counts what the server's log shows for them,
+grouped by statement (literals and names folded). A diagnostic, not a ratio:
+the figures say where a run's round trips, transactions and PostgreSQL's time
+go.
 
     .venv/bin/python bench/statements.py [--runs 20] [--log /var/log/postgresql/...]
 
@@ -23,6 +24,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
@@ -35,7 +37,12 @@ from plait.engine.store import database_url
 
 DATABASE = "plait_statements"
 LOG = Path("/var/log/postgresql/postgresql-15-main.log")
-_STATEMENT = re.compile(rf"@{DATABASE} LOG:  (?:statement|execute [^:]*): (.*)", re.DOTALL)
+# One entry per protocol step: a simple query's ``statement``, or an extended
+# query's ``parse``, ``bind`` and ``execute`` (counted once, at ``execute``).
+_STATEMENT = re.compile(
+    rf"@{DATABASE} LOG:  duration: ([0-9.]+) ms  (statement|parse|bind|execute)[^:]*: (.*)",
+    re.DOTALL,
+)
 _ENTRY = re.compile(r"^\d{4}-\d\d-\d\d ")
 
 
@@ -61,13 +68,28 @@ def fold(statement: str) -> str:
     return text[:160]
 
 
-def count(log: Path, start: int) -> Counter[str]:
+@dataclass
+class Counted:
+    """Statements of one kind of work: how many of each, and the server's time on each (ms)."""
+
+    statements: Counter[str] = field(default_factory=Counter)
+    ms: Counter[str] = field(default_factory=Counter)
+
+
+def count(log: Path, start: int) -> Counted:
     """The statements of the logging database in ``log`` from byte ``start``, folded."""
+    counted = Counted()
     with log.open(encoding="utf-8", errors="replace") as lines:
         lines.seek(start)
-        return Counter(
-            fold(match.group(1)) for entry in entries(lines) if (match := _STATEMENT.search(entry))
-        )
+        for entry in entries(lines):
+            if (match := _STATEMENT.search(entry)) is None:
+                continue
+            duration, step, text = match.groups()
+            statement = fold(text)
+            counted.ms[statement] += float(duration)
+            if step in ("statement", "execute"):
+                counted.statements[statement] += 1
+    return counted
 
 
 def _quotable(statement: str) -> str:
@@ -80,7 +102,7 @@ async def recreate(url: str) -> str:
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
         await conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
         await conn.execute(f"CREATE DATABASE {DATABASE}")
-        await conn.execute(f"ALTER DATABASE {DATABASE} SET log_statement = 'all'")
+        await conn.execute(f"ALTER DATABASE {DATABASE} SET log_min_duration_statement = 0")
     return make_conninfo(**{**conninfo_to_dict(url), "dbname": DATABASE})
 
 
@@ -106,9 +128,9 @@ async def resume(http: aiohttp.ClientSession, thread: str) -> None:
         await response.read()
 
 
-async def measure(url: str, runs: int, log: Path) -> dict[str, Counter[str]]:
+async def measure(url: str, runs: int, log: Path) -> dict[str, Counted]:
     """Statements the log shows per kind of work, ``runs`` times each (after a warm-up)."""
-    counted: dict[str, Counter[str]] = {}
+    counted: dict[str, Counted] = {}
     with serve_bench(url, workers=None) as (base, _):
         async with client(base, 1) as http:
             one = over_http(http, [], "sync")
@@ -148,17 +170,24 @@ def main() -> None:
     url = asyncio.run(recreate(database_url()))
     parts = [
         f"Measured {machine()}. Method: `bench/statements.py --runs {args.runs}`: "
-        f"`plait serve` (defaults) on a private database logging every statement; "
-        f"{args.runs} runs of each kind one at a time, after one; per run, most "
-        "frequent first (literals folded)."
+        f"`plait serve` (defaults) on a private database logging every statement with "
+        f"its duration; {args.runs} runs of each kind one at a time, after one; per run, "
+        "most server time first (literals folded). Server time is what PostgreSQL "
+        "logs for a statement's parse, bind and execute, its commit included: where "
+        "its CPU goes, roughly, on a quiet machine."
     ]
-    for kind, counts in asyncio.run(measure(url, args.runs, args.log)).items():
-        total = sum(counts.values())
-        parts.append(f"\n**{kind}: {total / args.runs:.1f} statements per run**\n")
-        parts.append("| per run | statement |\n|---:|---|")
+    for kind, counted in asyncio.run(measure(url, args.runs, args.log)).items():
+        total = sum(counted.statements.values())
+        ms = sum(counted.ms.values())
+        parts.append(
+            f"\n**{kind}: {total / args.runs:.1f} statements, "
+            f"{ms / args.runs:.2f} ms of server time per run**\n"
+        )
+        parts.append("| per run | server ms per run | statement |\n|---:|---:|---|")
         parts.extend(
-            f"| {n / args.runs:.2f} | `{_quotable(statement)}` |"
-            for statement, n in counts.most_common(args.top)
+            f"| {counted.statements[statement] / args.runs:.2f} "
+            f"| {spent / args.runs:.3f} | `{_quotable(statement)}` |"
+            for statement, spent in counted.ms.most_common(args.top)
         )
     body = "\n\n".join(parts[:1]) + "\n\n" + "\n".join(parts[1:])
     print(body)

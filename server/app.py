@@ -175,6 +175,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
             if in_process
             else None
         )
+        services.worker = worker
         worker_task = asyncio.create_task(worker.run()) if worker is not None else None
         children = contextlib.AsyncExitStack()
         if settings.workers > 0 and settings.worker_processes > 0:

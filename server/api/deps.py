@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from plait.server.graphs.spec_checks import SpecChecks
     from plait.server.queue.journal import JournalListener
     from plait.server.workers.execution import GraphCache
+    from plait.server.workers.worker import Worker
 
 
 @dataclass
@@ -35,6 +36,9 @@ class Services:
     items: AsyncPostgresStore
     #: Resolves ``x-api-key`` to a tenant (server/auth/keys.py).
     auth: Authenticator = field(default_factory=Authenticator)
+    #: The worker in this process (``plait serve``'s default), which starts the runs the
+    #: API creates at once when it has room (server/workers/direct_start.py); None without.
+    worker: Worker | None = None
     # Follow-up work a request starts and does not wait for (deleting a
     # stateless run's thread); kept here so it is not garbage-collected and the
     # lifespan can finish it at shutdown.

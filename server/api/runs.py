@@ -5,7 +5,8 @@ caller's tenant's stored id (``plait.server.queue.threads.stored_thread_id``) be
 anything reads it, and runs name their thread by the client's id again.
 
 A run-creating POST only inserts the run (``plait.server.queue.runs.create_run``);
-a worker executes it and writes its events to the journal, which the
+a worker executes it (this process's own at once when it has room:
+``plait.server.workers.direct_start``) and writes its events to the journal, which the
 streaming routes relay as SSE. ``Idempotency-Key`` makes a retried POST
 return the run of the first one. Stateless routes (``/runs/...``) run on a
 temporary thread, deleted when the run ends unless ``on_completion`` is
@@ -58,7 +59,6 @@ from plait.server.queue.runs import (
     TERMINAL,
     Run,
     cancel_run,
-    create_run,
     delete_run,
     first_event,
     get_run,
@@ -66,6 +66,7 @@ from plait.server.queue.runs import (
     list_runs,
     requeue_run,
 )
+from plait.server.workers.direct_start import create_and_start
 from plait.server.workers.webhook_urls import WebhookPolicy, WebhookRefused, check_webhook_url
 
 router = APIRouter(tags=["runs"])
@@ -480,7 +481,8 @@ async def _create(
     if isinstance(body.input, dict):
         # Refused before a run exists, as `plait run` refuses it.
         check_input(graph.loaded.spec, body.input)
-    run, _created = await create_run(
+    run, _created = await create_and_start(
+        services.worker,
         services.pool,
         thread_id=thread_id,
         graph=graph,

@@ -231,6 +231,22 @@ class RunActive(Exception):
         super().__init__(f"run {run_id} is still active; cancel it first")
 
 
+@dataclass(frozen=True)
+class DirectClaim:
+    """The creating process's own worker, with room for the run it creates.
+
+    :func:`create_run` then creates the run already claimed by ``worker_id``
+    (attempt 1, a lease of ``lease_seconds``) when a claim would have taken it
+    first anyway: its thread is free, it may start now, no claimable run waits
+    in the queue and its tenant has no cap on running runs. The caller hands
+    such a run to that worker itself: it skips the queue's notification, the
+    worker's claim transaction and the wait between them.
+    """
+
+    worker_id: str
+    lease_seconds: float
+
+
 def hash_request(payload: Any) -> str:
     """A stable hash of a request body (key order does not matter)."""
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
@@ -324,8 +340,12 @@ async def create_run(
     tenant: str = DEFAULT_TENANT,
     after_seconds: float | None = None,
     queueing: Queueing | None = None,
+    direct: DirectClaim | None = None,
 ) -> tuple[Run, bool]:
     """Accept a run on ``thread_id`` as ``pending``; return it and whether it is new.
+
+    With ``direct``, a new run may come back already claimed by that worker
+    (``status == "running"``, :class:`DirectClaim`): the caller must start it there.
 
     With ``after_seconds`` no worker claims it before that many seconds have passed.
     ``queueing`` gives its priority and deadline (:class:`Queueing`; what it leaves
@@ -374,6 +394,7 @@ async def create_run(
             tenant=tenant,
             after_seconds=after_seconds,
             queueing=queueing,
+            direct=direct,
         )
 
 
@@ -392,6 +413,7 @@ async def create_run_in(
     tenant: str = DEFAULT_TENANT,
     after_seconds: float | None = None,
     queueing: Queueing | None = None,
+    direct: DirectClaim | None = None,
 ) -> tuple[Run, bool]:
     """:func:`create_run` inside the caller's transaction (approvals use it)."""
     run_id = str(uuid.uuid4())
@@ -437,6 +459,9 @@ async def create_run_in(
     # query), marks the thread busy (recording its graph on its first run) and
     # wakes the workers, all in one statement.
     queued = (queueing or Queueing()).with_defaults(graph.loaded.spec.spec.queue)
+    # Claimed here only when its thread is free and it may start now (the
+    # statement checks the queue and the tenant's cap).
+    claim = direct if direct is not None and not active and not after_seconds else None
     first = first_event(run_id)
     metadata_event = journal.encode_batch([(first.event, first.data)])
     cursor = await conn.execute(
@@ -461,6 +486,9 @@ async def create_run_in(
             "priority": queued.priority,
             "expires_at": queued.expires_at,
             "expires_in": queued.expires_in,
+            "direct_worker": claim.worker_id if claim is not None else None,
+            "lease": claim.lease_seconds if claim is not None else None,
+            "claimed_state": _CLAIMED,
             "events": journal.EVENTS_CHANNEL,
             "runs": RUNS_CHANNEL,
         },
@@ -896,9 +924,14 @@ async def finish_run(
     dead_letter: Mapping[str, Any] | None = None,
     values: Any = None,
     graders: Sequence[str] = (),
+    events: Sequence[tuple[str, Any]] = (),
 ) -> bool:
     """Record how a run ended and journal its ``end``, only if ``worker_id`` holds its lease
     (for ``attempt``, when given: the executor always gives it).
+
+    ``events`` are the run's last events not journaled yet
+    (:meth:`~plait.server.queue.journal_writer.JournalWriter.drain`): they are
+    appended before the ``end``, in the same transaction and round trip.
 
     Returns whether it did. ``state`` is Plait's (with its ``detail``); the
     Agent Server status stored beside it is the one the state maps to
@@ -924,10 +957,17 @@ async def finish_run(
         if status in ("error", "timeout")
         else "idle"
     )
-    # Two statements in one round trip (pipeline): the thread's lock first (the
-    # lock order), then, in a snapshot taken after it, everything else.
+    # One round trip (pipeline): the thread's lock first (the lock order), then,
+    # in snapshots taken after it, the last events and everything else.
     async with pool.connection() as conn, conn.pipeline(), conn.transaction():
         await conn.execute(_LOCK_THREAD_OF_RUN, (run_id,))
+        if events:
+            await journal.send_append(
+                conn,
+                {run_id: events},
+                owner=worker_id,
+                attempts={run_id: attempt} if attempt is not None else None,
+            )
         cursor = await conn.execute(
             _FINISH,
             {
@@ -1024,23 +1064,49 @@ FROM finished
 
 
 _INSERT_RUN = f"""
-WITH inserted AS (
+WITH direct AS (
+    -- Claimed at once by the creating process's own worker (DirectClaim), only
+    -- when a claim would take it first: no claimable run waits in the queue, and
+    -- its tenant has no cap on running runs (caps are filled under the claim's
+    -- advisory lock). Its thread is free: the caller checked, under its lock.
+    SELECT 1 WHERE %(direct_worker)s::text IS NOT NULL
+      AND NOT EXISTS (
+          SELECT 1 FROM plait_runs p
+          WHERE p.status = 'pending'
+            AND (p.not_before IS NULL OR p.not_before <= now())
+            AND (p.expires_at IS NULL OR p.expires_at > now() OR p.attempt > 0))
+      AND NOT EXISTS (
+          SELECT 1 FROM plait_tenants t
+          WHERE t.tenant_id = %(tenant)s AND t.max_running_runs IS NOT NULL)
+), inserted AS (
     INSERT INTO plait_runs (
         run_id, thread_id, assistant_id, graph, version, digest, status, kwargs,
         metadata, multitask_strategy, idempotency_key, request_hash,
         created_at, updated_at, event_seq, tenant_id, not_before, max_attempts,
-        priority, expires_at
+        priority, expires_at, state, attempt, lease_owner, lease_expires_at, started_at
     )
-    VALUES (%(run_id)s, %(thread_id)s, %(assistant_id)s, %(graph)s, %(version)s, %(digest)s,
-            'pending', %(kwargs)s, %(metadata)s, %(strategy)s, %(key)s, %(hash)s,
+    SELECT %(run_id)s, %(thread_id)s, %(assistant_id)s, %(graph)s, %(version)s, %(digest)s,
+            CASE WHEN claimed THEN 'running' ELSE 'pending' END,
+            %(kwargs)s, %(metadata)s, %(strategy)s, %(key)s, %(hash)s,
             clock_timestamp(), clock_timestamp(), 1, %(tenant)s,
             clock_timestamp() + make_interval(secs => %(after)s::float8), %(max_attempts)s,
             %(priority)s,
             -- `expires_in` counts from when the run may start (after `after_seconds`).
             coalesce(%(expires_at)s::timestamptz,
                      clock_timestamp() + make_interval(secs => coalesce(%(after)s::float8, 0))
-                     + make_interval(secs => %(expires_in)s::float8)))
-    RETURNING {_COLUMNS}
+                     + make_interval(secs => %(expires_in)s::float8)),
+            CASE WHEN claimed THEN %(claimed_state)s ELSE 'queued' END,
+            claimed::int,
+            CASE WHEN claimed THEN %(direct_worker)s END,
+            CASE WHEN claimed THEN now() + make_interval(secs => %(lease)s::float8) END,
+            now()
+    FROM (SELECT EXISTS (SELECT FROM direct) AS claimed) AS claim
+    RETURNING {_COLUMNS},
+        -- A claimed run's worker needs its tenant's limits, as a claim reads them.
+        CASE WHEN status = 'running' THEN COALESCE((
+            SELECT jsonb_build_object({_LIMITS_JSON})
+            FROM plait_tenants t WHERE t.tenant_id = %(tenant)s
+        ), '{{}}'::jsonb) END AS tenant_limits
 ), journaled AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
     SELECT %(run_id)s, 1, pair->>0, pair->1 FROM jsonb_array_elements(%(event)s::jsonb) AS pair
@@ -1060,7 +1126,8 @@ WITH inserted AS (
 )
 SELECT inserted.*,
        pg_notify(%(events)s, %(run_id)s || ' 1 ' || %(event)s),
-       pg_notify(%(runs)s, %(run_id)s)
+       -- Workers are woken for a queued run only.
+       CASE WHEN inserted.status = 'pending' THEN pg_notify(%(runs)s, %(run_id)s) END
 FROM inserted
 """
 

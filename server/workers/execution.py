@@ -18,6 +18,7 @@ worker after a crash never repeats a node that had finished.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,7 @@ from plait.server.operations import metrics
 from plait.server.queue import runs, timers
 from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS, TOOL_LEASE_SECONDS_ENV
 from plait.server.queue.fenced import FencedCheckpointer
-from plait.server.queue.journal import RunGone
+from plait.server.queue.journal import RunGone, append_runs
 from plait.server.queue.journal_writer import JournalCommitter, JournalWriter
 from plait.server.queue.leases import Lease, LeaseLost, fenced_transaction
 from plait.server.queue.runs import Run
@@ -294,10 +295,43 @@ async def _execute(
         await live.close()
         await writer.close()
         return await _stopped(run, pool, lease, stopped.reason, live.marks.losses())
-    finally:
+    except BaseException:
         await live.close()
         # Also on a cancellation of the whole worker: what was emitted is kept.
         await writer.close()
+        raise
+    await live.close()
+    # The last events not written yet are written with the end (one commit).
+    last_events = await writer.drain()
+    try:
+        return await _finish(
+            run, pool, lease, status, error, found, live.marks, compiled, last_events
+        )
+    except BaseException:
+        if last_events:
+            # Not recorded as ended: its events are kept all the same (under the lease).
+            with contextlib.suppress(Exception):
+                await append_runs(
+                    pool,
+                    {run.run_id: last_events},
+                    owner=worker_id,
+                    attempts={run.run_id: run.attempt},
+                )
+        raise
+
+
+async def _finish(
+    run: Run,
+    pool: Pool,
+    lease: Lease,
+    status: Literal["success", "error", "timeout"],
+    error: str | None,
+    found: list[dict[str, Any]],
+    marks: RunMarks,
+    compiled: CompiledSpec | None,
+    last_events: list[tuple[str, Any]],
+) -> Outcome:
+    """Record the end of a run that ran to it, with its ``last_events``; return ``status``."""
     if found and status == "success":
         usage = await read_usage(
             new_checkpointer(pool), {"configurable": {"thread_id": run.thread_id}}
@@ -308,11 +342,11 @@ async def _execute(
             await timers.record_in(conn, run, found)
         # MCP task interrupts are not approvals: they are parked tool calls the poller resumes.
         await record_parked(pool, run.run_id, found)
-    state, detail = _ended(status, found, live.marks)
+    state, detail = _ended(status, found, marks)
     if await runs.finish_run(
         pool,
         run.run_id,
-        worker_id,
+        lease.owner,
         state,
         error,
         detail=detail,
@@ -320,6 +354,7 @@ async def _execute(
         values=await _webhook_values(run, pool, compiled),
         # Sampled by run id: the same on every worker; graded later, off this path.
         graders=graders_owed(compiled.loaded, run.run_id, state) if compiled is not None else (),
+        events=last_events,
     ):
         metrics.run_ended(run.graph, state)
     return status

@@ -50,7 +50,7 @@ from plait.server.queue import queueing, runs
 from plait.server.queue.defaults import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
 from plait.server.queue.fenced import FencedToolResultStore
 from plait.server.queue.journal_writer import JournalCommitter
-from plait.server.queue.runs import Run
+from plait.server.queue.runs import DirectClaim, Run
 from plait.server.workers.admission import Admission, LoopLag
 from plait.server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
 from plait.server.workers.execution import GraphCache, RunStopper, StopReason, execute_run
@@ -145,11 +145,41 @@ class Worker:
         self._maybe_more = True
         self._beat_now = asyncio.Event()
         self._stopping = False
+        # Slots promised to runs this process is creating (reserve_direct / adopt).
+        self._reserved = 0
 
     @property
     def active_runs(self) -> list[str]:
         """Ids of the runs this worker executes now."""
         return list(self._active)
+
+    def reserve_direct(self) -> DirectClaim | None:
+        """A slot for a run this process creates, or None when the worker has no room.
+
+        Give the result to ``runs.create_run(direct=...)``; then :meth:`adopt`
+        the run when it came back claimed for this worker, else
+        :meth:`release_reserved` (the run was queued, or creating it failed).
+        """
+        if self._stopping or not self.started.is_set():
+            return None
+        busy = len(self._active) + self._reserved
+        if self.admission.allowed(busy) - busy <= 0:
+            return None
+        self._reserved += 1
+        return DirectClaim(self.worker_id, self.lease_seconds)
+
+    def adopt(self, run: Run) -> None:
+        """Execute ``run``, created claimed for this worker in a :meth:`reserve_direct` slot."""
+        self._reserved -= 1
+        self._start(run)
+        if self._stopping:
+            # Created while the worker began to stop: handed back to the queue at once.
+            self.cancel(run.run_id, "release")
+
+    def release_reserved(self) -> None:
+        """Give back a slot of :meth:`reserve_direct` that no run took."""
+        self._reserved -= 1
+        self._wake.set()  # the claim loop may take a queued run in it
 
     def stop(self) -> None:
         """Stop claiming and hand the running runs back; :meth:`run` returns once done.
@@ -219,7 +249,7 @@ class Worker:
         while not self._stopping:
             # Cleared before claiming: a notification during the claim wakes the next round.
             self._wake.clear()
-            active = len(self._active)
+            active = len(self._active) + self._reserved
             free = self.admission.allowed(active) - active
             if free > 0 and self._maybe_more:
                 # Cleared before claiming: a notification during the claim may name a

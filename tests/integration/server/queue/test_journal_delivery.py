@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,7 @@ from plait.server.graphs.versions import GraphVersion
 from plait.server.queue import journal
 from plait.server.queue.journal import JournalEvent, JournalListener, RunGone
 from plait.server.queue.journal_writer import JournalCommitter, JournalWriter
-from plait.server.queue.runs import create_run, first_event
+from plait.server.queue.runs import claim_runs, create_run, finish_run, first_event
 from plait.server.queue.threads import create_thread
 from tests.integration.server.queue.conftest import unique
 
@@ -138,6 +139,90 @@ async def test_a_committer_writes_many_runs_and_a_gone_one_fails_alone(
     for run_id in runs:
         events = await journal.read_after(qpool, run_id)
         assert [(e.seq, e.data) for e in events[1:]] == [(n + 2, {"n": n}) for n in range(4)]
+
+
+class CountingCommitter(JournalCommitter):
+    """A committer that notes each round it writes: each run's event names."""
+
+    def __init__(self, pool: Pool, **options: Any) -> None:
+        super().__init__(pool, **options)
+        self.rounds: list[dict[str, list[str]]] = []
+
+    async def _append(
+        self, batches: dict[str, list[tuple[str, Any]]], attempts: dict[str, int]
+    ) -> dict[str, int]:
+        self.rounds.append(
+            {run_id: [event for event, _ in items] for run_id, items in batches.items()}
+        )
+        return await super()._append(batches, attempts)
+
+
+async def test_a_round_lingers_for_more_events_until_a_closing_writer_hurries_it(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    run_id = await _run_id(qpool, qgraph)
+    # An hour's linger: only the writer's close can have the round written in time.
+    async with CountingCommitter(qpool, linger=3600.0) as committer:
+        writer = JournalWriter(run_id, committer)
+        writer.emit("values", {"n": 0})
+        for _ in range(5):
+            await asyncio.sleep(0)  # the committer wakes, and lingers
+        writer.emit("values", {"n": 1})
+        writer.emit("custom", {"n": 2})
+        assert committer.rounds == []
+        async with asyncio.timeout(WAIT_SECONDS):
+            await writer.close()
+
+    assert committer.rounds == [{run_id: ["values", "values", "custom"]}]
+    events = await journal.read_after(qpool, run_id)
+    assert [(e.seq, e.event, e.data) for e in events[1:]] == [
+        (2, "values", {"n": 0}),
+        (3, "values", {"n": 1}),
+        (4, "custom", {"n": 2}),
+    ]
+
+
+async def test_a_finishing_run_writes_its_last_events_with_its_end(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    run_id = await _run_id(qpool, qgraph)
+    worker = unique("w")
+    claimed = {run.run_id: run for run in await claim_runs(qpool, worker, 100, 60.0)}
+    attempt = claimed[run_id].attempt
+    async with CountingCommitter(qpool, linger=3600.0, owner=worker) as committer:
+        writer = JournalWriter(run_id, committer, attempt)
+        writer.emit("values", {"n": 0})
+        writer.emit("values", {"n": 1})
+        async with asyncio.timeout(WAIT_SECONDS):
+            last = await writer.drain()
+        assert last == [("values", {"n": 0}), ("values", {"n": 1})]
+        assert await finish_run(qpool, run_id, worker, "succeeded", attempt=attempt, events=last)
+
+    # Never written on their own, and no empty round written for them either.
+    assert committer.rounds == []
+    events = await journal.read_after(qpool, run_id)
+    assert [(e.seq, e.event, e.data) for e in events] == [
+        (1, "metadata", events[0].data),
+        (2, "values", {"n": 0}),
+        (3, "values", {"n": 1}),
+        (4, "end", None),
+    ]
+
+
+async def test_a_lost_lease_writes_neither_the_last_events_nor_the_end(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    run_id = await _run_id(qpool, qgraph)
+    worker = unique("w")
+    claimed = {run.run_id: run for run in await claim_runs(qpool, worker, 100, 60.0)}
+    attempt = claimed[run_id].attempt
+
+    finished = await finish_run(
+        qpool, run_id, unique("other"), "succeeded", attempt=attempt, events=[("values", {})]
+    )
+
+    assert not finished
+    assert [e.event for e in await journal.read_after(qpool, run_id)] == ["metadata"]
 
 
 async def _collect(listener: JournalListener, run_id: str) -> list[JournalEvent]:
