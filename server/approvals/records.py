@@ -326,36 +326,55 @@ async def settle_answered_in(
     """Mark the approvals a ``command.resume`` answers as decided (inbox stays true).
 
     A map resumes interrupts by id; a single value resumes the thread's only
-    pending interrupt, as LangGraph does.
+    pending interrupt, as LangGraph does. An answer that is not a valid
+    decision leaves its approval pending (the node fails and asks again). One
+    statement, whose result is not read: in a pipeline it costs no round trip.
     """
     command = kwargs.get("command")
     if not isinstance(command, Mapping) or "resume" not in command:
         return
     resume = command["resume"]
-    cursor = await conn.execute(
-        "SELECT approval_id, interrupt_id FROM plait_approvals "
-        "WHERE thread_id = %s AND status = 'pending' FOR UPDATE",
-        (thread_id,),
+    await conn.execute(
+        _SETTLE_ANSWERED,
+        {
+            "thread_id": thread_id,
+            "run_id": run_id,
+            "resume": Jsonb(resume),
+            "by_id": isinstance(resume, Mapping),
+            "decisions": list(DECISION_STATUS),
+            "statuses": list(DECISION_STATUS.values()),
+        },
     )
-    pending = {row["interrupt_id"]: row["approval_id"] for row in await cursor.fetchall()}
-    if isinstance(resume, Mapping) and set(resume) & set(pending):
-        answers = {key: value for key, value in resume.items() if key in pending}
-    elif len(pending) == 1:
-        answers = {next(iter(pending)): resume}
-    else:
-        return
-    for interrupt_id, answer in answers.items():
-        decision = answer.get("decision") if isinstance(answer, Mapping) else None
-        if decision not in DECISION_STATUS:
-            continue  # not a valid decision: the node fails and asks again
-        await conn.execute(
-            """
-            UPDATE plait_approvals
-            SET status = %s, decision = %s, decided_at = now(), resume_run_id = %s
-            WHERE approval_id = %s
-            """,
-            (DECISION_STATUS[decision], Jsonb(dict(answer)), run_id, pending[interrupt_id]),
-        )
+
+
+# The answers: a map's values for the pending interrupts it names; else, with
+# exactly one pending interrupt, the whole value. Each answer with a valid
+# `decision` decides its approval.
+_SETTLE_ANSWERED = """
+WITH pending AS (
+    SELECT approval_id, interrupt_id FROM plait_approvals
+    WHERE thread_id = %(thread_id)s AND status = 'pending'
+    FOR UPDATE
+), named AS (
+    SELECT p.approval_id, %(resume)s::jsonb -> p.interrupt_id AS answer
+    FROM pending p
+    WHERE %(by_id)s AND %(resume)s::jsonb ? p.interrupt_id
+), answers AS (
+    SELECT approval_id, answer FROM named
+    UNION ALL
+    SELECT p.approval_id, %(resume)s::jsonb FROM pending p
+    WHERE NOT EXISTS (SELECT FROM named) AND (SELECT count(*) FROM pending) = 1
+), statuses AS (
+    SELECT * FROM unnest(%(decisions)s::text[], %(statuses)s::text[]) AS s(decision, status)
+)
+UPDATE plait_approvals a
+SET status = statuses.status, decision = answers.answer, decided_at = now(),
+    resume_run_id = %(run_id)s
+FROM answers
+JOIN statuses ON jsonb_typeof(answers.answer) = 'object'
+             AND statuses.decision = answers.answer ->> 'decision'
+WHERE a.approval_id = answers.approval_id
+"""
 
 
 def _approval(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -379,23 +379,26 @@ async def create_run(
         }
     )
     # Pipeline mode: statements whose results are not needed yet share a round trip.
-    async with pool.connection() as conn, conn.pipeline(), conn.transaction():
-        return await create_run_in(
-            conn,
-            thread_id=thread_id,
-            graph=graph,
-            kwargs=kwargs,
-            metadata=metadata,
-            multitask_strategy=cast(MultitaskStrategy, multitask_strategy),
-            idempotency_key=idempotency_key,
-            request_hash=digest,
-            route=route,
-            if_not_exists=cast(IfNotExists, if_not_exists),
-            tenant=tenant,
-            after_seconds=after_seconds,
-            queueing=queueing,
-            direct=direct,
-        )
+    async with pool.connection() as conn, conn.pipeline():
+        async with conn.transaction():
+            sent = await _send_run_in(
+                conn,
+                thread_id=thread_id,
+                graph=graph,
+                kwargs=kwargs,
+                metadata=metadata,
+                multitask_strategy=cast(MultitaskStrategy, multitask_strategy),
+                idempotency_key=idempotency_key,
+                request_hash=digest,
+                route=route,
+                if_not_exists=cast(IfNotExists, if_not_exists),
+                tenant=tenant,
+                after_seconds=after_seconds,
+                queueing=queueing,
+                direct=direct,
+            )
+        # The new run's row is read after the commit: it came back in the commit's round trip.
+        return await _sent_run(sent)
 
 
 async def create_run_in(
@@ -416,6 +419,52 @@ async def create_run_in(
     direct: DirectClaim | None = None,
 ) -> tuple[Run, bool]:
     """:func:`create_run` inside the caller's transaction (approvals use it)."""
+    return await _sent_run(
+        await _send_run_in(
+            conn,
+            thread_id=thread_id,
+            graph=graph,
+            kwargs=kwargs,
+            metadata=metadata,
+            multitask_strategy=multitask_strategy,
+            idempotency_key=idempotency_key,
+            request_hash=request_hash,
+            route=route,
+            if_not_exists=if_not_exists,
+            tenant=tenant,
+            after_seconds=after_seconds,
+            queueing=queueing,
+            direct=direct,
+        )
+    )
+
+
+async def _sent_run(sent: Run | AsyncCursor[DictRow]) -> tuple[Run, bool]:
+    """What :func:`_send_run_in` sent, read: the run and whether it is new."""
+    if isinstance(sent, Run):
+        return sent, False
+    return _run(await sent.fetchone()), True
+
+
+async def _send_run_in(
+    conn: AsyncConnection[DictRow],
+    *,
+    thread_id: str,
+    graph: GraphVersion,
+    kwargs: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    multitask_strategy: MultitaskStrategy,
+    idempotency_key: str | None,
+    request_hash: str,
+    route: str,
+    if_not_exists: IfNotExists,
+    tenant: str,
+    after_seconds: float | None,
+    queueing: Queueing | None,
+    direct: DirectClaim | None,
+) -> Run | AsyncCursor[DictRow]:
+    """Send :func:`create_run_in`'s statements; the first run of a repeated request, or the
+    cursor of the new run's row (read it once the statements ran)."""
     run_id = str(uuid.uuid4())
     if idempotency_key is not None:
         # Claimed before anything else: a concurrent duplicate blocks on this
@@ -430,7 +479,7 @@ async def create_run_in(
             (idempotency_key, route, request_hash, run_id, tenant),
         )
         if await cursor.fetchone() is None:
-            return await _replay(conn, idempotency_key, route, request_hash, tenant), False
+            return await _replay(conn, idempotency_key, route, request_hash, tenant)
 
     # Both queries are sent before either result is read: with the caller's
     # connection in pipeline mode (create_run's) they cost one round trip.
@@ -493,10 +542,9 @@ async def create_run_in(
             "runs": RUNS_CHANNEL,
         },
     )
-    run = _run(await cursor.fetchone())
     await settle_answered_in(conn, thread_id, run_id, kwargs)
     await timers.settle_answered_in(conn, thread_id, kwargs)
-    return run, True
+    return cursor
 
 
 def draft_marks(graph: GraphVersion) -> dict[str, Any]:

@@ -194,6 +194,30 @@ async def test_a_single_resume_value_answers_the_only_approval(
     assert settled["decision"] == {"decision": "reject", "comment": "no"}
 
 
+@pytest.mark.parametrize(
+    "resume",
+    [
+        {"decision": "approve"},  # one value, two pending: LangGraph would not resume either
+        {"i-1": {"decision": "maybe"}, "i-2": "approve"},  # no valid decision in the answers
+    ],
+)
+async def test_a_resume_that_answers_no_approval_leaves_them_pending(
+    qpool: Pool, qgraph: GraphVersion, resume: dict[str, Any]
+) -> None:
+    run = await _parked(qpool, qgraph, [_interrupt("i-1"), _interrupt("i-2")])
+
+    await create_run(
+        qpool,
+        thread_id=run.thread_id,
+        graph=qgraph,
+        kwargs={"command": {"resume": resume}},
+        metadata={},
+    )
+
+    approvals = await records.list_approvals(qpool, None, thread_id=run.thread_id)
+    assert sorted(a["status"] for a in approvals) == ["pending", "pending"]
+
+
 async def test_expired_approvals_resolve_as_the_spec_says_when_their_timer_fires(
     qpool: Pool, qgraph: GraphVersion
 ) -> None:
