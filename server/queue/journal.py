@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from psycopg import AsyncConnection, AsyncCursor
+from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool
 
@@ -162,25 +162,9 @@ async def append_runs(
     if isinstance(target, AsyncConnectionPool):
         async with target.connection() as conn:
             return await append_runs(conn, batches, owner=owner, attempts=attempts)
-    cursor = await send_append(target, batches, owner=owner, attempts=attempts)
-    return {row["run_id"]: row["first_seq"] for row in await cursor.fetchall()}
-
-
-async def send_append(
-    conn: AsyncConnection[DictRow],
-    batches: Mapping[str, Sequence[tuple[str, Any]]],
-    *,
-    owner: str | None = None,
-    attempts: Mapping[str, int] | None = None,
-) -> AsyncCursor[DictRow]:
-    """:func:`append_runs`' statement, sent; its rows (``run_id``, ``first_seq``) not read.
-
-    On a connection in pipeline mode it shares the round trip of what follows
-    (a run's finish carries its last events this way: ``runs.finish_run``).
-    """
     run_ids = [run_id for run_id, items in batches.items() if items]
     encoded = [encode_batch(batches[run_id]) for run_id in run_ids]
-    return await conn.execute(
+    cursor = await target.execute(
         _APPEND,
         {
             "run_ids": run_ids,
@@ -195,6 +179,7 @@ async def send_append(
             "owner": owner,
         },
     )
+    return {row["run_id"]: row["first_seq"] for row in await cursor.fetchall()}
 
 
 async def resume_point(pool: Pool, run_id: str, after: int) -> int:

@@ -979,7 +979,7 @@ async def finish_run(
 
     ``events`` are the run's last events not journaled yet
     (:meth:`~plait.server.queue.journal_writer.JournalWriter.drain`): they are
-    appended before the ``end``, in the same transaction and round trip.
+    journaled before the ``end``, by the same statement.
 
     Returns whether it did. ``state`` is Plait's (with its ``detail``); the
     Agent Server status stored beside it is the one the state maps to
@@ -1005,17 +1005,13 @@ async def finish_run(
         if status in ("error", "timeout")
         else "idle"
     )
-    # One round trip (pipeline): the thread's lock first (the lock order), then,
-    # in snapshots taken after it, the last events and everything else.
+    # The last events and the `end`, as one journal batch (and one notification
+    # when it fits in one).
+    batch = journal.encode_batch([*events, (journal.END, None)]).decode()
+    # Two statements in one round trip (pipeline): the thread's lock first (the
+    # lock order), then, in a snapshot taken after it, everything else.
     async with pool.connection() as conn, conn.pipeline(), conn.transaction():
         await conn.execute(_LOCK_THREAD_OF_RUN, (run_id,))
-        if events:
-            await journal.send_append(
-                conn,
-                {run_id: events},
-                owner=worker_id,
-                attempts={run_id: attempt} if attempt is not None else None,
-            )
         cursor = await conn.execute(
             _FINISH,
             {
@@ -1029,6 +1025,8 @@ async def finish_run(
                 "attempt": attempt,
                 "dead_letter": Jsonb(dict(dead_letter)) if dead_letter is not None else None,
                 "after": after,
+                "batch": batch,
+                "payload": batch if len(batch) + len(run_id) < journal.NOTIFY_LIMIT else None,
                 "events": journal.EVENTS_CHANNEL,
                 "runs": RUNS_CHANNEL,
             },
@@ -1066,23 +1064,29 @@ WHERE r.run_id = %s
 FOR NO KEY UPDATE OF t
 """
 
-# Only for the lease owner: the final status, the `end` event under the run's
-# next seq (notified in the journal's payload format, so subscribers need no
-# query: see server/queue/journal.py), the thread's status (`busy` while
-# another run waits on it, and then the workers are woken for that run).
+# Only for the lease owner: the final status, the run's last events and its
+# `end` (the batch) under its next seqs (notified in the journal's payload
+# format, so subscribers need no query: see server/queue/journal.py), the
+# thread's status (`busy` while another run waits on it, and then the workers
+# are woken for that run).
 _FINISH = """
 WITH finished AS (
     UPDATE plait_runs
     SET status = %(status)s, error = %(error)s, ended_at = now(), updated_at = now(),
-        lease_expires_at = NULL, event_seq = event_seq + 1, dead_letter = %(dead_letter)s,
+        lease_expires_at = NULL, dead_letter = %(dead_letter)s,
+        event_seq = event_seq + jsonb_array_length(%(batch)s::jsonb),
         state = %(state)s, state_detail = %(detail)s
     WHERE run_id = %(run_id)s AND lease_owner = %(worker)s AND status = 'running'
       AND (%(attempt)s::int IS NULL OR attempt = %(attempt)s)
       AND state = ANY(%(sources)s)
-    RETURNING thread_id, tenant_id, event_seq, kwargs->>'webhook' AS webhook
+    RETURNING thread_id, tenant_id,
+              event_seq - jsonb_array_length(%(batch)s::jsonb) + 1 AS first_seq,
+              kwargs->>'webhook' AS webhook
 ), ended AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
-    SELECT %(run_id)s, event_seq, 'end', 'null'::jsonb FROM finished
+    SELECT %(run_id)s, finished.first_seq + item.position - 1, item.pair->>0, item.pair->1
+    FROM finished,
+         jsonb_array_elements(%(batch)s::jsonb) WITH ORDINALITY AS item(pair, position)
 ), waiting AS (
     SELECT o.run_id FROM plait_runs o JOIN finished USING (thread_id)
     WHERE o.run_id <> %(run_id)s
@@ -1103,7 +1107,8 @@ WITH finished AS (
     FROM finished
     WHERE t.thread_id = finished.thread_id
 )
-SELECT pg_notify(%(events)s, %(run_id)s || ' ' || finished.event_seq || ' [["end",null]]'),
+SELECT pg_notify(%(events)s, CASE WHEN %(payload)s::text IS NULL THEN %(run_id)s
+                  ELSE %(run_id)s || ' ' || finished.first_seq || ' ' || %(payload)s END),
        (SELECT pg_notify(%(runs)s, waiting.run_id) FROM waiting),
        (SELECT pg_notify(%(runs)s, capped.run_id) FROM capped),
        finished.webhook

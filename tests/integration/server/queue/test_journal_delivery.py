@@ -209,6 +209,37 @@ async def test_a_finishing_run_writes_its_last_events_with_its_end(
     ]
 
 
+@pytest.mark.parametrize("size", [10, journal.NOTIFY_LIMIT + 100])
+async def test_a_subscriber_gets_a_finishing_run_s_last_events_and_end(
+    qpool: Pool, qgraph: GraphVersion, listener: CountingListener, size: int
+) -> None:
+    # Small: in the finish's notification. Too big to notify: read from the table.
+    run_id = await _run_id(qpool, qgraph)
+    worker = unique("w")
+    claimed = {run.run_id: run for run in await claim_runs(qpool, worker, 100, 60.0)}
+    task = asyncio.create_task(_collect(listener, run_id))
+    last = {"text": "x" * size}
+
+    assert await finish_run(
+        qpool,
+        run_id,
+        worker,
+        "succeeded",
+        attempt=claimed[run_id].attempt,
+        events=[("values", {"n": 1}), ("values", last)],
+    )
+
+    events = await task
+    assert [(e.seq, e.event) for e in events] == [
+        (1, "metadata"),
+        (2, "values"),
+        (3, "values"),
+        (4, "end"),
+    ]
+    assert events[2].data == last
+    assert events == await journal.read_after(qpool, run_id)
+
+
 async def test_a_lost_lease_writes_neither_the_last_events_nor_the_end(
     qpool: Pool, qgraph: GraphVersion
 ) -> None:
