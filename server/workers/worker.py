@@ -153,6 +153,11 @@ class Worker:
         """Ids of the runs this worker executes now."""
         return list(self._active)
 
+    @property
+    def queue_idle(self) -> bool:
+        """Whether the worker's last claim found no run to take and none was announced since."""
+        return not self._maybe_more
+
     def reserve_direct(self) -> DirectClaim | None:
         """A slot for a run this process creates, or None when the worker has no room.
 
@@ -160,7 +165,9 @@ class Worker:
         the run when it came back claimed for this worker, else
         :meth:`release_reserved` (the run was queued, or creating it failed).
         """
-        if self._stopping or not self.started.is_set():
+        # Runs may be waiting in the queue: they go first, and a slot held for a
+        # run that will be queued would only keep the claim loop from filling it.
+        if self._stopping or not self.started.is_set() or not self.queue_idle:
             return None
         busy = len(self._active) + self._reserved
         if self.admission.allowed(busy) - busy <= 0:

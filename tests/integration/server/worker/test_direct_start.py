@@ -22,8 +22,18 @@ from tests.integration.server.worker.conftest import (
     run_reaches,
     running_worker,
 )
+from tests.polling import until
 
 pytestmark = pytest.mark.postgres
+
+
+async def _queue_idle(worker: Worker) -> None:
+    """Wait until the worker found the queue empty (it starts runs directly only then)."""
+
+    async def idle() -> bool:
+        return worker.queue_idle
+
+    await until(idle, "the worker to find the queue empty")
 
 
 async def _start(pool: Pool, worker: Worker, graph: str, folder: Path) -> Run:
@@ -46,6 +56,7 @@ async def test_a_run_starts_on_the_worker_beside_it_and_runs_to_its_end(
     wpool: Pool, tmp_path: Path
 ) -> None:
     async with running_worker(wpool, concurrency=2) as worker:
+        await _queue_idle(worker)
         run = await _start(wpool, worker, "worker-steps", tmp_path)
         assert (run.status, run.lease_owner, run.attempt) == ("running", worker.worker_id, 1)
         assert worker.active_runs == [run.run_id]
@@ -67,7 +78,9 @@ async def test_a_full_worker_leaves_the_run_queued_and_claims_it_when_a_slot_fre
     first_folder.mkdir()
     second_folder.mkdir()
     async with running_worker(wpool, concurrency=1) as worker:
+        await _queue_idle(worker)
         first = await _start(wpool, worker, "worker-steps", first_folder)
+        assert first.status == "running"
         await file_appears(first_folder / "two.started")
         second = await _start(wpool, worker, "worker-steps", second_folder)
         assert (second.status, second.lease_owner) == ("pending", None)
@@ -77,7 +90,9 @@ async def test_a_full_worker_leaves_the_run_queued_and_claims_it_when_a_slot_fre
             done = [
                 await run_reaches(wpool, run.run_id, "success", "error") for run in (first, second)
             ]
-        # No slot was kept for the queued run: the worker took it through a claim.
+        # No slot was kept for the queued run: the worker took it through a claim,
+        # and once the queue is empty again it has room for the next direct start.
+        await _queue_idle(worker)
         assert worker.reserve_direct() is not None
         worker.release_reserved()
 
