@@ -104,14 +104,10 @@ class JournalCommitter:
         self._wake.set()
         return self._round
 
-    def take(self, run_id: str) -> list[tuple[str, Any]]:
-        """Remove ``run_id``'s events from the round not sent yet and return them."""
+    def take(self, run_id: str) -> tuple[list[tuple[str, Any]], asyncio.Future[Failures] | None]:
+        """Remove ``run_id``'s events from the round not sent yet; return them and that round."""
         self._attempts.pop(run_id, None)
-        return self._pending.pop(run_id, [])
-
-    def pending_round(self) -> asyncio.Future[Failures] | None:
-        """The round that collects events now (not sent yet), if any."""
-        return self._round
+        return self._pending.pop(run_id, []), self._round
 
     def hurry(self) -> None:
         """Write the pending round now, without waiting out its linger."""
@@ -280,10 +276,9 @@ class JournalWriter:
         if self._closing:
             return []
         self._closing = True
-        unsent = self._committer.take(self.run_id)
+        unsent, collecting = self._committer.take(self.run_id)
         if unsent:
             # That round holds nothing of this run any more: not waited for.
-            collecting = self._committer.pending_round()
             self._rounds = [written for written in self._rounds if written is not collecting]
         while self._rounds:
             self._check(await asyncio.shield(self._rounds.pop(0)))

@@ -309,7 +309,7 @@ async def resume_thread_in(
     """
     cursor = await conn.execute("SELECT kwargs FROM plait_runs WHERE run_id = %s", (parked_run_id,))
     parked = await cursor.fetchone()
-    run, _ = await create_run_in(
+    sent = await create_run_in(
         conn,
         thread_id=thread_id,
         graph=graph,
@@ -322,6 +322,7 @@ async def resume_thread_in(
         if_not_exists="reject",
         tenant=tenant,
     )
+    run, _ = await read_created(sent)
     return run
 
 
@@ -381,7 +382,7 @@ async def create_run(
     # Pipeline mode: statements whose results are not needed yet share a round trip.
     async with pool.connection() as conn, conn.pipeline():
         async with conn.transaction():
-            sent = await _send_run_in(
+            sent = await create_run_in(
                 conn,
                 thread_id=thread_id,
                 graph=graph,
@@ -398,7 +399,17 @@ async def create_run(
                 direct=direct,
             )
         # The new run's row is read after the commit: it came back in the commit's round trip.
-        return await _sent_run(sent)
+        return await read_created(sent)
+
+
+async def read_created(sent: Run | AsyncCursor[DictRow]) -> tuple[Run, bool]:
+    """What :func:`create_run_in` sent, read: the run and whether it is new.
+
+    Read it after the caller's commit when it can (:func:`create_run` does): in
+    pipeline mode the new row then comes back in the commit's round trip."""
+    if isinstance(sent, Run):
+        return sent, False
+    return _run(await sent.fetchone()), True
 
 
 async def create_run_in(
@@ -417,54 +428,10 @@ async def create_run_in(
     after_seconds: float | None = None,
     queueing: Queueing | None = None,
     direct: DirectClaim | None = None,
-) -> tuple[Run, bool]:
-    """:func:`create_run` inside the caller's transaction (approvals use it)."""
-    return await _sent_run(
-        await _send_run_in(
-            conn,
-            thread_id=thread_id,
-            graph=graph,
-            kwargs=kwargs,
-            metadata=metadata,
-            multitask_strategy=multitask_strategy,
-            idempotency_key=idempotency_key,
-            request_hash=request_hash,
-            route=route,
-            if_not_exists=if_not_exists,
-            tenant=tenant,
-            after_seconds=after_seconds,
-            queueing=queueing,
-            direct=direct,
-        )
-    )
-
-
-async def _sent_run(sent: Run | AsyncCursor[DictRow]) -> tuple[Run, bool]:
-    """What :func:`_send_run_in` sent, read: the run and whether it is new."""
-    if isinstance(sent, Run):
-        return sent, False
-    return _run(await sent.fetchone()), True
-
-
-async def _send_run_in(
-    conn: AsyncConnection[DictRow],
-    *,
-    thread_id: str,
-    graph: GraphVersion,
-    kwargs: Mapping[str, Any],
-    metadata: Mapping[str, Any],
-    multitask_strategy: MultitaskStrategy,
-    idempotency_key: str | None,
-    request_hash: str,
-    route: str,
-    if_not_exists: IfNotExists,
-    tenant: str,
-    after_seconds: float | None,
-    queueing: Queueing | None,
-    direct: DirectClaim | None,
 ) -> Run | AsyncCursor[DictRow]:
-    """Send :func:`create_run_in`'s statements; the first run of a repeated request, or the
-    cursor of the new run's row (read it once the statements ran)."""
+    """:func:`create_run`'s statements, sent inside the caller's transaction (approvals and
+    crons use it): the first run of a repeated request, or the cursor of the new run's
+    row, to give to :func:`read_created` once the statements ran."""
     run_id = str(uuid.uuid4())
     if idempotency_key is not None:
         # Claimed before anything else: a concurrent duplicate blocks on this

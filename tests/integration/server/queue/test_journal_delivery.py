@@ -50,6 +50,14 @@ async def _run_id(pool: Pool, graph: GraphVersion) -> str:
     return run.run_id
 
 
+async def _claimed_run(pool: Pool, graph: GraphVersion) -> tuple[str, str, int]:
+    """A new run claimed by a worker of its own: its id, the worker and the attempt."""
+    run_id = await _run_id(pool, graph)
+    worker = unique("w")
+    claimed = {run.run_id: run for run in await claim_runs(pool, worker, 100, 60.0)}
+    return run_id, worker, claimed[run_id].attempt
+
+
 async def test_notified_events_need_no_query(
     qpool: Pool, qgraph: GraphVersion, listener: CountingListener
 ) -> None:
@@ -185,10 +193,7 @@ async def test_a_round_lingers_for_more_events_until_a_closing_writer_hurries_it
 async def test_a_finishing_run_writes_its_last_events_with_its_end(
     qpool: Pool, qgraph: GraphVersion
 ) -> None:
-    run_id = await _run_id(qpool, qgraph)
-    worker = unique("w")
-    claimed = {run.run_id: run for run in await claim_runs(qpool, worker, 100, 60.0)}
-    attempt = claimed[run_id].attempt
+    run_id, worker, attempt = await _claimed_run(qpool, qgraph)
     async with CountingCommitter(qpool, linger=3600.0, owner=worker) as committer:
         writer = JournalWriter(run_id, committer, attempt)
         writer.emit("values", {"n": 0})
@@ -214,9 +219,7 @@ async def test_a_subscriber_gets_a_finishing_run_s_last_events_and_end(
     qpool: Pool, qgraph: GraphVersion, listener: CountingListener, size: int
 ) -> None:
     # Small: in the finish's notification. Too big to notify: read from the table.
-    run_id = await _run_id(qpool, qgraph)
-    worker = unique("w")
-    claimed = {run.run_id: run for run in await claim_runs(qpool, worker, 100, 60.0)}
+    run_id, worker, attempt = await _claimed_run(qpool, qgraph)
     task = asyncio.create_task(_collect(listener, run_id))
     last = {"text": "x" * size}
 
@@ -225,7 +228,7 @@ async def test_a_subscriber_gets_a_finishing_run_s_last_events_and_end(
         run_id,
         worker,
         "succeeded",
-        attempt=claimed[run_id].attempt,
+        attempt=attempt,
         events=[("values", {"n": 1}), ("values", last)],
     )
 
@@ -243,10 +246,7 @@ async def test_a_subscriber_gets_a_finishing_run_s_last_events_and_end(
 async def test_a_lost_lease_writes_neither_the_last_events_nor_the_end(
     qpool: Pool, qgraph: GraphVersion
 ) -> None:
-    run_id = await _run_id(qpool, qgraph)
-    worker = unique("w")
-    claimed = {run.run_id: run for run in await claim_runs(qpool, worker, 100, 60.0)}
-    attempt = claimed[run_id].attempt
+    run_id, _, attempt = await _claimed_run(qpool, qgraph)
 
     finished = await finish_run(
         qpool, run_id, unique("other"), "succeeded", attempt=attempt, events=[("values", {})]
