@@ -224,10 +224,7 @@ async def _dead_letter(
         f"{run.run_id}/requeue, or plait queue requeue {run.run_id})"
     )
     writer = JournalWriter(run.run_id, journal, run.attempt)
-    try:
-        _journal_error(writer, traced, "DeadLettered", message)
-    finally:
-        await writer.close()
+    _journal_error(writer, traced, "DeadLettered", message)
     if await runs.finish_run(
         pool,
         run.run_id,
@@ -237,6 +234,8 @@ async def _dead_letter(
         detail=losses_only(run.state_detail) or None,
         attempt=run.attempt,
         dead_letter=record,
+        # The error event is journaled with the end, as a run that ran to it does.
+        events=await writer.drain(),
     ):
         metrics.run_ended(run.graph, "dead_lettered")
     traced.detail = f"{run.lost_attempts} attempts in a row lost their worker, max_attempts {limit}"
