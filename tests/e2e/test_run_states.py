@@ -3,6 +3,7 @@ Real Chromium, real ``plait serve``, real Postgres."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,69 @@ def test_a_partial_success_says_how_many_items_were_lost(
     expect(badge).to_have_text(LOST)
     expect(badge).to_have_attribute("data-state", "partially_succeeded")
     screenshot(page, f"past-runs-partial-{size[0]}x{size[1]}")
+
+
+#: A run that waits 2 s on a durable timer, then answers.
+HOLD = """\
+apiVersion: plait/v1
+kind: Graph
+metadata:
+  name: e2e-hold
+  version: "1.0.0"
+spec:
+  state:
+    question: {type: string}
+    answer: {type: string}
+  input: [question]
+  output: [answer]
+  models:
+    echo:
+      provider: scripted
+      script:
+        - content: answered after the wait
+  nodes:
+    hold:
+      kind: wait
+      for: 2s
+    reply:
+      kind: llm
+      model: echo
+      prompt: "{{ state.question }}"
+      output: answer
+  edges:
+    - {from: START, to: hold}
+    - {from: hold, to: reply}
+    - {from: reply, to: END}
+  examples:
+    - name: ready
+      input: {question: Is it ready?}
+"""
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
+def test_a_wait_reads_as_a_time_of_day_and_counts_in_the_run(
+    editor: Page, plait_server: Cluster, size: tuple[int, int]
+) -> None:
+    page = editor
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    base = plait_server.url
+    with api(base) as http:
+        answer = http.post("/graphs", json={"yaml": HOLD})
+        assert answer.status_code in (200, 201), answer.text
+    open_graph(page, base, "e2e-hold", "1.0.0")
+    run_from_editor(page)
+
+    # Waiting: the timer's time as a clock reads it, not the server's ISO string.
+    outcome = page.get_by_test_id("run-outcome")
+    expect(outcome).to_have_attribute("data-state", "waiting_for_timer", timeout=20_000)
+    expect(outcome.get_by_test_id("run-state-label")).to_have_text(
+        re.compile(r"^waiting until \d\d:\d\d:\d\d$")
+    )
+    screenshot(page, f"run-waiting-{size[0]}x{size[1]}")
+
+    # Ended: the run's time and the reply's place on the timeline count the wait.
+    expect(outcome).to_have_attribute("data-phase", "success", timeout=20_000)
+    expect(outcome.locator("h3")).to_contain_text(re.compile(r"· [2-9]\.\d s"))
+    reply = page.locator('[data-testid="timeline-step"][data-node="reply"] .timeline-at')
+    expect(reply).to_have_text(re.compile(r"^\+[2-9]\.\d s$"))
+    screenshot(page, f"run-waited-{size[0]}x{size[1]}")

@@ -5,10 +5,10 @@
  * of thousands of events scrolls smoothly. Picking a step shows its detail.
  */
 
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { useRunStore } from "./runStore";
 import { StepDetail } from "./StepDetail";
-import type { TimelineEntry, TimelineStep } from "./timeline";
+import { runSpan, type TimelineEntry, type TimelineStep } from "./timeline";
 import * as fmt from "./format";
 
 /** Height of one row in px (CSS `.timeline-row` uses the same). */
@@ -82,8 +82,10 @@ export function TimelineView() {
   const [height, setHeight] = useState(320);
   const box = useRef<HTMLDivElement>(null);
   const entries = timeline.entries;
-  const first = entries.find((entry): entry is TimelineStep => entry.kind === "step" && entry.startedAt !== null);
-  const start = first?.startedAt ? Date.parse(first.startedAt) : null;
+  // Offsets count from when the run began, as the outcome's time does: a wait
+  // before a resumed step is in them.
+  const startedAt = useMemo(() => runSpan(timeline).startedAt, [timeline]);
+  const start = startedAt ? Date.parse(startedAt) : null;
 
   useEffect(() => {
     const element = box.current;
