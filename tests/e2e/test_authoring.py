@@ -171,6 +171,40 @@ def test_rename_a_node_on_the_canvas_and_in_the_form(editor: Page, plait_server:
     expect(page.get_by_test_id("properties-panel")).to_have_attribute("data-node", "pay_out")
 
 
+def test_a_version_taken_by_other_content_is_refused_in_sight(
+    editor: Page, plait_server: Cluster
+) -> None:
+    """The server's 409 shows at the top of the save dialog, not below the diff out of view."""
+    page = editor
+    page.set_viewport_size({"width": 1280, "height": 720})
+    # A graph of its own, with 1.1.0 already taken by other content.
+    name, taken = f"summary-taken-{secrets.token_hex(3)}", "1.1.0"
+    with api(plait_server.url) as http:
+        summarize = http.get("/graphs/summarize/versions/1.0.0").text.replace(
+            "name: summarize\n", f"name: {name}\n"
+        )
+        other = summarize.replace('version: "1.0.0"', f'version: "{taken}"').replace(
+            "one sentence", "a single sentence"
+        )
+        for text in (summarize, other):
+            assert http.post("/graphs", json={"yaml": text}).status_code == 201
+    open_graph(page, plait_server.url, name, "1.0.0")
+    flow_node(page, "clean").click()
+    page.get_by_test_id("prop-description").fill("Strip signatures first.")
+    page.keyboard.press("Control+s")
+    page.get_by_test_id("save-version").fill(taken)
+    page.get_by_test_id("save-confirm").click()
+
+    refused = page.get_by_test_id("save-error")
+    expect(refused).to_contain_text(f"{name}@{taken} is already registered with other content")
+    expect(refused).to_be_in_viewport()
+    # Above the diff, however long the diff is.
+    error_box, diff_box = refused.bounding_box(), page.get_by_test_id("save-diff").bounding_box()
+    assert error_box is not None and diff_box is not None
+    assert error_box["y"] + error_box["height"] <= diff_box["y"]
+    screenshot(page, "save-version-taken-1280x720")
+
+
 def test_unsaved_edits_survive_a_reload(editor: Page, plait_server: Cluster) -> None:
     page = editor
     open_graph(page, plait_server.url, "summarize", "1.0.0")

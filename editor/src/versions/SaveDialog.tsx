@@ -160,6 +160,13 @@ export function SaveDialog(props: SaveDialogProps) {
           )}
           <IssueList issues={[...errors, ...warnings]} />
         </section>
+        {/* At the top, by the version it is usually about: below the diff it was out of sight. */}
+        {error && (
+          <section className="save-error error" role="alert" data-testid="save-error">
+            <p>{error.message}</p>
+            <IssueList issues={error.issues} />
+          </section>
+        )}
         {saveAs && (
           <label className="dialog-field">
             New graph name
@@ -203,12 +210,6 @@ export function SaveDialog(props: SaveDialogProps) {
           <h3>{isNew || saveAs ? "The spec" : `Changes against ${baseVersion}`}</h3>
           <TextDiff before={isNew || saveAs ? "" : baseYaml} after={toSave} testId="save-diff" />
         </section>
-        {error && (
-          <section className="save-error error" role="alert" data-testid="save-error">
-            <p>{error.message}</p>
-            <IssueList issues={error.issues} />
-          </section>
-        )}
         <footer>
           <button type="button" onClick={onClose}>
             Cancel
