@@ -134,6 +134,8 @@ def test_a_wait_reads_as_a_time_of_day_and_counts_in_the_run(
     expect(outcome.locator("h3")).to_contain_text(re.compile(r"· [2-9]\.\d s"))
     reply = page.locator('[data-testid="timeline-step"][data-node="reply"] .timeline-at')
     expect(reply).to_have_text(re.compile(r"^\+[2-9]\.\d s$"))
+    # The timer's resume run is read back from the server: the run still says what it ran.
+    expect(page.get_by_test_id("run-ran")).to_have_text("This run ran version 1.0.0.")
     expect(page.get_by_test_id("run-phase")).to_contain_text("succeeded")
     screenshot(page, f"run-waited-{size[0]}x{size[1]}")
 

@@ -88,8 +88,8 @@ export function RunPanel({ graph, version }: RunPanelProps) {
     setError(null);
     try {
       const ran = await runTarget(graph, version); // exactly what the canvas shows now
-      useStartedRun.getState().started(ran);
-      await startRun(graph, version, nodeIds, input, ran.assistantId);
+      const threadId = await startRun(graph, version, nodeIds, input, ran.assistantId);
+      useStartedRun.getState().started(ran, threadId);
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
     }
