@@ -152,3 +152,45 @@ def park_refund(base_url: str, reason: str) -> tuple[str, str]:
             if item["thread_id"] == thread["thread_id"]
         ]
     return str(thread["thread_id"]), str(approval["approval_id"])
+
+
+WATCH_RUN_WORDS_JS = """
+() => {
+  window.__runWords = [];
+  // The element's own text, without its children's (the line's thread id, the heading's facts).
+  const own = (el) => [...el.childNodes]
+    .filter((n) => n.nodeType === Node.TEXT_NODE)
+    .map((n) => n.textContent)
+    .join("");
+  const places = {
+    line: () => document.querySelector("[data-testid='run-phase']"),
+    heading: () => document.querySelector("[data-testid='run-outcome'] h3"),
+    detail: () => document.querySelector("[data-testid='run-state-label']"),
+  };
+  const record = () => {
+    for (const [place, find] of Object.entries(places)) {
+      const el = find();
+      if (!el) continue;
+      const text = place === "detail" ? el.textContent : own(el);
+      const last = [...window.__runWords].reverse().find((entry) => entry[0] === place);
+      if (!last || last[1] !== text) window.__runWords.push([place, text]);
+    }
+  };
+  record();
+  // Delivered after each DOM change and before the next paint: every text a person could see.
+  new MutationObserver(record).observe(document.body, {
+    subtree: true, childList: true, characterData: true,
+  });
+}
+"""
+
+
+def watch_run_words(page: Page) -> None:
+    """Start recording every text the run view's state words show: line, heading and detail."""
+    page.evaluate(WATCH_RUN_WORDS_JS)
+
+
+def run_words_seen(page: Page, place: str) -> list[str]:
+    """The texts ``place`` (``line``, ``heading``, ``detail``) showed since ``watch_run_words``."""
+    log: list[list[str]] = page.evaluate("() => window.__runWords")
+    return [text for where, text in log if where == place]

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from plait.engine.run.states import STATES, state_label
 from tests.e2e.conftest import screenshot
-from tests.e2e.helpers import api, newest_thread, open_graph
+from tests.e2e.helpers import api, newest_thread, open_graph, run_words_seen, watch_run_words
 from tests.e2e.test_run_story import run_from_editor, show_run_panel
 from tests.integration.server.harness import Cluster
 
@@ -18,6 +19,18 @@ SPECS = Path(__file__).resolve().parents[2] / "specs"
 RESEARCH = "research-team"
 #: Its example: 5 topics, one source hangs and one topic is unknown (min_success 3).
 LOST = "partial: 2 of 5 items lost"
+#: What the run view's line may say: the server's words for each state, a timer's time of
+#: day, and the editor's own for no run and for a run not created yet.
+LINE_WORDS = {"No run", "starting", *(state_label(state) for state in STATES)}
+TIMER_WORDS = re.compile(r"^waiting until \d\d:\d\d:\d\d$")
+
+
+def assert_only_state_words(page: Page) -> None:
+    """Every text the run view's line showed since ``watch_run_words`` is one of its words."""
+    seen = run_words_seen(page, "line")
+    assert seen, "the run line was never seen"
+    strays = [text for text in seen if text not in LINE_WORDS and not TIMER_WORDS.match(text)]
+    assert strays == [], f"the run line showed {strays} (all it showed: {seen})"
 
 
 def upload_research(base: str) -> None:
@@ -105,6 +118,7 @@ def test_a_wait_reads_as_a_time_of_day_and_counts_in_the_run(
         answer = http.post("/graphs", json={"yaml": HOLD})
         assert answer.status_code in (200, 201), answer.text
     open_graph(page, base, "e2e-hold", "1.0.0")
+    watch_run_words(page)
     run_from_editor(page)
 
     # Waiting: the timer's time as a clock reads it, not the server's ISO string.
@@ -120,4 +134,30 @@ def test_a_wait_reads_as_a_time_of_day_and_counts_in_the_run(
     expect(outcome.locator("h3")).to_contain_text(re.compile(r"· [2-9]\.\d s"))
     reply = page.locator('[data-testid="timeline-step"][data-node="reply"] .timeline-at')
     expect(reply).to_have_text(re.compile(r"^\+[2-9]\.\d s$"))
+    # The timer's resume run is read back from the server: the run still says what it ran.
+    expect(page.get_by_test_id("run-ran")).to_have_text("This run ran version 1.0.0.")
+    expect(page.get_by_test_id("run-phase")).to_contain_text("succeeded")
     screenshot(page, f"run-waited-{size[0]}x{size[1]}")
+
+    # From the click to the end, only the run view's own words, and the outcome's heading
+    # went from the timer to the end without a word for something the run never did.
+    assert_only_state_words(page)
+    assert run_words_seen(page, "heading") == ["Waiting for a timer", "Succeeded"]
+
+
+def test_a_run_that_ends_never_shows_a_raw_status(editor: Page, plait_server: Cluster) -> None:
+    """The stream's end comes before the run's state is read: the line must not show `success`."""
+    page = editor
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_graph(page, plait_server.url, "summarize", "1.0.0")
+    watch_run_words(page)
+    run_from_editor(page)
+    phase = page.get_by_test_id("run-phase")
+    expect(phase).to_have_attribute("data-phase", "success", timeout=20_000)
+    outcome = page.get_by_test_id("run-outcome")
+    expect(outcome).to_have_attribute("data-state", "succeeded")
+    expect(phase).to_contain_text("succeeded")
+    expect(page.get_by_test_id("run-ran")).to_have_text("This run ran version 1.0.0.")
+    assert_only_state_words(page)
+    assert run_words_seen(page, "line")[-1] == "succeeded"
+    assert run_words_seen(page, "heading") == ["Succeeded"]

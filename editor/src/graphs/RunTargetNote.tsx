@@ -4,9 +4,10 @@ import { useStartedRun, type RunTarget } from "./runTarget";
 
 export function RunTargetNote({ target, problem }: { target: RunTarget | null; problem: string | null }) {
   const ran = useStartedRun((s) => s.target);
+  const ranThread = useStartedRun((s) => s.threadId);
   const threadId = useRunStore((s) => s.threadId);
-  const assistantId = useRunStore((s) => s.assistantId);
-  const live = ran && threadId && assistantId === ran.assistantId ? ran : null;
+  // By thread, not assistant id: re-reading the thread (a timer's resume) names its assistant by UUID.
+  const live = ran && threadId && threadId === ranThread ? ran : null;
   return (
     <div className="run-target" data-testid="run-target">
       {live && (

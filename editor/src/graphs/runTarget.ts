@@ -69,8 +69,12 @@ export function useRunTarget(graph: string, version: string): { target: RunTarge
   return found;
 }
 
-/** What the live run ran (set when it starts), for the run view to say. */
-export const useStartedRun = create<{ target: RunTarget | null; started: (target: RunTarget) => void }>((set) => ({
+/**
+ * What the run started here ran, and its thread (set once the thread exists), for the run
+ * view to say. Kept by thread: the thread pins the version, so its resumes ran it too.
+ */
+export const useStartedRun = create<{ target: RunTarget | null; threadId: string | null; started: (target: RunTarget, threadId: string) => void }>((set) => ({
   target: null,
-  started: (target) => set({ target }),
+  threadId: null,
+  started: (target, threadId) => set({ target, threadId }),
 }));

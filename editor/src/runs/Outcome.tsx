@@ -7,7 +7,7 @@
 import { useMemo } from "react";
 import { parse } from "yaml";
 import { useEditorStore } from "../store/editorStore";
-import { STATE_HEADINGS } from "./runStates";
+import { shownState, stateHeading } from "./runStates";
 import { SaveRecording } from "./SaveRecording";
 import { useRunStore } from "./runStore";
 import { runSpan, stepsOf } from "./timeline";
@@ -49,23 +49,19 @@ function OutcomeField({ field, value }: { field: string; value: unknown }) {
   );
 }
 
-const PHASE_WORDS: Record<string, string> = {
-  success: "Succeeded",
-  error: "Failed",
-  waiting: "Waiting for an approval",
-};
-
 export function Outcome() {
   const phase = useRunStore((s) => s.phase);
   const error = useRunStore((s) => s.error);
   const steps = useRunStore((s) => s.steps);
   const timeline = useRunStore((s) => s.timeline);
   const ended = useRunStore((s) => s.ended);
+  const timers = useRunStore((s) => s.timers);
   const threadId = useRunStore((s) => s.threadId);
   const graph = useEditorStore((s) => s.graphName);
   const text = useEditorStore((s) => s.derivedYaml);
   const fields = useMemo(() => outputFields(text), [text]);
-  if (!(phase in PHASE_WORDS)) return null;
+  // Only a run that has ended or stopped to wait has an outcome.
+  if (phase !== "success" && phase !== "error" && phase !== "waiting") return null;
   const values = steps[steps.length - 1]?.values ?? {};
   const shown = fields.length > 0 ? fields : Object.keys(values);
   const ran = stepsOf(timeline);
@@ -82,9 +78,10 @@ export function Outcome() {
     fmt.tokens(tokensIn, tokensOut),
     fmt.cost(total),
   ].filter(Boolean);
-  const heading = (ended && STATE_HEADINGS[ended.state]) ?? PHASE_WORDS[phase];
-  // The state's words when they tell more than the heading (how many items a map lost).
-  const detail = ended && heading && ended.label.toLowerCase() !== heading.toLowerCase() && ended.tone !== "ok" ? ended.label : null;
+  const state = shownState(phase, ended, timers);
+  const heading = stateHeading(state);
+  // The state's words when they tell more than the heading (how many items a map lost, until when).
+  const detail = state.label.toLowerCase() !== heading.toLowerCase() && state.tone !== "ok" ? state.label : null;
   return (
     <section
       className={`run-outcome outcome-${phase}${ended ? ` outcome-${ended.state}` : ""}`}

@@ -16,6 +16,7 @@ import { Outcome } from "./Outcome";
 import { PastRuns } from "./PastRuns";
 import { assistantOf, detach, openThread, startRun } from "./runController";
 import { useRunStore } from "./runStore";
+import { shownState } from "./runStates";
 import { TimelineView } from "./TimelineView";
 import { TimeTravel } from "./TimeTravel";
 import { RunTargetNote } from "../graphs/RunTargetNote";
@@ -40,6 +41,7 @@ export function RunPanel({ graph, version }: RunPanelProps) {
   const runError = useRunStore((s) => s.error);
   // How the run ended as Plait says it (partial, waiting for a tool...), once known.
   const ended = useRunStore((s) => s.ended);
+  const timers = useRunStore((s) => s.timers);
   useCanvasRunBridge();
   // Unsaved text runs as a draft: the schemas and the run are the draft's.
   const { target, problem } = useRunTarget(graph, version);
@@ -86,8 +88,8 @@ export function RunPanel({ graph, version }: RunPanelProps) {
     setError(null);
     try {
       const ran = await runTarget(graph, version); // exactly what the canvas shows now
-      useStartedRun.getState().started(ran);
-      await startRun(graph, version, nodeIds, input, ran.assistantId);
+      const threadId = await startRun(graph, version, nodeIds, input, ran.assistantId);
+      useStartedRun.getState().started(ran, threadId);
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
     }
@@ -104,7 +106,7 @@ export function RunPanel({ graph, version }: RunPanelProps) {
         ))}
       </nav>
       <div className="run-status" data-testid="run-phase" data-phase={phase}>
-        {phase === "idle" ? "No run" : (ended?.label ?? phase)}
+        {shownState(phase, ended, timers).label}
         {threadId && <span className="muted"> · thread {threadId.slice(0, 8)}</span>}
         {runError && <span className="error"> · {runError}</span>}
       </div>

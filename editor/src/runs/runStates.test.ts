@@ -1,7 +1,8 @@
 import { soon } from "./format";
 import { describe, expect, it } from "vitest";
 import type { PlaitRun, PlaitThread } from "./runApi";
-import { pastState, queueNote, runState } from "./runStates";
+import type { RunPhase } from "./runStore";
+import { pastState, queueNote, runState, shownState, stateHeading } from "./runStates";
 
 function run(fields: Partial<PlaitRun>): PlaitRun {
   return {
@@ -65,5 +66,34 @@ describe("runState's words for a time", () => {
     expect(runState(run({ status: "success", plait_state: "partially_succeeded", plait_state_label: "partial: 2 of 5 items lost" })).label).toBe(
       "partial: 2 of 5 items lost",
     );
+  });
+});
+
+describe("shownState: the shown run's words before and after the server's state is read", () => {
+  const none = {};
+  // The server's labels (engine/run/states.py state_label) and the editor's two for no run and one not created yet.
+  const words = ["No run", "starting", "running", "waiting for a person", "succeeded", "failed"];
+
+  it("never shows a phase's own word: the stream's end comes before the run's row", () => {
+    const phases: RunPhase[] = ["idle", "starting", "running", "waiting", "success", "error"];
+    for (const phase of phases) expect(words).toContain(shownState(phase, null, none).label);
+    expect(shownState("success", null, none)).toEqual({ state: "succeeded", label: "succeeded", tone: "ok" });
+    expect(shownState("error", null, none)).toEqual({ state: "failed", label: "failed", tone: "bad" });
+  });
+
+  it("says a parked wait's time, the earliest of its timers, before the server does", () => {
+    const timers = { later: "2026-12-03T16:20:00Z", hold: "2026-12-03T16:09:08Z" };
+    const shown = shownState("waiting", null, timers);
+    expect(shown).toEqual({ state: "waiting_for_timer", label: `waiting until ${soon("2026-12-03T16:09:08Z")}`, tone: "waiting" });
+    expect(stateHeading(shown)).toBe("Waiting for a timer");
+    expect(stateHeading(shownState("waiting", null, none))).toBe("Waiting for a person");
+  });
+
+  it("takes the server's state once read", () => {
+    const ended = runState(run({ plait_state: "partially_succeeded", plait_state_label: "partial: 3 of 5 items lost" }));
+    expect(shownState("success", ended, none)).toBe(ended);
+    expect(stateHeading(ended)).toBe("Partially succeeded");
+    expect(stateHeading(shownState("success", null, none))).toBe("Succeeded");
+    expect(stateHeading({ state: "retrying", label: "retrying", tone: "active" })).toBe("Retrying");
   });
 });

@@ -2,11 +2,14 @@
  * Plait's run states (the server's `engine/run/states.py`) as the run view
  * shows them: the server's label for a run, a tone for its badge, and the
  * outcome's heading. The server owns the states and their words; an older
- * server that sends none is read from the Agent Server status.
+ * server that sends none is read from the Agent Server status. The shown run
+ * says its state through `shownState` alone, so the stream's phase never
+ * shows as a word of its own.
  */
 
 import { soon } from "./format";
 import type { PlaitRun, PlaitThread } from "./runApi";
+import type { RunPhase } from "./runStore";
 
 export type Tone = "ok" | "partial" | "bad" | "waiting" | "active" | "none";
 
@@ -39,8 +42,10 @@ const TONES: Record<string, Tone> = {
   retrying: "active",
 };
 
-/** The headings of the outcome panel for the states that say more than the phase. */
-export const STATE_HEADINGS: Record<string, string> = {
+/** The outcome's heading for the states a run ends or waits in (any other: its label). */
+const STATE_HEADINGS: Record<string, string> = {
+  succeeded: "Succeeded",
+  failed: "Failed",
   partially_succeeded: "Partially succeeded",
   // The state's own words: the run line says them too, so the outcome repeats nothing.
   waiting_for_person: "Waiting for a person",
@@ -51,6 +56,35 @@ export const STATE_HEADINGS: Record<string, string> = {
   dead_lettered: "Dead-lettered",
   expired: "Expired",
 };
+
+/** The outcome's heading for a state. */
+export function stateHeading(shown: ShownState): string {
+  return STATE_HEADINGS[shown.state] ?? shown.label.charAt(0).toUpperCase() + shown.label.slice(1);
+}
+
+/** The state each phase of the stream stands for until the server's is read. */
+const PHASE_STATES: Record<RunPhase, ShownState> = {
+  idle: { state: "none", label: "No run", tone: "none" },
+  // The run is being created: the server has no state for it yet.
+  starting: { state: "starting", label: "starting", tone: "active" },
+  running: { state: "running", label: "running", tone: "active" },
+  // The editor parks a run only on an approval or a timer (the timer's case is read below).
+  waiting: { state: "waiting_for_person", label: "waiting for a person", tone: "waiting" },
+  success: { state: "succeeded", label: "succeeded", tone: "ok" },
+  error: { state: "failed", label: "failed", tone: "bad" },
+};
+
+/**
+ * The shown run's state, the one source of the run view's words: the server's once it is
+ * read (`ended`), before that what the stream has told. The stream ends before the run's
+ * row is read, and its phase's own words ("success") are not states.
+ */
+export function shownState(phase: RunPhase, ended: ShownState | null, timers: Record<string, string>): ShownState {
+  if (ended) return ended;
+  const until = Object.values(timers).sort((a, b) => Date.parse(a) - Date.parse(b))[0];
+  if (phase === "waiting" && until) return { state: "waiting_for_timer", label: `waiting until ${soon(until)}`, tone: "waiting" };
+  return PHASE_STATES[phase];
+}
 
 /** The server's priority when neither the request nor the spec gives one. */
 const DEFAULT_PRIORITY = 5;
