@@ -2,10 +2,11 @@
 
 :func:`record_thread` turns a thread into a :class:`Recording`: its input, the
 decisions given to its approvals and the path it took (from its checkpoints),
-the model replies (the audit trail: ``spec.audit.model_calls``) and the tool
-results (the idempotency records) its runs got, and how it ended.
-:func:`replay_recording` runs a spec on a new thread with those replies and results in
-play (:mod:`plait.engine.tools.cassette`), giving the same decisions, and
+the model replies (the audit trail: ``spec.audit.model_calls``), the tool
+results and what each ``a2a`` node's remote agent answered (the idempotency
+records) its runs got, and how it ended. :func:`replay_recording` runs a spec on
+a new thread with those replies, results and answers in play
+(:mod:`plait.engine.tools.cassette`), giving the same decisions, and
 :func:`compare` says where outcome, path, cost or state changed. Replaying on the
 version recorded proves the recording; on another version it shows what a change
 to a prompt, an edge or a router does to real traffic.
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from itertools import count
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -32,12 +34,15 @@ from plait.engine.store.pool import Pool
 from plait.engine.store.tool_results import read_thread_results
 from plait.engine.tools.cassette import (
     Cassette,
+    RecordedA2aCall,
+    RecordedA2aTurn,
     RecordedModelCall,
     RecordedToolCall,
     playing,
 )
 
-#: The ``format`` of a recording file; another value is refused.
+#: The ``format`` of a recording file; another value is refused. Fields added since
+#: (``a2a_calls``) are optional when read: a file without them holds none.
 FORMAT = "plait-recording/v1"
 _RESUME = "__resume__"
 #: The task id LangGraph writes a ``Command``'s resume value under (its private constant).
@@ -62,7 +67,7 @@ class Ending:
 
 @dataclass
 class Recording:
-    """A thread's runs, enough to run them again with no model or tool called."""
+    """A thread's runs, enough to run them again with no model, tool or agent called."""
 
     graph: str
     version: str
@@ -72,6 +77,7 @@ class Recording:
     decisions: list[Any]
     model_calls: list[RecordedModelCall]
     tool_calls: list[RecordedToolCall]
+    a2a_calls: list[RecordedA2aCall]
     expected: Ending
     recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
 
@@ -94,6 +100,15 @@ class Recording:
                 decisions=list(data["decisions"]),
                 model_calls=[RecordedModelCall(**call) for call in data["model_calls"]],
                 tool_calls=[RecordedToolCall(**call) for call in data["tool_calls"]],
+                a2a_calls=[
+                    RecordedA2aCall(
+                        node=call["node"],
+                        args=call["args"],
+                        turns=[RecordedA2aTurn(**turn) for turn in call["turns"]],
+                    )
+                    # Absent from files recorded before a2a answers were: they hold none.
+                    for call in data.get("a2a_calls", [])
+                ],
                 expected=Ending(**data["expected"]),
                 recorded_at=data["recorded_at"],
             )
@@ -110,8 +125,9 @@ class ReplayResult:
     changes: list[str]
     #: The changes that make the replay fail: outcome or path (a divergence is one).
     failed: bool
-    #: Recorded model replies and tool results the replay never asked for.
-    unused: tuple[int, int] = (0, 0)
+    #: Recorded model replies, tool results and remote agents' answers the replay never
+    #: asked for.
+    unused: tuple[int, int, int] = (0, 0, 0)
 
 
 async def thread_ending(compiled: CompiledGraph, pool: Pool, thread_id: str) -> Ending:
@@ -127,7 +143,8 @@ async def record_thread(
     ``stored_thread_id`` is the id its records are kept under when it differs
     (another tenant's thread). Its usage is counted as a replay's is, from the
     recorded replies and the spec's prices. Raises :class:`RecordingError` when the
-    thread has no checkpoint, or made model calls whose replies were not kept.
+    thread has no checkpoint, or made model calls whose replies were not kept, or
+    messaged remote agents whose answers were not kept.
     """
     stored = stored_thread_id or thread_id
     start, decisions, ending = await _history(compiled, pool, stored)
@@ -144,13 +161,22 @@ async def record_thread(
             "model replies: set `audit: {model_calls: true}` in the spec so that its runs "
             "keep what the model said, then record a new run"
         )
-    nodes = spec.spec.nodes
+    a2a_nodes = {name for name, node in spec.spec.nodes.items() if node.kind == "a2a"}
+    rows = await read_thread_results(pool, stored)
     tools = [
         RecordedToolCall(node=row["node"], tool=row["tool"], args=row["args"], result=row["result"])
-        for row in await read_thread_results(pool, stored)
-        # An `a2a` node's records are the turns of its remote task, not tool results.
-        if not (row["node"] in nodes and nodes[row["node"]].kind == "a2a")
+        for row in rows
+        if row["node"] not in a2a_nodes
     ]
+    # An `a2a` node's records are the turns of its remote task, not tool results.
+    remote = _conversations([row for row in rows if row["node"] in a2a_nodes])
+    if remote and not any(call.turns for call in remote):
+        names = ", ".join(dict.fromkeys(call.node for call in remote))
+        raise RecordingError(
+            f"thread {thread_id!r} sent messages to remote agents ({names}) but its runs kept "
+            "none of their answers: it ran on a Plait that did not keep them, or stopped "
+            "before an agent answered; record a new run"
+        )
     usage = Usage(model_calls=len(models), tool_calls=len(tools))
     for call in models:
         tokens = call.reply.get("usage") or {}
@@ -170,6 +196,7 @@ async def record_thread(
         decisions=decisions,
         model_calls=models,
         tool_calls=tools,
+        a2a_calls=remote,
         expected=ending,
     )
 
@@ -183,13 +210,13 @@ async def replay_recording(
 ) -> ReplayResult:
     """Run ``loaded`` on a new thread as ``recording``'s runs ran, with nothing called.
 
-    The input and decisions are the recording's; every model reply and tool result
-    comes from it. ``loaded`` may be another version than the one recorded. Usage is
-    counted inside :func:`plait.engine.run.counting_usage` (the caller's, once for all
-    replays in the process).
+    The input and decisions are the recording's; every model reply, tool result and
+    remote agent's answer comes from it. ``loaded`` may be another version than the one
+    recorded. Usage is counted inside :func:`plait.engine.run.counting_usage` (the
+    caller's, once for all replays in the process).
     """
     compiled = compile_spec(loaded)
-    cassette = Cassette(recording.model_calls, recording.tool_calls)
+    cassette = Cassette(recording.model_calls, recording.tool_calls, recording.a2a_calls)
     thread_id = new_thread_id()
     with playing(cassette), measuring_usage() as usage:
         driven = await drive_case(
@@ -289,6 +316,40 @@ async def _history(
         decisions,
         Ending(outcome, steps, errors[0] if errors else "", to_plain(last.values)),
     )
+
+
+def _conversations(rows: list[dict[str, Any]]) -> list[RecordedA2aCall]:
+    """Each ``a2a`` step's conversation from its turn records, oldest first.
+
+    A step records what it sent at each turn (``{task_id, ...}``) and the remote
+    task it got back (``reply``: the task's JSON); see ``engine/compiler/nodes/a2a.py``.
+    A conversation holds its turns up to the first that got no answer.
+    """
+    sent: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    replies: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    for row in rows:
+        args = dict(row["args"])
+        turn, reply = int(args.pop("turn")), bool(args.pop("reply", False))
+        value = dict(row["result"])
+        if reply:
+            replies.setdefault((row["node"], str(value["id"])), {})[turn] = value
+        else:
+            call = (row["node"], str(value.pop("task_id")))
+            first.setdefault(call, args)
+            sent.setdefault(call, {})[turn] = value
+    conversations = []
+    for call, turns_sent in sent.items():
+        answers = replies.get(call, {})
+        turns = []
+        for turn in count():
+            if turn not in turns_sent or turn not in answers:
+                break
+            # What turn 0 sent is the step's message (in `args`); later turns, a decision.
+            decision = turns_sent[turn] if turn else None
+            turns.append(RecordedA2aTurn(decision=decision, task=answers[turn]))
+        conversations.append(RecordedA2aCall(node=call[0], args=first[call], turns=turns))
+    return conversations
 
 
 def _resumes(writes: list[tuple[str, str, Any]]) -> list[Any]:

@@ -1,16 +1,21 @@
-"""What a replayed run gets instead of calling: recorded model replies and tool results.
+"""What a replayed run gets instead of calling: recorded model replies, tool results and
+remote agents' answers.
 
 ``plait replay`` (:mod:`plait.engine.run.replay`) runs a spec with a
 :class:`Cassette` in play: every model call (``engine/compiler/model_calls.py``)
-takes the next reply recorded for its node, and every tool call
+takes the next reply recorded for its node, every tool call
 (``engine/tools/gateway.py``) takes the result recorded for its node, tool and
-arguments. Nothing is called. A call the recording has no answer for means the
-run took another path than the recorded one: it fails with :class:`Diverged`,
-which names the node and what the recording holds there.
+arguments, and an ``a2a`` node (``engine/compiler/nodes/a2a.py``) takes the
+remote task as it settled after each message it sends. Nothing is called. A
+call the recording has no answer for means the run took another path than the
+recorded one: it fails with :class:`Diverged`, which names the node and what
+the recording holds there.
 
 Replies are matched per node in call order (a map's items running at once may
 ask in another order than they did when recorded); tool results by node, tool
-and arguments, each used once.
+and arguments, each used once; an ``a2a`` node's first message by node, agent,
+text and data (each recorded conversation used once), and each decision it
+sends back must be the one the recorded run sent.
 """
 
 from __future__ import annotations
@@ -51,6 +56,31 @@ class RecordedToolCall:
     result: Any
 
 
+@dataclass(frozen=True)
+class RecordedA2aTurn:
+    """One turn of an ``a2a`` node's conversation: what it sent, and how the remote answered.
+
+    ``decision`` is the decision sent back as a follow-up (``None`` on the first
+    turn, which sends the node's message); ``task`` is the remote task once it
+    finished or waited for input, as A2A's JSON without its history.
+    """
+
+    decision: Mapping[str, Any] | None
+    task: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RecordedA2aCall:
+    """One ``a2a`` step's conversation with its remote agent, as recorded.
+
+    ``args`` is what the step sent first: ``{agent, message, data}``.
+    """
+
+    node: str
+    args: Mapping[str, Any]
+    turns: Sequence[RecordedA2aTurn]
+
+
 class Diverged(StopsRun):
     """The replayed run asked for something the recorded run did not: its path changed.
 
@@ -68,7 +98,10 @@ class Cassette:
     """Recorded answers for one replayed thread, each given out once."""
 
     def __init__(
-        self, models: Sequence[RecordedModelCall], tools: Sequence[RecordedToolCall]
+        self,
+        models: Sequence[RecordedModelCall],
+        tools: Sequence[RecordedToolCall],
+        remote: Sequence[RecordedA2aCall] = (),
     ) -> None:
         self._replies: dict[str, deque[RecordedModelCall]] = {}
         for call in models:
@@ -76,6 +109,11 @@ class Cassette:
         self._tools = list(tools)
         self._used_tools: set[int] = set()
         self._asked: dict[str, int] = {}
+        self._remote = list(remote)
+        #: The recorded conversations begun, by index: the last turn given out of each.
+        self._turn: dict[int, int] = {}
+        #: The same, by remote task id (what the node holds when it asks again).
+        self._by_task: dict[str, int] = {}
 
     def model_reply(self, node: str, model: str) -> AIMessage:
         """The next reply recorded for ``node``; :class:`Diverged` when there is none left."""
@@ -107,10 +145,74 @@ class Cassette:
         )
         raise Diverged(node, f"it called tool {tool!r} with {_short(args)}{recorded}")
 
-    def unused(self) -> tuple[int, int]:
-        """Model replies and tool results recorded but never asked for."""
+    def a2a_message(self, node: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The remote task as it settled after ``node`` sent its first message (``args``).
+
+        :class:`Diverged` when no recorded conversation of ``node`` that is not
+        begun yet sent the same agent the same text and data.
+        """
+        other: Mapping[str, Any] | None = None
+        for index, call in enumerate(self._remote):
+            if index in self._turn or call.node != node:
+                continue
+            if dict(call.args) == dict(args):
+                if not call.turns:
+                    raise Diverged(
+                        node,
+                        f"it sent {args.get('agent')!r} the message {_said(args)}; the recorded "
+                        "run got no answer to it",
+                    )
+                self._turn[index] = 0
+                self._by_task[str(call.turns[0].task.get("id"))] = index
+                return call.turns[0].task
+            other = other or call.args
+        if other is None:
+            recorded = "the recorded run sent no such message here"
+        elif other.get("agent") == args.get("agent"):
+            recorded = f"the recording sent it {_said(other)}"
+        else:
+            recorded = f"the recording sent {other.get('agent')!r} {_said(other)}"
+        raise Diverged(node, f"it sent {args.get('agent')!r} the message {_said(args)}; {recorded}")
+
+    def a2a_task(self, task_id: str) -> Mapping[str, Any]:
+        """Remote task ``task_id`` (begun by this replay) as it stands: its last answer given."""
+        index = self._by_task[task_id]
+        return self._remote[index].turns[self._turn[index]].task
+
+    def a2a_follow_up(
+        self, node: str, task_id: str, decision: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        """The remote task as it settled after ``decision`` was sent to it.
+
+        ``task_id`` is a task this replay began. :class:`Diverged` when the recorded
+        run sent another decision at this turn, or none (its conversation ended here).
+        """
+        index = self._by_task[task_id]
+        call, turn = self._remote[index], self._turn[index] + 1
+        if turn >= len(call.turns):
+            raise Diverged(
+                node,
+                f"it answered the remote task with {_short(decision)}; the recording holds "
+                f"{turn - 1} answer(s) to it",
+            )
+        recorded = call.turns[turn].decision
+        if dict(recorded or {}) != dict(decision):
+            raise Diverged(
+                node,
+                f"it answered the remote task with {_short(decision)}; the recording "
+                f"answered {_short(recorded)}",
+            )
+        self._turn[index] = turn
+        return call.turns[turn].task
+
+    def unused(self) -> tuple[int, int, int]:
+        """Model replies, tool results and remote agents' answers recorded but never given."""
         replies = sum(len(queue) for queue in self._replies.values())
-        return replies, len(self._tools) - len(self._used_tools)
+        answers = sum(
+            len(call.turns) - (self._turn[index] + 1 if index in self._turn else 0)
+            for index, call in enumerate(self._remote)
+        )
+        return replies, len(self._tools) - len(self._used_tools), answers
 
 
 _PLAYING: ContextVar[Cassette | None] = ContextVar("plait_cassette", default=None)
@@ -152,6 +254,13 @@ def _message(reply: Mapping[str, Any]) -> AIMessage:
             total_tokens=int(usage.get("total_tokens", inputs + outputs)),
         )
     return AIMessage(content=reply.get("content", ""), tool_calls=calls, usage_metadata=tokens)
+
+
+def _said(args: Mapping[str, Any]) -> str:
+    """The text an ``a2a`` node sent, with its data part if it had one."""
+    data = args.get("data")
+    text = repr(args.get("message"))
+    return text if data is None else f"{text} with data {_short(data)}"
 
 
 def _short(value: Any, limit: int = 120) -> str:

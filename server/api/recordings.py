@@ -18,11 +18,12 @@ router = APIRouter(tags=["threads"])
 
 @router.get("/threads/{thread_id}/recording", summary="A thread's runs as a recording")
 async def thread_recording(thread_id: str, services: Svc, tenant: Tenant) -> dict[str, Any]:
-    """The thread's input, approval decisions, model replies, tool results, path and
-    ending as a `plait-recording/v1` document: save it and run `plait replay FILE
-    --spec SPEC [--against NEW]` to run it again with nothing called (docs/testing.md).
-    Model replies are kept only when the spec sets `audit: {model_calls: true}`: a
-    thread that called a model without it answers 409 `recording-incomplete`.
+    """The thread's input, approval decisions, model replies, tool results, remote
+    agents' answers, path and ending as a `plait-recording/v1` document: save it and
+    run `plait replay FILE --spec SPEC [--against NEW]` to run it again with nothing
+    called (docs/testing.md). Model replies are kept only when the spec sets `audit:
+    {model_calls: true}`: a thread that called a model without it answers 409
+    `recording-incomplete`, as does one whose remote agents' answers were not kept.
     """
     thread = await get_thread_or_404(services, thread_id, tenant)
     graph = await thread_graph_version(services, thread)

@@ -1,10 +1,10 @@
 """``plait record THREAD`` and ``plait replay RECORDING...``: real runs as regression tests.
 
 ``record`` writes a thread's runs (input, decisions, model replies, tool results,
-path and ending) to a recording file (``engine/run/replay.py``). ``replay`` runs
-each recording again on the spec it was recorded on (or ``--against`` another
-version of it) with no model or tool called, prints per recording what changed,
-and exits 6 when an outcome or a path changed.
+remote agents' answers, path and ending) to a recording file
+(``engine/run/replay.py``). ``replay`` runs each recording again on the spec it
+was recorded on (or ``--against`` another version of it) with nothing called,
+prints per recording what changed, and exits 6 when an outcome or a path changed.
 """
 
 from __future__ import annotations
@@ -50,8 +50,9 @@ def record_command(
     """Record a thread's runs as a file that `plait replay` runs again offline.
 
     The file holds the thread's input, the decisions its approvals got, every
-    model reply (kept when the spec sets `audit: {model_calls: true}`) and tool
-    result its runs got, the path it took and how it ended.
+    model reply (kept when the spec sets `audit: {model_calls: true}`), tool
+    result and remote agent's answer (`a2a` nodes) its runs got, the path it
+    took and how it ended.
     """
     import asyncio
 
@@ -63,10 +64,12 @@ def record_command(
     target = output or Path(f"{thread_id}.recording.json")
     target.write_text(json.dumps(recording.to_json(), indent=2) + "\n", encoding="utf-8")
     ending = recording.expected
+    answers = sum(len(call.turns) for call in recording.a2a_calls)
+    remote = f"{answers} remote agent replies, " if recording.a2a_calls else ""
     make_console().print(
         f"Recorded {recording.graph}@{recording.version} thread {thread_id}: "
         f"{ending.outcome}, {len(ending.steps)} steps, {len(recording.model_calls)} model "
-        f"replies, {len(recording.tool_calls)} tool results, "
+        f"replies, {len(recording.tool_calls)} tool results, {remote}"
         f"{len(recording.decisions)} decisions -> {target}"
     )
 
@@ -115,14 +118,14 @@ def replay_command(
         ),
     ] = None,
 ) -> None:
-    """Run recorded threads again with no model or tool called; show what changed.
+    """Run recorded threads again with no model, tool or remote agent called; show what changed.
 
     Each recording runs on a new thread of the spec it was recorded on (`--spec`,
     the same digest) or, with `--against`, of another version: its input and
-    decisions again, every model reply and tool result from the recording. Prints
-    per recording where outcome, path, cost or state changed; exits 6 when an
-    outcome or a path did (a run that asks for a reply or tool result the
-    recording lacks has left the recorded path).
+    decisions again, every model reply, tool result and remote agent's answer from
+    the recording. Prints per recording where outcome, path, cost or state
+    changed; exits 6 when an outcome or a path did (a run that asks for a reply,
+    tool result or answer the recording lacks has left the recorded path).
     """
     import asyncio
 
@@ -199,8 +202,10 @@ def _print(console: Console, path: Path, result: ReplayResult) -> None:
     console.print(line)
     for change in result.changes:
         console.print(f"    {change}")
-    replies, tools = result.unused
-    if replies or tools:
+    replies, tools, answers = result.unused
+    if replies or tools or answers:
+        remote = f", {answers} remote agent reply(ies)" if answers else ""
         console.print(
             f"    not asked for: {replies} recorded model reply(ies), {tools} tool result(s)"
+            + remote
         )

@@ -1,7 +1,7 @@
 /**
  * Save the shown thread's runs as a recording (`GET /threads/{id}/recording`), the
- * file `plait replay` runs again with no model or tool called. When the server
- * cannot record it (a model's replies were not kept), says why in its words.
+ * file `plait replay` runs again with no model, tool or remote agent called. When
+ * the server cannot record it (a model's replies were not kept), says why in its words.
  */
 
 import { useState } from "react";
@@ -40,7 +40,7 @@ export function SaveRecording({ threadId, graph }: { threadId: string; graph: st
         data-testid="save-recording"
         disabled={busy}
         onClick={() => void save()}
-        title="The thread's input, decisions, model replies and tool results as a file: `plait replay FILE --spec SPEC` runs it again with nothing called"
+        title="The thread's input, decisions, model replies, tool results and remote agents' answers as a file: `plait replay FILE --spec SPEC` runs it again with nothing called"
       >
         {busy ? "Saving…" : "Save as recording"}
       </button>

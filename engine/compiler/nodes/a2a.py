@@ -22,6 +22,15 @@ The flow of one step (docs/a2a.md):
 5. When the step is cancelled (the run was cancelled, or the node timed out)
    while the remote task is live, the remote task is cancelled too (shielded).
 
+Each turn (the message, then each decision sent back) has two records under
+the step's key: what was sent (``<key>:<turn>``: the task id, or the decision),
+written before it is sent; and what the remote answered (``<key>:<turn>:reply``:
+the task once it finished or waited for input, :func:`task_json`). ``plait
+record`` reads both, and ``plait replay`` plays the answers back: with a
+cassette in play (``engine/tools/cassette.py``) the node talks to
+:class:`_Replayed` instead of the agent, so nothing is sent and no header secret
+is read, and the same steps above run on the recorded tasks.
+
 Everything stored in state is plain JSON (``MessageToDict``), never protobuf.
 """
 
@@ -33,7 +42,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import pydantic
@@ -66,6 +75,7 @@ from plait.engine.observability import tracing
 from plait.engine.observability.emit import emit
 from plait.engine.spec.models import A2aNode, Decision, duration_seconds
 from plait.engine.store.tool_results import RecordedResult
+from plait.engine.tools.cassette import Cassette, current_cassette
 from plait.engine.tools.idempotency import store_from, tool_call_key
 
 log = logging.getLogger(__name__)
@@ -126,6 +136,14 @@ def task_result(task: Task) -> dict[str, Any]:
         "data": data[0] if data else None,
         "artifacts": [MessageToDict(artifact) for artifact in task.artifacts],
     }
+
+
+def task_json(task: Task) -> dict[str, Any]:
+    """``task`` as A2A's JSON without its history: how a remote's answer is recorded."""
+    kept = Task()
+    kept.CopyFrom(task)
+    kept.ClearField("history")  # the node never reads it, and it repeats every turn
+    return dict(MessageToDict(kept))
 
 
 def approval_payload(node_id: str, agent: str, task: Task) -> dict[str, Any]:
@@ -205,17 +223,118 @@ def event_of(node_id: str, response: StreamResponse) -> tuple[dict[str, Any], Ta
 # --------------------------------------------------------------------------- the step
 
 
-#: Records what one turn of the conversation did, under the step's key for that turn.
-_Record = Callable[[int, dict[str, Any]], Awaitable[None]]
+#: Records the remote task's id and context id as soon as the first answer names them.
+_RecordTask = Callable[[str, str], Awaitable[None]]
+
+
+class _Remote(Protocol):
+    """The agent as one step talks to it: over the network, or as a replay recorded it.
+
+    Each call returns the remote task once settled: finished (read back whole when
+    completed) or waiting for input.
+    """
+
+    async def begin(self, message: Message, record_task: _RecordTask) -> Task:
+        """Send the step's first message."""
+        ...
+
+    async def current(self, task_id: str) -> Task:
+        """The task as the remote holds it now (a re-run of the step)."""
+        ...
+
+    async def reply(self, task: Task, decision: Decision, message: Message) -> Task:
+        """Send ``message``, the follow-up that answers ``task`` with ``decision``."""
+        ...
+
+    async def cancel(self) -> None:
+        """Cancel the remote task if it is live (the step is being cancelled)."""
+        ...
+
+    async def close(self) -> None:
+        """Release the connection."""
+        ...
 
 
 @dataclass
-class _Remote:
-    """One step's connection to the agent, and what it knows of the task."""
+class _Live:
+    """The agent over HTTP (a2a-sdk's client), and what the step knows of its task."""
 
+    node_id: str
     client: Client
-    name: str
     task: Task | None = None
+
+    async def begin(self, message: Message, record_task: _RecordTask) -> Task:
+        """Send the step's first message; record the task id as soon as it is named."""
+        await _stream(self, self.client.send_message(_request(message)), record_task)
+        return await self._settled()
+
+    async def current(self, task_id: str) -> Task:
+        """Read the task, and follow it until it settles."""
+        self.task = await self.client.get_task(GetTaskRequest(id=task_id))
+        return await self._settled()
+
+    async def reply(self, task: Task, decision: Decision, message: Message) -> Task:
+        """Send the follow-up, and follow the task until it settles."""
+        await _stream(self, self.client.send_message(_request(message)))
+        return await self._settled()
+
+    async def cancel(self) -> None:
+        """Cancel the remote task (shielded from the cancellation that got us here)."""
+        await _cancel_remote(self)
+
+    async def close(self) -> None:
+        """Close the client."""
+        await self.client.close()
+
+    async def _settled(self) -> Task:
+        task = await _settled(self)
+        if task.status.state == TaskState.TASK_STATE_COMPLETED:
+            # Read back whole: streamed artifact chunks may have been partial.
+            task = self.task = await self.client.get_task(GetTaskRequest(id=task.id))
+        return task
+
+
+@dataclass
+class _Replayed:
+    """The agent as a replay's recording holds it (``plait replay``): nothing is sent.
+
+    Each answer is the recorded task of that turn, announced as one custom event
+    (the live stream's updates in between were not recorded).
+    """
+
+    node_id: str
+    cassette: Cassette
+    args: dict[str, Any]
+
+    async def begin(self, message: Message, record_task: _RecordTask) -> Task:
+        """The recorded answer to the same first message (:class:`Diverged` without one)."""
+        task = self._announced(self.cassette.a2a_message(self.node_id, self.args))
+        await record_task(task.id, task.context_id)
+        return task
+
+    async def current(self, task_id: str) -> Task:
+        """The last recorded answer this replay gave for the task."""
+        return _task_of(self.cassette.a2a_task(task_id))
+
+    async def reply(self, task: Task, decision: Decision, message: Message) -> Task:
+        """The recorded answer to the same decision (:class:`Diverged` without one)."""
+        sent = decision.model_dump(exclude_none=True)
+        return self._announced(self.cassette.a2a_follow_up(self.node_id, task.id, sent))
+
+    async def cancel(self) -> None:
+        """Nothing is live: a recorded task has settled."""
+
+    async def close(self) -> None:
+        """Nothing is open."""
+
+    def _announced(self, recorded: Mapping[str, Any]) -> Task:
+        task = _task_of(recorded)
+        emit(event_of(self.node_id, StreamResponse(task=task))[0])
+        return task
+
+
+def _task_of(recorded: Mapping[str, Any]) -> Task:
+    return ParseDict(dict(recorded), Task(), ignore_unknown_fields=True)
 
 
 def build(node_id: str, node: A2aNode, ctx: CompileContext) -> Compute:
@@ -233,15 +352,20 @@ def build(node_id: str, node: A2aNode, ctx: CompileContext) -> Compute:
         data = scope.eval(data_expr) if data_expr is not None else None
         target = scope.render(node.url) if node.url is not None else None
         card_url = scope.render(node.card) if node.card is not None else None
-        secrets = await resolve(source_of(scope.config), secret_names)
-        headers = {header: secrets[name] for header, name in node.headers.items()}
+        args = {"agent": target or card_url or "agent", "message": text, "data": data}
+        cassette = current_cassette()
         # The span sees the error as raised below, with the secrets redacted.
         with tracing.agent_call(node_id, node=node_id, url=target or card_url):
+            if cassette is not None:
+                # A replay: the recorded answers were redacted when recorded, so the
+                # headers' secrets are not needed (a replay needs no credentials).
+                return await _follow(node_id, scope, args, {}, _Replayed(node_id, cassette, args))
+            secrets = await resolve(source_of(scope.config), secret_names)
+            headers = {header: secrets[name] for header, name in node.headers.items()}
             try:
                 async with httpx.AsyncClient(headers=headers, timeout=request_timeout) as http:
-                    return await _follow(
-                        node_id, scope, http, target, card_url, text, data, secrets
-                    )
+                    remote = _Live(node_id, await _connect(http, target, card_url))
+                    return await _follow(node_id, scope, args, secrets, remote)
             except NodeError:
                 raise
             except (httpx.HTTPError, OSError) as exc:
@@ -266,64 +390,71 @@ async def _connect(http: httpx.AsyncClient, target: str | None, card_url: str | 
 async def _follow(
     node_id: str,
     scope: Scope,
-    http: httpx.AsyncClient,
-    target: str | None,
-    card_url: str | None,
-    text: str,
-    data: Any,
+    args: dict[str, Any],
     secrets: Mapping[str, str],
+    remote: _Remote,
 ) -> dict[str, Any]:
     config = scope.config
     store = store_from(config)
-    agent = target or card_url or "agent"
-    args = {"agent": agent, "message": text, "data": data}
     base_key = tool_call_key(config, ("a2a", 0), "a2a", args)
+    run_id = run_id_of(config)
+    thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
+    # Records found: a key's record never changes (the store keeps the first).
+    found: dict[int, dict[str, Any]] = {}
 
     def key_of(turn: int) -> str | None:
         return None if base_key is None else f"{base_key}:{turn}"
 
-    run_id = run_id_of(config)
-    thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
-
-    async def record(turn: int, value: dict[str, Any]) -> None:
-        """Record ``value`` for ``turn`` (the store keeps the first record of a key)."""
+    async def record(turn: int, value: dict[str, Any], *, reply: bool = False) -> None:
+        """Record what was sent at ``turn`` (``reply``: what the remote answered to it)."""
         key = key_of(turn)
         if store is None or key is None:
             return
         await store.put(
-            key,
+            f"{key}:reply" if reply else key,
             RecordedResult.now(value),
             thread_id=thread_id,
             run_id=run_id,
             node=node_id,
             tool="a2a",
-            args={**args, "turn": turn},
+            args={**args, "turn": turn, **({"reply": True} if reply else {})},
         )
 
     async def recorded(turn: int) -> dict[str, Any] | None:
+        """What an execution of this step sent at ``turn``, if one did."""
         key = key_of(turn)
-        if store is None or key is None:
-            return None
-        found = await store.get(key)
-        return None if found is None else dict(found.value)
+        if turn in found or store is None or key is None:
+            return found.get(turn)
+        record_found = await store.get(key)
+        if record_found is not None:
+            found[turn] = dict(record_found.value)
+        return found.get(turn)
 
-    remote = _Remote(await _connect(http, target, card_url), agent)
+    async def answered(turn: int, task: Task) -> Task:
+        """Record ``task`` as the remote's answer to ``turn`` (what a replay plays back)."""
+        await record(turn, dict(redact(task_json(task), secrets)), reply=True)
+        return task
+
+    async def record_task(task_id: str, context_id: str) -> None:
+        await record(0, {"task_id": task_id, "context_id": context_id})
+
     try:
         started = await recorded(0)
         if started is None:
-            parts = [Part(text=text)]
-            if data is not None:
-                parts.append(Part(data=ParseDict(data, Value())))
+            parts = [Part(text=args["message"])]
+            if args["data"] is not None:
+                parts.append(Part(data=ParseDict(args["data"], Value())))
             message = Message(role=Role.ROLE_USER, parts=parts, message_id=message_id(key_of(0), 0))
-            await _stream(node_id, remote, remote.client.send_message(_request(message)), record)
+            task = await answered(0, await remote.begin(message, record_task))
         else:
-            remote.task = await remote.client.get_task(GetTaskRequest(id=started["task_id"]))
+            # The remote holds the answer to the last turn an earlier execution sent.
+            last = 0
+            while await recorded(last + 1) is not None:
+                last += 1
+            task = await answered(last, await remote.current(started["task_id"]))
         turn = 0
         while True:
-            task = await _settled(node_id, remote, record)
             if task.status.state == TaskState.TASK_STATE_COMPLETED:
-                # Read back whole: streamed artifact chunks may have been partial.
-                task = await remote.client.get_task(GetTaskRequest(id=task.id))
                 return dict(redact(task_result(task), secrets))
             if task.status.state in TERMINAL:
                 detail = (
@@ -338,15 +469,14 @@ async def _follow(
                     ),
                 )
             turn += 1
-            answer = interrupt(approval_payload(node_id, remote.name, task))
+            answer = interrupt(approval_payload(node_id, args["agent"], task))
             decision = _decision(node_id, answer)
-            sent_before = await recorded(turn)
-            if sent_before is not None:
+            if await recorded(turn) is not None:
                 # An earlier execution sent this answer: the remote has moved on.
-                remote.task = await remote.client.get_task(GetTaskRequest(id=task.id))
+                task = await remote.current(task.id)
                 continue
             # Recorded before it is sent: a re-run never sends an answer twice.
-            await record(turn, {"task_id": task.id, "decision": decision.decision})
+            await record(turn, {"task_id": task.id, **decision.model_dump(exclude_none=True)})
             follow_up = Message(
                 role=Role.ROLE_USER,
                 parts=decision_parts(decision),
@@ -354,13 +484,13 @@ async def _follow(
                 context_id=task.context_id,
                 message_id=message_id(key_of(turn), turn),
             )
-            await _stream(node_id, remote, remote.client.send_message(_request(follow_up)), record)
+            task = await answered(turn, await remote.reply(task, decision, follow_up))
     except asyncio.CancelledError:
-        await _cancel_remote(remote)
+        await remote.cancel()
         raise
     finally:
         with contextlib.suppress(Exception):
-            await remote.client.close()
+            await remote.close()
 
 
 def _request(message: Message) -> SendMessageRequest:
@@ -379,12 +509,12 @@ def _decision(node_id: str, answer: Any) -> Decision:
 
 
 async def _stream(
-    node_id: str,
-    remote: _Remote,
+    remote: _Live,
     responses: AsyncIterator[StreamResponse],
-    record: _Record,
+    record_task: _RecordTask | None = None,
 ) -> None:
     """Relay ``responses`` as custom events, keep the latest task, record its id once known."""
+    node_id = remote.node_id
     known = remote.task.id if remote.task is not None else None
     try:
         async for response in responses:
@@ -394,7 +524,8 @@ async def _stream(
             if task_id and known is None:
                 known = task_id
                 context_id = task.context_id if task is not None else _context_of(response)
-                await record(0, {"task_id": task_id, "context_id": context_id})
+                if record_task is not None:
+                    await record_task(task_id, context_id)
             if task is not None:
                 remote.task = task
             elif response.WhichOneof("payload") == "status_update":
@@ -424,19 +555,14 @@ def _context_of(response: StreamResponse) -> str:
     return ""
 
 
-async def _settled(node_id: str, remote: _Remote, record: _Record) -> Task:
+async def _settled(remote: _Live) -> Task:
     """The task once it is finished or waits for input (following it while it works)."""
     if remote.task is None:
-        raise NodeError(node_id, "the remote agent named no task")
+        raise NodeError(remote.node_id, "the remote agent named no task")
     while remote.task.status.state not in TERMINAL | WAITING:
         task_id = remote.task.id
         try:
-            await _stream(
-                node_id,
-                remote,
-                remote.client.subscribe(SubscribeToTaskRequest(id=task_id)),
-                record,
-            )
+            await _stream(remote, remote.client.subscribe(SubscribeToTaskRequest(id=task_id)))
         except A2AError as exc:
             # No live stream to join (the remote restarted, finished meanwhile so it
             # refuses a subscription, or does not offer one): wait a moment and read
@@ -448,7 +574,7 @@ async def _settled(node_id: str, remote: _Remote, record: _Record) -> Task:
     return remote.task
 
 
-async def _cancel_remote(remote: _Remote) -> None:
+async def _cancel_remote(remote: _Live) -> None:
     """Cancel the remote task (shielded from the cancellation that got us here)."""
     task = remote.task
     if task is None or task.status.state in TERMINAL:

@@ -51,22 +51,27 @@ def plait_env(database_url: str) -> dict[str, str]:
 PlaitRunner = Callable[..., Result]
 
 
+def run_plait(env: dict[str, str], *args: str | Path) -> Result:
+    """Run ``plait *args`` to completion with ``env`` and stdin not a terminal."""
+    completed = subprocess.run(
+        [*PLAIT, *map(str, args)],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+    return Result(completed.returncode, completed.stdout, completed.stderr)
+
+
 @pytest.fixture
 def plait(database_url: str) -> PlaitRunner:
     """``plait(*args, env=None)``: run the CLI to completion with stdin not a terminal."""
 
     def run(*args: str | Path, env: dict[str, str] | None = None) -> Result:
-        completed = subprocess.run(
-            [*PLAIT, *map(str, args)],
-            cwd=REPO,
-            env=env or plait_env(database_url),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_SECONDS,
-            check=False,
-        )
-        return Result(completed.returncode, completed.stdout, completed.stderr)
+        return run_plait(env or plait_env(database_url), *args)
 
     return run
 

@@ -43,4 +43,4 @@ async def test_with_every_reply_recorded_the_map_takes_them_and_calls_nothing() 
         out = await runner.start({"topics": ["a", "b"]})
 
     assert sorted(out["answers"]) == ["recorded 0", "recorded 1"]
-    assert cassette.unused() == (0, 0)
+    assert cassette.unused() == (0, 0, 0)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from plait.engine.run.replay import Ending, Recording, RecordingError, compare
-from plait.engine.tools.cassette import Cassette, Diverged, RecordedModelCall, RecordedToolCall
+from plait.engine.tools.cassette import (
+    Cassette,
+    Diverged,
+    RecordedA2aCall,
+    RecordedA2aTurn,
+    RecordedModelCall,
+    RecordedToolCall,
+)
 
 
 def _cassette() -> Cassette:
@@ -54,7 +61,7 @@ def test_tool_results_match_node_tool_and_arguments() -> None:
 
     assert cassette.tool_result("plan", "search", {"q": "y"}) == {"hits": 2}
     assert cassette.tool_result("plan", "search", {"q": "x"}) == {"hits": 1}
-    assert cassette.unused() == (3, 0)
+    assert cassette.unused() == (3, 0, 0)
     with pytest.raises(
         Diverged,
         match=r"it called tool 'search' with \{'q': 'x'\}; the recorded "
@@ -68,6 +75,91 @@ def test_a_call_with_other_arguments_says_what_was_recorded() -> None:
         Diverged, match=r"with \{'q': 'z'\}; the recording called it with \{'q': 'x'\}"
     ):
         _cassette().tool_result("plan", "search", {"q": "z"})
+
+
+AGENT = "https://desk.example/a2a"
+ASKED = {"id": "t-1", "status": {"state": "TASK_STATE_INPUT_REQUIRED"}}
+DONE = {"id": "t-1", "status": {"state": "TASK_STATE_COMPLETED"}}
+
+
+def _conversation() -> Cassette:
+    """A claim the remote asked about, approved with a comment, then settled."""
+    return Cassette(
+        [],
+        [],
+        [
+            RecordedA2aCall(
+                "claim",
+                {"agent": AGENT, "message": "Dinner 750", "data": None},
+                [
+                    RecordedA2aTurn(None, ASKED),
+                    RecordedA2aTurn({"decision": "approve", "comment": "ok"}, DONE),
+                ],
+            )
+        ],
+    )
+
+
+def test_a_conversation_plays_turn_by_turn_as_the_node_asks() -> None:
+    cassette = _conversation()
+
+    assert cassette.a2a_message("claim", {"agent": AGENT, "message": "Dinner 750", "data": None})
+    assert cassette.unused() == (0, 0, 1)
+    assert cassette.a2a_task("t-1") == ASKED  # a re-run of the step reads it again
+    assert cassette.a2a_follow_up("claim", "t-1", {"decision": "approve", "comment": "ok"}) == DONE
+    assert cassette.a2a_task("t-1") == DONE
+    assert cassette.unused() == (0, 0, 0)
+    with pytest.raises(
+        Diverged,
+        match=r"node 'claim': diverged from the recording: it answered the remote task with "
+        r"\{'decision': 'approve'\}; the recording holds 1 answer\(s\) to it",
+    ):
+        cassette.a2a_follow_up("claim", "t-1", {"decision": "approve"})
+
+
+def test_another_decision_sent_back_diverges() -> None:
+    cassette = _conversation()
+    cassette.a2a_message("claim", {"agent": AGENT, "message": "Dinner 750", "data": None})
+
+    with pytest.raises(
+        Diverged,
+        match=r"it answered the remote task with \{'decision': 'reject'\}; the recording "
+        r"answered \{'decision': 'approve', 'comment': 'ok'\}",
+    ):
+        cassette.a2a_follow_up("claim", "t-1", {"decision": "reject"})
+
+
+@pytest.mark.parametrize(
+    ("args", "recorded"),
+    [
+        (
+            {"agent": AGENT, "message": "Dinner 750", "data": {"n": 1}},
+            "it sent 'https://desk.example/a2a' the message 'Dinner 750' with data {'n': 1}; "
+            "the recording sent it 'Dinner 750'",
+        ),
+        (
+            {"agent": "https://other.example", "message": "Dinner 750", "data": None},
+            "it sent 'https://other.example' the message 'Dinner 750'; the recording sent "
+            "'https://desk.example/a2a' 'Dinner 750'",
+        ),
+    ],
+)
+def test_another_first_message_says_what_the_recording_sent(
+    args: dict[str, object], recorded: str
+) -> None:
+    with pytest.raises(Diverged) as raised:
+        _conversation().a2a_message("claim", args)
+
+    assert str(raised.value) == f"node 'claim': diverged from the recording: {recorded}"
+
+
+def test_a_second_conversation_the_recording_lacks_diverges() -> None:
+    cassette = _conversation()
+    args = {"agent": AGENT, "message": "Dinner 750", "data": None}
+    cassette.a2a_message("claim", args)
+
+    with pytest.raises(Diverged, match="; the recorded run sent no such message here"):
+        cassette.a2a_message("claim", args)
 
 
 def _ending(**changes: object) -> Ending:
@@ -100,6 +192,27 @@ def test_cost_tokens_and_state_changes_are_shown_without_failing() -> None:
 
     assert not failed
     assert changes == ["cost: 0.5 -> 0.75 (+50%)", "state: y, z changed"]
+
+
+def test_a_file_without_a2a_calls_loads_with_none() -> None:
+    older = {
+        "format": "plait-recording/v1",
+        "graph": "g",
+        "version": "1.0.0",
+        "digest": "d",
+        "thread_id": "t",
+        "input": {},
+        "decisions": [],
+        "model_calls": [],
+        "tool_calls": [],
+        "expected": {"outcome": "success", "steps": ["a"]},
+        "recorded_at": "2026-01-01T00:00:00+00:00",
+    }
+
+    recording = Recording.from_json(older)
+
+    assert recording.a2a_calls == []
+    assert Recording.from_json(recording.to_json()) == recording
 
 
 def test_a_file_that_is_not_a_recording_is_refused() -> None:

@@ -51,7 +51,7 @@ async def test_a_parked_and_approved_thread_records_and_replays(
                 loaded, lambda spec: compile_spec(spec, registry), pool, Recording.from_json(data)
             )
     assert replayed.changes == [] and not replayed.failed
-    assert replayed.unused == (0, 0)  # the recorded refund was given back, not paid again
+    assert replayed.unused == (0, 0, 0)  # the recorded refund was given back, not paid again
 
 
 async def test_what_cannot_be_recorded_says_why(client: httpx.AsyncClient) -> None:
