@@ -9,8 +9,7 @@ The Plait-compiled 10-node graph of ``overhead.py``, three ways, interleaved
   statement per row);
 - ``durability="sync"`` as Plait's runs save it (``StepSaver`` inside
   ``steps_in_one_trip``, as ``drive()`` does: a step's writes, blobs and
-  checkpoint in one statement; docs/decisions.md, 86 and 89; the runs share
-  one ``StepCommitter``, as a worker's do, so steps that wait go together: 101).
+  checkpoint in one statement; docs/decisions.md, 86 and 89).
 
 Goal (issue 19, goal 5): a durable step <= 3x a non-durable one. The ratio is
 the median of per-round ratios (durable / non-durable), robust to load drift.
@@ -37,9 +36,8 @@ from _report import machine, median, percentile, write_section
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from overhead import NODES, compiled_spec, describe_server
 
-from plait.engine.store import StepSaver, database_url, migrate, open_pool
+from plait.engine.store import StepSaver, database_url, migrate, new_checkpointer, open_pool
 from plait.engine.store.pool import Pool
-from plait.engine.store.step_commits import StepCommitter
 
 Runner = Callable[[], Awaitable[None]]
 KINDS = ("non-durable", "LangGraph's writes", "Plait's steps")
@@ -48,8 +46,6 @@ KINDS = ("non-durable", "LangGraph's writes", "Plait's steps")
 def runners(pool: Pool) -> dict[str, Runner]:
     """One coroutine factory per way of saving; each call is one run on a new thread."""
     compiled = compiled_spec()
-    # A worker's runs share one committer (server/workers/worker.py).
-    committer = StepCommitter(pool)
 
     async def run(saver: AsyncPostgresSaver | None, one_trip: bool) -> None:
         graph = compiled.bind(saver)
@@ -71,7 +67,7 @@ def runners(pool: Pool) -> dict[str, Runner]:
         await run(AsyncPostgresSaver(pool), False)
 
     async def steps() -> None:
-        await run(StepSaver(pool, committer), True)
+        await run(new_checkpointer(pool), True)
 
     return dict(zip(KINDS, (bare, langgraph, steps), strict=True))
 
@@ -132,7 +128,7 @@ Method: `bench/durable_step.py --runs {args.runs} --concurrency {args.concurrenc
 the Plait-compiled {NODES}-node graph of `overhead.py` without a checkpointer, with
 `durability="sync"` and LangGraph's write path, and with `durability="sync"` as
 Plait's runs save it (`StepSaver`: a step's writes and checkpoint in one statement,
-docs/decisions.md 86 and 89; the runs share a `StepCommitter`, as a worker's do: 101);
+docs/decisions.md 86 and 89);
 {args.runs} rounds of {args.concurrency} run(s) of each, rotated, after {args.warmup}.
 
 {chr(10).join(rows)}

@@ -16,13 +16,12 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
-from psycopg import AsyncCursor
+from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from plait.engine.store.pool import Pool
-from plait.engine.store.step_commits import StepCommitter
-from plait.engine.store.step_writes import StepWrites, Ticket
+from plait.engine.store.step_writes import NO_GUARD, StepWrites
 
 #: How long a finished task's writes wait for the checkpoint of their step before
 #: they are written on their own (a step whose other tasks still run).
@@ -37,10 +36,8 @@ class StepSaver(AsyncPostgresSaver):
     with ``durability="sync"`` a one-task step costs two round trips, two
     commits and a statement per row. This saver sends every write as one
     statement (:mod:`plait.engine.store.step_writes`: the same rows, one insert
-    per table) through ``committer``, so a write is one round trip and one
-    commit; savers that share a committer (the runs of a worker) share its
-    statements (:mod:`plait.engine.store.step_commits`). Without one, the
-    saver has its own.
+    per table) behind :meth:`_guard`, so a write is one round trip and one
+    commit, and a guard that refuses stores nothing of it.
 
     Inside :meth:`steps_in_one_trip` a task's writes are held for up to
     :data:`HOLD_SECONDS` and go with the next checkpoint, which for a step
@@ -53,9 +50,9 @@ class StepSaver(AsyncPostgresSaver):
     Outside the block each write is stored at once.
     """
 
-    def __init__(self, pool: Pool, committer: StepCommitter | None = None) -> None:
+    def __init__(self, pool: Pool) -> None:
         super().__init__(pool)
-        self._committer = committer or StepCommitter(pool)
+        self._pool = pool
         self._held: StepWrites | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timed_writes: set[asyncio.Task[None]] = set()
@@ -175,13 +172,20 @@ class StepSaver(AsyncPostgresSaver):
             self._held = None
 
     async def _store(self, step: StepWrites) -> None:
-        """Store ``step`` through the committer, under :meth:`_ticket`."""
-        async with self.lock:
-            await self._committer.store(self._ticket(), step)
+        """Send ``step`` as one statement behind :meth:`_guard`."""
+        query, params = step.statement(self._guard())
+        async with self.lock, self._pool.connection() as conn:
+            await self._execute(conn, query, params)
 
-    def _ticket(self) -> Ticket:
-        """What this saver's steps are stored under (a subclass adds its guard's values)."""
-        return (f"saver-{id(self)}",)
+    def _guard(self) -> tuple[str, tuple[Any, ...]]:
+        """The query that must pass before anything is stored (a subclass adds a fence)."""
+        return NO_GUARD
+
+    async def _execute(
+        self, conn: AsyncConnection[DictRow], query: str, params: tuple[Any, ...]
+    ) -> None:
+        """Run a write statement on ``conn`` (a subclass may wrap it)."""
+        await conn.execute(query, params, binary=True)
 
     @contextlib.asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:

@@ -19,8 +19,8 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
-from psycopg import AsyncCursor
-from psycopg.rows import DictRow, dict_row, tuple_row
+from psycopg import AsyncConnection, AsyncCursor
+from psycopg.rows import DictRow, dict_row
 
 from plait.engine.store import (
     Pool,
@@ -32,53 +32,27 @@ from plait.engine.store import (
     read_record,
     write_record,
 )
-from plait.engine.store.step_commits import StepCommitter, StepRefused
-from plait.engine.store.step_writes import StepWrites, Ticket, statement
 from plait.server.queue import runs
-from plait.server.queue.leases import (
-    STEP_GUARD,
-    Lease,
-    fence,
-    fenced_transaction,
-    lost,
-    refused_as,
-    step_ticket,
-)
-
-
-def step_committer(pool: Pool) -> StepCommitter:
-    """A committer for the steps of a worker's runs, each under its lease (share it)."""
-    return StepCommitter(pool, STEP_GUARD)
+from plait.server.queue.leases import Lease, fence, fence_query, fenced_transaction, refused_as
 
 
 class FencedCheckpointer(StepSaver):
     """LangGraph's Postgres saver whose writes need ``lease``.
 
-    :class:`StepSaver` stores a step in one statement through its committer;
-    here the committer guards each step with the lease
-    (:data:`~plait.server.queue.leases.STEP_GUARD`): a refused lease stores
-    nothing of the step, costs no extra round trip and raises
-    :class:`LeaseLost`. Give the runs of a worker one ``committer``
-    (:func:`step_committer`), so that their steps share statements; without
-    one the saver has its own. LangGraph's other writes
-    (``_cursor(pipeline=True)``: deleting or copying a thread) run in a
-    transaction that begins with the fence. Reads are not fenced. The version
-    is pinned in pyproject.toml; ``tests/integration/server/queue/test_fencing.py``
-    fails if a write escapes.
+    :class:`StepSaver` stores a checkpoint and task writes in one statement
+    that begins with its guard; here the guard is the fence, so a refused
+    lease stores nothing of the write and costs no extra round trip. LangGraph's
+    other writes (``_cursor(pipeline=True)``: deleting or copying a thread) run
+    in a transaction that begins with the fence. Reads are not fenced. The
+    version is pinned in pyproject.toml;
+    ``tests/integration/server/queue/test_fencing.py`` fails if a write escapes.
 
     With ``lost_attempts`` (the claimed run had some), the first checkpoint the
     attempt saves (a finished step) also resets them, in its transaction.
     """
 
-    def __init__(
-        self,
-        pool: Pool,
-        lease: Lease,
-        *,
-        lost_attempts: bool = False,
-        committer: StepCommitter | None = None,
-    ) -> None:
-        super().__init__(pool, committer or step_committer(pool))
+    def __init__(self, pool: Pool, lease: Lease, *, lost_attempts: bool = False) -> None:
+        super().__init__(pool)
         self.pool = pool
         self.lease = lease
         self._reset_lost = lost_attempts
@@ -100,33 +74,19 @@ class FencedCheckpointer(StepSaver):
         self._reset_lost = False
         return saved
 
-    def _ticket(self) -> Ticket:
-        return step_ticket(self.lease)
+    def _guard(self) -> tuple[str, tuple[Any, ...]]:
+        return fence_query(self.lease)
 
-    async def _store(self, step: StepWrites) -> None:
-        if self._saving_checkpoint:
-            await self._store_resetting(step)
-            return
-        try:
-            await super()._store(step)
-        except StepRefused:
-            raise lost(self.lease, "checkpoint") from None
-
-    async def _store_resetting(self, step: StepWrites) -> None:
-        """Store ``step`` with the reset of the lost attempts, in one transaction."""
-        query, params = statement([(self._ticket(), step)], STEP_GUARD)
-        async with (
-            self.lock,
-            self.pool.connection() as conn,
-            conn.pipeline(),
-            conn.transaction(),
-            conn.cursor(binary=True, row_factory=tuple_row) as cur,
-        ):
-            await runs.note_progress(cur, self.lease)
-            await cur.execute(query, params)
-            if await cur.fetchone() is None:
-                # Raised inside the transaction: the reset is rolled back too.
-                raise lost(self.lease, "checkpoint")
+    async def _execute(
+        self, conn: AsyncConnection[DictRow], query: str, params: tuple[Any, ...]
+    ) -> None:
+        with refused_as(self.lease, "checkpoint"):
+            if not self._saving_checkpoint:
+                await conn.execute(query, params, binary=True)
+                return
+            async with conn.pipeline(), conn.transaction(), conn.cursor() as cur:
+                await runs.note_progress(cur, self.lease)
+                await cur.execute(query, params, binary=True)
 
     @asynccontextmanager
     async def _write_cursor(self) -> AsyncIterator[AsyncCursor[DictRow]]:

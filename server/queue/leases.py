@@ -8,13 +8,8 @@ statement or transaction that writes (docs/decisions.md 61):
 
 - the queue's and the journal's own statements (heartbeat, journal appends,
   ``finish_run``, ``release_run``) match it in their ``WHERE``;
-- a run's steps (checkpoints and task writes) are stored by statements that
-  let each run's rows through :data:`STEP_GUARD`, which holds the run row
-  until the statement commits; a run whose lease is not held stores nothing
-  of its step and hears :class:`LeaseLost`, and the other runs of the
-  statement are stored;
-- the others (tool results, approvals, deleting a rolled-back run's
-  checkpoints) begin their transaction with :func:`fence`, the SQL
+- the others (checkpoints, tool results, approvals, deleting a rolled-back
+  run's checkpoints) begin their transaction with :func:`fence`, the SQL
   function ``plait_fence``, which holds the run row until the write commits
   and raises when the lease is not held (:class:`LeaseLost`).
 
@@ -26,9 +21,7 @@ A fenced write's transaction (and a claim's) also tells Postgres to end the
 session if its client goes silent until the lease would expire, plus a
 second (``plait_hold_session``, migration 0011): a worker cut off in the
 middle of one must not keep the run's row, or the claim lock, until its link
-comes back, since a takeover skips locked rows. A step's statement needs no
-such hold: it is one implicit transaction, which commits (and lets the row
-go) without waiting for anything from its client.
+comes back, since a takeover skips locked rows.
 """
 
 from __future__ import annotations
@@ -44,28 +37,12 @@ from psycopg.rows import DictRow
 
 from plait.engine.governance import StopsRun
 from plait.engine.store import Pool
-from plait.engine.store.step_writes import BatchGuard
 
 log = logging.getLogger("plait.run")
 
 #: SQLSTATE ``plait_fence`` raises (migration 0011).
 FENCE_SQLSTATE = "PLA01"
 _FENCE = "SELECT plait_fence(%s, %s, %s)"
-
-#: The guard of the steps a worker stores (engine/store/step_commits.py): each
-#: step's ticket is (run id, worker id, attempt); the runs let through are those
-#: the worker holds for that attempt, their rows held in SHARE mode until the
-#: statement commits (a takeover skips them meanwhile), locked in run_id order
-#: as the heartbeat and the journal lock them.
-STEP_GUARD = BatchGuard(
-    columns=(("owner", "text"), ("attempt", "int")),
-    sql="""
-    SELECT r.run_id AS key FROM plait_runs r
-    JOIN request q ON r.run_id = q.key AND r.lease_owner = q.owner AND r.attempt = q.attempt
-    WHERE r.status = 'running'
-    ORDER BY r.run_id
-    FOR SHARE OF r""",
-)
 
 
 @dataclass(frozen=True)
@@ -99,9 +76,9 @@ class LeaseLost(StopsRun):
         self.what = what
 
 
-def step_ticket(lease: Lease) -> tuple[str, str, int]:
-    """What a step of the run under ``lease`` is stored under, for :data:`STEP_GUARD`."""
-    return (lease.run_id, lease.owner, lease.attempt)
+def fence_query(lease: Lease) -> tuple[str, tuple[str, str, int]]:
+    """The fence as a query and its parameters, for a statement that begins with it."""
+    return _FENCE, (lease.run_id, lease.owner, lease.attempt)
 
 
 async def fence(target: AsyncConnection[DictRow] | AsyncCursor[DictRow], lease: Lease) -> None:
@@ -110,15 +87,7 @@ async def fence(target: AsyncConnection[DictRow] | AsyncCursor[DictRow], lease: 
     Its failure surfaces where the caller reads a result or commits (in
     pipeline mode, at the sync): wrap the transaction in :func:`refused_as`.
     """
-    await target.execute(_FENCE, (lease.run_id, lease.owner, lease.attempt))
-
-
-def lost(lease: Lease, what: str) -> LeaseLost:
-    """The :class:`LeaseLost` of a refused write, logged: the trace a partition leaves on
-    the worker it cut off."""
-    refused = LeaseLost(lease, what)
-    log.warning("%s", refused.message, extra={"plait_status": "fenced"})
-    return refused
+    await target.execute(*fence_query(lease))
 
 
 @contextmanager
@@ -131,7 +100,9 @@ def refused_as(lease: Lease, what: str) -> Iterator[None]:
         yield
     except psycopg.Error as exc:
         if _fenced(exc):
-            raise lost(lease, what) from None
+            lost = LeaseLost(lease, what)
+            log.warning("%s", lost.message, extra={"plait_status": "fenced"})
+            raise lost from None
         raise
 
 

@@ -1252,7 +1252,7 @@ RETURNING {_R_COLUMNS}
 # --------------------------------------------------------------------------- dead letters
 
 
-async def note_progress(cursor: AsyncCursor[Any], lease: Lease) -> None:
+async def note_progress(cursor: AsyncCursor[DictRow], lease: Lease) -> None:
     """In the caller's fenced transaction: the run finished a step, so its lost attempts
     so far were not its fault (they count only in a row, without a step between)."""
     await cursor.execute(

@@ -45,7 +45,6 @@ from plait.engine.run import (
 )
 from plait.engine.spec import duration_seconds
 from plait.engine.store import Pool, PostgresAuditStore, TenantStore, new_checkpointer
-from plait.engine.store.step_commits import StepCommitter
 from plait.engine.tools import ToolResultStore
 from plait.server.approvals import records
 from plait.server.auth.mcp_trust import TenantTrust
@@ -166,16 +165,13 @@ async def execute_run(
     graphs: GraphCache,
     stopper: RunStopper,
     journal: JournalCommitter,
-    steps: StepCommitter | None = None,
     tool_results: ToolResultStore | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     items: AsyncPostgresStore | None = None,
 ) -> Outcome:
     """Run ``run`` to its end and record it; return how it ended.
 
-    Its events go through ``journal``, the worker's shared committer, and its
-    steps through ``steps`` (:func:`~plait.server.queue.fenced.step_committer`;
-    none: the run's own).
+    Its events go through ``journal``, the worker's shared committer.
 
     Errors of the graph end the run ``error`` (journaled as an ``error``
     event), never escape. A stop from ``stopper`` ends it ``interrupted``,
@@ -200,7 +196,6 @@ async def execute_run(
                 graphs=graphs,
                 stopper=stopper,
                 journal=journal,
-                steps=steps,
                 tool_results=tool_results,
                 traced=traced,
                 items=items,
@@ -255,7 +250,6 @@ async def _execute(
     graphs: GraphCache,
     stopper: RunStopper,
     journal: JournalCommitter,
-    steps: StepCommitter | None,
     tool_results: ToolResultStore | None,
     traced: RunTrace,
     items: AsyncPostgresStore | None,
@@ -282,11 +276,8 @@ async def _execute(
             if run.state != "running":
                 # Taken over from a lost worker (`retrying`): this attempt runs it now.
                 await runs.set_state(pool, lease, "running", live.marks.losses())
-            saver = FencedCheckpointer(
-                pool, lease, lost_attempts=run.lost_attempts > 0, committer=steps
-            )
             found = await _stream(
-                run, saver, compiled, plan, writer, stopper, tool_results, traced, store, live
+                run, pool, lease, compiled, plan, writer, stopper, tool_results, traced, store, live
             )
         except RunTimedOut as exc:
             status, error = "timeout", str(exc)
@@ -425,7 +416,8 @@ def _needs_metadata(run: Run) -> bool:
 
 async def _stream(
     run: Run,
-    saver: FencedCheckpointer,
+    pool: Pool,
+    lease: Lease,
     compiled: CompiledSpec,
     plan: StreamPlan,
     writer: JournalWriter,
@@ -437,8 +429,9 @@ async def _stream(
 ) -> list[dict[str, Any]]:
     """Drive the graph, journaling its chunks; return the interrupts it stopped on."""
     kwargs = run.kwargs
-    pool = saver.pool
     # Any: LangGraph's astream overloads cannot be matched with options built at run time.
+    # Fenced: a checkpoint this attempt writes after losing the run must not fork its thread.
+    saver = FencedCheckpointer(pool, lease, lost_attempts=run.lost_attempts > 0)
     graph: Any = compiled.bind(saver, store)
     config = run_context(run, compiled, tool_results, pool).config()
     # The tenant's daily budget, if metered (its limits came with the claim).

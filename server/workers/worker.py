@@ -48,7 +48,7 @@ from plait.engine.tools import ToolResultStore, stop_tool_processes
 from plait.server.operations import metrics
 from plait.server.queue import queueing, runs
 from plait.server.queue.defaults import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
-from plait.server.queue.fenced import FencedToolResultStore, step_committer
+from plait.server.queue.fenced import FencedToolResultStore
 from plait.server.queue.journal_writer import JournalCommitter
 from plait.server.queue.runs import DirectClaim, Run
 from plait.server.workers.admission import Admission, LoopLag
@@ -121,8 +121,6 @@ class Worker:
         self.tool_results = tool_results
         # One writer for the events of all its runs: one commit per round, not per run.
         self.journal = JournalCommitter(pool, owner=self.worker_id)
-        # One committer for the steps of all its runs: those that wait share a statement.
-        self.steps = step_committer(pool)
         # Resumes threads parked on MCP tasks (server/workers/mcp_task_poller.py).
         self.mcp_tasks = McpTaskPoller(pool)
         # LangGraph's long-term store for its runs' nodes; it needs the running loop (run()).
@@ -319,7 +317,6 @@ class Worker:
                 stopper=stopper,
                 tool_results=self.tool_results or FencedToolResultStore(self.pool, run.lease),
                 journal=self.journal,
-                steps=self.steps,
                 max_attempts=self.max_attempts,
                 items=self.items,
             )

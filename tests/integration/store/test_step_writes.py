@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import operator
 import re
@@ -14,10 +13,9 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from plait.engine.store import checkpointer, step_commits
+from plait.engine.store import checkpointer
 from plait.engine.store.checkpointer import StepSaver, new_checkpointer
 from plait.engine.store.pool import Pool
-from plait.engine.store.step_commits import StepCommitter
 
 pytestmark = pytest.mark.postgres
 
@@ -106,20 +104,6 @@ async def _history(saver: AsyncPostgresSaver, *, one_trip: bool) -> list[dict[st
     return history
 
 
-def _statements_sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every statement the savers' committers send from now on (a list that grows)."""
-    sent: list[str] = []
-    build = step_commits.statement
-
-    def counted(*args: Any) -> tuple[str, tuple[Any, ...]]:
-        query, params = build(*args)
-        sent.append(query)
-        return query, params
-
-    monkeypatch.setattr(step_commits, "statement", counted)
-    return sent
-
-
 def _without_ids(value: Any) -> str:
     """``value``'s repr without interrupt ids (derived from the thread's task ids)."""
     return re.sub(r"id='[0-9a-f]+'", "id=…", repr(value))
@@ -135,27 +119,6 @@ async def test_a_run_reads_back_as_langgraphs_own_saver_stored_it(pool: Pool) ->
     assert await _history(new_checkpointer(pool), one_trip=False) == langgraph
 
 
-async def test_runs_that_share_a_committer_share_statements_and_read_back_as_alone(
-    pool: Pool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Four runs at once through one committer (a worker's runs): the steps that wait while
-    one is stored go together, and each thread holds what LangGraph's saver would store."""
-    langgraph = await _history(AsyncPostgresSaver(pool), one_trip=False)
-    sent = _statements_sent(monkeypatch)
-    alone = await _history(new_checkpointer(pool), one_trip=True)
-    per_run = len(sent)
-    sent.clear()
-
-    shared = StepCommitter(pool)
-    together = await asyncio.gather(
-        *(_history(StepSaver(pool, shared), one_trip=True) for _ in range(4))
-    )
-
-    assert alone == langgraph
-    assert together == [langgraph] * 4
-    assert len(sent) < 4 * per_run, (len(sent), per_run)
-
-
 async def test_a_step_is_one_statement_and_one_commit(
     pool: Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,7 +127,14 @@ async def test_a_step_is_one_statement_and_one_commit(
     # its step's checkpoint; writes held that long go alone (by design, tested elsewhere).
     monkeypatch.setattr(checkpointer, "HOLD_SECONDS", 60.0)
     saver = new_checkpointer(pool)
-    sent = _statements_sent(monkeypatch)
+    sent: list[str] = []
+    execute = saver._execute
+
+    async def counted(conn: Any, query: str, params: tuple[Any, ...]) -> None:
+        sent.append(query)
+        await execute(conn, query, params)
+
+    saver._execute = counted  # type: ignore[method-assign]
     graph = StateGraph(_State)
     for name, after in (("a", START), ("b", "a"), ("c", "b")):
         graph.add_node(name, _step(name))

@@ -18,13 +18,12 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from plait.engine.store import step_commits
 from plait.engine.store.pool import Pool
 from plait.engine.store.tool_results import RecordedResult
 from plait.server.approvals import records
 from plait.server.graphs.versions import GraphVersion
 from plait.server.queue import journal
-from plait.server.queue.fenced import FencedCheckpointer, FencedToolResultStore, step_committer
+from plait.server.queue.fenced import FencedCheckpointer, FencedToolResultStore
 from plait.server.queue.leases import Lease, LeaseLost, fenced_transaction
 from plait.server.queue.runs import (
     Run,
@@ -111,45 +110,6 @@ async def test_a_stale_attempt_cannot_write_checkpoints(qpool: Pool, qgraph: Gra
     assert await _checkpoint_rows(qpool, current.thread_id) == (1, 1, 1)
     # Reads are not fenced: the stale worker can still look (and learns nothing new).
     assert await late.aget_tuple(_config(stale)) is not None
-
-
-async def test_a_stale_attempts_step_is_refused_and_a_held_runs_in_its_statement_stored(
-    qpool: Pool, qgraph: GraphVersion, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The runs of a worker share statements: the lost run's step stores nothing, the run
-    whose lease is held beside it is stored."""
-    stale, _ = await _taken_over(qpool, qgraph)
-    thread = await create_thread(qpool, thread_id=unique("t"))
-    await create_run(
-        qpool, thread_id=thread["thread_id"], graph=qgraph, kwargs={"input": {}}, metadata={}
-    )
-    [held] = await claim_runs(qpool, "stalled", 10, LEASE)
-    shared = step_committer(qpool)
-    late = FencedCheckpointer(qpool, stale.lease, committer=shared)
-    holder = FencedCheckpointer(qpool, held.lease, committer=shared)
-    checkpoint = empty_checkpoint()
-    checkpoint["channel_values"] = {"steps": ["a"]}
-    metadata = {"source": "loop", "step": 1}
-    statements: list[int] = []
-    build = step_commits.statement
-
-    def counted(steps: Any, guard: Any) -> tuple[str, tuple[Any, ...]]:
-        statements.append(len(steps))
-        return build(steps, guard)
-
-    monkeypatch.setattr(step_commits, "statement", counted)
-
-    results = await asyncio.gather(
-        late.aput(_config(stale), checkpoint, metadata, {"steps": "1"}),
-        holder.aput(_config(held), checkpoint, metadata, {"steps": "1"}),
-        return_exceptions=True,
-    )
-
-    assert statements == [2]
-    assert isinstance(results[0], LeaseLost)
-    assert not isinstance(results[1], BaseException)
-    assert await _checkpoint_rows(qpool, stale.thread_id) == (0, 0, 0)
-    assert await _checkpoint_rows(qpool, held.thread_id) == (1, 1, 0)
 
 
 async def test_a_stale_attempt_stops_at_its_first_checkpoint(
@@ -309,7 +269,7 @@ async def test_a_fenced_write_waits_for_a_takeover_in_progress_and_is_refused(
 async def test_a_step_waits_for_a_takeover_in_progress_and_stores_nothing(
     qpool: Pool, qgraph: GraphVersion
 ) -> None:
-    """A step's one statement (held writes, blobs, checkpoint) behind its lease: refused whole."""
+    """A step's one statement (held writes, blobs, checkpoint) behind the fence: refused whole."""
     claimed = await _claimed_by_slow(qpool, qgraph)
     saver = FencedCheckpointer(qpool, claimed.lease)
     checkpoint = empty_checkpoint()
@@ -328,11 +288,7 @@ async def test_a_step_waits_for_a_takeover_in_progress_and_stores_nothing(
                 await saver.aput(config, checkpoint, {"source": "loop", "step": 1}, {"steps": "1"})
 
         write = asyncio.create_task(step())
-        # The statement's start (pg_stat_activity keeps only its first 1 KB).
-        await until(
-            lambda: _waits_on_lock(qpool, "WITH request (key, owner, attempt)"),
-            "the step to wait on the row",
-        )
+        await until(lambda: _waits_on_lock(qpool, "plait_fence"), "the step to wait on the row")
         assert not write.done()
     with pytest.raises(LeaseLost, match="checkpoint refused"):
         await write
