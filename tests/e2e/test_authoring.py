@@ -192,6 +192,9 @@ def test_a_version_taken_by_other_content_is_refused_in_sight(
     flow_node(page, "clean").click()
     page.get_by_test_id("prop-description").fill("Strip signatures first.")
     page.keyboard.press("Control+s")
+    # The dialog suggests the next free version once it has read them; a person
+    # replaces the suggestion, not an empty field the suggestion then lands in.
+    expect(page.get_by_test_id("save-version")).to_have_value("1.0.1")
     page.get_by_test_id("save-version").fill(taken)
     page.get_by_test_id("save-confirm").click()
 
