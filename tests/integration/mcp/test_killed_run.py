@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
 
+from tests.integration.cli.conftest import run_plait
 from tests.integration.killed_runs import run_until_killed
-from tests.integration.server.harness import PLAIT, REPO
+from tests.integration.server.harness import PLAIT
 
 SPEC = Path(__file__).resolve().parent / "specs" / "mcp-killed.yaml"
-TIMEOUT_SECONDS = 120
 
 
 def _block_started(event: dict[str, Any]) -> bool:
@@ -43,17 +42,8 @@ def test_killed_run_reuses_the_recorded_mcp_call(database_url: str, tmp_path: Pa
     assert len(calls.read_text().splitlines()) == 1
 
     release.touch()
-    continued = subprocess.run(
-        [*PLAIT, "run", str(SPEC), "--thread", thread, "--json"],
-        cwd=REPO,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_SECONDS,
-        check=False,
-    )
-    assert continued.returncode == 0, continued.stderr
+    continued = run_plait(env, "run", SPEC, "--thread", thread, "--json")
+    assert continued.code == 0, continued.stderr
     events = [json.loads(line) for line in continued.stdout.splitlines() if line.strip()]
     ticket_events = [
         e["data"] for e in events if (e.get("data") or {}).get("tool") == "create_ticket"
