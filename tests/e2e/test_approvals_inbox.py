@@ -138,9 +138,22 @@ def test_inbox_counts_lists_filters_and_sorts(editor: Page, plait_server: Cluste
 
     expect(cards.filter(has_text="inbox third")).to_be_visible()
     assert order() == ["inbox first", "inbox second", "inbox third"]
-    editor.get_by_test_id("inbox-sort").select_option("newest")
+    # Sorting keeps the cards on screen while the server's order is read: a person
+    # never sees the inbox emptied to "Loading…" (records every moment it has no cards).
+    editor.evaluate(
+        """() => {
+          window.__inboxEmptied = false;
+          new MutationObserver(() => {
+            if (!document.querySelector('[data-testid=inbox-pending] [data-testid=approval-card]'))
+              window.__inboxEmptied = true;
+          }).observe(document.body, {childList: true, subtree: true});
+        }"""
+    )
+    with editor.expect_response(lambda response: "order=newest" in response.url):
+        editor.get_by_test_id("inbox-sort").select_option("newest")
     expect(cards.first).to_contain_text("inbox third")
     assert order() == ["inbox third", "inbox second", "inbox first"]
+    assert editor.evaluate("() => window.__inboxEmptied") is False
 
     graph = editor.get_by_test_id("inbox-filter-graph")
     graph.select_option("refund-approval")

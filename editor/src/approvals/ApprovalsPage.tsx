@@ -42,8 +42,11 @@ export function ApprovalsPage() {
     }
   }, [tab, filter.sort]);
 
+  // Another tab is other data: it says "Loading…" until read. Another sort keeps the
+  // list (sorted here at once) while the server's order is read: no flash of an empty inbox.
+  useEffect(() => setList(null), [tab]);
+
   useEffect(() => {
-    setList(null);
     void load();
     const timer = window.setInterval(() => void load(), REFRESH_MS);
     return () => window.clearInterval(timer);
