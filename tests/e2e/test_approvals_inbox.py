@@ -251,7 +251,8 @@ def test_edit_through_the_form_then_follow_the_decision(
     decided = _decided(base, approval_id)
     expect(note).to_contain_text("Approved with edits issue_refund")
     expect(note).to_contain_text(f"resumed run {decided['resume_run_id'][:8]}")
-    expect(note).to_contain_text("success")
+    # Plait's words, as the run view says them, not the Agent Server status.
+    expect(note.get_by_test_id("decision-run-status")).to_have_text("succeeded")
     expect(note.get_by_test_id("decision-open-run")).to_have_attribute(
         "href", f"#/graphs/refund-approval/1.0.0?thread={thread_id}"
     )

@@ -7,6 +7,8 @@
 import { create } from "zustand";
 import { runs, type Decision, type RunStatus } from "../api/client";
 import { useRunStore, type RunPhase } from "../runs/runStore";
+import type { PlaitRun } from "../runs/runApi";
+import { runState } from "../runs/runStates";
 import { refreshPending } from "./pendingCount";
 
 export interface DecisionOutcome {
@@ -22,6 +24,8 @@ export interface DecisionOutcome {
   runId: string | null;
   /** That run's status (null until known); `pending`/`running` until it ends. */
   status: RunStatus | null;
+  /** How it ended in Plait's words (the run view's), once it has. */
+  ended: string | null;
   error: string | null;
 }
 
@@ -47,9 +51,9 @@ function update(key: string, change: Partial<DecisionOutcome>): void {
 }
 
 /** Record a decision being sent (its run not known yet). */
-export function decisionSent(outcome: Omit<DecisionOutcome, "runId" | "status" | "error">): void {
+export function decisionSent(outcome: Omit<DecisionOutcome, "runId" | "status" | "ended" | "error">): void {
   useDecisionFeedback.setState((s) => ({
-    outcomes: [{ ...outcome, runId: null, status: null, error: null }, ...s.outcomes.filter((o) => o.key !== outcome.key)].slice(0, KEEP),
+    outcomes: [{ ...outcome, runId: null, status: null, ended: null, error: null }, ...s.outcomes.filter((o) => o.key !== outcome.key)].slice(0, KEEP),
   }));
 }
 
@@ -63,15 +67,17 @@ export async function decisionResumed(key: string, threadId: string, runId: stri
   update(key, { runId, threadId });
   void refreshPending();
   for (;;) {
-    let status: RunStatus;
+    let run: PlaitRun;
     try {
-      status = (await runs.get(threadId, runId)).status;
+      run = await runs.get(threadId, runId);
     } catch (e) {
       update(key, { error: e instanceof Error ? e.message : String(e) });
       return;
     }
-    update(key, { status });
-    if (TERMINAL.includes(status)) break;
+    const status = run.status;
+    const done = TERMINAL.includes(status);
+    update(key, { status, ended: done ? runState(run).label : null });
+    if (done) break;
     await untilNextLook(runId);
     if (!useDecisionFeedback.getState().outcomes.some((o) => o.key === key)) return; // dismissed
   }
@@ -87,13 +93,14 @@ export function decisionVerb(decision: Decision["decision"]): string {
 }
 
 /** How the resumed run stands, in words a person reads ("running…", "success", "waits for another approval"). */
-export function runOutcomeText(outcome: Pick<DecisionOutcome, "runId" | "status" | "error">): string {
+export function runOutcomeText(outcome: Pick<DecisionOutcome, "runId" | "status" | "ended" | "error">): string {
   if (outcome.error) return `could not follow the run: ${outcome.error}`;
   if (!outcome.runId) return "resuming…";
   if (outcome.status === null || outcome.status === "pending") return "queued…";
   if (outcome.status === "running") return "running…";
-  // A run that stops on an interrupt ends `success` with the thread waiting again; `interrupted` is a cancel.
-  return outcome.status;
+  // Plait's words, as the run view says them: a run that stops on the next approval
+  // ended `success` but is "waiting for a person".
+  return outcome.ended ?? outcome.status;
 }
 
 /** A poll interval, or less: until the run panel, which streams the run, sees `runId` end
