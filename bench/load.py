@@ -215,7 +215,7 @@ async def one_stream(http: httpx.AsyncClient, result: StreamResult) -> None:
 async def streams_part(base: str, pid: int, sizes: Sizes) -> StreamResult:
     """``sizes.streams`` streams at once, each open for ``sizes.hold`` seconds."""
     result = StreamResult()
-    limits = httpx.Limits(max_connections=sizes.streams + 10, keepalive_expiry=1.0)
+    limits = httpx.Limits(max_connections=sizes.streams + 10)
     timeout = httpx.Timeout(sizes.hold + 120.0, connect=30.0)
     async with (
         httpx.AsyncClient(base_url=base, limits=limits, timeout=timeout) as http,
@@ -243,7 +243,7 @@ async def one_run(http: httpx.AsyncClient, index: int, result: RunsResult) -> No
 async def runs_part(base: str, pid: int, sizes: Sizes) -> RunsResult:
     """``sizes.runs`` runs at once, each two model calls of ``sizes.latency`` seconds."""
     result = RunsResult()
-    limits = httpx.Limits(max_connections=sizes.runs + 10, keepalive_expiry=1.0)
+    limits = httpx.Limits(max_connections=sizes.runs + 10)
     timeout = httpx.Timeout(600.0, connect=30.0)
     async with (
         httpx.AsyncClient(base_url=base, limits=limits, timeout=timeout) as http,

@@ -30,6 +30,12 @@ MAX_ATTEMPTS_ENV = "PLAIT_MAX_ATTEMPTS"
 LEASE_SECONDS_ENV = "PLAIT_LEASE_SECONDS"
 #: Largest request body, in bytes; larger ones get 413 (server/http/request_limits.py).
 MAX_BODY_ENV = "PLAIT_MAX_BODY_BYTES"
+#: How long an idle keep-alive connection stays open (`plait serve --keep-alive-seconds`).
+KEEP_ALIVE_ENV = "PLAIT_KEEP_ALIVE_SECONDS"
+#: Longer than the idle timeouts of the clients and proxies in front (aiohttp's pool 15 s,
+#: AWS load balancers 60 s): the side that closes an idle connection must be the client,
+#: or a request sent as the server closes it is lost (uvicorn's own default is 5 s).
+DEFAULT_KEEP_ALIVE_SECONDS = 75
 #: Processes that read and lint uploaded specs, and their time limit (server/graphs/spec_checks.py).
 SPEC_PROCESSES_ENV = "PLAIT_SPEC_PROCESSES"
 SPEC_CHECK_SECONDS_ENV = "PLAIT_SPEC_CHECK_SECONDS"

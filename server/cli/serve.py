@@ -15,7 +15,9 @@ from plait.server.settings import (
     CORS_CREDENTIALS_ENV,
     CORS_ORIGIN_REGEX_ENV,
     CORS_ORIGINS_ENV,
+    DEFAULT_KEEP_ALIVE_SECONDS,
     HOST_ENV,
+    KEEP_ALIVE_ENV,
     MAX_ATTEMPTS_ENV,
     MAX_BODY_ENV,
     PORT_ENV,
@@ -89,6 +91,16 @@ def serve_command(
             help="Largest request body accepted (larger ones get 413).",
         ),
     ] = 1024 * 1024,
+    keep_alive_seconds: Annotated[
+        int,
+        typer.Option(
+            "--keep-alive-seconds",
+            envvar=KEEP_ALIVE_ENV,
+            min=1,
+            help="How long an idle client connection stays open; keep it above the idle "
+            "timeout of any proxy or client pool in front.",
+        ),
+    ] = DEFAULT_KEEP_ALIVE_SECONDS,
     webhook_allow_private: Annotated[
         bool,
         typer.Option(
@@ -183,4 +195,11 @@ def serve_command(
     configure_tracing()
     # uvicorn's loggers at the level just resolved (option, PLAIT_LOG_LEVEL or INFO).
     level = logging.getLogger().level
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=level, log_config=None)
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level=level,
+        log_config=None,
+        timeout_keep_alive=keep_alive_seconds,
+    )
