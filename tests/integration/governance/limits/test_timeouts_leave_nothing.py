@@ -1,5 +1,5 @@
 """After a tool timeout and a run timeout nothing is left running: no asyncio task,
-no subprocess, no database connection in use."""
+no subprocess, no database connection in use; nor after a run that ends on its own."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from plait.engine.compiler import CompiledSpec, compile_spec
-from plait.engine.run.events import Failed, RunEvent
+from plait.engine.run.events import Completed, Failed, Interrupted, RunEvent
 from plait.engine.run.runner import new_thread_id, run_graph
 from plait.engine.spec.loader import parse_spec
 from plait.engine.store.pool import Pool, open_pool
@@ -134,3 +134,56 @@ async def test_a_timeout_leaves_nothing_running(
             )
         ).fetchone()
     assert row is not None and row["busy"] == 0
+
+
+SUCCEEDS = """
+state:
+  pid_file: {type: string}
+  out: {type: string}
+  decision: {type: object}
+models:
+  m:
+    provider: scripted
+    script: [{content: one}, {content: two}, {content: three}]
+nodes:
+  first: {kind: llm, model: m, prompt: go, output: out}
+  second: {kind: llm, model: m, prompt: go, output: out}
+  third: {kind: llm, model: m, prompt: go, output: out}
+edges:
+  - {from: START, to: first}
+  - {from: first, to: second}
+  - {from: second, to: third}
+  - {from: third, to: END}
+"""
+
+PARKS = """
+state:
+  pid_file: {type: string}
+  decision: {type: object}
+nodes:
+  ask: {kind: approval, action: proceed, reason: "a person decides", output: decision}
+edges:
+  - {from: START, to: ask}
+  - {from: ask, to: END}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "last"), [(SUCCEEDS, Completed), (PARKS, Interrupted)], ids=["succeeds", "parks"]
+)
+async def test_a_run_that_ends_on_its_own_leaves_nothing_writing(
+    own_pool: Pool, tmp_path: Path, body: str, last: type[RunEvent]
+) -> None:
+    # The driver searches for a saver's leftover writes only after a stopped run
+    # (engine/run/driver.py): this is what lets it skip the search otherwise.
+    compiled = _spec(f"ends-{last.__name__.lower()}", body)
+    before = asyncio.all_tasks()
+    async with contextlib.aclosing(
+        run_graph(compiled, own_pool, new_thread_id(), input={"pid_file": str(tmp_path)})
+    ) as stream:
+        events = [event async for event in stream]
+    assert isinstance(events[-1], last)
+    leftover = [t for t in asyncio.all_tasks() - before if not t.done()]
+    assert leftover == []
+    stats = own_pool.get_stats()
+    assert stats["pool_available"] == stats["pool_size"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -87,6 +88,51 @@ async def test_notified_events_need_no_query(
     ]
     assert listener.reads == reads  # every event came in its notification
     assert received == await journal.read_after(qpool, run_id)
+
+
+class TimedListener(JournalListener):
+    """A listener that notes when its subscribers read the table (loop time)."""
+
+    def __init__(self, pool: Pool, reads: int, **options: Any) -> None:
+        super().__init__(pool, **options)
+        self.read_at: list[float] = []
+        self.enough = asyncio.Event()
+        self._wanted = reads
+
+    async def _read(self, run_id: str, after: int) -> tuple[str | None, list[JournalEvent]]:
+        self.read_at.append(asyncio.get_running_loop().time())
+        if len(self.read_at) >= self._wanted:
+            self.enough.set()
+        return await super()._read(run_id, after)
+
+
+async def test_an_idle_subscriber_polls_less_and_less_while_listening(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    # A run queued behind others streams nothing for a while: its subscriber's
+    # safety re-reads space out (0.1, 0.2, 0.4, 0.8 s here) instead of coming
+    # every 0.1 s, while the LISTEN connection guarantees nothing is missed.
+    timed = TimedListener(qpool, 5, poll_seconds=0.1, max_poll_seconds=0.8)
+    async with asyncio.timeout(WAIT_SECONDS):
+        await timed.start()
+    run_id = await _run_id(qpool, qgraph)
+    task = asyncio.create_task(_collect(timed, run_id))
+    try:
+        async with asyncio.timeout(WAIT_SECONDS):
+            await timed.enough.wait()
+        gaps = [later - earlier for earlier, later in itertools.pairwise(timed.read_at[:5])]
+        # Lower bounds only: a timer never fires early, a busy machine only makes gaps longer.
+        assert [gap >= least for gap, least in zip(gaps, (0.1, 0.2, 0.4, 0.8), strict=True)] == [
+            True
+        ] * 4, gaps
+        # A notification still wakes it, whatever its next re-read would wait.
+        await journal.append(qpool, run_id, "end", None)
+        async with asyncio.timeout(WAIT_SECONDS):
+            events = await task
+        assert [e.event for e in events] == ["metadata", "end"]
+    finally:
+        task.cancel()
+        await timed.stop()
 
 
 async def test_a_batch_too_big_to_notify_is_read(
