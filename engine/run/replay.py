@@ -162,14 +162,7 @@ async def record_thread(
             "keep what the model said, then record a new run"
         )
     a2a_nodes = {name for name, node in spec.spec.nodes.items() if node.kind == "a2a"}
-    rows = await read_thread_results(pool, stored)
-    tools = [
-        RecordedToolCall(node=row["node"], tool=row["tool"], args=row["args"], result=row["result"])
-        for row in rows
-        if row["node"] not in a2a_nodes
-    ]
-    # An `a2a` node's records are the turns of its remote task, not tool results.
-    remote = _conversations([row for row in rows if row["node"] in a2a_nodes])
+    tools, remote = recorded_calls(await read_thread_results(pool, stored), a2a_nodes, thread_id)
     if remote and not any(call.turns for call in remote):
         names = ", ".join(dict.fromkeys(call.node for call in remote))
         raise RecordingError(
@@ -318,12 +311,53 @@ async def _history(
     )
 
 
+def recorded_calls(
+    rows: list[dict[str, Any]], a2a_nodes: set[str], thread_id: str
+) -> tuple[list[RecordedToolCall], list[RecordedA2aCall]]:
+    """A thread's tool results (``rows``) as its tool calls and its ``a2a`` conversations.
+
+    ``a2a_nodes`` are the spec's top-level ``a2a`` nodes: a turn record made before
+    records kept the node's path is theirs. :class:`RecordingError` for such a record
+    of another node (an ``a2a`` node inside a subgraph, recorded by an older Plait):
+    which of the subgraphs' nodes it was is not known.
+    """
+    # An `a2a` node's records are the turns of its remote task, not tool results.
+    turns = [row for row in rows if _a2a_turn(row)]
+    unplaced = sorted(
+        {row["node"] for row in turns if "path" not in row["args"] and row["node"] not in a2a_nodes}
+    )
+    if unplaced:
+        raise RecordingError(
+            f"thread {thread_id!r} sent messages to remote agents from inside subgraphs "
+            f"({', '.join(unplaced)}) on a Plait that did not keep where those nodes ran, so "
+            "a replay could not tell their answers apart; record a new run"
+        )
+    tools = [
+        RecordedToolCall(node=row["node"], tool=row["tool"], args=row["args"], result=row["result"])
+        for row in rows
+        if not _a2a_turn(row)
+    ]
+    return tools, _conversations(turns)
+
+
+def _a2a_turn(row: dict[str, Any]) -> bool:
+    """Whether a row of the thread's tool results is an ``a2a`` node's turn record.
+
+    An ``a2a`` node records its turns as tool ``a2a`` with the message it sent and
+    the turn beside it in ``args`` (``engine/compiler/nodes/a2a.py``).
+    """
+    args = row["args"]
+    return row["tool"] == "a2a" and isinstance(args, dict) and {"turn", "message"} <= set(args)
+
+
 def _conversations(rows: list[dict[str, Any]]) -> list[RecordedA2aCall]:
     """Each ``a2a`` step's conversation from its turn records, oldest first.
 
     A step records what it sent at each turn (``{task_id, ...}``) and the remote
     task it got back (``reply``: the task's JSON); see ``engine/compiler/nodes/a2a.py``.
-    A conversation holds its turns up to the first that got no answer.
+    A conversation holds its turns up to the first that got no answer. It is the
+    node's by its path among subgraphs (``args.path``: ``engine/compiler/node_path.py``);
+    a record made before paths were kept is a top-level node's, whose path is its id.
     """
     sent: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
     first: dict[tuple[str, str], dict[str, Any]] = {}
@@ -331,11 +365,12 @@ def _conversations(rows: list[dict[str, Any]]) -> list[RecordedA2aCall]:
     for row in rows:
         args = dict(row["args"])
         turn, reply = int(args.pop("turn")), bool(args.pop("reply", False))
+        where = str(args.pop("path", row["node"]))
         value = dict(row["result"])
         if reply:
-            replies.setdefault((row["node"], str(value["id"])), {})[turn] = value
+            replies.setdefault((where, str(value["id"])), {})[turn] = value
         else:
-            call = (row["node"], str(value.pop("task_id")))
+            call = (where, str(value.pop("task_id")))
             first.setdefault(call, args)
             sent.setdefault(call, {})[turn] = value
     conversations = []

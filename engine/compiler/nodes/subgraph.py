@@ -8,6 +8,7 @@ from typing import Any
 from langgraph.types import Durability
 
 from plait.engine.compiler.context import CompileContext, Expr, Scope
+from plait.engine.compiler.node_path import within
 from plait.engine.compiler.nodes.base import Compute
 from plait.engine.spec.models import SubgraphNode
 
@@ -18,9 +19,17 @@ warnings.filterwarnings(
 
 
 def subgraph_compute(
-    ctx: CompileContext, *, ref: str, inputs: dict[str, str], detached: bool = False
+    ctx: CompileContext,
+    node_id: str,
+    *,
+    ref: str,
+    inputs: dict[str, str],
+    detached: bool = False,
 ) -> Compute:
-    """Invoke the child compiled for ``ref``; the result is its output state.
+    """Node ``node_id`` invokes the child compiled for ``ref``; the result is its output state.
+
+    The child's nodes run :func:`~plait.engine.compiler.node_path.within` ``node_id``
+    (and the map item's index, for an item): their paths start with it.
 
     Invoked from inside the node, the child inherits the parent's checkpointer
     and gets its own checkpoint namespace under the node, so an ``interrupt()``
@@ -42,11 +51,12 @@ def subgraph_compute(
         else:
             state = scope.state
             payload = {name: state[name] for name in child_inputs if name in state}
-        return dict(await graph.ainvoke(payload, durability=durability))
+        with within(node_id, scope.index):
+            return dict(await graph.ainvoke(payload, durability=durability))
 
     return compute
 
 
 def build(node_id: str, node: SubgraphNode, ctx: CompileContext) -> Compute:
     """The ``subgraph`` node's work."""
-    return subgraph_compute(ctx, ref=node.ref, inputs=node.input)
+    return subgraph_compute(ctx, node_id, ref=node.ref, inputs=node.input)
