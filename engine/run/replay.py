@@ -278,19 +278,28 @@ async def _history(
     if not snapshots:
         raise RecordingError(f"thread {thread_id!r} has no checkpoint: nothing ran on it")
     snapshots.reverse()  # oldest first
-    # Each checkpoint's pending writes, read in one query (a snapshot does not carry them).
-    root: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-    writes_of = {
-        stored.config["configurable"]["checkpoint_id"]: stored.pending_writes or []
-        async for stored in new_checkpointer(pool).alist(root)
-    }
+    # Each checkpoint's pending writes, read in one query (a snapshot does not carry them):
+    # the graph's, and its subgraphs' (each checkpointed in a namespace of its own).
+    writes_of: dict[str, list[tuple[str, str, Any]]] = {}
+    # The decisions taken at each checkpoint, by checkpoint id: ids grow with time in every
+    # namespace, so they sort in the order the steps that waited for them began.
+    taken: list[tuple[str, list[Any]]] = []
+    every: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    async for stored in new_checkpointer(pool).alist(every):
+        checkpoint_id = stored.config["configurable"]["checkpoint_id"]
+        writes = list(stored.pending_writes or [])
+        if not stored.config["configurable"].get("checkpoint_ns"):
+            writes_of[checkpoint_id] = writes
+        # An interrupt inside a subgraph is answered in the subgraph's task, not the node's.
+        taken.append((checkpoint_id, _resumes(writes)))
+    decisions = [
+        answer for _, answers in sorted(taken, key=lambda pair: pair[0]) for answer in answers
+    ]
     start: dict[str, Any] = {}
-    decisions: list[Any] = []
     steps: list[str] = []
     for snapshot in snapshots:
         steps.extend(sorted(name for name in snapshot.next if name != _START))
         writes = writes_of.get(snapshot.config["configurable"]["checkpoint_id"], [])
-        decisions.extend(_resumes(writes))
         if (snapshot.metadata or {}).get("source") == "input":
             for _task, channel, value in writes:
                 if not channel.startswith(("__", "branch:")):
