@@ -162,14 +162,7 @@ async def record_thread(
             "keep what the model said, then record a new run"
         )
     a2a_nodes = {name for name, node in spec.spec.nodes.items() if node.kind == "a2a"}
-    rows = await read_thread_results(pool, stored)
-    tools = [
-        RecordedToolCall(node=row["node"], tool=row["tool"], args=row["args"], result=row["result"])
-        for row in rows
-        if row["node"] not in a2a_nodes
-    ]
-    # An `a2a` node's records are the turns of its remote task, not tool results.
-    remote = _conversations([row for row in rows if row["node"] in a2a_nodes])
+    tools, remote = recorded_calls(await read_thread_results(pool, stored), a2a_nodes, thread_id)
     if remote and not any(call.turns for call in remote):
         names = ", ".join(dict.fromkeys(call.node for call in remote))
         raise RecordingError(
@@ -285,19 +278,28 @@ async def _history(
     if not snapshots:
         raise RecordingError(f"thread {thread_id!r} has no checkpoint: nothing ran on it")
     snapshots.reverse()  # oldest first
-    # Each checkpoint's pending writes, read in one query (a snapshot does not carry them).
-    root: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-    writes_of = {
-        stored.config["configurable"]["checkpoint_id"]: stored.pending_writes or []
-        async for stored in new_checkpointer(pool).alist(root)
-    }
+    # Each checkpoint's pending writes, read in one query (a snapshot does not carry them):
+    # the graph's, and its subgraphs' (each checkpointed in a namespace of its own).
+    writes_of: dict[str, list[tuple[str, str, Any]]] = {}
+    # The decisions taken at each checkpoint, by checkpoint id: ids grow with time in every
+    # namespace, so they sort in the order the steps that waited for them began.
+    taken: list[tuple[str, list[Any]]] = []
+    every: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    async for stored in new_checkpointer(pool).alist(every):
+        checkpoint_id = stored.config["configurable"]["checkpoint_id"]
+        writes = list(stored.pending_writes or [])
+        if not stored.config["configurable"].get("checkpoint_ns"):
+            writes_of[checkpoint_id] = writes
+        # An interrupt inside a subgraph is answered in the subgraph's task, not the node's.
+        taken.append((checkpoint_id, _resumes(writes)))
+    decisions = [
+        answer for _, answers in sorted(taken, key=lambda pair: pair[0]) for answer in answers
+    ]
     start: dict[str, Any] = {}
-    decisions: list[Any] = []
     steps: list[str] = []
     for snapshot in snapshots:
         steps.extend(sorted(name for name in snapshot.next if name != _START))
         writes = writes_of.get(snapshot.config["configurable"]["checkpoint_id"], [])
-        decisions.extend(_resumes(writes))
         if (snapshot.metadata or {}).get("source") == "input":
             for _task, channel, value in writes:
                 if not channel.startswith(("__", "branch:")):
@@ -318,12 +320,53 @@ async def _history(
     )
 
 
+def recorded_calls(
+    rows: list[dict[str, Any]], a2a_nodes: set[str], thread_id: str
+) -> tuple[list[RecordedToolCall], list[RecordedA2aCall]]:
+    """A thread's tool results (``rows``) as its tool calls and its ``a2a`` conversations.
+
+    ``a2a_nodes`` are the spec's top-level ``a2a`` nodes: a turn record made before
+    records kept the node's path is theirs. :class:`RecordingError` for such a record
+    of another node (an ``a2a`` node inside a subgraph, recorded by an older Plait):
+    which of the subgraphs' nodes it was is not known.
+    """
+    # An `a2a` node's records are the turns of its remote task, not tool results.
+    turns = [row for row in rows if _a2a_turn(row)]
+    unplaced = sorted(
+        {row["node"] for row in turns if "path" not in row["args"] and row["node"] not in a2a_nodes}
+    )
+    if unplaced:
+        raise RecordingError(
+            f"thread {thread_id!r} sent messages to remote agents from inside subgraphs "
+            f"({', '.join(unplaced)}) on a Plait that did not keep where those nodes ran, so "
+            "a replay could not tell their answers apart; record a new run"
+        )
+    tools = [
+        RecordedToolCall(node=row["node"], tool=row["tool"], args=row["args"], result=row["result"])
+        for row in rows
+        if not _a2a_turn(row)
+    ]
+    return tools, _conversations(turns)
+
+
+def _a2a_turn(row: dict[str, Any]) -> bool:
+    """Whether a row of the thread's tool results is an ``a2a`` node's turn record.
+
+    An ``a2a`` node records its turns as tool ``a2a`` with the message it sent and
+    the turn beside it in ``args`` (``engine/compiler/nodes/a2a.py``).
+    """
+    args = row["args"]
+    return row["tool"] == "a2a" and isinstance(args, dict) and {"turn", "message"} <= set(args)
+
+
 def _conversations(rows: list[dict[str, Any]]) -> list[RecordedA2aCall]:
     """Each ``a2a`` step's conversation from its turn records, oldest first.
 
     A step records what it sent at each turn (``{task_id, ...}``) and the remote
     task it got back (``reply``: the task's JSON); see ``engine/compiler/nodes/a2a.py``.
-    A conversation holds its turns up to the first that got no answer.
+    A conversation holds its turns up to the first that got no answer. It is the
+    node's by its path among subgraphs (``args.path``: ``engine/compiler/node_path.py``);
+    a record made before paths were kept is a top-level node's, whose path is its id.
     """
     sent: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
     first: dict[tuple[str, str], dict[str, Any]] = {}
@@ -331,11 +374,12 @@ def _conversations(rows: list[dict[str, Any]]) -> list[RecordedA2aCall]:
     for row in rows:
         args = dict(row["args"])
         turn, reply = int(args.pop("turn")), bool(args.pop("reply", False))
+        where = str(args.pop("path", row["node"]))
         value = dict(row["result"])
         if reply:
-            replies.setdefault((row["node"], str(value["id"])), {})[turn] = value
+            replies.setdefault((where, str(value["id"])), {})[turn] = value
         else:
-            call = (row["node"], str(value.pop("task_id")))
+            call = (where, str(value.pop("task_id")))
             first.setdefault(call, args)
             sent.setdefault(call, {})[turn] = value
     conversations = []

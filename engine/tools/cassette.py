@@ -13,9 +13,16 @@ the recording holds there.
 
 Replies are matched per node in call order (a map's items running at once may
 ask in another order than they did when recorded); tool results by node, tool
-and arguments, each used once; an ``a2a`` node's first message by node, agent,
-text and data (each recorded conversation used once), and each decision it
-sends back must be the one the recorded run sent.
+and arguments, each used once; an ``a2a`` node's first message by the node's
+path, agent, text and data (each recorded conversation used once), and each
+decision it sends back must be the one the recorded run sent.
+
+Model replies and tool results are kept under the id of the node that asked,
+whatever subgraph it ran in. An ``a2a`` node's conversations are kept under its
+path among subgraphs (``engine/compiler/node_path.py``): its id at the top level
+(as recordings made before paths were kept hold them), ``office/desk/file_claim``
+in node ``desk`` of the subgraph node ``office`` runs, ``claims[1]/file_claim`` in
+the subgraph of item 1 of map ``claims``. Its divergence names that path.
 """
 
 from __future__ import annotations
@@ -73,7 +80,8 @@ class RecordedA2aTurn:
 class RecordedA2aCall:
     """One ``a2a`` step's conversation with its remote agent, as recorded.
 
-    ``args`` is what the step sent first: ``{agent, message, data}``.
+    ``node`` is the node's path among subgraphs (its id at the top level); ``args`` is
+    what the step sent first: ``{agent, message, data}``.
     """
 
     node: str
@@ -148,6 +156,7 @@ class Cassette:
     def a2a_message(self, node: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
         """The remote task as it settled after ``node`` sent its first message (``args``).
 
+        ``node`` is the node's path (:mod:`plait.engine.compiler.node_path`).
         :class:`Diverged` when no recorded conversation of ``node`` that is not
         begun yet sent the same agent the same text and data.
         """

@@ -25,7 +25,10 @@ The flow of one step (docs/a2a.md):
 Each turn (the message, then each decision sent back) has two records under
 the step's key: what was sent (``<key>:<turn>``: the task id, or the decision),
 written before it is sent; and what the remote answered (``<key>:<turn>:reply``:
-the task once it finished or waited for input, :func:`task_json`). ``plait
+the task once it finished or waited for input, :func:`task_json`). Both carry
+the node's path among subgraphs (``path`` beside the message in their ``args``:
+``engine/compiler/node_path.py``), so a node inside a ``subgraph`` or a map
+item's subgraph is told apart from a node of the same id elsewhere. ``plait
 record`` reads both, and ``plait replay`` plays the answers back: with a
 cassette in play (``engine/tools/cassette.py``) the node talks to
 :class:`_Replayed` instead of the agent, so nothing is sent and no header secret
@@ -67,6 +70,7 @@ from google.protobuf.struct_pb2 import Value
 from langgraph.types import interrupt
 
 from plait.engine.compiler.context import CompileContext, Expr, Scope
+from plait.engine.compiler.node_path import node_path
 from plait.engine.compiler.nodes.base import Compute
 from plait.engine.errors import NodeError
 from plait.engine.governance.audit import run_id_of
@@ -299,16 +303,18 @@ class _Replayed:
     """The agent as a replay's recording holds it (``plait replay``): nothing is sent.
 
     Each answer is the recorded task of that turn, announced as one custom event
-    (the live stream's updates in between were not recorded).
+    (the live stream's updates in between were not recorded). The recording is
+    asked by the node's path (``where``), which a divergence names.
     """
 
     node_id: str
+    where: str
     cassette: Cassette
     args: dict[str, Any]
 
     async def begin(self, message: Message, record_task: _RecordTask) -> Task:
         """The recorded answer to the same first message (:class:`Diverged` without one)."""
-        task = self._announced(self.cassette.a2a_message(self.node_id, self.args))
+        task = self._announced(self.cassette.a2a_message(self.where, self.args))
         await record_task(task.id, task.context_id)
         return task
 
@@ -319,7 +325,7 @@ class _Replayed:
     async def reply(self, task: Task, decision: Decision, message: Message) -> Task:
         """The recorded answer to the same decision (:class:`Diverged` without one)."""
         sent = decision.model_dump(exclude_none=True)
-        return self._announced(self.cassette.a2a_follow_up(self.node_id, task.id, sent))
+        return self._announced(self.cassette.a2a_follow_up(self.where, task.id, sent))
 
     async def cancel(self) -> None:
         """Nothing is live: a recorded task has settled."""
@@ -353,19 +359,21 @@ def build(node_id: str, node: A2aNode, ctx: CompileContext) -> Compute:
         target = scope.render(node.url) if node.url is not None else None
         card_url = scope.render(node.card) if node.card is not None else None
         args = {"agent": target or card_url or "agent", "message": text, "data": data}
+        where = node_path(node_id)
         cassette = current_cassette()
         # The span sees the error as raised below, with the secrets redacted.
         with tracing.agent_call(node_id, node=node_id, url=target or card_url):
             if cassette is not None:
                 # A replay: the recorded answers were redacted when recorded, so the
                 # headers' secrets are not needed (a replay needs no credentials).
-                return await _follow(node_id, scope, args, {}, _Replayed(node_id, cassette, args))
+                replayed = _Replayed(node_id, where, cassette, args)
+                return await _follow(node_id, where, scope, args, {}, replayed)
             secrets = await resolve(source_of(scope.config), secret_names)
             headers = {header: secrets[name] for header, name in node.headers.items()}
             try:
                 async with httpx.AsyncClient(headers=headers, timeout=request_timeout) as http:
                     remote = _Live(node_id, await _connect(http, target, card_url))
-                    return await _follow(node_id, scope, args, secrets, remote)
+                    return await _follow(node_id, where, scope, args, secrets, remote)
             except NodeError:
                 raise
             except (httpx.HTTPError, OSError) as exc:
@@ -389,6 +397,7 @@ async def _connect(http: httpx.AsyncClient, target: str | None, card_url: str | 
 
 async def _follow(
     node_id: str,
+    where: str,
     scope: Scope,
     args: dict[str, Any],
     secrets: Mapping[str, str],
@@ -417,7 +426,7 @@ async def _follow(
             run_id=run_id,
             node=node_id,
             tool="a2a",
-            args={**args, "turn": turn, **({"reply": True} if reply else {})},
+            args={**args, "path": where, "turn": turn, **({"reply": True} if reply else {})},
         )
 
     async def recorded(turn: int) -> dict[str, Any] | None:

@@ -52,7 +52,7 @@ def item_compute(ctx: CompileContext, node_id: str, do: MapItemNode) -> Compute:
             ctx, function=_required(node_id, "function", do.function), args=do.args
         )
     return subgraph_compute(
-        ctx, ref=_required(node_id, "ref", do.ref), inputs=do.input, detached=True
+        ctx, node_id, ref=_required(node_id, "ref", do.ref), inputs=do.input, detached=True
     )
 
 

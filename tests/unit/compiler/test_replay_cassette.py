@@ -1,11 +1,23 @@
 """A replay's cassette inside compiled nodes: a map item that leaves the recording ends the
-run (it is not one lost item), an agent does not hand the divergence to its model."""
+run (it is not one lost item), an agent does not hand the divergence to its model, and an
+``a2a`` node in a subgraph or a map item's subgraph takes the answers kept at its path."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from plait.engine.tools.cassette import Cassette, Diverged, RecordedModelCall, playing
+from plait.engine.spec.document import LoadedSpec
+from plait.engine.spec.registry import SpecRegistry
+from plait.engine.tools.cassette import (
+    Cassette,
+    Diverged,
+    RecordedA2aCall,
+    RecordedA2aTurn,
+    RecordedModelCall,
+    playing,
+)
 from tests.unit.compiler.helpers import Runner, chain, make_spec, scripted
 
 
@@ -44,3 +56,149 @@ async def test_with_every_reply_recorded_the_map_takes_them_and_calls_nothing() 
 
     assert sorted(out["answers"]) == ["recorded 0", "recorded 1"]
     assert cassette.unused() == (0, 0, 0)
+
+
+# --------------------------------------------------------------------------- a2a in subgraphs
+
+#: Where nothing listens: a node that called its agent would fail to connect.
+NOWHERE = "http://127.0.0.1:9"
+SENT = {"agent": NOWHERE, "message": "Taxi 42", "data": None}
+
+
+def _desk() -> LoadedSpec:
+    """A child whose one node asks the remote agent, with a header secret."""
+    return make_spec(
+        {
+            "file_claim": {
+                "kind": "a2a",
+                "url": "{{ state.agent_url }}",
+                "message": "{{ state.request }}",
+                "headers": {"x-desk-token": "DESK_TOKEN"},
+                "writes": {"remote": "result"},
+            }
+        },
+        chain("file_claim"),
+        {"agent_url": {"default": NOWHERE}, "request": {}, "remote": {}},
+        name="desk",
+        output=["remote"],
+        secrets=["DESK_TOKEN"],
+    )
+
+
+def _office() -> LoadedSpec:
+    """A child that runs ``desk``: its node is two subgraphs deep from the top."""
+    return make_spec(
+        {"desk": {"kind": "subgraph", "ref": "desk@1.0.0", "writes": {"remote": "result.remote"}}},
+        chain("desk"),
+        {"agent_url": {"default": NOWHERE}, "request": {}, "remote": {}},
+        name="office",
+        output=["remote"],
+    )
+
+
+def _claims() -> LoadedSpec:
+    """``file_claim`` at the top, in ``office/desk``, and in each item of map ``small``.
+
+    Every one of them sends the same agent the same text.
+    """
+    return make_spec(
+        {
+            "file_claim": {
+                "kind": "a2a",
+                "url": "{{ state.agent_url }}",
+                "message": "{{ state.request }}",
+                "writes": {"top": "result.task_id"},
+            },
+            "office": {
+                "kind": "subgraph",
+                "ref": "office@1.0.0",
+                "writes": {"nested": "result.remote.task_id"},
+            },
+            "small": {
+                "kind": "map",
+                "items": "state.smalls",
+                "do": {
+                    "kind": "subgraph",
+                    "ref": "desk@1.0.0",
+                    "input": {"request": "item"},
+                    "result": "result.remote.task_id",
+                },
+                "output": "items",
+            },
+        },
+        chain("file_claim", "office", "small"),
+        {
+            "agent_url": {"default": NOWHERE},
+            "request": {},
+            "smalls": {},
+            "top": {},
+            "nested": {},
+            "items": {},
+        },
+    )
+
+
+def _settled(task_id: str) -> RecordedA2aCall:
+    """One conversation: the remote paid at once, as task ``task_id``."""
+    task = {
+        "id": task_id,
+        "contextId": f"c-{task_id}",
+        "status": {"state": "TASK_STATE_COMPLETED"},
+        "artifacts": [{"artifactId": "a", "parts": [{"text": f"paid by {task_id}"}]}],
+    }
+    return RecordedA2aCall("?", SENT, [RecordedA2aTurn(None, task)])
+
+
+def _at(path: str, task_id: str) -> RecordedA2aCall:
+    return replace(_settled(task_id), node=path)
+
+
+def _runner() -> Runner:
+    return Runner(_claims(), SpecRegistry([_desk(), _office()]))
+
+
+async def test_each_a2a_node_takes_the_answers_recorded_at_its_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("DESK_TOKEN", raising=False)  # a replay reads no header secret
+    recorded = [  # the reverse of the order asked, so matching by id alone would mix them up
+        _at("small[1]/file_claim", "t-item-1"),
+        _at("small[0]/file_claim", "t-item-0"),
+        _at("office/desk/file_claim", "t-nested"),
+        _at("file_claim", "t-top"),  # what recordings made before paths hold
+    ]
+
+    with playing(Cassette([], [], recorded)) as cassette:
+        out = await _runner().start({"request": "Taxi 42", "smalls": ["Taxi 42", "Taxi 42"]})
+
+    assert (out["top"], out["nested"], out["items"]) == (
+        "t-top",
+        "t-nested",
+        ["t-item-0", "t-item-1"],
+    )
+    assert cassette.unused() == (0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("recorded", "diverged"),
+    [
+        # Recorded under the bare id (or at another depth): not this node's.
+        (["file_claim", "file_claim", "small[0]/file_claim"], "office/desk/file_claim"),
+        (["file_claim", "desk/file_claim"], "office/desk/file_claim"),
+        # Each item has its own answers: item 1's are not item 0's.
+        (["file_claim", "office/desk/file_claim", "small[1]/file_claim"], "small[0]/file_claim"),
+    ],
+)
+async def test_an_a2a_node_with_no_answer_at_its_path_diverges_naming_the_path(
+    recorded: list[str], diverged: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DESK_TOKEN", raising=False)
+    calls = [_at(path, f"t-{i}") for i, path in enumerate(recorded)]
+
+    with playing(Cassette([], [], calls)), pytest.raises(Diverged) as raised:
+        await _runner().start({"request": "Taxi 42", "smalls": ["Taxi 42"]})
+
+    assert str(raised.value) == (
+        f"node {diverged!r}: diverged from the recording: it sent {NOWHERE!r} the message "
+        "'Taxi 42'; the recorded run sent no such message here"
+    )

@@ -106,3 +106,10 @@ async def test_map_over_a_subgraph_runs_each_item_detached() -> None:
     )
     out = await Runner(parent, SpecRegistry([child])).start({"ns": [1, 2, 3]})
     assert out["out"] == [10, 20, 30]
+
+    # As Plait runs it (runner.py, workers): durability "sync", which the items' children,
+    # run with no checkpointer, must not inherit (LangGraph waits there for a save that is
+    # never made: AttributeError '_put_checkpoint_fut').
+    durable = Runner(parent, SpecRegistry([child]), thread="durable")
+    out = dict(await durable.graph.ainvoke({"ns": [4, 5]}, durable.config, durability="sync"))
+    assert out["out"] == [40, 50]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plait.engine.run.replay import Ending, Recording, RecordingError, compare
+from plait.engine.run.replay import Ending, Recording, RecordingError, compare, recorded_calls
 from plait.engine.tools.cassette import (
     Cassette,
     Diverged,
@@ -220,3 +220,85 @@ def test_a_file_that_is_not_a_recording_is_refused() -> None:
         Recording.from_json({"graph": "x"})
     with pytest.raises(RecordingError, match="missing or malformed"):
         Recording.from_json({"format": "plait-recording/v1", "graph": "x"})
+
+
+def _turn_rows(
+    node: str, path: str | None, task_id: str, message: str = "Taxi 42"
+) -> list[dict[str, object]]:
+    """The two records of an ``a2a`` step's first turn, as the node writes them."""
+    args: dict[str, object] = {"agent": AGENT, "message": message, "data": None}
+    if path is not None:
+        args["path"] = path
+    task = {"id": task_id, "status": {"state": "TASK_STATE_COMPLETED"}}
+    return [
+        {"node": node, "tool": "a2a", "args": {**args, "turn": 0}, "result": {"task_id": task_id}},
+        {"node": node, "tool": "a2a", "args": {**args, "turn": 0, "reply": True}, "result": task},
+    ]
+
+
+def test_a2a_turns_are_kept_by_the_nodes_path() -> None:
+    rows = [
+        *_turn_rows("file_claim", "file_claim", "t-top"),
+        *_turn_rows("file_claim", "office/desk/file_claim", "t-nested"),
+        *_turn_rows("file_claim", "small[0]/file_claim", "t-item-0"),
+        *_turn_rows("file_claim", "small[1]/file_claim", "t-item-1"),
+        {"node": "lookup", "tool": "search", "args": {"q": "x"}, "result": {"hits": 1}},
+        # A tool that happens to be called a2a is a tool.
+        {"node": "lookup", "tool": "a2a", "args": {"q": "x"}, "result": 1},
+    ]
+
+    tools, remote = recorded_calls(rows, {"file_claim"}, "thread-1")
+
+    assert [(call.node, call.tool) for call in tools] == [("lookup", "search"), ("lookup", "a2a")]
+    assert [(call.node, call.turns[0].task["id"]) for call in remote] == [
+        ("file_claim", "t-top"),
+        ("office/desk/file_claim", "t-nested"),
+        ("small[0]/file_claim", "t-item-0"),
+        ("small[1]/file_claim", "t-item-1"),
+    ]
+    # What the step sent, without the turn and path beside it.
+    assert {tuple(call.args.items()) for call in remote} == {
+        (("agent", AGENT), ("message", "Taxi 42"), ("data", None))
+    }
+
+
+def test_a_top_level_nodes_turns_recorded_before_paths_are_its_own() -> None:
+    _, remote = recorded_calls(_turn_rows("file_claim", None, "t-1"), {"file_claim"}, "thread-1")
+
+    assert [(call.node, len(call.turns)) for call in remote] == [("file_claim", 1)]
+
+
+def test_a_subgraph_nodes_turns_recorded_before_paths_are_refused() -> None:
+    rows = [*_turn_rows("file_claim", None, "t-1"), *_turn_rows("ask_desk", None, "t-2")]
+
+    with pytest.raises(
+        RecordingError,
+        match=r"thread 'thread-1' sent messages to remote agents from inside subgraphs "
+        r"\(ask_desk\) on a Plait that did not keep where those nodes ran",
+    ):
+        recorded_calls(rows, {"file_claim"}, "thread-1")
+
+
+def test_a_recording_of_a2a_nodes_in_subgraphs_reads_back_as_written() -> None:
+    calls = [
+        RecordedA2aCall(path, {"agent": AGENT, "message": "m", "data": None}, [])
+        for path in ("file_claim", "office/desk/file_claim", "small[1]/file_claim")
+    ]
+    recording = Recording(
+        graph="g",
+        version="1.0.0",
+        digest="d",
+        thread_id="t",
+        input={},
+        decisions=[],
+        model_calls=[],
+        tool_calls=[],
+        a2a_calls=calls,
+        expected=_ending(),
+    )
+
+    data = recording.to_json()
+
+    assert data["format"] == "plait-recording/v1"
+    assert [call["node"] for call in data["a2a_calls"]] == [call.node for call in calls]
+    assert Recording.from_json(data) == recording
