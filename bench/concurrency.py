@@ -152,6 +152,16 @@ async def main() -> None:
             + "."
         )
     met = all(verdicts)
+    most, fewer = plait[-1], plait[:-1]
+    holds = ""
+    if fewer:
+        best = max(fewer, key=lambda level: level.timings.throughput)
+        kept = most.timings.throughput / best.timings.throughput
+        holds = (
+            f"\nAt {most.concurrency} runs at once Plait keeps **{kept:.2f}x** its throughput at "
+            f"{best.concurrency} ({most.timings.throughput:.1f} against "
+            f"{best.timings.throughput:.1f} runs/s).\n"
+        )
     options = serve_options(args)
     command = (
         f"bench/concurrency.py --levels {args.levels} --runs {args.runs} "
@@ -179,7 +189,7 @@ tree + Postgres + the client.
 
 {"Meets" if met else "Misses"} the goal at every level (Plait >= 0.8x the floor, never
 falling as concurrency rises).
-"""
+{holds}"""
     print(body)
     if not args.no_readme:
         write_section(args.section, body)
