@@ -134,6 +134,11 @@ def test_a_wait_reads_as_a_time_of_day_and_counts_in_the_run(
     expect(outcome.locator("h3")).to_contain_text(re.compile(r"· [2-9]\.\d s"))
     reply = page.locator('[data-testid="timeline-step"][data-node="reply"] .timeline-at')
     expect(reply).to_have_text(re.compile(r"^\+[2-9]\.\d s$"))
+    # The wait step is placed where it began (the run's first step), not where the timer's
+    # resume run re-entered it; it lasted the wait.
+    hold = page.locator('[data-testid="timeline-step"][data-node="hold"]')
+    expect(hold.locator(".timeline-at")).to_have_text(re.compile(r"^\+\d{1,3} ms$"))
+    expect(hold.get_by_test_id("timeline-duration")).to_have_text(re.compile(r"^[2-9]\.\d s$"))
     # The timer's resume run is read back from the server: the run still says what it ran.
     expect(page.get_by_test_id("run-ran")).to_have_text("This run ran version 1.0.0.")
     expect(page.get_by_test_id("run-phase")).to_contain_text("succeeded")

@@ -212,8 +212,18 @@ function startStep(tl: Timeline, task: Data, superstep: number | null, at: strin
   const previous = lastStepOf(tl, node);
   const parked = previous >= 0 ? (tl.entries[previous] as TimelineStep) : null;
   if (parked && parked.status === "waiting" && parked.run < tl.run) {
-    // A resume runs the parked node again: the same visit, now with its decision.
-    const resumed: TimelineStep = { ...parked, run: tl.run, status: "running", startedAt: at, endedAt: null, durationMs: null, output: null };
+    // A resume runs the parked node again: the same visit, now with its decision. It keeps
+    // its first start: the step began when it first ran (a timer's wait is part of it), and
+    // the timeline places it there, not where the resume re-entered it.
+    const resumed: TimelineStep = {
+      ...parked,
+      run: tl.run,
+      status: "running",
+      startedAt: parked.startedAt ?? at,
+      endedAt: null,
+      durationMs: null,
+      output: null,
+    };
     return { ...replace(tl, previous, resumed), byTask: { ...tl.byTask, [id]: previous } };
   }
   const known = tl.byTask[id];
@@ -508,9 +518,8 @@ export function stepsOf(timeline: Timeline): TimelineStep[] {
 }
 
 /**
- * When the shown run began and last did something, from every time the timeline holds:
- * a resumed step keeps only its resumed start, so a wait (a timer, a person) before it
- * counts through the note that says so.
+ * When the shown run began and last did something: the earliest time the timeline holds
+ * (a step's start, or a note's) and the latest step's end.
  */
 export function runSpan(timeline: Timeline): { startedAt: string | null; endedAt: string | null } {
   const starts: string[] = [];
