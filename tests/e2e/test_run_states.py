@@ -4,6 +4,7 @@ Real Chromium, real ``plait serve``, real Postgres."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from plait.engine.run.states import STATES, state_label
 from tests.e2e.conftest import screenshot
 from tests.e2e.helpers import api, newest_thread, open_graph, run_words_seen, watch_run_words
 from tests.e2e.test_run_story import run_from_editor, show_run_panel
+from tests.integration.mcp.conftest import DemoServer, free_port, serve_demo_http
 from tests.integration.server.harness import Cluster
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
@@ -20,16 +22,22 @@ RESEARCH = "research-team"
 #: Its example: 5 topics, one source hangs and one topic is unknown (min_success 3).
 LOST = "partial: 2 of 5 items lost"
 #: What the run view's line may say: the server's words for each state, a timer's time of
-#: day, and the editor's own for no run and for a run not created yet.
+#: day, the tools an MCP task waits on, and the editor's own for no run and for a run not
+#: created yet.
 LINE_WORDS = {"No run", "starting", *(state_label(state) for state in STATES)}
 TIMER_WORDS = re.compile(r"^waiting until \d\d:\d\d:\d\d$")
+TOOL_WORDS = re.compile(r"^waiting for [\w.-]+/[\w.-]+(, [\w.-]+/[\w.-]+)*$")
 
 
 def assert_only_state_words(page: Page) -> None:
     """Every text the run view's line showed since ``watch_run_words`` is one of its words."""
     seen = run_words_seen(page, "line")
     assert seen, "the run line was never seen"
-    strays = [text for text in seen if text not in LINE_WORDS and not TIMER_WORDS.match(text)]
+    strays = [
+        text
+        for text in seen
+        if text not in LINE_WORDS and not TIMER_WORDS.match(text) and not TOOL_WORDS.match(text)
+    ]
     assert strays == [], f"the run line showed {strays} (all it showed: {seen})"
 
 
@@ -166,3 +174,79 @@ def test_a_run_that_ends_never_shows_a_raw_status(editor: Page, plait_server: Cl
     assert_only_state_words(page)
     assert run_words_seen(page, "line")[-1] == "succeeded"
     assert run_words_seen(page, "heading") == ["Succeeded"]
+
+
+#: A call of the demo server's task tool: the run parks on the MCP task (a minute long).
+MCP_TASK = """\
+apiVersion: plait/v1
+kind: Graph
+metadata:
+  name: e2e-mcp-task
+  version: "1.0.0"
+spec:
+  state:
+    topic: {type: string}
+    seconds: {type: number}
+    report: {type: object}
+  input: [topic, seconds]
+  output: [report]
+  mcp_servers:
+    demo: {transport: http, url: "URL"}
+  tools:
+    slow_report: {kind: mcp, server: demo, task: true}
+  nodes:
+    report:
+      kind: tool
+      tool: slow_report
+      args: {topic: state.topic, seconds: state.seconds}
+      output: report
+  edges:
+    - {from: START, to: report}
+    - {from: report, to: END}
+  examples:
+    - name: slow
+      input: {topic: quarterly, seconds: 60}
+"""
+
+
+@pytest.fixture(scope="module")
+def demo_mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
+    """The repository's demo MCP server over streamable HTTP (its ``slow_report`` is a task)."""
+    with serve_demo_http(tmp_path_factory.mktemp("mcp-demo"), free_port()) as server:
+        yield server
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
+def test_a_run_parked_on_an_mcp_task_waits_for_the_tool_not_a_person(
+    editor: Page, plait_server: Cluster, demo_mcp: DemoServer, size: tuple[int, int]
+) -> None:
+    page = editor
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    base = plait_server.url
+    with api(base) as http:
+        answer = http.post("/graphs", json={"yaml": MCP_TASK.replace("URL", demo_mcp.url)})
+        assert answer.status_code in (200, 201, 409), answer.text
+    open_graph(page, base, "e2e-mcp-task", "1.0.0")
+    watch_run_words(page)
+    run_from_editor(page)
+
+    outcome = page.get_by_test_id("run-outcome")
+    expect(outcome).to_have_attribute("data-state", "waiting_for_tool", timeout=20_000)
+    expect(page.get_by_test_id("run-phase")).to_contain_text("waiting for demo/slow_report")
+    # From the stream's end to the run's row, the kind of wait the stream told: never a person.
+    assert_only_state_words(page)
+    assert "waiting for a person" not in run_words_seen(page, "line")
+    assert run_words_seen(page, "heading") == ["Waiting for a tool"]
+
+    # Nobody is asked: no approval card, and the card and the timeline say which tool.
+    expect(page.get_by_test_id("approval-card")).to_have_count(0)
+    expect(page.get_by_test_id("node-tokens")).to_have_text("waiting for demo/slow_report")
+    expect(page.locator('[data-testid="timeline-note"][data-type="tool"]')).to_have_text(
+        re.compile("report waits for demo/slow_report")
+    )
+    screenshot(page, f"run-waiting-tool-{size[0]}x{size[1]}")
+
+    # Deleting the thread cancels the task: nothing resumes later on the shared server.
+    thread = newest_thread(base, "e2e-mcp-task")
+    with api(base) as http:
+        assert http.delete(f"/threads/{thread['thread_id']}").status_code in (200, 204)

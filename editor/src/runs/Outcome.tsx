@@ -55,7 +55,9 @@ export function Outcome() {
   const steps = useRunStore((s) => s.steps);
   const timeline = useRunStore((s) => s.timeline);
   const ended = useRunStore((s) => s.ended);
+  const approvals = useRunStore((s) => s.approvals);
   const timers = useRunStore((s) => s.timers);
+  const tools = useRunStore((s) => s.tools);
   const threadId = useRunStore((s) => s.threadId);
   const graph = useEditorStore((s) => s.graphName);
   const text = useEditorStore((s) => s.derivedYaml);
@@ -78,7 +80,7 @@ export function Outcome() {
     fmt.tokens(tokensIn, tokensOut),
     fmt.cost(total),
   ].filter(Boolean);
-  const state = shownState(phase, ended, timers);
+  const state = shownState(phase, ended, { approvals, timers, tools });
   const heading = stateHeading(state);
   // The state's words when they tell more than the heading (how many items a map lost, until when).
   const detail = state.label.toLowerCase() !== heading.toLowerCase() && state.tone !== "ok" ? state.label : null;

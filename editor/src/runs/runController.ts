@@ -8,7 +8,7 @@ import { approvals, resumedRun, runs, threads, type Decision } from "../api/clie
 import type { SseMessage } from "../api/sse";
 import { eventsOf, runOf } from "./runApi";
 import { runState } from "./runStates";
-import { type ApprovalRequest, approvalRequest, timerWait, useRunStore } from "./runStore";
+import { type ApprovalRequest, approvalRequest, timerWait, toolPark, useRunStore } from "./runStore";
 
 /**
  * The stream modes the editor's runs ask for: `debug` (not `tasks`) because its
@@ -174,7 +174,7 @@ async function noteEnded(): Promise<void> {
  * steps of other forks are ignored.
  */
 export async function reconcile(): Promise<void> {
-  const { threadId, nodeStatus, approvals: known, timers: knownTimers } = useRunStore.getState();
+  const { threadId, nodeStatus, approvals: known, timers: knownTimers, tools: knownTools } = useRunStore.getState();
   if (!threadId) return;
   const history = await threads.history(threadId, 500);
   const latest = history[0];
@@ -186,13 +186,16 @@ export async function reconcile(): Promise<void> {
   const settled = { ...nodeStatus };
   const approvals = { ...known };
   const timers = { ...knownTimers };
-  // Interrupts pending on the newest checkpoint: the approvals and timers the thread waits for.
+  const tools = { ...knownTools };
+  // Interrupts pending on the newest checkpoint: the approvals, timers and MCP tasks the thread waits for.
   for (const task of latest.tasks)
     for (const item of task.interrupts) {
       const request = approvalRequest(item as unknown as Record<string, unknown>);
       if (request && !approvals[request.node]) approvals[request.node] = request;
       const timer = timerWait(item as unknown as Record<string, unknown>);
       if (timer) timers[timer.node] = timer.until;
+      const tool = toolPark(item as unknown as Record<string, unknown>);
+      if (tool) tools[tool.node] = tool.tool;
     }
   for (const node of Object.keys(settled)) {
     const task = latest.tasks.find((t) => t.name === node);
@@ -206,6 +209,7 @@ export async function reconcile(): Promise<void> {
     nodeStatus: settled,
     approvals: waiting ? approvals : {},
     timers: waiting ? timers : {},
+    tools: waiting ? tools : {},
     ...(waiting && useRunStore.getState().phase === "success" ? { phase: "waiting" as const } : {}),
   });
 }

@@ -70,9 +70,9 @@ describe("runState's words for a time", () => {
 });
 
 describe("shownState: the shown run's words before and after the server's state is read", () => {
-  const none = {};
-  // The server's labels (engine/run/states.py state_label) and the editor's two for no run and one not created yet.
-  const words = ["No run", "starting", "running", "waiting for a person", "succeeded", "failed"];
+  const none = { approvals: {}, timers: {}, tools: {} };
+  // The server's labels (engine/run/states.py state_label) and the editor's own for no run, one not created yet and a wait of unknown kind.
+  const words = ["No run", "starting", "running", "waiting", "succeeded", "failed"];
 
   it("never shows a phase's own word: the stream's end comes before the run's row", () => {
     const phases: RunPhase[] = ["idle", "starting", "running", "waiting", "success", "error"];
@@ -83,10 +83,23 @@ describe("shownState: the shown run's words before and after the server's state 
 
   it("says a parked wait's time, the earliest of its timers, before the server does", () => {
     const timers = { later: "2026-12-03T16:20:00Z", hold: "2026-12-03T16:09:08Z" };
-    const shown = shownState("waiting", null, timers);
+    const shown = shownState("waiting", null, { ...none, timers });
     expect(shown).toEqual({ state: "waiting_for_timer", label: `waiting until ${soon("2026-12-03T16:09:08Z")}`, tone: "waiting" });
     expect(stateHeading(shown)).toBe("Waiting for a timer");
-    expect(stateHeading(shownState("waiting", null, none))).toBe("Waiting for a person");
+  });
+
+  it("tells a wait for a tool's MCP task from a wait for a person, as the server does", () => {
+    const tools = { report: "demo/slow_report", other: "demo/slow_report", fetch: "archive/fetch" };
+    const shown = shownState("waiting", null, { ...none, tools });
+    // The server's words (engine/run/states.py state_label): its tools, sorted, each once.
+    expect(shown).toEqual({ state: "waiting_for_tool", label: "waiting for archive/fetch, demo/slow_report", tone: "waiting" });
+    expect(stateHeading(shown)).toBe("Waiting for a tool");
+    // A person asked among them: the person is the one to act (waiting_on).
+    const asked = shownState("waiting", null, { ...none, tools, approvals: { approve: {} }, timers: { hold: "2026-12-03T16:09:08Z" } });
+    expect(stateHeading(asked)).toBe("Waiting for a person");
+    expect(stateHeading(shownState("waiting", null, { ...none, tools, timers: { hold: "2026-12-03T16:09:08Z" } }))).toBe("Waiting for a tool");
+    // Interrupts of no known kind: waiting, for nobody named.
+    expect(shownState("waiting", null, none)).toEqual({ state: "waiting", label: "waiting", tone: "waiting" });
   });
 
   it("takes the server's state once read", () => {

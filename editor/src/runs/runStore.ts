@@ -58,6 +58,8 @@ interface RunState {
   approvals: Record<string, ApprovalRequest>;
   /** `wait` nodes parked on their durable timer: node -> the ISO time it waits until. */
   timers: Record<string, string>;
+  /** Nodes parked on an MCP task (the server's poller resumes them): node -> `server/tool`. */
+  tools: Record<string, string>;
   log: LogLine[];
   /** The run's story: a step per node execution, notes for the run as a whole. */
   timeline: Timeline;
@@ -96,6 +98,7 @@ const empty = {
   steps: [],
   approvals: {},
   timers: {},
+  tools: {},
   log: [],
   timeline: EMPTY_TIMELINE,
   updatedSince: [] as string[],
@@ -122,7 +125,7 @@ export const useRunStore = create<RunState>()((set, get) => ({
     const nodeStatus = { ...get().nodeStatus };
     for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
     const timeline = nextRun(get().timeline);
-    set({ runId, phase: "running", error: null, approvals: {}, timers: {}, nodeStatus, timeline, updatedSince: [], ended: null });
+    set({ runId, phase: "running", error: null, approvals: {}, timers: {}, tools: {}, nodeStatus, timeline, updatedSince: [], ended: null });
   },
 
   apply(message) {
@@ -163,7 +166,10 @@ export const useRunStore = create<RunState>()((set, get) => ({
   },
 }));
 
-type Snapshot = Pick<RunState, "runId" | "phase" | "error" | "nodeStatus" | "tokens" | "steps" | "approvals" | "timers" | "log" | "timeline" | "updatedSince">;
+type Snapshot = Pick<
+  RunState,
+  "runId" | "phase" | "error" | "nodeStatus" | "tokens" | "steps" | "approvals" | "timers" | "tools" | "log" | "timeline" | "updatedSince"
+>;
 
 /** Fold one stream message into the run state (pure; exported for tests). */
 export function reduce(state: Snapshot, message: SseMessage & { at?: string | null }): Partial<Snapshot> {
@@ -217,7 +223,7 @@ function reduceStatus(state: Snapshot, message: SseMessage): Partial<Snapshot> {
     }
     case "end": {
       if (state.phase === "error") return { log };
-      const parked = Object.keys(state.approvals).length + Object.keys(state.timers).length > 0;
+      const parked = Object.keys(state.approvals).length + Object.keys(state.timers).length + Object.keys(state.tools).length > 0;
       return { phase: parked ? "waiting" : "success", log };
     }
     default:
@@ -246,15 +252,21 @@ function updatesEvent(state: Snapshot, data: Record<string, unknown> | null): Pa
   const nodeStatus = { ...state.nodeStatus };
   let approvals = state.approvals;
   let timers = state.timers;
+  let tools = state.tools;
   let phase = state.phase;
   for (const [key, value] of Object.entries(data)) {
     if (key === "__interrupt__") {
       for (const item of Array.isArray(value) ? value : []) {
         const timer = timerWait(item as Record<string, unknown>);
+        const tool = toolPark(item as Record<string, unknown>);
         const request = approvalRequest(item as Record<string, unknown>);
         if (timer) {
           timers = { ...timers, [timer.node]: timer.until };
           nodeStatus[timer.node] = "waiting";
+          phase = "waiting";
+        } else if (tool) {
+          tools = { ...tools, [tool.node]: tool.tool };
+          nodeStatus[tool.node] = "waiting";
           phase = "waiting";
         } else if (request) {
           approvals = { ...approvals, [request.node]: request };
@@ -266,7 +278,7 @@ function updatesEvent(state: Snapshot, data: Record<string, unknown> | null): Pa
       nodeStatus[key] = "done";
     }
   }
-  return { nodeStatus, approvals, timers, phase };
+  return { nodeStatus, approvals, timers, tools, phase };
 }
 
 /** The `wait` node and its time an interrupt (`{id, value}`) parks on (engine/compiler/nodes/wait.py), or null. */
@@ -276,11 +288,22 @@ export function timerWait(item: Record<string, unknown>): { node: string; until:
   return typeof value.node === "string" && typeof value.until === "string" ? { node: value.node, until: value.until } : null;
 }
 
+/**
+ * The node and `server/tool` of an interrupt (`{id, value}`) that parks a run on an MCP task
+ * (engine/tools/mcp/tool.py; `server/tool` as the server's `waiting_for_tool` label says it), or null.
+ */
+export function toolPark(item: Record<string, unknown>): { node: string; tool: string } | null {
+  const value = item.value as Record<string, unknown> | null;
+  if (!value || typeof value !== "object" || value.plait !== "mcp_task" || typeof value.node !== "string") return null;
+  return { node: value.node, tool: typeof value.server === "string" && value.server ? `${value.server}/${String(value.tool)}` : String(value.tool) };
+}
+
 /** The approval an interrupt (`{id, value}`) asks for, or null for other interrupts. */
 export function approvalRequest(item: Record<string, unknown>): ApprovalRequest | null {
   const value = item.value as Record<string, unknown> | null;
-  // A `wait` node's interrupt asks nobody: its timer resumes it (timerWait).
-  if (!value || typeof value !== "object" || typeof value.node !== "string" || value.kind === "wait") return null;
+  // A `wait` node's interrupt asks nobody: its timer resumes it (timerWait); nor does an
+  // MCP task's park: the server's poller resumes it when the task ends (toolPark).
+  if (!value || typeof value !== "object" || typeof value.node !== "string" || value.kind === "wait" || value.plait === "mcp_task") return null;
   return {
     interruptId: typeof item.id === "string" ? item.id : typeof item.interrupt_id === "string" ? item.interrupt_id : null,
     node: value.node,
@@ -329,19 +352,22 @@ const TOKEN_TAIL = 48;
 /**
  * The line each running node's card shows: what a tool call of it waits for (a tool's
  * `limits`), else the tail of the tokens its model is streaming, whitespace folded to spaces;
- * and a `wait` node parked on its timer says until when, in the viewer's local time.
+ * a `wait` node parked on its timer says until when, in the viewer's local time, and a node
+ * parked on an MCP task which tool it waits for.
  */
 export function runLines(
   tokens: Record<string, string>,
   status: Record<string, NodeRunStatus>,
   waiting: Record<string, string> = {},
   timers: Record<string, string> = {},
+  tools: Record<string, string> = {},
 ): Record<string, string> {
   const lines: Record<string, string> = {};
   for (const [node, text] of Object.entries(tokens))
     if (text && status[node] === "running") lines[node] = (text.length > TOKEN_TAIL ? `…${text.slice(-TOKEN_TAIL)}` : text).replace(/\s+/g, " ");
   for (const [node, text] of Object.entries(waiting)) if (status[node] === "running") lines[node] = text;
   for (const [node, until] of Object.entries(timers)) if (status[node] === "waiting") lines[node] = `waiting until ${soon(until)}`;
+  for (const [node, tool] of Object.entries(tools)) if (status[node] === "waiting") lines[node] = `waiting for ${tool}`;
   return lines;
 }
 

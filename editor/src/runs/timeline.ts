@@ -95,7 +95,7 @@ export interface TimelineStep {
   text: string;
 }
 
-export type NoteType = "attempt" | "error" | "approval" | "timer" | "decision" | "budget" | "run" | "guard" | "route";
+export type NoteType = "attempt" | "error" | "approval" | "timer" | "tool" | "decision" | "budget" | "run" | "guard" | "route";
 
 /** Something that happened to the run rather than inside one step. */
 export interface TimelineNote {
@@ -311,9 +311,11 @@ function updates(tl: Timeline, data: Data, at: string | null): Timeline {
         const action = isData(value) && typeof value.action === "string" ? value.action : "a decision";
         const index = waiting ? lastStepOf(next, waiting) : -1;
         if (index >= 0) next = replace(next, index, { ...(next.entries[index] as TimelineStep), status: "waiting", interrupt: value });
-        // A `wait` node parks on its durable timer, not on a person.
+        // A `wait` node parks on its durable timer, a call of an MCP task tool on the task: not on a person.
         const until = isData(value) && value.kind === "wait" && typeof value.until === "string" ? value.until : null;
+        const tool = isData(value) && value.plait === "mcp_task" ? (value.server ? `${String(value.server)}/${String(value.tool)}` : String(value.tool)) : null;
         if (until) next = addNote(next, { type: "timer", text: `${waiting ?? "a node"} waits until ${when(until)}`, at, node: waiting, data: value });
+        else if (tool) next = addNote(next, { type: "tool", text: `${waiting ?? "a node"} waits for ${tool} (an MCP task)`, at, node: waiting, data: value });
         else next = addNote(next, { type: "approval", text: `${waiting ?? "a node"} waits for approval of ${action}`, at, node: waiting, data: value });
       }
       continue;
