@@ -21,12 +21,17 @@ SPECS = Path(__file__).resolve().parents[2] / "specs"
 RESEARCH = "research-team"
 #: Its example: 5 topics, one source hangs and one topic is unknown (min_success 3).
 LOST = "partial: 2 of 5 items lost"
-#: What the run view's line may say: the server's words for each state, a timer's time of
-#: day, the tools an MCP task waits on, and the editor's own for no run and for a run not
-#: created yet.
-LINE_WORDS = {"No run", "starting", *(state_label(state) for state in STATES)}
-TIMER_WORDS = re.compile(r"^waiting until \d\d:\d\d:\d\d$")
-TOOL_WORDS = re.compile(r"^waiting for [\w.-]+/[\w.-]+(, [\w.-]+/[\w.-]+)*$")
+#: The run view's line between the stream's end and the run's row (no state claimed).
+ENDING = "ended, reading the result…"
+#: What the run view's line may say: the server's words for each state (with their details:
+#: a timer's time of day, the tools an MCP task waits on, a map's losses), and the editor's
+#: own for no run, for a run not created yet and for an end not read yet.
+LINE_WORDS = {"No run", "starting", ENDING, *(state_label(state) for state in STATES)}
+DETAIL_WORDS = [
+    re.compile(r"^waiting until \d\d:\d\d:\d\d$"),
+    re.compile(r"^waiting for [\w.-]+/[\w.-]+(, [\w.-]+/[\w.-]+)*$"),
+    re.compile(r"^partial: \d+ of \d+ items lost$"),
+]
 
 
 def assert_only_state_words(page: Page) -> None:
@@ -36,7 +41,7 @@ def assert_only_state_words(page: Page) -> None:
     strays = [
         text
         for text in seen
-        if text not in LINE_WORDS and not TIMER_WORDS.match(text) and not TOOL_WORDS.match(text)
+        if text not in LINE_WORDS and not any(words.match(text) for words in DETAIL_WORDS)
     ]
     assert strays == [], f"the run line showed {strays} (all it showed: {seen})"
 
@@ -57,6 +62,7 @@ def test_a_partial_success_says_how_many_items_were_lost(
     base = plait_server.url
     upload_research(base)
     open_graph(page, base, RESEARCH, "1.0.0")
+    watch_run_words(page)
     run_from_editor(page)
 
     # The run is `success` for the SDK; the outcome says what Plait's state says.
@@ -66,6 +72,10 @@ def test_a_partial_success_says_how_many_items_were_lost(
     expect(outcome.locator("h3")).to_contain_text("Partially succeeded")
     expect(outcome.get_by_test_id("run-state-label")).to_have_text(LOST)
     screenshot(page, f"run-partial-{size[0]}x{size[1]}")
+    # The stream's end came before the run's row: meanwhile nothing claimed it succeeded.
+    assert_only_state_words(page)
+    assert "succeeded" not in run_words_seen(page, "line")
+    assert run_words_seen(page, "heading") == ["Partially succeeded"]
 
     # The past runs list says it too.
     thread = newest_thread(base, RESEARCH)

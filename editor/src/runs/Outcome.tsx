@@ -62,8 +62,9 @@ export function Outcome() {
   const graph = useEditorStore((s) => s.graphName);
   const text = useEditorStore((s) => s.derivedYaml);
   const fields = useMemo(() => outputFields(text), [text]);
-  // Only a run that has ended or stopped to wait has an outcome.
-  if (phase !== "success" && phase !== "error" && phase !== "waiting") return null;
+  // Only a run that has ended or stopped to wait has an outcome; an ended one's, once its
+  // state is read (the stream's end comes first, and a heading must not guess it).
+  if (phase !== "waiting" && !((phase === "success" || phase === "error") && ended)) return null;
   const values = steps[steps.length - 1]?.values ?? {};
   const shown = fields.length > 0 ? fields : Object.keys(values);
   const ran = stepsOf(timeline);

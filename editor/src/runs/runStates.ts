@@ -62,6 +62,9 @@ export function stateHeading(shown: ShownState): string {
   return STATE_HEADINGS[shown.state] ?? shown.label.charAt(0).toUpperCase() + shown.label.slice(1);
 }
 
+/** The words between a run's end on the stream and its row read (the editor's own, not a state). */
+export const ENDING: ShownState = { state: "ending", label: "ended, reading the result…", tone: "none" };
+
 /** The state each phase of the stream stands for until the server's is read. */
 const PHASE_STATES: Record<RunPhase, ShownState> = {
   idle: { state: "none", label: "No run", tone: "none" },
@@ -70,8 +73,10 @@ const PHASE_STATES: Record<RunPhase, ShownState> = {
   running: { state: "running", label: "running", tone: "active" },
   // Parked on interrupts none of which says what it waits for (waits below reads those that do).
   waiting: { state: "waiting", label: "waiting", tone: "waiting" },
-  success: { state: "succeeded", label: "succeeded", tone: "ok" },
-  error: { state: "failed", label: "failed", tone: "bad" },
+  // The stream ended (or failed): how the run ended is its row's to say (a map's losses, a
+  // timeout, a dead letter), read next; until then no state is claimed.
+  success: ENDING,
+  error: ENDING,
 };
 
 /** What a parked run waits for, as its stream's interrupts say: approvals, `wait` timers, MCP tasks (by node). */

@@ -65,7 +65,10 @@ interface RunState {
   timeline: Timeline;
   /** Nodes whose updates came since the last `values` event (they label the next state). */
   updatedSince: string[];
-  /** Plait's state of the shown run once it ended (the server's: partially succeeded, waiting for a tool...). */
+  /**
+   * Plait's state of the shown run once it ended (the server's: partially succeeded, waiting
+   * for a tool...), read from its row; or `failed` when the editor could not start or follow it.
+   */
   ended: ShownState | null;
   /** A thread another view (the approvals page) asked RunPanel to open. */
   openRequest: { graph: string; threadId: string } | null;
@@ -150,7 +153,8 @@ export const useRunStore = create<RunState>()((set, get) => ({
   },
 
   fail(message) {
-    set({ phase: "error", error: message });
+    // No row will be read: the editor's own failure (to create or follow the run) is the end it shows.
+    set({ phase: "error", error: message, ended: { state: "failed", label: "failed", tone: "bad" } });
   },
 
   reset() {
