@@ -23,12 +23,15 @@ RESEARCH = "research-team"
 LOST = "partial: 2 of 5 items lost"
 #: The run view's line between the stream's end and the run's row (no state claimed).
 ENDING = "ended, reading the result…"
+#: The run view's line while a run that exists is being read (a past run opened).
+READING = "reading the run…"
 #: What the run view's line may say: the server's words for each state (with their details:
 #: a timer's time of day, the tools an MCP task waits on, a map's losses), and the editor's
-#: own for no run, for a run not created yet and for an end not read yet.
-LINE_WORDS = {"No run", "starting", ENDING, *(state_label(state) for state in STATES)}
+#: own for no run, for a run not created yet, one being read and an end not read yet.
+LINE_WORDS = {"No run", "starting", READING, ENDING, *(state_label(state) for state in STATES)}
+TIMER_WORDS = re.compile(r"^waiting until \d\d:\d\d:\d\d$")
 DETAIL_WORDS = [
-    re.compile(r"^waiting until \d\d:\d\d:\d\d$"),
+    TIMER_WORDS,
     re.compile(r"^waiting for [\w.-]+/[\w.-]+(, [\w.-]+/[\w.-]+)*$"),
     re.compile(r"^partial: \d+ of \d+ items lost$"),
 ]
@@ -166,6 +169,41 @@ def test_a_wait_reads_as_a_time_of_day_and_counts_in_the_run(
     # went from the timer to the end without a word for something the run never did.
     assert_only_state_words(page)
     assert run_words_seen(page, "heading") == ["Waiting for a timer", "Succeeded"]
+    # Re-reading the thread once the timer's run came did not start anything: from the wait
+    # the line went to the end (through the resume run, if it was still going), never back
+    # to "starting", nor to "reading the run…" while the wait was on screen.
+    line = run_words_seen(page, "line")
+    waited = next(i for i, text in enumerate(line) if TIMER_WORDS.match(text))
+    assert set(line[waited + 1 :]) <= {"running", ENDING, "succeeded"}, line
+
+
+def test_a_past_run_is_read_not_started(editor: Page, plait_server: Cluster) -> None:
+    """Opening a run that exists says it is being read, then how it ended: never "starting"."""
+    page = editor
+    page.set_viewport_size({"width": 1440, "height": 900})
+    base = plait_server.url
+    with api(base) as http:
+        thread = http.post("/threads", json={"metadata": {"graph_id": "summarize"}}).json()
+        ran = http.post(
+            f"/threads/{thread['thread_id']}/runs/wait",
+            json={
+                "assistant_id": "summarize@1.0.0",
+                "input": {"text": "Charged twice; refund one."},
+            },
+        )
+        assert ran.status_code == 200, ran.text
+    open_graph(page, base, "summarize", "1.0.0")
+    show_run_panel(page)
+    page.get_by_test_id("run-tab-past").click()
+    watch_run_words(page)
+    row = page.locator(f'[data-testid="past-run"][data-thread="{thread["thread_id"]}"]')
+    row.get_by_test_id("open-past-run").click()
+    expect(page.get_by_test_id("run-outcome")).to_have_attribute("data-state", "succeeded")
+    expect(page.get_by_test_id("run-phase")).to_contain_text(thread["thread_id"][:8])
+    screenshot(page, "past-run-opened")
+    assert_only_state_words(page)
+    assert run_words_seen(page, "line") == ["No run", READING, "succeeded"]
+    assert run_words_seen(page, "heading") == ["Succeeded"]
 
 
 def test_a_run_that_ends_never_shows_a_raw_status(editor: Page, plait_server: Cluster) -> None:

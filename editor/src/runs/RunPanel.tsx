@@ -123,7 +123,7 @@ export function RunPanel({ graph, version }: RunPanelProps) {
         <>
           <Outcome />
           <NodeInspector />
-          {phase !== "idle" && (
+          {phase !== "idle" && phase !== "reading" && (
             <section className="run-timeline-section">
               <h3>Timeline</h3>
               <TimelineView />

@@ -68,6 +68,8 @@ export const ENDING: ShownState = { state: "ending", label: "ended, reading the 
 /** The state each phase of the stream stands for until the server's is read. */
 const PHASE_STATES: Record<RunPhase, ShownState> = {
   idle: { state: "none", label: "No run", tone: "none" },
+  // A run that exists is being read: its state is what the reading will tell.
+  reading: { state: "reading", label: "reading the run…", tone: "active" },
   // The run is being created: the server has no state for it yet.
   starting: { state: "starting", label: "starting", tone: "active" },
   running: { state: "running", label: "running", tone: "active" },

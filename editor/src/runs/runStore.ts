@@ -16,7 +16,12 @@ import { addEvent, addNote, EMPTY_TIMELINE, nextRun, waitingShort, type Timeline
 
 export type { NodeRunStatus };
 
-export type RunPhase = "idle" | "starting" | "running" | "waiting" | "success" | "error";
+/**
+ * Where the shown run is, as the stream tells it. `reading`: a run that already exists (a past
+ * run, a thread in the URL) is being read, and nothing of it is shown yet; `starting`: a new run
+ * is being created.
+ */
+export type RunPhase = "idle" | "reading" | "starting" | "running" | "waiting" | "success" | "error";
 
 /** What an approval interrupt carries (engine/compiler/nodes/approval.py). */
 export interface ApprovalRequest {
@@ -45,7 +50,8 @@ export interface LogLine {
   summary: string;
 }
 
-interface RunState {
+/** The shown run's data (runController's openThread builds a past run's before showing it at once). */
+export interface RunView {
   threadId: string | null;
   /** The assistant (graph@version) the run uses; resumes and forks use it too. */
   assistantId: string | null;
@@ -70,10 +76,15 @@ interface RunState {
    * for a tool...), read from its row; or `failed` when the editor could not start or follow it.
    */
   ended: ShownState | null;
+}
+
+interface RunState extends RunView {
   /** A thread another view (the approvals page) asked RunPanel to open. */
   openRequest: { graph: string; threadId: string } | null;
   /** Start showing a run of `nodes` on `threadId` (null: not created yet), every node pending. */
   begin(threadId: string | null, assistantId: string, nodes: string[]): void;
+  /** Show that the runs of `threadId` are being read (runController's openThread shows them once read). */
+  read(threadId: string, assistantId: string): void;
   /** A new run of the same thread (a resume or a fork): keep finished nodes, clear approvals. */
   continueWith(runId: string | null): void;
   /** Fold a stream message in (`at`: when it was written or received, for the timeline). */
@@ -90,11 +101,11 @@ interface RunState {
   clearOpenRequest(threadId: string): void;
 }
 
-const empty = {
+const empty: RunView = {
   threadId: null,
   assistantId: null,
   runId: null,
-  phase: "idle" as RunPhase,
+  phase: "idle",
   error: null,
   nodeStatus: {},
   tokens: {},
@@ -104,9 +115,40 @@ const empty = {
   tools: {},
   log: [],
   timeline: EMPTY_TIMELINE,
-  updatedSince: [] as string[],
-  ended: null as ShownState | null,
+  updatedSince: [],
+  ended: null,
 };
+
+/** A run of `nodes` on `threadId` shown from its start, every node pending. */
+export function freshView(threadId: string | null, assistantId: string, nodes: string[], phase: RunPhase): RunView {
+  return { ...empty, threadId, assistantId, phase, nodeStatus: Object.fromEntries(nodes.map((node) => [node, "pending" as NodeRunStatus])) };
+}
+
+/** A new run of the same thread (a resume or a fork): finished nodes stay, approvals and waits go. */
+export function nextRunView<T extends Snapshot & { ended: ShownState | null }>(state: T, runId: string | null): T {
+  const nodeStatus = { ...state.nodeStatus };
+  for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
+  return {
+    ...state,
+    runId,
+    phase: "running",
+    error: null,
+    approvals: {},
+    timers: {},
+    tools: {},
+    nodeStatus,
+    timeline: nextRun(state.timeline),
+    updatedSince: [],
+    ended: null,
+  };
+}
+
+/** Fold stream messages in, one after the other (pure). */
+export function foldAll<T extends Snapshot>(state: T, messages: (SseMessage & { at?: string | null })[]): T {
+  let folded = state;
+  for (const message of messages) folded = { ...folded, ...reduce(folded, message) };
+  return folded;
+}
 
 const LOG_LIMIT = 500;
 
@@ -115,20 +157,16 @@ export const useRunStore = create<RunState>()((set, get) => ({
   openRequest: null,
 
   begin(threadId, assistantId, nodes) {
-    set({
-      ...empty,
-      threadId,
-      assistantId,
-      phase: "starting",
-      nodeStatus: Object.fromEntries(nodes.map((node) => [node, "pending" as NodeRunStatus])),
-    });
+    set(freshView(threadId, assistantId, nodes, "starting"));
+  },
+
+  read(threadId, assistantId) {
+    // No node status yet: the run's own are read next, and "pending" would say it never ran.
+    set({ ...empty, threadId, assistantId, phase: "reading" });
   },
 
   continueWith(runId) {
-    const nodeStatus = { ...get().nodeStatus };
-    for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
-    const timeline = nextRun(get().timeline);
-    set({ runId, phase: "running", error: null, approvals: {}, timers: {}, tools: {}, nodeStatus, timeline, updatedSince: [], ended: null });
+    set((state) => nextRunView(state, runId));
   },
 
   apply(message) {
@@ -136,11 +174,7 @@ export const useRunStore = create<RunState>()((set, get) => ({
   },
 
   applyAll(messages) {
-    set((state) => {
-      let folded: Snapshot = state;
-      for (const message of messages) folded = { ...folded, ...reduce(folded, message) };
-      return folded;
-    });
+    set((state) => foldAll(state, messages));
   },
 
   setApprovalId(node, approvalId) {
@@ -158,7 +192,7 @@ export const useRunStore = create<RunState>()((set, get) => ({
   },
 
   reset() {
-    set({ ...empty });
+    set(empty);
   },
 
   requestOpen(graph, threadId) {
