@@ -160,6 +160,10 @@ def test_a_wait_reads_as_a_time_of_day_and_counts_in_the_run(
     hold = page.locator('[data-testid="timeline-step"][data-node="hold"]')
     expect(hold.locator(".timeline-at")).to_have_text(re.compile(r"^\+\d{1,3} ms$"))
     expect(hold.get_by_test_id("timeline-duration")).to_have_text(re.compile(r"^[2-9]\.\d s$"))
+    # Its detail says nobody was asked anything.
+    hold.click()
+    expect(page.get_by_test_id("step-detail")).to_have_attribute("data-node", "hold")
+    expect(page.get_by_test_id("step-detail").get_by_test_id("step-approval")).to_have_count(0)
     # The timer's resume run is read back from the server: the run still says what it ran.
     expect(page.get_by_test_id("run-ran")).to_have_text("This run ran version 1.0.0.")
     expect(page.get_by_test_id("run-phase")).to_contain_text("succeeded")
@@ -292,6 +296,10 @@ def test_a_run_parked_on_an_mcp_task_waits_for_the_tool_not_a_person(
     expect(page.locator('[data-testid="timeline-note"][data-type="tool"]')).to_have_text(
         re.compile("report waits for demo/slow_report")
     )
+    page.locator('[data-testid="timeline-step"][data-node="report"]').click()
+    detail = page.get_by_test_id("step-detail")
+    expect(detail.get_by_test_id("step-duration")).to_have_text("waiting for demo/slow_report")
+    expect(detail.get_by_test_id("step-approval")).to_have_count(0)
     screenshot(page, f"run-waiting-tool-{size[0]}x{size[1]}")
 
     # Deleting the thread cancels the task: nothing resumes later on the shared server.

@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { addEvent, EMPTY_TIMELINE, nextRun, runSpan, stepsOf, type RunEvent, type Timeline, type TimelineNote, type TimelineStep } from "./timeline";
+import {
+  addEvent,
+  EMPTY_TIMELINE,
+  interruptWait,
+  nextRun,
+  runSpan,
+  stepsOf,
+  type RunEvent,
+  type Timeline,
+  type TimelineNote,
+  type TimelineStep,
+} from "./timeline";
 
 function step(node: string, startedAt: string, endedAt: string): TimelineStep {
   return {
@@ -68,5 +79,18 @@ describe("a step a resume re-enters", () => {
     expect(hold.durationMs).toBe(2503);
     expect(reply.startedAt).toBe("2026-12-03T16:10:37.610Z");
     expect(runSpan(timeline).startedAt).toBe("2026-12-03T16:10:35.100Z");
+  });
+});
+
+describe("what a step's interrupt waits for", () => {
+  it("tells a timer and an MCP task from a person's decision", () => {
+    expect(interruptWait({ kind: "wait", node: "hold", until: "2026-12-03T16:10:37Z" })).toEqual({ kind: "timer", until: "2026-12-03T16:10:37Z" });
+    expect(interruptWait({ plait: "mcp_task", node: "report", server: "demo", tool: "slow_report", task_id: "t1" })).toEqual({
+      kind: "tool",
+      tool: "demo/slow_report",
+    });
+    expect(interruptWait({ kind: "approval", node: "approve", action: "issue_refund" })).toEqual({ kind: "person" });
+    // An MCP task's question is an approval: a person answers it.
+    expect(interruptWait({ kind: "approval", node: "report", action: "demo/slow_report", arguments: {} })).toEqual({ kind: "person" });
   });
 });

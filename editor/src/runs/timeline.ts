@@ -191,6 +191,18 @@ export function addEvent(timeline: Timeline, message: RunEvent): Timeline {
   }
 }
 
+/**
+ * What an interrupt's value waits for: a `wait` node parks on its durable timer, a call of an
+ * MCP task tool on the task (its `server/tool`, as the server's label says it); anything else
+ * (an approval, an MCP task's question) asks a person.
+ */
+export function interruptWait(value: unknown): { kind: "timer"; until: string } | { kind: "tool"; tool: string } | { kind: "person" } {
+  if (isData(value) && value.kind === "wait" && typeof value.until === "string") return { kind: "timer", until: value.until };
+  if (isData(value) && value.plait === "mcp_task")
+    return { kind: "tool", tool: value.server ? `${String(value.server)}/${String(value.tool)}` : String(value.tool) };
+  return { kind: "person" };
+}
+
 function numberOr(value: unknown): number | null {
   return typeof value === "number" ? value : null;
 }
@@ -311,11 +323,11 @@ function updates(tl: Timeline, data: Data, at: string | null): Timeline {
         const action = isData(value) && typeof value.action === "string" ? value.action : "a decision";
         const index = waiting ? lastStepOf(next, waiting) : -1;
         if (index >= 0) next = replace(next, index, { ...(next.entries[index] as TimelineStep), status: "waiting", interrupt: value });
-        // A `wait` node parks on its durable timer, a call of an MCP task tool on the task: not on a person.
-        const until = isData(value) && value.kind === "wait" && typeof value.until === "string" ? value.until : null;
-        const tool = isData(value) && value.plait === "mcp_task" ? (value.server ? `${String(value.server)}/${String(value.tool)}` : String(value.tool)) : null;
-        if (until) next = addNote(next, { type: "timer", text: `${waiting ?? "a node"} waits until ${when(until)}`, at, node: waiting, data: value });
-        else if (tool) next = addNote(next, { type: "tool", text: `${waiting ?? "a node"} waits for ${tool} (an MCP task)`, at, node: waiting, data: value });
+        const wait = interruptWait(value);
+        if (wait.kind === "timer")
+          next = addNote(next, { type: "timer", text: `${waiting ?? "a node"} waits until ${when(wait.until)}`, at, node: waiting, data: value });
+        else if (wait.kind === "tool")
+          next = addNote(next, { type: "tool", text: `${waiting ?? "a node"} waits for ${wait.tool} (an MCP task)`, at, node: waiting, data: value });
         else next = addNote(next, { type: "approval", text: `${waiting ?? "a node"} waits for approval of ${action}`, at, node: waiting, data: value });
       }
       continue;
