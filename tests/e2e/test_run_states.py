@@ -300,6 +300,10 @@ def test_a_run_parked_on_an_mcp_task_waits_for_the_tool_not_a_person(
     detail = page.get_by_test_id("step-detail")
     expect(detail.get_by_test_id("step-duration")).to_have_text("waiting for demo/slow_report")
     expect(detail.get_by_test_id("step-approval")).to_have_count(0)
+    # Its call goes on (on the server, as a task): not cut off.
+    expect(detail.get_by_test_id("tool-call").locator("summary")).to_have_text(
+        "slow_report · started"
+    )
     screenshot(page, f"run-waiting-tool-{size[0]}x{size[1]}")
 
     # Deleting the thread cancels the task: nothing resumes later on the shared server.

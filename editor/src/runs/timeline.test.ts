@@ -94,3 +94,36 @@ describe("what a step's interrupt waits for", () => {
     expect(interruptWait({ kind: "approval", node: "report", action: "demo/slow_report", arguments: {} })).toEqual({ kind: "person" });
   });
 });
+
+describe("a tool call parked on its MCP task", () => {
+  const park = { id: "i1", value: { plait: "mcp_task", key: "k1", node: "report", server: "demo", tool: "slow_report", task_id: "t1" } };
+  const call = { plait: "tool_call", node: "report", tool: "slow_report", args: { topic: "q" } };
+  const parked: RunEvent[] = [
+    { event: "debug", data: { type: "task", step: 1, timestamp: "2026-12-03T16:10:35.100Z", payload: { id: "t1", name: "report", input: {} } } },
+    { event: "custom", data: { ...call, status: "started", reused: false } },
+    {
+      event: "debug",
+      data: { type: "task_result", step: 1, timestamp: "2026-12-03T16:10:35.200Z", payload: { id: "t1", name: "report", result: [], interrupts: [park] } },
+    },
+    { event: "updates", data: { __interrupt__: [park] } },
+  ];
+  // The poller's resume run: the node runs again from its start and calls the tool again (the task's result).
+  const resumed: RunEvent[] = [
+    { event: "debug", data: { type: "task", step: 1, timestamp: "2026-12-03T16:10:45.000Z", payload: { id: "t2", name: "report", input: {} } } },
+    { event: "custom", data: { ...call, status: "started", reused: false } },
+    { event: "custom", data: { ...call, status: "ok", reused: false, result: { pages: 3 } } },
+    { event: "debug", data: { type: "task_result", step: 1, timestamp: "2026-12-03T16:10:45.050Z", payload: { id: "t2", name: "report", result: [] } } },
+  ];
+
+  it("is still going while the run waits, not cut off", () => {
+    const [step] = stepsOf(parked.reduce(addEvent, EMPTY_TIMELINE));
+    expect(step.status).toBe("waiting");
+    expect(step.toolCalls.map((c) => c.status)).toEqual(["started"]);
+  });
+
+  it("is one call once the resumed node made it again", () => {
+    const [step] = stepsOf(resumed.reduce(addEvent, nextRun(parked.reduce(addEvent, EMPTY_TIMELINE))));
+    expect(step.status).toBe("done");
+    expect(step.toolCalls).toMatchObject([{ tool: "slow_report", status: "ok", result: { pages: 3 } }]);
+  });
+});

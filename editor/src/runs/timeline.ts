@@ -227,8 +227,10 @@ function startStep(tl: Timeline, task: Data, superstep: number | null, at: strin
     // A resume runs the parked node again: the same visit, now with its decision. It keeps
     // its first start: the step began when it first ran (a timer's wait is part of it), and
     // the timeline places it there, not where the resume re-entered it.
+    // A call the park left started (an MCP task's) is called again by the re-run, which streams it anew.
     const resumed: TimelineStep = {
       ...parked,
+      toolCalls: parked.toolCalls.filter((call) => call.status !== "started"),
       run: tl.run,
       status: "running",
       startedAt: parked.startedAt ?? at,
@@ -297,7 +299,8 @@ function finishStep(tl: Timeline, task: Data, at: string | null, exact: boolean)
     output: step.output ?? publicState(task.result ?? null),
     interrupt: interrupts.length > 0 ? ((interrupts[0] as Data).value ?? interrupts[0]) : step.interrupt,
     map: step.map ? { ...step.map, total: mapTotal(step) } : null,
-    toolCalls: step.toolCalls.map((call) => (call.status === "started" ? { ...call, status: "unfinished" } : call)),
+    // A step that parks leaves its calls going (an MCP task's runs on its server); one that ended cut them off.
+    toolCalls: interrupts.length > 0 ? step.toolCalls : step.toolCalls.map((call) => (call.status === "started" ? { ...call, status: "unfinished" } : call)),
   };
   return replace(tl, index, finished);
 }
