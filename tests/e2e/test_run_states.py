@@ -4,6 +4,7 @@ Real Chromium, real ``plait serve``, real Postgres."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,23 +14,38 @@ from plait.engine.run.states import STATES, state_label
 from tests.e2e.conftest import screenshot
 from tests.e2e.helpers import api, newest_thread, open_graph, run_words_seen, watch_run_words
 from tests.e2e.test_run_story import run_from_editor, show_run_panel
+from tests.integration.mcp.conftest import DemoServer, free_port, serve_demo_http
 from tests.integration.server.harness import Cluster
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 RESEARCH = "research-team"
 #: Its example: 5 topics, one source hangs and one topic is unknown (min_success 3).
 LOST = "partial: 2 of 5 items lost"
-#: What the run view's line may say: the server's words for each state, a timer's time of
-#: day, and the editor's own for no run and for a run not created yet.
-LINE_WORDS = {"No run", "starting", *(state_label(state) for state in STATES)}
+#: The run view's line between the stream's end and the run's row (no state claimed).
+ENDING = "ended, reading the result…"
+#: The run view's line while a run that exists is being read (a past run opened).
+READING = "reading the run…"
+#: What the run view's line may say: the server's words for each state (with their details:
+#: a timer's time of day, the tools an MCP task waits on, a map's losses), and the editor's
+#: own for no run, for a run not created yet, one being read and an end not read yet.
+LINE_WORDS = {"No run", "starting", READING, ENDING, *(state_label(state) for state in STATES)}
 TIMER_WORDS = re.compile(r"^waiting until \d\d:\d\d:\d\d$")
+DETAIL_WORDS = [
+    TIMER_WORDS,
+    re.compile(r"^waiting for [\w.-]+/[\w.-]+(, [\w.-]+/[\w.-]+)*$"),
+    re.compile(r"^partial: \d+ of \d+ items lost$"),
+]
 
 
 def assert_only_state_words(page: Page) -> None:
     """Every text the run view's line showed since ``watch_run_words`` is one of its words."""
     seen = run_words_seen(page, "line")
     assert seen, "the run line was never seen"
-    strays = [text for text in seen if text not in LINE_WORDS and not TIMER_WORDS.match(text)]
+    strays = [
+        text
+        for text in seen
+        if text not in LINE_WORDS and not any(words.match(text) for words in DETAIL_WORDS)
+    ]
     assert strays == [], f"the run line showed {strays} (all it showed: {seen})"
 
 
@@ -49,6 +65,7 @@ def test_a_partial_success_says_how_many_items_were_lost(
     base = plait_server.url
     upload_research(base)
     open_graph(page, base, RESEARCH, "1.0.0")
+    watch_run_words(page)
     run_from_editor(page)
 
     # The run is `success` for the SDK; the outcome says what Plait's state says.
@@ -58,6 +75,10 @@ def test_a_partial_success_says_how_many_items_were_lost(
     expect(outcome.locator("h3")).to_contain_text("Partially succeeded")
     expect(outcome.get_by_test_id("run-state-label")).to_have_text(LOST)
     screenshot(page, f"run-partial-{size[0]}x{size[1]}")
+    # The stream's end came before the run's row: meanwhile nothing claimed it succeeded.
+    assert_only_state_words(page)
+    assert "succeeded" not in run_words_seen(page, "line")
+    assert run_words_seen(page, "heading") == ["Partially succeeded"]
 
     # The past runs list says it too.
     thread = newest_thread(base, RESEARCH)
@@ -134,6 +155,15 @@ def test_a_wait_reads_as_a_time_of_day_and_counts_in_the_run(
     expect(outcome.locator("h3")).to_contain_text(re.compile(r"· [2-9]\.\d s"))
     reply = page.locator('[data-testid="timeline-step"][data-node="reply"] .timeline-at')
     expect(reply).to_have_text(re.compile(r"^\+[2-9]\.\d s$"))
+    # The wait step is placed where it began (the run's first step), not where the timer's
+    # resume run re-entered it; it lasted the wait.
+    hold = page.locator('[data-testid="timeline-step"][data-node="hold"]')
+    expect(hold.locator(".timeline-at")).to_have_text(re.compile(r"^\+\d{1,3} ms$"))
+    expect(hold.get_by_test_id("timeline-duration")).to_have_text(re.compile(r"^[2-9]\.\d s$"))
+    # Its detail says nobody was asked anything.
+    hold.click()
+    expect(page.get_by_test_id("step-detail")).to_have_attribute("data-node", "hold")
+    expect(page.get_by_test_id("step-detail").get_by_test_id("step-approval")).to_have_count(0)
     # The timer's resume run is read back from the server: the run still says what it ran.
     expect(page.get_by_test_id("run-ran")).to_have_text("This run ran version 1.0.0.")
     expect(page.get_by_test_id("run-phase")).to_contain_text("succeeded")
@@ -143,6 +173,41 @@ def test_a_wait_reads_as_a_time_of_day_and_counts_in_the_run(
     # went from the timer to the end without a word for something the run never did.
     assert_only_state_words(page)
     assert run_words_seen(page, "heading") == ["Waiting for a timer", "Succeeded"]
+    # Re-reading the thread once the timer's run came did not start anything: from the wait
+    # the line went to the end (through the resume run, if it was still going), never back
+    # to "starting", nor to "reading the run…" while the wait was on screen.
+    line = run_words_seen(page, "line")
+    waited = next(i for i, text in enumerate(line) if TIMER_WORDS.match(text))
+    assert set(line[waited + 1 :]) <= {"running", ENDING, "succeeded"}, line
+
+
+def test_a_past_run_is_read_not_started(editor: Page, plait_server: Cluster) -> None:
+    """Opening a run that exists says it is being read, then how it ended: never "starting"."""
+    page = editor
+    page.set_viewport_size({"width": 1440, "height": 900})
+    base = plait_server.url
+    with api(base) as http:
+        thread = http.post("/threads", json={"metadata": {"graph_id": "summarize"}}).json()
+        ran = http.post(
+            f"/threads/{thread['thread_id']}/runs/wait",
+            json={
+                "assistant_id": "summarize@1.0.0",
+                "input": {"text": "Charged twice; refund one."},
+            },
+        )
+        assert ran.status_code == 200, ran.text
+    open_graph(page, base, "summarize", "1.0.0")
+    show_run_panel(page)
+    page.get_by_test_id("run-tab-past").click()
+    watch_run_words(page)
+    row = page.locator(f'[data-testid="past-run"][data-thread="{thread["thread_id"]}"]')
+    row.get_by_test_id("open-past-run").click()
+    expect(page.get_by_test_id("run-outcome")).to_have_attribute("data-state", "succeeded")
+    expect(page.get_by_test_id("run-phase")).to_contain_text(thread["thread_id"][:8])
+    screenshot(page, "past-run-opened")
+    assert_only_state_words(page)
+    assert run_words_seen(page, "line") == ["No run", READING, "succeeded"]
+    assert run_words_seen(page, "heading") == ["Succeeded"]
 
 
 def test_a_run_that_ends_never_shows_a_raw_status(editor: Page, plait_server: Cluster) -> None:
@@ -161,3 +226,87 @@ def test_a_run_that_ends_never_shows_a_raw_status(editor: Page, plait_server: Cl
     assert_only_state_words(page)
     assert run_words_seen(page, "line")[-1] == "succeeded"
     assert run_words_seen(page, "heading") == ["Succeeded"]
+
+
+#: A call of the demo server's task tool: the run parks on the MCP task (a minute long).
+MCP_TASK = """\
+apiVersion: plait/v1
+kind: Graph
+metadata:
+  name: e2e-mcp-task
+  version: "1.0.0"
+spec:
+  state:
+    topic: {type: string}
+    seconds: {type: number}
+    report: {type: object}
+  input: [topic, seconds]
+  output: [report]
+  mcp_servers:
+    demo: {transport: http, url: "URL"}
+  tools:
+    slow_report: {kind: mcp, server: demo, task: true}
+  nodes:
+    report:
+      kind: tool
+      tool: slow_report
+      args: {topic: state.topic, seconds: state.seconds}
+      output: report
+  edges:
+    - {from: START, to: report}
+    - {from: report, to: END}
+  examples:
+    - name: slow
+      input: {topic: quarterly, seconds: 60}
+"""
+
+
+@pytest.fixture(scope="module")
+def demo_mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
+    """The repository's demo MCP server over streamable HTTP (its ``slow_report`` is a task)."""
+    with serve_demo_http(tmp_path_factory.mktemp("mcp-demo"), free_port()) as server:
+        yield server
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
+def test_a_run_parked_on_an_mcp_task_waits_for_the_tool_not_a_person(
+    editor: Page, plait_server: Cluster, demo_mcp: DemoServer, size: tuple[int, int]
+) -> None:
+    page = editor
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    base = plait_server.url
+    with api(base) as http:
+        answer = http.post("/graphs", json={"yaml": MCP_TASK.replace("URL", demo_mcp.url)})
+        assert answer.status_code in (200, 201, 409), answer.text
+    open_graph(page, base, "e2e-mcp-task", "1.0.0")
+    watch_run_words(page)
+    run_from_editor(page)
+
+    outcome = page.get_by_test_id("run-outcome")
+    expect(outcome).to_have_attribute("data-state", "waiting_for_tool", timeout=20_000)
+    expect(page.get_by_test_id("run-phase")).to_contain_text("waiting for demo/slow_report")
+    # From the stream's end to the run's row, the kind of wait the stream told: never a person.
+    assert_only_state_words(page)
+    assert "waiting for a person" not in run_words_seen(page, "line")
+    assert run_words_seen(page, "heading") == ["Waiting for a tool"]
+
+    # Nobody is asked: no approval card, and the card and the timeline say which tool.
+    expect(page.get_by_test_id("approval-card")).to_have_count(0)
+    expect(page.get_by_test_id("node-tokens")).to_have_text("waiting for demo/slow_report")
+    expect(page.locator('[data-testid="timeline-note"][data-type="tool"]')).to_have_text(
+        re.compile("report waits for demo/slow_report")
+    )
+    page.locator('[data-testid="timeline-step"][data-node="report"]').click()
+    detail = page.get_by_test_id("step-detail")
+    expect(detail.get_by_test_id("step-duration")).to_have_text("waiting for demo/slow_report")
+    expect(detail.get_by_test_id("step-approval")).to_have_count(0)
+    # Its call goes on (on the server, as a task): not cut off.
+    expect(detail.get_by_test_id("tool-call").locator("summary")).to_have_text(
+        "slow_report · started"
+    )
+    screenshot(page, f"run-waiting-tool-{size[0]}x{size[1]}")
+
+    # Deleting the thread cancels the task: nothing resumes later on the shared server.
+    thread = newest_thread(base, "e2e-mcp-task")
+    with api(base) as http:
+        assert http.delete(f"/threads/{thread['thread_id']}").status_code in (200, 204)

@@ -20,7 +20,8 @@ export function NodeInspector() {
   const phase = useRunStore((s) => s.phase);
   const threadId = useRunStore((s) => s.threadId);
   const [visit, setVisit] = useState(0);
-  if (!selected || phase === "idle") return null;
+  // Nothing to tell of a node before a run, nor while the run's journal is being read.
+  if (!selected || phase === "idle" || phase === "reading") return null;
   const node = model.nodes.find((n) => n.id === selected);
   if (!node) return null;
   const visits = stepsOf(timeline).filter((step) => step.node === selected);

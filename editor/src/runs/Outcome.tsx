@@ -55,13 +55,16 @@ export function Outcome() {
   const steps = useRunStore((s) => s.steps);
   const timeline = useRunStore((s) => s.timeline);
   const ended = useRunStore((s) => s.ended);
+  const approvals = useRunStore((s) => s.approvals);
   const timers = useRunStore((s) => s.timers);
+  const tools = useRunStore((s) => s.tools);
   const threadId = useRunStore((s) => s.threadId);
   const graph = useEditorStore((s) => s.graphName);
   const text = useEditorStore((s) => s.derivedYaml);
   const fields = useMemo(() => outputFields(text), [text]);
-  // Only a run that has ended or stopped to wait has an outcome.
-  if (phase !== "success" && phase !== "error" && phase !== "waiting") return null;
+  // Only a run that has ended or stopped to wait has an outcome; an ended one's, once its
+  // state is read (the stream's end comes first, and a heading must not guess it).
+  if (phase !== "waiting" && !((phase === "success" || phase === "error") && ended)) return null;
   const values = steps[steps.length - 1]?.values ?? {};
   const shown = fields.length > 0 ? fields : Object.keys(values);
   const ran = stepsOf(timeline);
@@ -78,7 +81,7 @@ export function Outcome() {
     fmt.tokens(tokensIn, tokensOut),
     fmt.cost(total),
   ].filter(Boolean);
-  const state = shownState(phase, ended, timers);
+  const state = shownState(phase, ended, { approvals, timers, tools });
   const heading = stateHeading(state);
   // The state's words when they tell more than the heading (how many items a map lost, until when).
   const detail = state.label.toLowerCase() !== heading.toLowerCase() && state.tone !== "ok" ? state.label : null;

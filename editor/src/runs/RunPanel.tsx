@@ -41,7 +41,10 @@ export function RunPanel({ graph, version }: RunPanelProps) {
   const runError = useRunStore((s) => s.error);
   // How the run ended as Plait says it (partial, waiting for a tool...), once known.
   const ended = useRunStore((s) => s.ended);
+  // What a parked run waits for, as its interrupts say, until the server's state is read.
+  const approvals = useRunStore((s) => s.approvals);
   const timers = useRunStore((s) => s.timers);
+  const tools = useRunStore((s) => s.tools);
   useCanvasRunBridge();
   // Unsaved text runs as a draft: the schemas and the run are the draft's.
   const { target, problem } = useRunTarget(graph, version);
@@ -106,7 +109,7 @@ export function RunPanel({ graph, version }: RunPanelProps) {
         ))}
       </nav>
       <div className="run-status" data-testid="run-phase" data-phase={phase}>
-        {shownState(phase, ended, timers).label}
+        {shownState(phase, ended, { approvals, timers, tools }).label}
         {threadId && <span className="muted"> · thread {threadId.slice(0, 8)}</span>}
         {runError && <span className="error"> · {runError}</span>}
       </div>
@@ -120,7 +123,7 @@ export function RunPanel({ graph, version }: RunPanelProps) {
         <>
           <Outcome />
           <NodeInspector />
-          {phase !== "idle" && (
+          {phase !== "idle" && phase !== "reading" && (
             <section className="run-timeline-section">
               <h3>Timeline</h3>
               <TimelineView />

@@ -5,7 +5,7 @@
  */
 
 import { useRunStore } from "./runStore";
-import { waitingText, type TimelineNote, type TimelineStep } from "./timeline";
+import { interruptWait, waitingText, type TimelineNote, type TimelineStep } from "./timeline";
 import * as fmt from "./format";
 
 /** Values longer than this many characters start folded. */
@@ -79,7 +79,7 @@ export function StepDetail({ step }: { step: TimelineStep }) {
           {step.error}
         </p>
       )}
-      {interrupt && (
+      {interrupt && interruptWait(interrupt).kind === "person" && (
         <div className="step-approval" data-testid="step-approval">
           Asked to approve <b>{interrupt.action ?? "an action"}</b>
           {interrupt.reason ? `: ${interrupt.reason}` : ""}
@@ -137,8 +137,8 @@ export function StepDetail({ step }: { step: TimelineStep }) {
   );
 }
 
-/** What a waiting step waits for: a `wait` node its time (local), anything else a decision. */
+/** What a waiting step waits for: a `wait` node its time (local), an MCP task its tool, anything else a decision. */
 function waitingWords(interrupt: unknown): string {
-  const wait = interrupt as { kind?: string; until?: string } | null;
-  return wait?.kind === "wait" && wait.until ? `waiting until ${fmt.when(wait.until)}` : "waiting for a decision";
+  const wait = interruptWait(interrupt);
+  return wait.kind === "timer" ? `waiting until ${fmt.when(wait.until)}` : wait.kind === "tool" ? `waiting for ${wait.tool}` : "waiting for a decision";
 }

@@ -33,9 +33,10 @@ export function useCanvasRunBridge(): void {
         state.tokens !== previous.tokens ||
         state.nodeStatus !== previous.nodeStatus ||
         state.timeline !== previous.timeline ||
-        state.timers !== previous.timers
+        state.timers !== previous.timers ||
+        state.tools !== previous.tools
       ) {
-        const lines = runLines(state.tokens, state.nodeStatus, waitingLines(state.timeline), state.timers);
+        const lines = runLines(state.tokens, state.nodeStatus, waitingLines(state.timeline), state.timers, state.tools);
         // Tokens of a node whose line is unchanged (or not shown) re-render no card.
         if (!shallow(lines, editor.nodeRunLine)) editor.setNodeRunLine(lines);
       }

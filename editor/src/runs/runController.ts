@@ -4,11 +4,23 @@
  * the run store. One stream at a time; starting another aborts the previous one.
  */
 
-import { approvals, resumedRun, runs, threads, type Decision } from "../api/client";
+import { approvals, resumedRun, runs, threads, type Decision, type ThreadState } from "../api/client";
 import type { SseMessage } from "../api/sse";
-import { eventsOf, runOf } from "./runApi";
+import { eventsOf, runOf, runsOf } from "./runApi";
 import { runState } from "./runStates";
-import { type ApprovalRequest, approvalRequest, timerWait, useRunStore } from "./runStore";
+import {
+  type ApprovalRequest,
+  approvalRequest,
+  foldAll,
+  freshView,
+  nextRunView,
+  type RunPhase,
+  type RunView,
+  timerWait,
+  toolPark,
+  useRunStore,
+} from "./runStore";
+import { addNote, type TimelineNote } from "./timeline";
 
 /**
  * The stream modes the editor's runs ask for: `debug` (not `tasks`) because its
@@ -88,41 +100,54 @@ export async function forkRun(threadId: string, assistantId: string, checkpointI
   await follow(runs.stream(threadId, { assistant_id: assistantId, input: null, checkpoint_id: checkpointId, stream_mode: RUN_STREAM_MODES }, signal), signal);
 }
 
-/** Show a past run: replay the journal of the thread's newest run, then follow it if it is still going. */
+/**
+ * Show a past run: read the journals of the thread's runs, then show them at once and follow
+ * the newest if it is still going. A thread on screen (a timer's resume run found, a past run
+ * picked again) stays as it is shown until then; another says it is being read, never that it
+ * is starting: it exists.
+ */
 export async function openThread(threadId: string, assistantId: string, nodes: string[]): Promise<void> {
   const signal = nextSignal();
-  const store = useRunStore.getState();
-  store.begin(threadId, assistantId, nodes);
-  const list = await runs.list(threadId);
+  const onScreen = useRunStore.getState();
+  if (onScreen.threadId !== threadId || onScreen.phase === "idle") onScreen.read(threadId, assistantId);
   // Oldest first, so node states build up across a run and its resumes.
-  const ordered = [...list].sort((a, b) => a.created_at.localeCompare(b.created_at));
-  // A past run keeps the version it ran on: resumes and forks must use the same one.
+  const ordered = await runsOf(threadId);
+  if (signal.aborted) return;
   const last = ordered[ordered.length - 1];
-  if (last?.assistant_id) useRunStore.setState({ assistantId: last.assistant_id });
+  // A past run keeps the version it ran on: resumes and forks must use the same one.
+  let view = freshView(threadId, last?.assistant_id ?? assistantId, nodes, "reading");
+  if (!last) {
+    useRunStore.setState({ ...view, phase: "idle" });
+    return;
+  }
   for (const [i, run] of ordered.entries()) {
-    if (signal.aborted) return;
-    if (i > 0) useRunStore.getState().continueWith(run.run_id);
-    noteDecision(run.metadata, run.created_at);
+    if (i > 0) view = nextRunView(view, run.run_id);
+    const decided = decisionNote(run.metadata, run.created_at);
+    if (decided) view = { ...view, timeline: addNote(view.timeline, decided) };
     if (run.status === "pending" || run.status === "running") {
+      // Still going: show what its thread did so far, and follow it live.
+      useRunStore.setState({ ...view, runId: run.run_id, phase: "running" });
       await follow(runs.join(threadId, run.run_id, signal), signal);
       return;
     }
     const events = await eventsOf(run.run_id);
+    if (signal.aborted) return;
     const shown = events.filter((event) => !event.superseded);
-    useRunStore.getState().applyAll(shown.map((event) => ({ event: event.event, data: event.data, id: null, at: event.at ?? null })));
+    view = foldAll(
+      view,
+      shown.map((event) => ({ event: event.event, data: event.data, id: null, at: event.at ?? null })),
+    );
   }
-  await reconcile();
-  const thread = await threads.get(threadId);
-  const state = useRunStore.getState();
-  if (thread.status === "interrupted" || Object.keys(state.approvals).length > 0) {
-    useRunStore.setState({ phase: "waiting" });
-    await findApprovalIds();
-  } else if (thread.status === "error") {
-    useRunStore.setState({ phase: "error", error: state.error ?? "the run failed" });
-  } else if (state.phase !== "error") {
-    useRunStore.setState({ phase: "success" });
-  }
-  await noteEnded();
+  const [history, thread] = await Promise.all([threads.history(threadId, 500), threads.get(threadId)]);
+  if (signal.aborted) return;
+  view = { ...view, ...settle(view, history) };
+  let phase: RunPhase = view.phase === "error" ? "error" : "success";
+  if (thread.status === "interrupted" || Object.keys(view.approvals).length > 0) phase = "waiting";
+  else if (thread.status === "error") phase = "error";
+  const error = phase === "error" ? (view.error ?? "the run failed") : view.error;
+  // The newest run's row says how it ended: read with the list, it is shown with the rest.
+  useRunStore.setState({ ...view, runId: last.run_id, phase, error, ended: runState(last) });
+  if (phase === "waiting") await findApprovalIds();
   void followTimer(signal);
 }
 
@@ -174,11 +199,17 @@ async function noteEnded(): Promise<void> {
  * steps of other forks are ignored.
  */
 export async function reconcile(): Promise<void> {
-  const { threadId, nodeStatus, approvals: known, timers: knownTimers } = useRunStore.getState();
+  const { threadId } = useRunStore.getState();
   if (!threadId) return;
   const history = await threads.history(threadId, 500);
+  useRunStore.setState(settle(useRunStore.getState(), history));
+}
+
+/** What `history` (the thread's checkpoints, newest first) settles of the shown run (pure; see reconcile). */
+export function settle(view: Pick<RunView, "nodeStatus" | "approvals" | "timers" | "tools" | "phase">, history: ThreadState[]): Partial<RunView> {
+  const { nodeStatus, approvals: known, timers: knownTimers, tools: knownTools } = view;
   const latest = history[0];
-  if (!latest) return;
+  if (!latest) return {};
   const byId = new Map(history.map((state) => [state.checkpoint.checkpoint_id, state]));
   const ran = new Set<string>();
   for (let state = byId.get(latest.parent_checkpoint?.checkpoint_id ?? ""); state; state = byId.get(state.parent_checkpoint?.checkpoint_id ?? ""))
@@ -186,13 +217,16 @@ export async function reconcile(): Promise<void> {
   const settled = { ...nodeStatus };
   const approvals = { ...known };
   const timers = { ...knownTimers };
-  // Interrupts pending on the newest checkpoint: the approvals and timers the thread waits for.
+  const tools = { ...knownTools };
+  // Interrupts pending on the newest checkpoint: the approvals, timers and MCP tasks the thread waits for.
   for (const task of latest.tasks)
     for (const item of task.interrupts) {
       const request = approvalRequest(item as unknown as Record<string, unknown>);
       if (request && !approvals[request.node]) approvals[request.node] = request;
       const timer = timerWait(item as unknown as Record<string, unknown>);
       if (timer) timers[timer.node] = timer.until;
+      const tool = toolPark(item as unknown as Record<string, unknown>);
+      if (tool) tools[tool.node] = tool.tool;
     }
   for (const node of Object.keys(settled)) {
     const task = latest.tasks.find((t) => t.name === node);
@@ -202,12 +236,13 @@ export async function reconcile(): Promise<void> {
     else if (settled[node] === "running" && !latest.next.includes(node)) settled[node] = "done";
   }
   const waiting = Object.values(settled).includes("waiting");
-  useRunStore.setState({
+  return {
     nodeStatus: settled,
     approvals: waiting ? approvals : {},
     timers: waiting ? timers : {},
-    ...(waiting && useRunStore.getState().phase === "success" ? { phase: "waiting" as const } : {}),
-  });
+    tools: waiting ? tools : {},
+    ...(waiting && view.phase === "success" ? { phase: "waiting" as const } : {}),
+  };
 }
 
 /** Attach the server's approval records to the waiting nodes (they carry the ids decisions need). */
@@ -256,11 +291,17 @@ async function newestActiveRun(threadId: string): Promise<{ thread_id: string; r
  * A run that answers an approval carries the decision in its metadata
  * (`plait_approval`: decision, who decided): the timeline shows it before the run's steps.
  */
-function noteDecision(metadata: Record<string, unknown> | undefined, at: string | null): void {
+function decisionNote(metadata: Record<string, unknown> | undefined, at: string | null): Omit<TimelineNote, "kind" | "key" | "run"> | null {
   const approval = metadata?.plait_approval as { decision?: { decision?: string; comment?: string | null }; decided_by?: string | null } | undefined;
-  if (!approval?.decision) return;
+  if (!approval?.decision) return null;
   const what = approval.decision.decision ?? "decided";
   const who = approval.decided_by ? ` by ${approval.decided_by}` : "";
   const comment = approval.decision.comment ? `: “${approval.decision.comment}”` : "";
-  useRunStore.getState().note({ type: "decision", text: `${what}${who}${comment}`, at, node: null, data: approval });
+  return { type: "decision", text: `${what}${who}${comment}`, at, node: null, data: approval };
+}
+
+/** Note a decision in the shown run's timeline (see decisionNote). */
+function noteDecision(metadata: Record<string, unknown> | undefined, at: string | null): void {
+  const decided = decisionNote(metadata, at);
+  if (decided) useRunStore.getState().note(decided);
 }

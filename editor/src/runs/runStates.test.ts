@@ -1,7 +1,7 @@
 import { soon } from "./format";
 import { describe, expect, it } from "vitest";
 import type { PlaitRun, PlaitThread } from "./runApi";
-import type { RunPhase } from "./runStore";
+import { type RunPhase, useRunStore } from "./runStore";
 import { pastState, queueNote, runState, shownState, stateHeading } from "./runStates";
 
 function run(fields: Partial<PlaitRun>): PlaitRun {
@@ -70,30 +70,54 @@ describe("runState's words for a time", () => {
 });
 
 describe("shownState: the shown run's words before and after the server's state is read", () => {
-  const none = {};
-  // The server's labels (engine/run/states.py state_label) and the editor's two for no run and one not created yet.
-  const words = ["No run", "starting", "running", "waiting for a person", "succeeded", "failed"];
+  const none = { approvals: {}, timers: {}, tools: {} };
+  // The server's labels (engine/run/states.py state_label) and the editor's own for no run, one not created yet,
+  // a wait of unknown kind and an end not read yet.
+  const words = ["No run", "starting", "running", "waiting", "ended, reading the result…"];
 
   it("never shows a phase's own word: the stream's end comes before the run's row", () => {
     const phases: RunPhase[] = ["idle", "starting", "running", "waiting", "success", "error"];
     for (const phase of phases) expect(words).toContain(shownState(phase, null, none).label);
-    expect(shownState("success", null, none)).toEqual({ state: "succeeded", label: "succeeded", tone: "ok" });
-    expect(shownState("error", null, none)).toEqual({ state: "failed", label: "failed", tone: "bad" });
+  });
+
+  it("claims no end before the run's row is read: a map's losses, a timeout are the row's to say", () => {
+    expect(shownState("success", null, none)).toEqual({ state: "ending", label: "ended, reading the result…", tone: "none" });
+    expect(shownState("error", null, none)).toEqual(shownState("success", null, none));
+  });
+
+  it("says failed when the editor could not start or follow the run: no row will be read", () => {
+    useRunStore.getState().reset();
+    useRunStore.getState().fail("network error");
+    const state = useRunStore.getState();
+    expect(shownState(state.phase, state.ended, state)).toEqual({ state: "failed", label: "failed", tone: "bad" });
+    useRunStore.getState().reset();
   });
 
   it("says a parked wait's time, the earliest of its timers, before the server does", () => {
     const timers = { later: "2026-12-03T16:20:00Z", hold: "2026-12-03T16:09:08Z" };
-    const shown = shownState("waiting", null, timers);
+    const shown = shownState("waiting", null, { ...none, timers });
     expect(shown).toEqual({ state: "waiting_for_timer", label: `waiting until ${soon("2026-12-03T16:09:08Z")}`, tone: "waiting" });
     expect(stateHeading(shown)).toBe("Waiting for a timer");
-    expect(stateHeading(shownState("waiting", null, none))).toBe("Waiting for a person");
+  });
+
+  it("tells a wait for a tool's MCP task from a wait for a person, as the server does", () => {
+    const tools = { report: "demo/slow_report", other: "demo/slow_report", fetch: "archive/fetch" };
+    const shown = shownState("waiting", null, { ...none, tools });
+    // The server's words (engine/run/states.py state_label): its tools, sorted, each once.
+    expect(shown).toEqual({ state: "waiting_for_tool", label: "waiting for archive/fetch, demo/slow_report", tone: "waiting" });
+    expect(stateHeading(shown)).toBe("Waiting for a tool");
+    // A person asked among them: the person is the one to act (waiting_on).
+    const asked = shownState("waiting", null, { ...none, tools, approvals: { approve: {} }, timers: { hold: "2026-12-03T16:09:08Z" } });
+    expect(stateHeading(asked)).toBe("Waiting for a person");
+    expect(stateHeading(shownState("waiting", null, { ...none, tools, timers: { hold: "2026-12-03T16:09:08Z" } }))).toBe("Waiting for a tool");
+    // Interrupts of no known kind: waiting, for nobody named.
+    expect(shownState("waiting", null, none)).toEqual({ state: "waiting", label: "waiting", tone: "waiting" });
   });
 
   it("takes the server's state once read", () => {
     const ended = runState(run({ plait_state: "partially_succeeded", plait_state_label: "partial: 3 of 5 items lost" }));
     expect(shownState("success", ended, none)).toBe(ended);
     expect(stateHeading(ended)).toBe("Partially succeeded");
-    expect(stateHeading(shownState("success", null, none))).toBe("Succeeded");
     expect(stateHeading({ state: "retrying", label: "retrying", tone: "active" })).toBe("Retrying");
   });
 });

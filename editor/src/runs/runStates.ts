@@ -62,28 +62,48 @@ export function stateHeading(shown: ShownState): string {
   return STATE_HEADINGS[shown.state] ?? shown.label.charAt(0).toUpperCase() + shown.label.slice(1);
 }
 
+/** The words between a run's end on the stream and its row read (the editor's own, not a state). */
+export const ENDING: ShownState = { state: "ending", label: "ended, reading the result…", tone: "none" };
+
 /** The state each phase of the stream stands for until the server's is read. */
 const PHASE_STATES: Record<RunPhase, ShownState> = {
   idle: { state: "none", label: "No run", tone: "none" },
+  // A run that exists is being read: its state is what the reading will tell.
+  reading: { state: "reading", label: "reading the run…", tone: "active" },
   // The run is being created: the server has no state for it yet.
   starting: { state: "starting", label: "starting", tone: "active" },
   running: { state: "running", label: "running", tone: "active" },
-  // The editor parks a run only on an approval or a timer (the timer's case is read below).
-  waiting: { state: "waiting_for_person", label: "waiting for a person", tone: "waiting" },
-  success: { state: "succeeded", label: "succeeded", tone: "ok" },
-  error: { state: "failed", label: "failed", tone: "bad" },
+  // Parked on interrupts none of which says what it waits for (waits below reads those that do).
+  waiting: { state: "waiting", label: "waiting", tone: "waiting" },
+  // The stream ended (or failed): how the run ended is its row's to say (a map's losses, a
+  // timeout, a dead letter), read next; until then no state is claimed.
+  success: ENDING,
+  error: ENDING,
 };
+
+/** What a parked run waits for, as its stream's interrupts say: approvals, `wait` timers, MCP tasks (by node). */
+export interface Waits {
+  approvals: Record<string, unknown>;
+  timers: Record<string, string>;
+  tools: Record<string, string>;
+}
 
 /**
  * The shown run's state, the one source of the run view's words: the server's once it is
  * read (`ended`), before that what the stream has told. The stream ends before the run's
- * row is read, and its phase's own words ("success") are not states.
+ * row is read, and its phase's own words ("success") are not states. A parked run waits
+ * for what its interrupts' kinds say, weighed as the server weighs them
+ * (engine/run/states.py `waiting_on`): a person if any asks one, else the tools, else the timers.
  */
-export function shownState(phase: RunPhase, ended: ShownState | null, timers: Record<string, string>): ShownState {
+export function shownState(phase: RunPhase, ended: ShownState | null, waits: Waits): ShownState {
   if (ended) return ended;
-  const until = Object.values(timers).sort((a, b) => Date.parse(a) - Date.parse(b))[0];
-  if (phase === "waiting" && until) return { state: "waiting_for_timer", label: `waiting until ${soon(until)}`, tone: "waiting" };
-  return PHASE_STATES[phase];
+  if (phase !== "waiting") return PHASE_STATES[phase];
+  if (Object.keys(waits.approvals).length > 0) return { state: "waiting_for_person", label: "waiting for a person", tone: "waiting" };
+  const tools = [...new Set(Object.values(waits.tools))].sort();
+  if (tools.length > 0) return { state: "waiting_for_tool", label: `waiting for ${tools.join(", ")}`, tone: "waiting" };
+  const until = Object.values(waits.timers).sort((a, b) => Date.parse(a) - Date.parse(b))[0];
+  if (until) return { state: "waiting_for_timer", label: `waiting until ${soon(until)}`, tone: "waiting" };
+  return PHASE_STATES.waiting;
 }
 
 /** The server's priority when neither the request nor the spec gives one. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { approvalRequest, reduce, runLines, shownStatus, timerWait, waitingLines } from "./runStore";
+import { approvalRequest, reduce, runLines, shownStatus, timerWait, toolPark, waitingLines } from "./runStore";
 import { soon, when } from "./format";
 import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges, waitingText } from "./timeline";
 import plannerTeam from "./fixtures/planner-team.json";
@@ -21,6 +21,7 @@ function initial(nodes: string[]): Snap {
     steps: [],
     approvals: {},
     timers: {},
+    tools: {},
     log: [],
     timeline: EMPTY_TIMELINE,
     updatedSince: [],
@@ -305,5 +306,38 @@ describe("a wait node parked on its timer", () => {
     expect(approvalRequest(wait)).toBeNull();
     expect(timerWait({ id: "i2", value: { kind: "approval", node: "approve", action: "ship" } })).toBeNull();
     expect(timerWait({ id: "i3", value: { kind: "wait", node: "pause" } })).toBeNull();
+  });
+});
+
+describe("a tool call parked on its MCP task", () => {
+  // What engine/tools/mcp/tool.py interrupts with: the server's poller resumes the run, nobody is asked.
+  const park = { id: "i1", value: { plait: "mcp_task", key: "k1", node: "report", server: "demo", tool: "slow_report", task_id: "t1" } };
+  const parked: [string, unknown][] = [
+    ["metadata", { run_id: "r1" }],
+    ["updates", { __interrupt__: [park] }],
+    ["end", null],
+  ];
+
+  it("waits for the tool, with no approval card", () => {
+    const state = run(parked, initial(["report"]));
+    expect(state.phase).toBe("waiting");
+    expect(state.tools).toEqual({ report: "demo/slow_report" });
+    expect(state.approvals).toEqual({});
+    expect(state.nodeStatus).toEqual({ report: "waiting" });
+    expect(runLines(state.tokens, state.nodeStatus, {}, state.timers, state.tools)).toEqual({ report: "waiting for demo/slow_report" });
+  });
+
+  it("notes in the timeline which tool it waits for, not an approval", () => {
+    const state = run(parked, initial(["report"]));
+    const notes = state.timeline.entries.filter((entry) => entry.kind === "note");
+    expect(notes.map((note) => (note.kind === "note" ? [note.type, note.text] : null))).toEqual([["tool", "report waits for demo/slow_report (an MCP task)"]]);
+  });
+
+  it("is told apart from an MCP task's question, which is an approval", () => {
+    expect(toolPark(park)).toEqual({ node: "report", tool: "demo/slow_report" });
+    expect(approvalRequest(park)).toBeNull();
+    const question = { id: "i2", value: { kind: "approval", node: "report", action: "demo/slow_report", arguments: { answer: "" } } };
+    expect(toolPark(question)).toBeNull();
+    expect(approvalRequest(question)).toMatchObject({ node: "report", action: "demo/slow_report" });
   });
 });

@@ -16,7 +16,12 @@ import { addEvent, addNote, EMPTY_TIMELINE, nextRun, waitingShort, type Timeline
 
 export type { NodeRunStatus };
 
-export type RunPhase = "idle" | "starting" | "running" | "waiting" | "success" | "error";
+/**
+ * Where the shown run is, as the stream tells it. `reading`: a run that already exists (a past
+ * run, a thread in the URL) is being read, and nothing of it is shown yet; `starting`: a new run
+ * is being created.
+ */
+export type RunPhase = "idle" | "reading" | "starting" | "running" | "waiting" | "success" | "error";
 
 /** What an approval interrupt carries (engine/compiler/nodes/approval.py). */
 export interface ApprovalRequest {
@@ -45,7 +50,8 @@ export interface LogLine {
   summary: string;
 }
 
-interface RunState {
+/** The shown run's data (runController's openThread builds a past run's before showing it at once). */
+export interface RunView {
   threadId: string | null;
   /** The assistant (graph@version) the run uses; resumes and forks use it too. */
   assistantId: string | null;
@@ -58,17 +64,27 @@ interface RunState {
   approvals: Record<string, ApprovalRequest>;
   /** `wait` nodes parked on their durable timer: node -> the ISO time it waits until. */
   timers: Record<string, string>;
+  /** Nodes parked on an MCP task (the server's poller resumes them): node -> `server/tool`. */
+  tools: Record<string, string>;
   log: LogLine[];
   /** The run's story: a step per node execution, notes for the run as a whole. */
   timeline: Timeline;
   /** Nodes whose updates came since the last `values` event (they label the next state). */
   updatedSince: string[];
-  /** Plait's state of the shown run once it ended (the server's: partially succeeded, waiting for a tool...). */
+  /**
+   * Plait's state of the shown run once it ended (the server's: partially succeeded, waiting
+   * for a tool...), read from its row; or `failed` when the editor could not start or follow it.
+   */
   ended: ShownState | null;
+}
+
+interface RunState extends RunView {
   /** A thread another view (the approvals page) asked RunPanel to open. */
   openRequest: { graph: string; threadId: string } | null;
   /** Start showing a run of `nodes` on `threadId` (null: not created yet), every node pending. */
   begin(threadId: string | null, assistantId: string, nodes: string[]): void;
+  /** Show that the runs of `threadId` are being read (runController's openThread shows them once read). */
+  read(threadId: string, assistantId: string): void;
   /** A new run of the same thread (a resume or a fork): keep finished nodes, clear approvals. */
   continueWith(runId: string | null): void;
   /** Fold a stream message in (`at`: when it was written or received, for the timeline). */
@@ -85,22 +101,54 @@ interface RunState {
   clearOpenRequest(threadId: string): void;
 }
 
-const empty = {
+const empty: RunView = {
   threadId: null,
   assistantId: null,
   runId: null,
-  phase: "idle" as RunPhase,
+  phase: "idle",
   error: null,
   nodeStatus: {},
   tokens: {},
   steps: [],
   approvals: {},
   timers: {},
+  tools: {},
   log: [],
   timeline: EMPTY_TIMELINE,
-  updatedSince: [] as string[],
-  ended: null as ShownState | null,
+  updatedSince: [],
+  ended: null,
 };
+
+/** A run of `nodes` on `threadId` shown from its start, every node pending. */
+export function freshView(threadId: string | null, assistantId: string, nodes: string[], phase: RunPhase): RunView {
+  return { ...empty, threadId, assistantId, phase, nodeStatus: Object.fromEntries(nodes.map((node) => [node, "pending" as NodeRunStatus])) };
+}
+
+/** A new run of the same thread (a resume or a fork): finished nodes stay, approvals and waits go. */
+export function nextRunView<T extends Snapshot & { ended: ShownState | null }>(state: T, runId: string | null): T {
+  const nodeStatus = { ...state.nodeStatus };
+  for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
+  return {
+    ...state,
+    runId,
+    phase: "running",
+    error: null,
+    approvals: {},
+    timers: {},
+    tools: {},
+    nodeStatus,
+    timeline: nextRun(state.timeline),
+    updatedSince: [],
+    ended: null,
+  };
+}
+
+/** Fold stream messages in, one after the other (pure). */
+export function foldAll<T extends Snapshot>(state: T, messages: (SseMessage & { at?: string | null })[]): T {
+  let folded = state;
+  for (const message of messages) folded = { ...folded, ...reduce(folded, message) };
+  return folded;
+}
 
 const LOG_LIMIT = 500;
 
@@ -109,20 +157,16 @@ export const useRunStore = create<RunState>()((set, get) => ({
   openRequest: null,
 
   begin(threadId, assistantId, nodes) {
-    set({
-      ...empty,
-      threadId,
-      assistantId,
-      phase: "starting",
-      nodeStatus: Object.fromEntries(nodes.map((node) => [node, "pending" as NodeRunStatus])),
-    });
+    set(freshView(threadId, assistantId, nodes, "starting"));
+  },
+
+  read(threadId, assistantId) {
+    // No node status yet: the run's own are read next, and "pending" would say it never ran.
+    set({ ...empty, threadId, assistantId, phase: "reading" });
   },
 
   continueWith(runId) {
-    const nodeStatus = { ...get().nodeStatus };
-    for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
-    const timeline = nextRun(get().timeline);
-    set({ runId, phase: "running", error: null, approvals: {}, timers: {}, nodeStatus, timeline, updatedSince: [], ended: null });
+    set((state) => nextRunView(state, runId));
   },
 
   apply(message) {
@@ -130,11 +174,7 @@ export const useRunStore = create<RunState>()((set, get) => ({
   },
 
   applyAll(messages) {
-    set((state) => {
-      let folded: Snapshot = state;
-      for (const message of messages) folded = { ...folded, ...reduce(folded, message) };
-      return folded;
-    });
+    set((state) => foldAll(state, messages));
   },
 
   setApprovalId(node, approvalId) {
@@ -147,11 +187,12 @@ export const useRunStore = create<RunState>()((set, get) => ({
   },
 
   fail(message) {
-    set({ phase: "error", error: message });
+    // No row will be read: the editor's own failure (to create or follow the run) is the end it shows.
+    set({ phase: "error", error: message, ended: { state: "failed", label: "failed", tone: "bad" } });
   },
 
   reset() {
-    set({ ...empty });
+    set(empty);
   },
 
   requestOpen(graph, threadId) {
@@ -163,7 +204,10 @@ export const useRunStore = create<RunState>()((set, get) => ({
   },
 }));
 
-type Snapshot = Pick<RunState, "runId" | "phase" | "error" | "nodeStatus" | "tokens" | "steps" | "approvals" | "timers" | "log" | "timeline" | "updatedSince">;
+type Snapshot = Pick<
+  RunState,
+  "runId" | "phase" | "error" | "nodeStatus" | "tokens" | "steps" | "approvals" | "timers" | "tools" | "log" | "timeline" | "updatedSince"
+>;
 
 /** Fold one stream message into the run state (pure; exported for tests). */
 export function reduce(state: Snapshot, message: SseMessage & { at?: string | null }): Partial<Snapshot> {
@@ -217,7 +261,7 @@ function reduceStatus(state: Snapshot, message: SseMessage): Partial<Snapshot> {
     }
     case "end": {
       if (state.phase === "error") return { log };
-      const parked = Object.keys(state.approvals).length + Object.keys(state.timers).length > 0;
+      const parked = Object.keys(state.approvals).length + Object.keys(state.timers).length + Object.keys(state.tools).length > 0;
       return { phase: parked ? "waiting" : "success", log };
     }
     default:
@@ -246,15 +290,21 @@ function updatesEvent(state: Snapshot, data: Record<string, unknown> | null): Pa
   const nodeStatus = { ...state.nodeStatus };
   let approvals = state.approvals;
   let timers = state.timers;
+  let tools = state.tools;
   let phase = state.phase;
   for (const [key, value] of Object.entries(data)) {
     if (key === "__interrupt__") {
       for (const item of Array.isArray(value) ? value : []) {
         const timer = timerWait(item as Record<string, unknown>);
+        const tool = toolPark(item as Record<string, unknown>);
         const request = approvalRequest(item as Record<string, unknown>);
         if (timer) {
           timers = { ...timers, [timer.node]: timer.until };
           nodeStatus[timer.node] = "waiting";
+          phase = "waiting";
+        } else if (tool) {
+          tools = { ...tools, [tool.node]: tool.tool };
+          nodeStatus[tool.node] = "waiting";
           phase = "waiting";
         } else if (request) {
           approvals = { ...approvals, [request.node]: request };
@@ -266,7 +316,7 @@ function updatesEvent(state: Snapshot, data: Record<string, unknown> | null): Pa
       nodeStatus[key] = "done";
     }
   }
-  return { nodeStatus, approvals, timers, phase };
+  return { nodeStatus, approvals, timers, tools, phase };
 }
 
 /** The `wait` node and its time an interrupt (`{id, value}`) parks on (engine/compiler/nodes/wait.py), or null. */
@@ -276,11 +326,22 @@ export function timerWait(item: Record<string, unknown>): { node: string; until:
   return typeof value.node === "string" && typeof value.until === "string" ? { node: value.node, until: value.until } : null;
 }
 
+/**
+ * The node and `server/tool` of an interrupt (`{id, value}`) that parks a run on an MCP task
+ * (engine/tools/mcp/tool.py; `server/tool` as the server's `waiting_for_tool` label says it), or null.
+ */
+export function toolPark(item: Record<string, unknown>): { node: string; tool: string } | null {
+  const value = item.value as Record<string, unknown> | null;
+  if (!value || typeof value !== "object" || value.plait !== "mcp_task" || typeof value.node !== "string") return null;
+  return { node: value.node, tool: typeof value.server === "string" && value.server ? `${value.server}/${String(value.tool)}` : String(value.tool) };
+}
+
 /** The approval an interrupt (`{id, value}`) asks for, or null for other interrupts. */
 export function approvalRequest(item: Record<string, unknown>): ApprovalRequest | null {
   const value = item.value as Record<string, unknown> | null;
-  // A `wait` node's interrupt asks nobody: its timer resumes it (timerWait).
-  if (!value || typeof value !== "object" || typeof value.node !== "string" || value.kind === "wait") return null;
+  // A `wait` node's interrupt asks nobody: its timer resumes it (timerWait); nor does an
+  // MCP task's park: the server's poller resumes it when the task ends (toolPark).
+  if (!value || typeof value !== "object" || typeof value.node !== "string" || value.kind === "wait" || value.plait === "mcp_task") return null;
   return {
     interruptId: typeof item.id === "string" ? item.id : typeof item.interrupt_id === "string" ? item.interrupt_id : null,
     node: value.node,
@@ -329,19 +390,22 @@ const TOKEN_TAIL = 48;
 /**
  * The line each running node's card shows: what a tool call of it waits for (a tool's
  * `limits`), else the tail of the tokens its model is streaming, whitespace folded to spaces;
- * and a `wait` node parked on its timer says until when, in the viewer's local time.
+ * a `wait` node parked on its timer says until when, in the viewer's local time, and a node
+ * parked on an MCP task which tool it waits for.
  */
 export function runLines(
   tokens: Record<string, string>,
   status: Record<string, NodeRunStatus>,
   waiting: Record<string, string> = {},
   timers: Record<string, string> = {},
+  tools: Record<string, string> = {},
 ): Record<string, string> {
   const lines: Record<string, string> = {};
   for (const [node, text] of Object.entries(tokens))
     if (text && status[node] === "running") lines[node] = (text.length > TOKEN_TAIL ? `…${text.slice(-TOKEN_TAIL)}` : text).replace(/\s+/g, " ");
   for (const [node, text] of Object.entries(waiting)) if (status[node] === "running") lines[node] = text;
   for (const [node, until] of Object.entries(timers)) if (status[node] === "waiting") lines[node] = `waiting until ${soon(until)}`;
+  for (const [node, tool] of Object.entries(tools)) if (status[node] === "waiting") lines[node] = `waiting for ${tool}`;
   return lines;
 }
 

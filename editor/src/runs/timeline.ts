@@ -95,7 +95,7 @@ export interface TimelineStep {
   text: string;
 }
 
-export type NoteType = "attempt" | "error" | "approval" | "timer" | "decision" | "budget" | "run" | "guard" | "route";
+export type NoteType = "attempt" | "error" | "approval" | "timer" | "tool" | "decision" | "budget" | "run" | "guard" | "route";
 
 /** Something that happened to the run rather than inside one step. */
 export interface TimelineNote {
@@ -191,6 +191,18 @@ export function addEvent(timeline: Timeline, message: RunEvent): Timeline {
   }
 }
 
+/**
+ * What an interrupt's value waits for: a `wait` node parks on its durable timer, a call of an
+ * MCP task tool on the task (its `server/tool`, as the server's label says it); anything else
+ * (an approval, an MCP task's question) asks a person.
+ */
+export function interruptWait(value: unknown): { kind: "timer"; until: string } | { kind: "tool"; tool: string } | { kind: "person" } {
+  if (isData(value) && value.kind === "wait" && typeof value.until === "string") return { kind: "timer", until: value.until };
+  if (isData(value) && value.plait === "mcp_task")
+    return { kind: "tool", tool: value.server ? `${String(value.server)}/${String(value.tool)}` : String(value.tool) };
+  return { kind: "person" };
+}
+
 function numberOr(value: unknown): number | null {
   return typeof value === "number" ? value : null;
 }
@@ -212,8 +224,20 @@ function startStep(tl: Timeline, task: Data, superstep: number | null, at: strin
   const previous = lastStepOf(tl, node);
   const parked = previous >= 0 ? (tl.entries[previous] as TimelineStep) : null;
   if (parked && parked.status === "waiting" && parked.run < tl.run) {
-    // A resume runs the parked node again: the same visit, now with its decision.
-    const resumed: TimelineStep = { ...parked, run: tl.run, status: "running", startedAt: at, endedAt: null, durationMs: null, output: null };
+    // A resume runs the parked node again: the same visit, now with its decision. It keeps
+    // its first start: the step began when it first ran (a timer's wait is part of it), and
+    // the timeline places it there, not where the resume re-entered it.
+    // A call the park left started (an MCP task's) is called again by the re-run, which streams it anew.
+    const resumed: TimelineStep = {
+      ...parked,
+      toolCalls: parked.toolCalls.filter((call) => call.status !== "started"),
+      run: tl.run,
+      status: "running",
+      startedAt: parked.startedAt ?? at,
+      endedAt: null,
+      durationMs: null,
+      output: null,
+    };
     return { ...replace(tl, previous, resumed), byTask: { ...tl.byTask, [id]: previous } };
   }
   const known = tl.byTask[id];
@@ -275,7 +299,8 @@ function finishStep(tl: Timeline, task: Data, at: string | null, exact: boolean)
     output: step.output ?? publicState(task.result ?? null),
     interrupt: interrupts.length > 0 ? ((interrupts[0] as Data).value ?? interrupts[0]) : step.interrupt,
     map: step.map ? { ...step.map, total: mapTotal(step) } : null,
-    toolCalls: step.toolCalls.map((call) => (call.status === "started" ? { ...call, status: "unfinished" } : call)),
+    // A step that parks leaves its calls going (an MCP task's runs on its server); one that ended cut them off.
+    toolCalls: interrupts.length > 0 ? step.toolCalls : step.toolCalls.map((call) => (call.status === "started" ? { ...call, status: "unfinished" } : call)),
   };
   return replace(tl, index, finished);
 }
@@ -301,9 +326,11 @@ function updates(tl: Timeline, data: Data, at: string | null): Timeline {
         const action = isData(value) && typeof value.action === "string" ? value.action : "a decision";
         const index = waiting ? lastStepOf(next, waiting) : -1;
         if (index >= 0) next = replace(next, index, { ...(next.entries[index] as TimelineStep), status: "waiting", interrupt: value });
-        // A `wait` node parks on its durable timer, not on a person.
-        const until = isData(value) && value.kind === "wait" && typeof value.until === "string" ? value.until : null;
-        if (until) next = addNote(next, { type: "timer", text: `${waiting ?? "a node"} waits until ${when(until)}`, at, node: waiting, data: value });
+        const wait = interruptWait(value);
+        if (wait.kind === "timer")
+          next = addNote(next, { type: "timer", text: `${waiting ?? "a node"} waits until ${when(wait.until)}`, at, node: waiting, data: value });
+        else if (wait.kind === "tool")
+          next = addNote(next, { type: "tool", text: `${waiting ?? "a node"} waits for ${wait.tool} (an MCP task)`, at, node: waiting, data: value });
         else next = addNote(next, { type: "approval", text: `${waiting ?? "a node"} waits for approval of ${action}`, at, node: waiting, data: value });
       }
       continue;
@@ -508,9 +535,8 @@ export function stepsOf(timeline: Timeline): TimelineStep[] {
 }
 
 /**
- * When the shown run began and last did something, from every time the timeline holds:
- * a resumed step keeps only its resumed start, so a wait (a timer, a person) before it
- * counts through the note that says so.
+ * When the shown run began and last did something: the earliest time the timeline holds
+ * (a step's start, or a note's) and the latest step's end.
  */
 export function runSpan(timeline: Timeline): { startedAt: string | null; endedAt: string | null } {
   const starts: string[] = [];

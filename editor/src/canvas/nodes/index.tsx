@@ -120,6 +120,9 @@ const WAITING_TITLE = "a tool call waits for its turn under the tool's limits: t
 /** A line that starts with it says until when a `wait` node waits (runs/runStore.ts `runLines`). */
 const TIMER_MARK = "waiting until ";
 const TIMER_TITLE = "a durable timer resumes the run at this time, unless someone resumes it earlier";
+/** A line that starts with it says which tool's MCP task a parked node waits for (runs/runStore.ts `runLines`). */
+const TOOL_MARK = "waiting for ";
+const TOOL_TITLE = "the tool runs this call as an MCP task; the server resumes the run when the task ends";
 
 /** The line a running (or timer-waiting) node's card shows; its own component, so streamed tokens
  * re-render only it (drawn only while the node runs or waits: idle cards keep one store subscription, not two). */
@@ -131,7 +134,9 @@ function RunLine({ id }: { id: string }) {
       <div
         className="node-tokens"
         data-testid="node-tokens"
-        title={line.startsWith(WAITING_MARK) ? WAITING_TITLE : line.startsWith(TIMER_MARK) ? TIMER_TITLE : STREAMING_TITLE}
+        title={
+          line.startsWith(WAITING_MARK) ? WAITING_TITLE : line.startsWith(TIMER_MARK) ? TIMER_TITLE : line.startsWith(TOOL_MARK) ? TOOL_TITLE : STREAMING_TITLE
+        }
       >
         {line}
       </div>
