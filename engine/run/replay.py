@@ -365,7 +365,7 @@ def _conversations(rows: list[dict[str, Any]]) -> list[RecordedA2aCall]:
     A step records what it sent at each turn (``{task_id, ...}``) and the remote
     task it got back (``reply``: the task's JSON); see ``engine/compiler/nodes/a2a.py``.
     A conversation holds its turns up to the first that got no answer. It is the
-    node's by its path among subgraphs (``args.path``: ``engine/compiler/node_path.py``);
+    node's by its path among subgraphs (``args.path``: ``engine/observability/node_path.py``);
     a record made before paths were kept is a top-level node's, whose path is its id.
     """
     sent: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}

@@ -19,7 +19,7 @@ decision it sends back must be the one the recorded run sent.
 
 Model replies and tool results are kept under the id of the node that asked,
 whatever subgraph it ran in. An ``a2a`` node's conversations are kept under its
-path among subgraphs (``engine/compiler/node_path.py``): its id at the top level
+path among subgraphs (``engine/observability/node_path.py``): its id at the top level
 (as recordings made before paths were kept hold them), ``office/desk/file_claim``
 in node ``desk`` of the subgraph node ``office`` runs, ``claims[1]/file_claim`` in
 the subgraph of item 1 of map ``claims``. Its divergence names that path.
@@ -156,7 +156,7 @@ class Cassette:
     def a2a_message(self, node: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
         """The remote task as it settled after ``node`` sent its first message (``args``).
 
-        ``node`` is the node's path (:mod:`plait.engine.compiler.node_path`).
+        ``node`` is the node's path (:mod:`plait.engine.observability.node_path`).
         :class:`Diverged` when no recorded conversation of ``node`` that is not
         begun yet sent the same agent the same text and data.
         """

@@ -27,7 +27,7 @@ the step's key: what was sent (``<key>:<turn>``: the task id, or the decision),
 written before it is sent; and what the remote answered (``<key>:<turn>:reply``:
 the task once it finished or waited for input, :func:`task_json`). Both carry
 the node's path among subgraphs (``path`` beside the message in their ``args``:
-``engine/compiler/node_path.py``), so a node inside a ``subgraph`` or a map
+``engine/observability/node_path.py``), so a node inside a ``subgraph`` or a map
 item's subgraph is told apart from a node of the same id elsewhere. ``plait
 record`` reads both, and ``plait replay`` plays the answers back: with a
 cassette in play (``engine/tools/cassette.py``) the node talks to
@@ -70,7 +70,7 @@ from google.protobuf.struct_pb2 import Value
 from langgraph.types import interrupt
 
 from plait.engine.compiler.context import CompileContext, Expr, Scope
-from plait.engine.compiler.node_path import node_path
+from plait.engine.observability.node_path import node_path
 from plait.engine.compiler.nodes.base import Compute
 from plait.engine.errors import NodeError
 from plait.engine.governance.audit import run_id_of

@@ -1,4 +1,4 @@
-"""Where a node runs among subgraphs: the path a recording keeps an ``a2a`` node's turns under.
+"""Where a node runs among subgraphs: the path a recording keeps its calls under.
 
 A top-level node's path is its id (``file_claim``). Inside a ``subgraph`` node the
 path is prefixed by that node's id (``office/desk/file_claim``: node ``desk`` of the
@@ -12,6 +12,11 @@ The enclosing nodes are known to the code that runs the child
 nodes inside read :func:`node_path`. A context variable carries it, as LangGraph runs
 a child's steps in tasks of the task that invoked the child (and a resumed child is
 invoked again by its parent node, which enters it again).
+
+Model calls (their audit record), tool calls (their result's record) and ``a2a``
+nodes (their turn records) note it, and a replay asks its recording by it
+(``engine/tools/cassette.py``). It lives with the other context of the running code
+(``roles.py``), below the tools and the compiler that read it.
 """
 
 from __future__ import annotations

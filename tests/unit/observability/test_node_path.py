@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from plait.engine.compiler.node_path import node_path, within
+from plait.engine.observability.node_path import node_path, within
 
 
 def test_a_top_level_node_is_its_id() -> None:
