@@ -70,13 +70,13 @@ from google.protobuf.struct_pb2 import Value
 from langgraph.types import interrupt
 
 from plait.engine.compiler.context import CompileContext, Expr, Scope
-from plait.engine.observability.node_path import node_path
 from plait.engine.compiler.nodes.base import Compute
 from plait.engine.errors import NodeError
 from plait.engine.governance.audit import run_id_of
 from plait.engine.governance.secrets import redact, resolve, source_of
 from plait.engine.observability import tracing
 from plait.engine.observability.emit import emit
+from plait.engine.observability.node_path import node_path
 from plait.engine.spec.models import A2aNode, Decision, duration_seconds
 from plait.engine.store.tool_results import RecordedResult
 from plait.engine.tools.cassette import Cassette, current_cassette
@@ -427,6 +427,7 @@ async def _follow(
             node=node_id,
             tool="a2a",
             args={**args, "path": where, "turn": turn, **({"reply": True} if reply else {})},
+            path=where,
         )
 
     async def recorded(turn: int) -> dict[str, Any] | None:

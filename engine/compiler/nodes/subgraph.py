@@ -8,8 +8,8 @@ from typing import Any
 from langgraph.types import Durability
 
 from plait.engine.compiler.context import CompileContext, Expr, Scope
-from plait.engine.observability.node_path import within
 from plait.engine.compiler.nodes.base import Compute
+from plait.engine.observability.node_path import within
 from plait.engine.spec.models import SubgraphNode
 
 # Said of every detached child, which is given a durability on purpose (below).
