@@ -322,15 +322,22 @@ def _placed_or_refused(nodes: set[str], compiled: CompiledSpec, subject: str) ->
     if not unplaced:
         return placed
     detail = "; ".join(
-        f"node `{node}` could be {' or '.join(f'`{path}`' for path in paths)}"
-        + (" (`[i]`: which item is not known)" if any("[i]" in path for path in paths) else "")
+        f"node `{node}` could be {_either(f'`{path}`' for path in paths)}"
         for node, paths in unplaced.items()
     )
+    if any("[i]" in path for paths in unplaced.values() for path in paths):
+        detail += " (`[i]`: an item of that map, which one is not known)"
     raise RecordingError(
         f"{subject} on a Plait that kept only the id of the node making each model or tool "
         f"call, not where among subgraphs it ran, and {detail}: a replay could not tell "
         "their recorded calls apart; record a new run"
     )
+
+
+def _either(names: Iterable[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    listed = list(names)
+    return listed[0] if len(listed) == 1 else f"{', '.join(listed[:-1])} or {listed[-1]}"
 
 
 def _resolver(compiled: CompiledSpec) -> Callable[[str], LoadedSpec | None]:

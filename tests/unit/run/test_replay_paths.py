@@ -130,9 +130,9 @@ def test_a_file_recorded_before_paths_whose_nodes_cannot_be_told_apart_is_refuse
     assert str(refused.value) == (
         "it was recorded on a Plait that kept only the id of the node making each model or "
         "tool call, not where among subgraphs it ran, and node `classify` could be "
-        "`classify` or `office/classify`; node `sort` could be `each[i]/sort` (`[i]`: which "
-        "item is not known): a replay could not tell their recorded calls apart; record a "
-        "new run"
+        "`classify` or `office/classify`; node `sort` could be `each[i]/sort` (`[i]`: an "
+        "item of that map, which one is not known): a replay could not tell their recorded "
+        "calls apart; record a new run"
     )
 
 
