@@ -22,6 +22,7 @@ nodes (their turn records) note it, and a replay asks its recording by it
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 
@@ -32,6 +33,20 @@ _WITHIN: ContextVar[tuple[str, ...]] = ContextVar("plait_node_path", default=())
 def node_path(node_id: str) -> str:
     """The path of node ``node_id`` where it runs now (its id at the top level)."""
     return "/".join((*_WITHIN.get(), node_id))
+
+
+#: A map item's segment: the map's id and the item's index.
+_ITEM = re.compile(r"(\w+)\[(\d+)\]")
+
+
+def map_item() -> tuple[str, int] | None:
+    """The innermost map item the running code is in (its subgraph): the map's id and the
+    item's index; ``None`` outside map items' subgraphs."""
+    for outer in reversed(_WITHIN.get()):
+        found = _ITEM.fullmatch(outer)
+        if found is not None:
+            return found[1], int(found[2])
+    return None
 
 
 def segment(node_id: str, index: int | None = None) -> str:
