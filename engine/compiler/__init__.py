@@ -166,4 +166,5 @@ def _build(
         detached=graph.copy({"checkpointer": False, "auto_validate": False}),
         input_fields=ctx.inputs,
         output_fields=tuple(body.output_fields),
+        children=dict(ctx.children),
     )

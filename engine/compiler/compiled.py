@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -31,6 +32,8 @@ class CompiledSpec:
     detached: Graph
     input_fields: tuple[str, ...]
     output_fields: tuple[str, ...]
+    #: The specs its ``subgraph`` nodes and map items run, compiled, by ref (``name@version``).
+    children: Mapping[str, CompiledSpec] = field(default_factory=dict)
 
     @property
     def spec(self) -> GraphSpec:

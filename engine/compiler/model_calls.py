@@ -32,6 +32,7 @@ from plait.engine.governance.model_audit import audit_model_call, audits_model_c
 from plait.engine.governance.retries import emit_repair, guarded_call, repair_prompt
 from plait.engine.governance.secrets import current_source
 from plait.engine.observability import observe
+from plait.engine.observability.node_path import node_path
 from plait.engine.spec.models import ModelDef
 from plait.engine.tools.cassette import current_cassette
 
@@ -112,7 +113,8 @@ async def invoke_model(
     cassette = current_cassette()
     if cassette is not None:
         # A replay (engine/tools/cassette.py): the recorded reply, no provider, key or quota.
-        node = _running_node()
+        # The recording keeps replies by the node's path among subgraphs, not its bare id.
+        node = node_path(_running_node())
 
         async def call() -> BaseMessage:
             return cassette.model_reply(node, used)

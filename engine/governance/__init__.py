@@ -16,11 +16,17 @@ from plait.engine.governance.mcp_trust import (
     entry_identity,
     server_identity,
 )
-from plait.engine.governance.secrets import EnvironmentSecrets, mask_spec_secrets
+from plait.engine.governance.secrets import (
+    MIN_MASKED_LENGTH,
+    EnvironmentSecrets,
+    mask_spec_secrets,
+    short_secret_warning,
+)
 from plait.engine.governance.tool_limits import ToolLimiter
 
 __all__ = [
     "MAX_TRUST_ENTRIES",
+    "MIN_MASKED_LENGTH",
     "TRUST_ALL",
     "EnvironmentSecrets",
     "QuotaExceeded",
@@ -33,5 +39,6 @@ __all__ = [
     "mask_spec_secrets",
     "read_usage",
     "server_identity",
+    "short_secret_warning",
     "with_quota",
 ]

@@ -16,6 +16,7 @@ from langgraph.config import get_config
 
 from plait.engine.governance.audit import audit
 from plait.engine.governance.secrets import SecretSource, redact
+from plait.engine.observability.node_path import node_path
 from plait.engine.observability.roles import agent_role
 from plait.engine.spec.models import GraphSpec, ModelDef
 from plait.engine.spec.secret_refs import is_reserved
@@ -58,7 +59,9 @@ async def audit_model_call(
         node=node,
         tool=None,
         actor=f"agent:{role}" if role else f"node:{node}",
-        detail=redact(detail, secrets),
+        # Where the node ran among subgraphs (`office/desk/classify`): `plait record` keeps
+        # the reply under it. Node ids, not the run's text: nothing of it is masked.
+        detail={**redact(detail, secrets), "path": node_path(node)},
     )
 
 

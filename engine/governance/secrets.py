@@ -22,7 +22,9 @@ The ``secrets`` parameter is removed from a tool's signature, so it is not in
 the argument schema a model sees and a model cannot pass it. Each value is
 replaced by ``[redacted:NAME]`` in the tool's result and in its error before
 anything else sees them, so the value never reaches the model, the recorded
-tool results, events, checkpoints, the audit trail or logs. The error keeps
+tool results, events, checkpoints, the audit trail or logs. A value shorter than
+:data:`MIN_MASKED_LENGTH` characters is not masked (it would garble all text
+holding those characters); a warning names the secret once per process. The error keeps
 its class and the attributes the retry rules read (``status_code``,
 ``retry_after``), so a rate limit is still retried.
 """
@@ -32,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import logging
 import os
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -192,17 +195,69 @@ def with_secret_source(config: dict[str, Any], source: SecretSource) -> dict[str
     return config
 
 
+#: Secret values shorter than this many characters are not masked: replacing every
+#: occurrence of a one- to three-character value garbles all text that holds those
+#: characters (a secret `x` turned `context_id` into `conte[redacted:X]t_id`), and a value
+#: that short is guessed in a few thousand tries anyway. Log maskers of CI systems skip
+#: short values too (the `google-github-actions/get-secretmanager-secrets` action masks
+#: none under 4 characters by default, Ansible registers none under 4, the Azure Pipelines
+#: agent has a minimum secret length). Each such secret is logged once per process.
+MIN_MASKED_LENGTH = 4
+
+log = logging.getLogger("plait.secrets")
+#: The names of short secrets already logged by this process (see :func:`redact`).
+_SAID_TOO_SHORT: set[str] = set()
+
+
+def short_secret_warning(name: str, value: str) -> str | None:
+    """What to tell whoever sets secret ``name`` to ``value`` when the value is too short to
+    be masked (:data:`MIN_MASKED_LENGTH`); ``None`` when it is long enough."""
+    return too_short_message(name, len(value)) if 0 < len(value) < MIN_MASKED_LENGTH else None
+
+
+def too_short_message(name: str, length: int) -> str:
+    """What the operator is told about secret ``name`` of ``length`` characters (not its value)."""
+    return (
+        f"secret {name} is {length} character(s) long: values shorter than "
+        f"{MIN_MASKED_LENGTH} characters are not masked as [redacted:{name}] in tool results, "
+        "errors, audit records and run output (masking them would garble every text holding "
+        "those characters, and a value that short is no secret); give it a longer value"
+    )
+
+
 def redact(value: Any, secrets: Mapping[str, str]) -> Any:
-    """``value`` with every secret value in its strings replaced by ``[redacted:NAME]``."""
+    """``value`` with every secret value in its strings replaced by ``[redacted:NAME]``.
+
+    Longer values are replaced first, so a secret that contains another is masked whole.
+    Values shorter than :data:`MIN_MASKED_LENGTH` are left as they are; the first time a
+    process meets one, a warning naming the secret (never its value) is logged.
+    """
+    masks = []
+    for name, secret in sorted(secrets.items(), key=lambda pair: -len(pair[1])):
+        if not secret:
+            continue
+        if len(secret) < MIN_MASKED_LENGTH:
+            _say_too_short(name, len(secret))
+            continue
+        masks.append((secret, f"[redacted:{name}]"))
+    return _masked(value, masks) if masks else value
+
+
+def _say_too_short(name: str, length: int) -> None:
+    if name not in _SAID_TOO_SHORT:
+        _SAID_TOO_SHORT.add(name)
+        log.warning(too_short_message(name, length))
+
+
+def _masked(value: Any, masks: Sequence[tuple[str, str]]) -> Any:
     if isinstance(value, str):
-        for name, secret in secrets.items():
-            if secret:
-                value = value.replace(secret, f"[redacted:{name}]")
+        for secret, mask in masks:
+            value = value.replace(secret, mask)
         return value
     if isinstance(value, Mapping):
-        return {redact(k, secrets): redact(v, secrets) for k, v in value.items()}
+        return {_masked(k, masks): _masked(v, masks) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [redact(item, secrets) for item in value]
+        return [_masked(item, masks) for item in value]
     return value
 
 

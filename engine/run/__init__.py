@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         ReplayResult,
         record_thread,
         replay_recording,
+        with_paths,
     )
     from plait.engine.run.runner import (
         RunRejected,
@@ -129,6 +130,7 @@ __all__ = [
     "upgrade_checkpoint",
     "waiting_on",
     "waits_until",
+    "with_paths",
 ]
 
 if not TYPE_CHECKING:
@@ -165,6 +167,7 @@ if not TYPE_CHECKING:
                 "ReplayResult",
                 "record_thread",
                 "replay_recording",
+                "with_paths",
             ),
             "upgrades": ("UpgradeRefused", "UpgradedCheckpoint", "upgrade_checkpoint"),
             "runner": (

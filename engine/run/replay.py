@@ -14,20 +14,22 @@ to a prompt, an edge or a router does to real traffic.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from itertools import count
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from plait.engine.compiler import CompiledSpec
 from plait.engine.run.records import RunLog
 from plait.engine.run.runner import CompiledGraph, new_thread_id
 from plait.engine.run.spec_tests import Outcome, Usage, drive_case, measuring_usage
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.expressions import to_plain
 from plait.engine.spec.models import MapNode
+from plait.engine.spec.nesting import Place, places
 from plait.engine.store import new_checkpointer
 from plait.engine.store.audit import read_thread_model_calls
 from plait.engine.store.pool import Pool
@@ -42,8 +44,14 @@ from plait.engine.tools.cassette import (
 )
 
 #: The ``format`` of a recording file; another value is refused. Fields added since
-#: (``a2a_calls``) are optional when read: a file without them holds none.
+#: (``a2a_calls``, ``node_keys``) are optional when read: a file without ``a2a_calls``
+#: holds none; one without ``node_keys`` keeps its model replies and tool results by node id.
 FORMAT = "plait-recording/v1"
+#: ``node_keys`` of a recording whose model replies and tool results are kept by the path of
+#: the node that asked (``office/desk/classify``); files recorded before lack the field, and
+#: hold the node's id (:data:`BY_ID`), whatever subgraph it ran in.
+BY_PATH = "path"
+BY_ID = "id"
 _RESUME = "__resume__"
 #: The task id LangGraph writes a ``Command``'s resume value under (its private constant).
 _NO_TASK = "00000000-0000-0000-0000-000000000000"
@@ -80,6 +88,10 @@ class Recording:
     a2a_calls: list[RecordedA2aCall]
     expected: Ending
     recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    #: What ``model_calls[].node`` and ``tool_calls[].node`` hold: the node's path
+    #: (:data:`BY_PATH`), or its bare id in files recorded before (:data:`BY_ID`), which
+    #: :func:`with_paths` places before they are replayed.
+    node_keys: str = BY_PATH
 
     def to_json(self) -> dict[str, Any]:
         """The recording as the JSON of a recording file."""
@@ -91,7 +103,7 @@ class Recording:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise RecordingError(f"not a Plait recording: its `format` must be {FORMAT!r}")
         try:
-            return cls(
+            recording = cls(
                 graph=data["graph"],
                 version=data["version"],
                 digest=data["digest"],
@@ -111,9 +123,17 @@ class Recording:
                 ],
                 expected=Ending(**data["expected"]),
                 recorded_at=data["recorded_at"],
+                # Absent from files recorded before calls were kept by path: node ids.
+                node_keys=data.get("node_keys", BY_ID),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RecordingError(f"a recording's field is missing or malformed: {exc}") from None
+        if recording.node_keys not in (BY_PATH, BY_ID):
+            raise RecordingError(
+                f"a recording's `node_keys` is {recording.node_keys!r}: this Plait reads "
+                f"{BY_PATH!r} (or no `node_keys`, in files recorded before it)"
+            )
+        return recording
 
 
 @dataclass
@@ -136,23 +156,38 @@ async def thread_ending(compiled: CompiledGraph, pool: Pool, thread_id: str) -> 
 
 
 async def record_thread(
-    compiled: CompiledGraph, pool: Pool, thread_id: str, stored_thread_id: str | None = None
+    compiled: CompiledSpec, pool: Pool, thread_id: str, stored_thread_id: str | None = None
 ) -> Recording:
     """The recording of ``thread_id`` (the spec it ran is ``compiled``).
 
     ``stored_thread_id`` is the id its records are kept under when it differs
     (another tenant's thread). Its usage is counted as a replay's is, from the
-    recorded replies and the spec's prices. Raises :class:`RecordingError` when the
-    thread has no checkpoint, or made model calls whose replies were not kept, or
-    messaged remote agents whose answers were not kept.
+    recorded replies and the spec's prices. Model replies and tool results are kept
+    by the path of the node that asked; records made before paths were kept are
+    placed by :func:`older_paths`. Raises :class:`RecordingError` when the thread
+    has no checkpoint, or made model calls whose replies were not kept, or messaged
+    remote agents whose answers were not kept, or has records made before paths were
+    kept that cannot be placed.
     """
     stored = stored_thread_id or thread_id
     start, decisions, ending = await _history(compiled, pool, stored)
     spec = compiled.loaded.spec
-    models = [
-        RecordedModelCall(node=node, model=str(detail.get("model", "")), reply=detail["reply"])
+    replies = [
+        (node, detail)
         for node, detail in await read_thread_model_calls(pool, stored)
         if isinstance(detail.get("reply"), dict)
+    ]
+    rows = await read_thread_results(pool, stored)
+    older = {node for node, detail in replies if not detail.get("path")}
+    older |= {row["node"] for row in rows if not row.get("path") and not _a2a_turn(row)}
+    placed = _placed_or_refused(older, compiled, f"thread {thread_id!r} ran")
+    models = [
+        RecordedModelCall(
+            node=str(detail.get("path") or placed[node]),
+            model=str(detail.get("model", "")),
+            reply=detail["reply"],
+        )
+        for node, detail in replies
     ]
     ran = [node for node in dict.fromkeys(ending.steps) if node in _model_nodes(compiled.loaded)]
     if not models and ran:
@@ -162,7 +197,7 @@ async def record_thread(
             "keep what the model said, then record a new run"
         )
     a2a_nodes = {name for name, node in spec.spec.nodes.items() if node.kind == "a2a"}
-    tools, remote = recorded_calls(await read_thread_results(pool, stored), a2a_nodes, thread_id)
+    tools, remote = recorded_calls(rows, a2a_nodes, thread_id, placed)
     if remote and not any(call.turns for call in remote):
         names = ", ".join(dict.fromkeys(call.node for call in remote))
         raise RecordingError(
@@ -208,6 +243,11 @@ async def replay_recording(
     recorded. Usage is counted inside :func:`plait.engine.run.counting_usage` (the
     caller's, once for all replays in the process).
     """
+    if recording.node_keys != BY_PATH:
+        raise RecordingError(
+            "this recording keeps its calls by node id (it was made before paths were kept): "
+            "place them with `with_paths` and the spec it was recorded on first"
+        )
     compiled = compile_spec(loaded)
     cassette = Cassette(recording.model_calls, recording.tool_calls, recording.a2a_calls)
     thread_id = new_thread_id()
@@ -221,6 +261,95 @@ async def replay_recording(
         ending.error = driven.error
     changes, failed = compare(recording.expected, ending)
     return ReplayResult(ending, changes, failed, cassette.unused())
+
+
+def with_paths(recording: Recording, compiled: CompiledSpec) -> Recording:
+    """``recording`` with its model replies and tool results kept by the path of the node
+    that asked, as a replay asks for them.
+
+    A file recorded before paths were kept holds node ids: ``compiled`` is the spec it
+    was recorded on, and :func:`older_paths` says where each of those nodes ran.
+    :class:`RecordingError` names the nodes it cannot place.
+    """
+    if recording.node_keys == BY_PATH:
+        return recording
+    older = {call.node for call in recording.model_calls}
+    older |= {call.node for call in recording.tool_calls}
+    placed = _placed_or_refused(older, compiled, "it was recorded")
+    return replace(
+        recording,
+        model_calls=[replace(call, node=placed[call.node]) for call in recording.model_calls],
+        tool_calls=[replace(call, node=placed[call.node]) for call in recording.tool_calls],
+        node_keys=BY_PATH,
+    )
+
+
+def older_paths(
+    nodes: Iterable[str], spec_places: Iterable[Place]
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Where each node of ``nodes`` ran, for records that kept only its id (made before a
+    node's path among subgraphs was kept): the paths of those that can be placed, and the
+    places each of the others could be.
+
+    A node id found once in the spec and the specs it runs, outside any map item, ran
+    there (at the top level its path is its id, so older records of top-level nodes keep
+    their keys). One found at several places (in the spec and in a subgraph, or in a
+    subgraph two nodes run) cannot be told apart, nor one in a map item's subgraph (which
+    item is not known). One found nowhere keeps its id (a replay then says it diverged).
+    """
+    found: dict[str, list[Place]] = {}
+    for place in spec_places:
+        found.setdefault(place.node_id, []).append(place)
+    paths: dict[str, str] = {}
+    unplaced: dict[str, list[str]] = {}
+    for node in sorted(set(nodes)):
+        where = found.get(node, [])
+        if not where:
+            paths[node] = node
+        elif len(where) == 1 and where[0].item_of is None:
+            paths[node] = where[0].path
+        else:
+            unplaced[node] = [place.path for place in where]
+    return paths, unplaced
+
+
+def _placed_or_refused(nodes: set[str], compiled: CompiledSpec, subject: str) -> dict[str, str]:
+    """:func:`older_paths` of ``nodes`` in ``compiled``; :class:`RecordingError` naming
+    those it cannot place (``subject``: what ran, or what the file is)."""
+    if not nodes:
+        return {}
+    placed, unplaced = older_paths(nodes, places(compiled.loaded, _resolver(compiled)))
+    if not unplaced:
+        return placed
+    detail = "; ".join(
+        f"node `{node}` could be {_either(f'`{path}`' for path in paths)}"
+        for node, paths in unplaced.items()
+    )
+    if any("[i]" in path for paths in unplaced.values() for path in paths):
+        detail += " (`[i]`: an item of that map, which one is not known)"
+    raise RecordingError(
+        f"{subject} on a Plait that kept only the id of the node making each model or tool "
+        f"call, not where among subgraphs it ran, and {detail}: a replay could not tell "
+        "their recorded calls apart; record a new run"
+    )
+
+
+def _either(names: Iterable[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    listed = list(names)
+    return listed[0] if len(listed) == 1 else f"{', '.join(listed[:-1])} or {listed[-1]}"
+
+
+def _resolver(compiled: CompiledSpec) -> Callable[[str], LoadedSpec | None]:
+    """The specs ``compiled``'s subgraphs run, at any depth, by ref."""
+    found: dict[str, LoadedSpec] = {}
+    pending = [compiled]
+    while pending:
+        for ref, child in pending.pop().children.items():
+            if ref not in found:
+                found[ref] = child.loaded
+                pending.append(child)
+    return found.get
 
 
 def compare(expected: Ending, got: Ending) -> tuple[list[str], bool]:
@@ -321,14 +450,20 @@ async def _history(
 
 
 def recorded_calls(
-    rows: list[dict[str, Any]], a2a_nodes: set[str], thread_id: str
+    rows: list[dict[str, Any]],
+    a2a_nodes: set[str],
+    thread_id: str,
+    older: Mapping[str, str] | None = None,
 ) -> tuple[list[RecordedToolCall], list[RecordedA2aCall]]:
     """A thread's tool results (``rows``) as its tool calls and its ``a2a`` conversations.
 
-    ``a2a_nodes`` are the spec's top-level ``a2a`` nodes: a turn record made before
-    records kept the node's path is theirs. :class:`RecordingError` for such a record
-    of another node (an ``a2a`` node inside a subgraph, recorded by an older Plait):
-    which of the subgraphs' nodes it was is not known.
+    A tool call is kept under the path of its node (``row["path"]``); a record made
+    before paths were kept has none, and ``older`` gives where its node ran
+    (:func:`older_paths`; without it, its id). ``a2a_nodes`` are the spec's top-level
+    ``a2a`` nodes: a turn record made before records kept the node's path is theirs.
+    :class:`RecordingError` for such a record of another node (an ``a2a`` node inside
+    a subgraph, recorded by an older Plait): which of the subgraphs' nodes it was is
+    not known.
     """
     # An `a2a` node's records are the turns of its remote task, not tool results.
     turns = [row for row in rows if _a2a_turn(row)]
@@ -341,8 +476,14 @@ def recorded_calls(
             f"({', '.join(unplaced)}) on a Plait that did not keep where those nodes ran, so "
             "a replay could not tell their answers apart; record a new run"
         )
+    older = older or {}
     tools = [
-        RecordedToolCall(node=row["node"], tool=row["tool"], args=row["args"], result=row["result"])
+        RecordedToolCall(
+            node=row.get("path") or older.get(row["node"], row["node"]),
+            tool=row["tool"],
+            args=row["args"],
+            result=row["result"],
+        )
         for row in rows
         if not _a2a_turn(row)
     ]
@@ -365,7 +506,7 @@ def _conversations(rows: list[dict[str, Any]]) -> list[RecordedA2aCall]:
     A step records what it sent at each turn (``{task_id, ...}``) and the remote
     task it got back (``reply``: the task's JSON); see ``engine/compiler/nodes/a2a.py``.
     A conversation holds its turns up to the first that got no answer. It is the
-    node's by its path among subgraphs (``args.path``: ``engine/compiler/node_path.py``);
+    node's by its path among subgraphs (``args.path``: ``engine/observability/node_path.py``);
     a record made before paths were kept is a top-level node's, whose path is its id.
     """
     sent: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}

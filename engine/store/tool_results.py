@@ -18,13 +18,14 @@ from psycopg.types.json import Jsonb
 from plait.engine.store.pool import Pool
 
 _INSERT = """
-INSERT INTO plait_tool_results (key, thread_id, run_id, node, tool, args, result, created_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+INSERT INTO plait_tool_results
+    (key, thread_id, run_id, node, path, tool, args, result, created_at)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (key) DO NOTHING
 """
 _SELECT = "SELECT result, created_at FROM plait_tool_results WHERE key = %s"
 _READ_THREAD = """
-SELECT node, tool, args, result FROM plait_tool_results
+SELECT node, path, tool, args, result FROM plait_tool_results
 WHERE thread_id = %s ORDER BY created_at, key
 """
 _INTENT = "SELECT began_at, attempts, parked, answered_run FROM plait_tool_intents WHERE key = %s"
@@ -95,6 +96,7 @@ class PostgresToolResultStore:
         node: str,
         tool: str,
         args: Mapping[str, Any],
+        path: str | None = None,
     ) -> RecordedResult:
         """Record ``record`` unless ``key`` has one already; return the stored record."""
         async with self.pool.connection() as conn:
@@ -107,6 +109,7 @@ class PostgresToolResultStore:
                 node=node,
                 tool=tool,
                 args=args,
+                path=path,
             )
 
     async def intent(self, key: str) -> Intent | None:
@@ -170,12 +173,14 @@ async def write_record(
     node: str,
     tool: str,
     args: Mapping[str, Any],
+    path: str | None = None,
 ) -> RecordedResult:
     """Record ``record`` on ``conn`` unless ``key`` has one already; return the stored record.
 
     ``ON CONFLICT DO NOTHING`` then a read: the first writer's row is the
     answer for every writer, and the read also returns the value as JSON
     gives it back, exactly what a later :meth:`PostgresToolResultStore.get` returns.
+    ``path`` is where ``node`` ran among subgraphs (``engine/compiler/node_path.py``).
     """
     await conn.execute(
         _INSERT,
@@ -184,6 +189,7 @@ async def write_record(
             thread_id,
             run_id,
             node,
+            path,
             tool,
             Jsonb(dict(args)),
             Jsonb(record.value),
@@ -235,8 +241,8 @@ async def delete_thread_results(pool: Pool, thread_id: str) -> int:
 
 
 async def read_thread_results(pool: Pool, thread_id: str) -> list[dict[str, Any]]:
-    """``{node, tool, args, result}`` of every tool result recorded on ``thread_id``, oldest
-    first (``plait record``)."""
+    """``{node, path, tool, args, result}`` of every tool result recorded on ``thread_id``,
+    oldest first (``plait record``); ``path`` is ``None`` in records made before it was kept."""
     async with pool.connection() as conn:
         cursor = await conn.execute(_READ_THREAD, (thread_id,))
         return [dict(row) for row in await cursor.fetchall()]

@@ -17,12 +17,14 @@ and arguments, each used once; an ``a2a`` node's first message by the node's
 path, agent, text and data (each recorded conversation used once), and each
 decision it sends back must be the one the recorded run sent.
 
-Model replies and tool results are kept under the id of the node that asked,
-whatever subgraph it ran in. An ``a2a`` node's conversations are kept under its
-path among subgraphs (``engine/compiler/node_path.py``): its id at the top level
-(as recordings made before paths were kept hold them), ``office/desk/file_claim``
-in node ``desk`` of the subgraph node ``office`` runs, ``claims[1]/file_claim`` in
-the subgraph of item 1 of map ``claims``. Its divergence names that path.
+Everything is kept under the path among subgraphs of the node that asked
+(``engine/observability/node_path.py``): its id at the top level (as recordings made
+before paths were kept hold them), ``office/desk/classify`` in node ``desk`` of the
+subgraph node ``office`` runs, ``claims[1]/classify`` in the subgraph of item 1 of map
+``claims``. So nodes of one id in a spec and its subgraphs, in a subgraph two nodes
+run, or in a map's items each get their own, and a divergence names the path. (The
+items of a map of ``llm``, ``agent`` or ``tool`` items are one node, the map: they
+share its replies, in call order.)
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from plait.engine.governance.loops import StopsRun
 
 @dataclass(frozen=True)
 class RecordedModelCall:
-    """One model call as recorded: the node, the model that answered and its reply.
+    """One model call as recorded: the node's path, the model that answered and its reply.
 
     ``reply`` is the audit trail's form of a message (``type``, ``content``, and
     ``tool_calls`` and ``usage`` where it has them: ``engine/governance/model_audit.py``).
@@ -55,7 +57,7 @@ class RecordedModelCall:
 
 @dataclass(frozen=True)
 class RecordedToolCall:
-    """One tool call as recorded: where, with what, and the result it returned."""
+    """One tool call as recorded: where (the node's path), with what, and the result."""
 
     node: str
     tool: str
@@ -124,7 +126,7 @@ class Cassette:
         self._by_task: dict[str, int] = {}
 
     def model_reply(self, node: str, model: str) -> AIMessage:
-        """The next reply recorded for ``node``; :class:`Diverged` when there is none left."""
+        """The next reply recorded for ``node`` (its path); :class:`Diverged` when none is left."""
         asked = self._asked[node] = self._asked.get(node, 0) + 1
         queue = self._replies.get(node)
         if not queue:
@@ -137,7 +139,8 @@ class Cassette:
         return _message(queue.popleft().reply)
 
     def tool_result(self, node: str, tool: str, args: Mapping[str, Any]) -> Any:
-        """The result recorded for this call; :class:`Diverged` when none matches."""
+        """The result recorded for this call of ``node`` (its path); :class:`Diverged` when
+        none matches."""
         same_tool = []
         for index, call in enumerate(self._tools):
             if index in self._used_tools or call.node != node or call.tool != tool:
@@ -156,7 +159,7 @@ class Cassette:
     def a2a_message(self, node: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
         """The remote task as it settled after ``node`` sent its first message (``args``).
 
-        ``node`` is the node's path (:mod:`plait.engine.compiler.node_path`).
+        ``node`` is the node's path (:mod:`plait.engine.observability.node_path`).
         :class:`Diverged` when no recorded conversation of ``node`` that is not
         begun yet sent the same agent the same text and data.
         """

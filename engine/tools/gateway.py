@@ -45,6 +45,7 @@ from plait.engine.governance.retries import invoke_tool
 from plait.engine.governance.tool_limits import limits_gate
 from plait.engine.observability import observe
 from plait.engine.observability.emit import emit
+from plait.engine.observability.node_path import node_path
 from plait.engine.spec.expressions import to_plain
 from plait.engine.store.tool_results import RecordedResult
 from plait.engine.tools import children
@@ -116,7 +117,8 @@ async def call_tool(
         ):
             cassette = current_cassette()
             if cassette is not None:  # a replay: the recorded result, the tool is not called
-                value = to_plain(cassette.tool_result(node, tool.name, plain_args))
+                where = node_path(node)  # the recording keeps it by the node's path
+                value = to_plain(cassette.tool_result(where, tool.name, plain_args))
             else:
                 gate = limits_gate(tool, config, node)  # the tool's `limits`, across runs
                 value = to_plain(await invoke_tool(tool, dict(args), gate=gate))
@@ -180,7 +182,11 @@ async def _record(
     tool: str,
     args: dict[str, Any],
 ) -> Any:
-    """Record ``value`` as the call's result; return the stored value (the first writer's)."""
+    """Record ``value`` as the call's result; return the stored value (the first writer's).
+
+    The record keeps where ``node`` ran among subgraphs (its path), which ``plait record``
+    keys the result by.
+    """
     # Shielded: once the tool has acted, a cancellation (an item timeout, a
     # cancelled run) must not lose the record that stops it acting twice.
     stored = await _shielded(
@@ -192,6 +198,7 @@ async def _record(
             node=node,
             tool=tool,
             args=args,
+            path=node_path(node),
         )
     )
     return stored.value

@@ -68,10 +68,13 @@ class ToolResultStore(Protocol):
         node: str,
         tool: str,
         args: Mapping[str, Any],
+        path: str | None = None,
     ) -> RecordedResult:
         """Record ``record`` unless ``key`` has one already; return the stored record.
 
-        First writer wins: when two executions of one step race (a worker whose
+        ``path`` is where ``node`` ran among subgraphs
+        (``engine/observability/node_path.py``), which ``plait record`` keeps the result
+        under. First writer wins: when two executions of one step race (a worker whose
         lease expired while it still ran), both use the first record.
         """
         ...
@@ -126,6 +129,7 @@ class InMemoryToolResultStore:
         node: str,
         tool: str,
         args: Mapping[str, Any],
+        path: str | None = None,
     ) -> RecordedResult:
         """Record ``record`` unless ``key`` has one already; return the stored record."""
         return self.records.setdefault(key, record)

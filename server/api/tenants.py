@@ -20,7 +20,12 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from plait.engine.governance import MAX_TRUST_ENTRIES, TrustEntryInvalid, breaker_snapshot
+from plait.engine.governance import (
+    MAX_TRUST_ENTRIES,
+    TrustEntryInvalid,
+    breaker_snapshot,
+    short_secret_warning,
+)
 from plait.server.api.deps import Svc
 from plait.server.auth import mcp_trust, store, tenant_secrets
 from plait.server.auth.keys import Admin, Tenant
@@ -182,9 +187,10 @@ async def put_secret(
 ) -> JSONResponse:
     """Set the secret ``name`` of the tenant (its specs may read it from their next call).
 
-    Answers the secret's name and times, never its value. Names starting with
-    ``PLAIT_`` and values holding this server's database URL or admin key are
-    refused (422).
+    Answers the secret's name and times, never its value, and a ``warning`` when the
+    value is shorter than 4 characters: it is stored, but not masked in run output.
+    Names starting with ``PLAIT_`` and values holding this server's database URL or
+    admin key are refused (422).
     """
     try:
         record, created = await tenant_secrets.set_secret(
@@ -194,7 +200,9 @@ async def put_secret(
         raise not_found(f"tenant {tenant_id}", str(exc)) from None
     except tenant_secrets.SecretRefused as exc:
         raise Problem(422, str(exc), kind="secret-refused", title="Secret refused") from None
-    return JSONResponse(record, status_code=201 if created else 200)
+    warning = short_secret_warning(name, body.value)
+    answer = record if warning is None else {**record, "warning": warning}
+    return JSONResponse(answer, status_code=201 if created else 200)
 
 
 @router.get("/tenants/{tenant_id}/secrets", summary="List a tenant's secrets")

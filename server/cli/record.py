@@ -148,6 +148,7 @@ def replay_command(
             f"--against {against} is graph {target.name!r}, not {recorded.name!r}: "
             "replay against a version of the same graph"
         )
+    loaded_recordings = _with_paths(recorded, recordings, loaded_recordings)
     results = asyncio.run(_replay_all(target, loaded_recordings))
     failed = 0
     for path, result in zip(recordings, results, strict=True):
@@ -169,6 +170,25 @@ def _read(path: Path) -> Recording:
         raise CliError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
     except RecordingError as exc:
         raise CliError(f"{path}: {exc}") from None
+
+
+def _with_paths(
+    recorded: LoadedSpec, paths: list[Path], recordings: list[Recording]
+) -> list[Recording]:
+    """Each recording keyed by node paths: files recorded before hold node ids, which are
+    placed in the spec they were recorded on (or refused, naming the nodes)."""
+    from plait.engine.compiler import compile_spec
+    from plait.engine.run import RecordingError, with_paths
+    from plait.server.cli.specs import registry_for
+
+    compiled = compile_spec(recorded, registry_for(recorded))
+    placed = []
+    for path, recording in zip(paths, recordings, strict=True):
+        try:
+            placed.append(with_paths(recording, compiled))
+        except RecordingError as exc:
+            raise CliError(f"{path}: {exc}") from None
+    return placed
 
 
 async def _replay_all(target: LoadedSpec, recordings: list[Recording]) -> list[ReplayResult]:

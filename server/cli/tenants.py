@@ -228,10 +228,12 @@ def set_secret(
     """Grant the tenant a secret; the value comes from stdin or a hidden prompt.
 
     Example: ``printf %s "$TOKEN" | plait tenants secrets set acme GITHUB_TOKEN``.
-    Prints the name and times, never the value.
+    Prints the name and times, never the value. A value shorter than 4 characters is
+    stored, with a warning: it is not masked in run output.
     """
     import asyncio
 
+    from plait.engine.governance import short_secret_warning
     from plait.server.auth import store, tenant_secrets
 
     value = _secret_value(name)
@@ -245,6 +247,9 @@ def set_secret(
             return record
 
     _print(asyncio.run(work()))
+    warning = short_secret_warning(name, value)
+    if warning is not None:
+        typer.echo(f"warning: {warning}", err=True)
 
 
 @secrets_app.command("list")

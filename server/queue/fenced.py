@@ -124,6 +124,7 @@ class FencedToolResultStore(PostgresToolResultStore):
         node: str,
         tool: str,
         args: Mapping[str, Any],
+        path: str | None = None,
     ) -> RecordedResult:
         """Record ``record`` (first writer wins); :class:`LeaseLost` when the run is not ours."""
         async with fenced_transaction(self.pool, self.lease, "tool result", pipeline=True) as conn:
@@ -136,6 +137,7 @@ class FencedToolResultStore(PostgresToolResultStore):
                 node=node,
                 tool=tool,
                 args=args,
+                path=path,
             )
 
     async def begin(

@@ -27,7 +27,7 @@ the step's key: what was sent (``<key>:<turn>``: the task id, or the decision),
 written before it is sent; and what the remote answered (``<key>:<turn>:reply``:
 the task once it finished or waited for input, :func:`task_json`). Both carry
 the node's path among subgraphs (``path`` beside the message in their ``args``:
-``engine/compiler/node_path.py``), so a node inside a ``subgraph`` or a map
+``engine/observability/node_path.py``), so a node inside a ``subgraph`` or a map
 item's subgraph is told apart from a node of the same id elsewhere. ``plait
 record`` reads both, and ``plait replay`` plays the answers back: with a
 cassette in play (``engine/tools/cassette.py``) the node talks to
@@ -70,13 +70,13 @@ from google.protobuf.struct_pb2 import Value
 from langgraph.types import interrupt
 
 from plait.engine.compiler.context import CompileContext, Expr, Scope
-from plait.engine.compiler.node_path import node_path
 from plait.engine.compiler.nodes.base import Compute
 from plait.engine.errors import NodeError
 from plait.engine.governance.audit import run_id_of
 from plait.engine.governance.secrets import redact, resolve, source_of
 from plait.engine.observability import tracing
 from plait.engine.observability.emit import emit
+from plait.engine.observability.node_path import node_path
 from plait.engine.spec.models import A2aNode, Decision, duration_seconds
 from plait.engine.store.tool_results import RecordedResult
 from plait.engine.tools.cassette import Cassette, current_cassette
@@ -427,6 +427,7 @@ async def _follow(
             node=node_id,
             tool="a2a",
             args={**args, "path": where, "turn": turn, **({"reply": True} if reply else {})},
+            path=where,
         )
 
     async def recorded(turn: int) -> dict[str, Any] | None:

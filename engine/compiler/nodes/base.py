@@ -6,10 +6,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.runtime import get_runtime
 
 from plait.engine.compiler.context import CompileContext, Expr, Scope
+from plait.engine.compiler.nodes.waits import in_item_node
 from plait.engine.compiler.state import VISITS, result_channel
 from plait.engine.errors import NodeError
 from plait.engine.governance.budgets import quota_of
@@ -42,6 +43,7 @@ class NodeRunner:
         keep_result: bool,
     ) -> None:
         self.node_id = node_id
+        self.kind = str(getattr(node, "kind", "node"))
         self.ctx = ctx
         self.compute = compute
         self.writes = [(name, Expr(source)) for name, source in node.writes.items()]
@@ -109,6 +111,12 @@ class NodeRunner:
                 update[self.output] = result
             for name, expr in self.writes:
                 update[name] = scope.eval(expr, result)
+        except GraphInterrupt as exc:
+            # Inside a map item's subgraph nothing can resume it: say so, not GraphInterrupt.
+            cannot_wait = in_item_node(node_id, self.kind, exc)
+            if cannot_wait is not None:
+                raise cannot_wait from None
+            raise
         except (GraphBubbleUp, NodeError):
             raise
         except Exception as exc:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from langgraph.errors import GraphInterrupt
+
 from plait.engine.compiler.context import CompileContext, Expr, Scope
 from plait.engine.compiler.nodes.agent import agent_compute
 from plait.engine.compiler.nodes.base import Compute
@@ -17,6 +19,7 @@ from plait.engine.compiler.nodes.llm import llm_compute
 from plait.engine.compiler.nodes.python import python_compute
 from plait.engine.compiler.nodes.subgraph import subgraph_compute
 from plait.engine.compiler.nodes.tool import tool_compute
+from plait.engine.compiler.nodes.waits import ItemCannotWait, in_item
 from plait.engine.errors import NodeError
 from plait.engine.governance.loops import StopsRun
 from plait.engine.observability.emit import emit
@@ -80,7 +83,10 @@ def build(node_id: str, node: MapNode, ctx: CompileContext) -> Compute:
             async with gate:
                 item_scope = scope.for_item(item, index)
                 try:
-                    value = await asyncio.wait_for(work(item_scope), timeout)
+                    try:
+                        value = await asyncio.wait_for(work(item_scope), timeout)
+                    except GraphInterrupt as exc:  # its own work waits (a high-risk tool)
+                        raise in_item(node_id, node.do.kind, index, exc) from None
                     if contribution is not None:
                         value = item_scope.eval(contribution, value)
                 except Exception:
@@ -136,6 +142,8 @@ def build(node_id: str, node: MapNode, ctx: CompileContext) -> Compute:
 def _describe(exc: Exception, timeout: float | None) -> str:
     if isinstance(exc, TimeoutError) and not str(exc):
         return f"timed out after {timeout:g}s"
+    if isinstance(exc, ItemCannotWait):
+        return str(exc)  # with the path of the node that would wait
     if isinstance(exc, NodeError):
         return exc.message
     return f"{type(exc).__name__}: {exc}"

@@ -8,8 +8,8 @@ from typing import Any
 from langgraph.types import Durability
 
 from plait.engine.compiler.context import CompileContext, Expr, Scope
-from plait.engine.compiler.node_path import within
 from plait.engine.compiler.nodes.base import Compute
+from plait.engine.observability.node_path import within
 from plait.engine.spec.models import SubgraphNode
 
 # Said of every detached child, which is given a durability on purpose (below).
@@ -28,7 +28,7 @@ def subgraph_compute(
 ) -> Compute:
     """Node ``node_id`` invokes the child compiled for ``ref``; the result is its output state.
 
-    The child's nodes run :func:`~plait.engine.compiler.node_path.within` ``node_id``
+    The child's nodes run :func:`~plait.engine.observability.node_path.within` ``node_id``
     (and the map item's index, for an item): their paths start with it.
 
     Invoked from inside the node, the child inherits the parent's checkpointer

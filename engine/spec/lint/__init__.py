@@ -16,6 +16,7 @@ from plait.engine.spec.lint.governance_limits import check_budgets
 from plait.engine.spec.lint.governance_tools import check_governance_tools
 from plait.engine.spec.lint.graph import check_graph, check_parallel_writers, check_routes
 from plait.engine.spec.lint.imports import check_function_refs
+from plait.engine.spec.lint.map_items import check_waits_in_map
 from plait.engine.spec.lint.migrations import check_migrations
 from plait.engine.spec.lint.references import check_references
 from plait.engine.spec.lint.secrets import check_secret_names
@@ -43,6 +44,7 @@ _RULES = (
     check_governance_tools,
     check_function_refs,
     check_a2a,
+    check_waits_in_map,
     check_secret_names,
     check_migrations,
 )

@@ -101,6 +101,13 @@ async def test_an_operator_grants_a_secret_from_stdin_and_never_sees_it_again(
     url = tenants_database_url
     granted = plait(url, "tenants", "secrets", "set", tenant, "GITHUB_TOKEN", stdin=value + "\n")
     assert output(granted)["name"] == "GITHUB_TOKEN" and value not in granted.stdout
+    assert "warning" not in granted.stderr
+    # Stored, but too short to be masked in run output: the operator is told, by name.
+    short = plait(url, "tenants", "secrets", "set", tenant, "PIN", stdin="7x")
+    assert output(short)["name"] == "PIN"
+    assert short.stderr.startswith("warning: secret PIN is 2 character(s) long: values shorter")
+    assert "7x" not in short.stderr
+    output(plait(url, "tenants", "secrets", "delete", tenant, "PIN"))
     assert await tenant_secrets.secret_values(tpool, tenant, ["GITHUB_TOKEN"]) == {
         "GITHUB_TOKEN": value  # the newline echo adds is not part of it
     }

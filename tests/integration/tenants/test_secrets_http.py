@@ -344,6 +344,13 @@ async def test_the_admin_api_grants_lists_and_deletes_without_returning_values(
     listed = await admin.get(f"/tenants/{tenant}/secrets")
     assert [item["name"] for item in listed.json()] == ["KEPT"]
     assert value not in first.text + again.text + listed.text
+    assert "warning" not in first.json()
+    # Stored, but too short to be masked in run output: the answer says so, by name.
+    short = await admin.put(f"/tenants/{tenant}/secrets/PIN", json={"value": "7x"})
+    assert short.status_code == 201
+    assert short.json()["warning"].startswith("secret PIN is 2 character(s) long: values shorter")
+    assert "7x" not in short.text
+    assert (await admin.delete(f"/tenants/{tenant}/secrets/PIN")).status_code == 204
 
     # Refused: Plait's own names and values, an unknown tenant, a member key.
     for path, body, status in [

@@ -16,6 +16,7 @@ from plait.engine.tools.cassette import (
     RecordedA2aCall,
     RecordedA2aTurn,
     RecordedModelCall,
+    RecordedToolCall,
     playing,
 )
 from tests.unit.compiler.helpers import Runner, chain, make_spec, scripted
@@ -201,4 +202,150 @@ async def test_an_a2a_node_with_no_answer_at_its_path_diverges_naming_the_path(
     assert str(raised.value) == (
         f"node {diverged!r}: diverged from the recording: it sent {NOWHERE!r} the message "
         "'Taxi 42'; the recorded run sent no such message here"
+    )
+
+
+# ------------------------------------------------- model replies and tool results by node path
+
+FNS = "plait_compiler_fns"
+
+
+def _triage() -> LoadedSpec:
+    """A child with a model node `classify` and a tool node `lookup`: the parent's ids too."""
+    return make_spec(
+        {
+            "classify": {"kind": "llm", "model": "m", "prompt": "{{ state.q }}", "output": "kind"},
+            "lookup": {
+                "kind": "tool",
+                "tool": "lookup",
+                "args": {"query": "state.q"},
+                "output": "found",
+            },
+        },
+        chain("classify", "lookup"),
+        {"q": {}, "kind": {}, "found": {}},
+        name="triage",
+        output=["kind", "found"],
+        models={"m": scripted({"content": "live"})},
+        tools={"lookup": {"function": f"{FNS}:lookup"}},
+    )
+
+
+def _same_ids() -> LoadedSpec:
+    """`classify` and `lookup` at the top, in subgraph `office`, and in each item of `each`.
+
+    Every one of them asks the same model the same prompt, and calls the same tool with the
+    same arguments: only where they ran tells their recorded calls apart.
+    """
+    return make_spec(
+        {
+            "classify": {"kind": "llm", "model": "m", "prompt": "{{ state.q }}", "output": "kind"},
+            "lookup": {
+                "kind": "tool",
+                "tool": "lookup",
+                "args": {"query": "state.q"},
+                "output": "found",
+            },
+            "office": {
+                "kind": "subgraph",
+                "ref": "triage@1.0.0",
+                "writes": {"nested": "[result.kind, result.found]"},
+            },
+            "each": {
+                "kind": "map",
+                "items": "state.qs",
+                "do": {
+                    "kind": "subgraph",
+                    "ref": "triage@1.0.0",
+                    "input": {"q": "item"},
+                    "result": "[result.kind, result.found]",
+                },
+                "output": "items",
+            },
+        },
+        chain("classify", "lookup", "office", "each"),
+        {"q": {}, "qs": {}, "kind": {}, "found": {}, "nested": {}, "items": {}},
+        models={"m": scripted({"content": "live"})},
+        tools={"lookup": {"function": f"{FNS}:lookup"}},
+    )
+
+
+#: Where the spec above runs `classify` and `lookup`, in the order it runs them.
+PATHS = ["classify", "office/classify", "each[0]/classify", "each[1]/classify"]
+
+
+def _recorded(paths: list[str]) -> tuple[list[RecordedModelCall], list[RecordedToolCall]]:
+    """A reply and a tool result at each of ``paths``, each saying where it was recorded.
+
+    Listed in the reverse order of the run's: matched by the bare id, the top-level
+    `classify` would take the last item's reply.
+    """
+    models = [RecordedModelCall(path, "m", {"content": f"kind@{path}"}) for path in paths]
+    tools = [
+        RecordedToolCall(path.replace("classify", "lookup"), "lookup", {"query": "plait"}, path)
+        for path in paths
+    ]
+    return models[::-1], tools[::-1]
+
+
+def _paths_runner() -> Runner:
+    return Runner(_same_ids(), SpecRegistry([_triage()]))
+
+
+async def test_model_replies_and_tool_results_are_taken_at_the_path_of_the_node_that_asks() -> None:
+    models, tools = _recorded(PATHS)
+
+    with playing(Cassette(models, tools)) as cassette:
+        out = await _paths_runner().start({"q": "plait", "qs": ["plait", "plait"]})
+
+    assert (out["kind"], out["found"]) == ("kind@classify", "classify")
+    assert out["nested"] == ["kind@office/classify", "office/classify"]
+    assert out["items"] == [
+        ["kind@each[0]/classify", "each[0]/classify"],
+        ["kind@each[1]/classify", "each[1]/classify"],
+    ]
+    assert cassette.unused() == (0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("missing", "message"),
+    [
+        (
+            "office/classify",
+            "node 'office/classify': diverged from the recording: it asked 'm' for reply 1 in "
+            "this node; the recorded run had 0 model call(s) here",
+        ),
+        (
+            "each[1]/classify",
+            "node 'each[1]/classify': diverged from the recording: it asked 'm' for reply 1 in "
+            "this node; the recorded run had 0 model call(s) here",
+        ),
+    ],
+)
+async def test_a_node_with_no_reply_at_its_path_diverges_naming_the_path(
+    missing: str, message: str
+) -> None:
+    # The other nodes of the same id have theirs: matched by id, it would take one of them.
+    models, tools = _recorded(PATHS)
+    models = [call for call in models if call.node != missing]
+
+    with playing(Cassette(models, tools)), pytest.raises(Diverged) as raised:
+        await _paths_runner().start({"q": "plait", "qs": ["plait", "plait"]})
+
+    assert str(raised.value) == message
+
+
+async def test_a_tool_call_with_other_arguments_diverges_naming_the_path() -> None:
+    models, tools = _recorded(PATHS)
+    tools = [
+        replace(call, args={"query": "braid"}) if call.node == "office/lookup" else call
+        for call in tools
+    ]
+
+    with playing(Cassette(models, tools)), pytest.raises(Diverged) as raised:
+        await _paths_runner().start({"q": "plait", "qs": ["plait", "plait"]})
+
+    assert str(raised.value) == (
+        "node 'office/lookup': diverged from the recording: it called tool 'lookup' with "
+        "{'query': 'plait'}; the recording called it with {'query': 'braid'}"
     )

@@ -1,4 +1,4 @@
-"""Where a node runs among subgraphs: the path a recording keeps an ``a2a`` node's turns under.
+"""Where a node runs among subgraphs: the path a recording keeps its calls under.
 
 A top-level node's path is its id (``file_claim``). Inside a ``subgraph`` node the
 path is prefixed by that node's id (``office/desk/file_claim``: node ``desk`` of the
@@ -12,11 +12,17 @@ The enclosing nodes are known to the code that runs the child
 nodes inside read :func:`node_path`. A context variable carries it, as LangGraph runs
 a child's steps in tasks of the task that invoked the child (and a resumed child is
 invoked again by its parent node, which enters it again).
+
+Model calls (their audit record), tool calls (their result's record) and ``a2a``
+nodes (their turn records) note it, and a replay asks its recording by it
+(``engine/tools/cassette.py``). It lives with the other context of the running code
+(``roles.py``), below the tools and the compiler that read it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 
@@ -27,6 +33,20 @@ _WITHIN: ContextVar[tuple[str, ...]] = ContextVar("plait_node_path", default=())
 def node_path(node_id: str) -> str:
     """The path of node ``node_id`` where it runs now (its id at the top level)."""
     return "/".join((*_WITHIN.get(), node_id))
+
+
+#: A map item's segment: the map's id and the item's index.
+_ITEM = re.compile(r"(\w+)\[(\d+)\]")
+
+
+def map_item() -> tuple[str, int] | None:
+    """The innermost map item the running code is in (its subgraph): the map's id and the
+    item's index; ``None`` outside map items' subgraphs."""
+    for outer in reversed(_WITHIN.get()):
+        found = _ITEM.fullmatch(outer)
+        if found is not None:
+            return found[1], int(found[2])
+    return None
 
 
 def segment(node_id: str, index: int | None = None) -> str:

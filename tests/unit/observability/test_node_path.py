@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from plait.engine.compiler.node_path import node_path, within
+from plait.engine.observability.node_path import map_item, node_path, within
 
 
 def test_a_top_level_node_is_its_id() -> None:
@@ -61,3 +61,14 @@ async def test_items_running_at_once_each_keep_their_own_path() -> None:
 
     assert seen == {i: f"claims[{i}]/file_claim" for i in range(3)}
     assert node_path("file_claim") == "file_claim"
+
+
+def test_the_innermost_map_item_is_known_inside_its_subgraph() -> None:
+    assert map_item() is None
+    with within("office"):
+        assert map_item() is None
+        with within("claims", 2), within("desk"):
+            assert map_item() == ("claims", 2)
+            with within("inner", 0):
+                assert map_item() == ("inner", 0)
+    assert map_item() is None
