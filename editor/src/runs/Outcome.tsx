@@ -59,12 +59,15 @@ export function Outcome() {
   const timers = useRunStore((s) => s.timers);
   const tools = useRunStore((s) => s.tools);
   const threadId = useRunStore((s) => s.threadId);
+  const lost = useRunStore((s) => s.lost);
   const graph = useEditorStore((s) => s.graphName);
   const text = useEditorStore((s) => s.derivedYaml);
   const fields = useMemo(() => outputFields(text), [text]);
   // Only a run that has ended or stopped to wait has an outcome; an ended one's, once its
   // state is read (the stream's end comes first, and a heading must not guess it).
   if (phase !== "waiting" && !((phase === "success" || phase === "error") && ended)) return null;
+  // While the stream is being rejoined nothing new is known: the line says so, alone.
+  if (lost && !ended) return null;
   const values = steps[steps.length - 1]?.values ?? {};
   const shown = fields.length > 0 ? fields : Object.keys(values);
   const ran = stepsOf(timeline);

@@ -76,6 +76,8 @@ export interface RunView {
    * for a tool...), read from its row; or `failed` when the editor could not start or follow it.
    */
   ended: ShownState | null;
+  /** The run's stream broke before its end (the network, a server restart): the editor rejoins it. */
+  lost: boolean;
 }
 
 interface RunState extends RunView {
@@ -117,6 +119,7 @@ const empty: RunView = {
   timeline: EMPTY_TIMELINE,
   updatedSince: [],
   ended: null,
+  lost: false,
 };
 
 /** A run of `nodes` on `threadId` shown from its start, every node pending. */
@@ -125,7 +128,7 @@ export function freshView(threadId: string | null, assistantId: string, nodes: s
 }
 
 /** A new run of the same thread (a resume or a fork): finished nodes stay, approvals and waits go. */
-export function nextRunView<T extends Snapshot & { ended: ShownState | null }>(state: T, runId: string | null): T {
+export function nextRunView<T extends Snapshot & { ended: ShownState | null; lost: boolean }>(state: T, runId: string | null): T {
   const nodeStatus = { ...state.nodeStatus };
   for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
   return {
@@ -140,6 +143,7 @@ export function nextRunView<T extends Snapshot & { ended: ShownState | null }>(s
     timeline: nextRun(state.timeline),
     updatedSince: [],
     ended: null,
+    lost: false,
   };
 }
 
@@ -188,7 +192,7 @@ export const useRunStore = create<RunState>()((set, get) => ({
 
   fail(message) {
     // No row will be read: the editor's own failure (to create or follow the run) is the end it shows.
-    set({ phase: "error", error: message, ended: { state: "failed", label: "failed", tone: "bad" } });
+    set({ phase: "error", error: message, ended: { state: "failed", label: "failed", tone: "bad" }, lost: false });
   },
 
   reset() {
