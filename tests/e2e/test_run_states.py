@@ -46,6 +46,8 @@ LINE_WORDS = {
     LOST,
     *(state_label(state) for state in STATES),
 }
+#: The outcome's border for a bad end (runs.css `.tone-bad`), and a success's (`.tone-ok`).
+BAD_BORDER, OK_BORDER = "rgb(180, 35, 24)", "rgb(29, 138, 91)"
 TIMER_WORDS = re.compile(r"^waiting until \d\d:\d\d:\d\d$")
 DETAIL_WORDS = [
     TIMER_WORDS,
@@ -238,6 +240,7 @@ def test_a_run_that_ends_never_shows_a_raw_status(editor: Page, plait_server: Cl
     expect(phase).to_have_attribute("data-phase", "success", timeout=20_000)
     outcome = page.get_by_test_id("run-outcome")
     expect(outcome).to_have_attribute("data-state", "succeeded")
+    expect(outcome).to_have_css("border-left-color", OK_BORDER)
     expect(phase).to_contain_text("succeeded")
     expect(page.get_by_test_id("run-ran")).to_have_text("This run ran version 1.0.0.")
     assert_only_state_words(page)
@@ -464,3 +467,54 @@ def test_a_broken_stream_is_rejoined_and_never_called_failed(
     assert "failed" not in line, line
     assert words_after(line, "running")[0] == LOST, line
     assert run_words_seen(page, "heading") == ["Succeeded"]
+
+
+#: The slow call again, long enough to be cancelled while it runs.
+CANCELLED_CALL = SLOW_CALL.replace("e2e-mcp-slow-call", "e2e-mcp-cancelled").replace(
+    "seconds: 3", "seconds: 30"
+)
+
+
+def assert_shown_cancelled(page: Page) -> None:
+    """A cancelled run, as the run view must show it: nothing in it says success."""
+    outcome = page.get_by_test_id("run-outcome")
+    expect(outcome).to_have_attribute("data-state", "cancelled", timeout=20_000)
+    expect(page.get_by_test_id("run-phase")).to_contain_text("cancelled")
+    expect(outcome).to_have_css("border-left-color", BAD_BORDER)
+    # The node the cancel cut off neither finished nor failed, and the run never got to END.
+    expect(page.get_by_test_id("node-report")).to_have_attribute("data-status", "stopped")
+    expect(page.locator('.react-flow__edge[data-id="e0"]')).to_have_class(re.compile(r"\btaken\b"))
+    expect(page.locator('.react-flow__edge[data-id="e1"]')).to_have_class(re.compile("not-taken"))
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
+def test_a_cancelled_run_is_not_shown_as_a_success(
+    editor: Page, plait_server: Cluster, demo_mcp: DemoServer, size: tuple[int, int]
+) -> None:
+    """Cancelled while it ran (by another client): the outcome had a success's green border and
+    the edge into END was drawn as taken."""
+    page = editor
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    base = plait_server.url
+    upload(base, CANCELLED_CALL.replace("URL", demo_mcp.url))
+    open_graph(page, base, "e2e-mcp-cancelled", "1.0.0")
+    run_from_editor(page)
+    expect(page.get_by_test_id("node-report")).to_have_attribute("data-status", "running")
+    thread = newest_thread(base, "e2e-mcp-cancelled")
+    with api(base) as http:
+        [run] = http.get(f"/threads/{thread['thread_id']}/runs").json()
+        cancelled = http.post(f"/threads/{thread['thread_id']}/runs/{run['run_id']}/cancel?wait=1")
+        assert cancelled.status_code == 200, cancelled.text
+
+    assert_shown_cancelled(page)
+    step = page.locator('[data-testid="timeline-step"][data-node="report"]')
+    expect(step).to_have_attribute("data-status", "stopped")
+    screenshot(page, f"run-cancelled-{size[0]}x{size[1]}")
+
+    # Opened again as a past run: the same.
+    page.reload()
+    assert_shown_cancelled(page)
+    expect(step).to_have_attribute("data-status", "stopped")
+    step.click()
+    expect(page.get_by_test_id("step-duration")).to_contain_text("stopped after")
+    screenshot(page, f"past-run-cancelled-{size[0]}x{size[1]}")

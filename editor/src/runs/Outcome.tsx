@@ -90,7 +90,7 @@ export function Outcome() {
   const detail = state.label.toLowerCase() !== heading.toLowerCase() && state.tone !== "ok" ? state.label : null;
   return (
     <section
-      className={`run-outcome outcome-${phase}${ended ? ` outcome-${ended.state}` : ""}`}
+      className={`run-outcome tone-${state.tone}${ended ? ` outcome-${ended.state}` : ""}`}
       data-testid="run-outcome"
       data-phase={phase}
       data-state={ended?.state ?? ""}

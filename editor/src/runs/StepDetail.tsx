@@ -41,7 +41,13 @@ export function StepDetail({ step }: { step: TimelineStep }) {
         <dd>{fmt.clock(step.startedAt)}</dd>
         <dt>Duration</dt>
         <dd data-testid="step-duration">
-          {step.status === "running" ? "running…" : step.status === "waiting" ? waitingWords(step.interrupt) : fmt.duration(step.durationMs)}
+          {step.status === "running"
+            ? "running…"
+            : step.status === "waiting"
+              ? waitingWords(step.interrupt)
+              : step.status === "stopped"
+                ? `stopped after ${fmt.duration(step.durationMs)} (the run was stopped)`
+                : fmt.duration(step.durationMs)}
         </dd>
         {step.attempt > 1 && (
           <>

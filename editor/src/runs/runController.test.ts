@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { canRejoin, forkRun, openThread, rejoinDelay, runStarted } from "./runController";
+import { canRejoin, forkRun, openThread, rejoinDelay, runStarted, settle } from "./runController";
 import { shownState } from "./runStates";
 import { useRunStore } from "./runStore";
 import { ApiError } from "../api/errors";
@@ -232,5 +232,25 @@ describe("opening a thread that exists", () => {
     useRunStore.getState().reset();
     const lines = await linesWhile(() => openThread("t1", "hold@1.0.0", ["hold", "reply"]));
     expect(lines).toEqual(["reading the run…", "succeeded"]);
+  });
+});
+
+describe("settling a cancelled run from its checkpoints", () => {
+  const state = (next: string[], tasks: { name: string; error?: string | null }[], id: string, parent: string | null) => ({
+    values: {},
+    next,
+    checkpoint: { thread_id: "t", checkpoint_ns: "", checkpoint_id: id },
+    parent_checkpoint: parent ? { thread_id: "t", checkpoint_ns: "", checkpoint_id: parent } : null,
+    metadata: null,
+    created_at: null,
+    tasks: tasks.map((task) => ({ id: `${id}-${task.name}`, interrupts: [], ...task })),
+  });
+
+  it("reads the node the cancel cut off as stopped, one that raised as failed", () => {
+    const history = [state(["report"], [{ name: "report", error: "CancelledError()" }], "c2", "c1"), state(["prep"], [{ name: "prep" }], "c1", null)];
+    const view = { nodeStatus: { prep: "done" as const, report: "running" as const }, approvals: {}, timers: {}, tools: {}, phase: "success" as const };
+    expect(settle(view, history).nodeStatus).toEqual({ prep: "done", report: "stopped" });
+    const raised = [state(["report"], [{ name: "report", error: "ValueError('no such topic')" }], "c2", "c1"), history[1]];
+    expect(settle(view, raised).nodeStatus).toEqual({ prep: "done", report: "failed" });
   });
 });

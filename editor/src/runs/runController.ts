@@ -330,7 +330,8 @@ export function settle(view: Pick<RunView, "nodeStatus" | "approvals" | "timers"
     }
   for (const node of Object.keys(settled)) {
     const task = latest.tasks.find((t) => t.name === node);
-    if (task?.error) settled[node] = "failed";
+    // A task the run's cancel cut off ends with LangGraph's CancelledError: it did not fail.
+    if (task?.error) settled[node] = /^CancelledError\b/.test(task.error) ? "stopped" : "failed";
     else if (task && task.interrupts.length > 0) settled[node] = "waiting";
     else if (ran.has(node) && !latest.next.includes(node)) settled[node] = settled[node] === "failed" ? "failed" : "done";
     else if (settled[node] === "running" && !latest.next.includes(node)) settled[node] = "done";

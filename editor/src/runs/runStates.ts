@@ -57,6 +57,11 @@ const STATE_HEADINGS: Record<string, string> = {
   expired: "Expired",
 };
 
+/** Whether the run went all the way to END (succeeded, or partially: a map lost items), as its row says. */
+export function reachedEnd(ended: ShownState | null): boolean {
+  return ended?.tone === "ok" || ended?.tone === "partial";
+}
+
 /** The outcome's heading for a state. */
 export function stateHeading(shown: ShownState): string {
   return STATE_HEADINGS[shown.state] ?? shown.label.charAt(0).toUpperCase() + shown.label.slice(1);

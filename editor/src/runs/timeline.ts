@@ -54,7 +54,8 @@ export interface MapProgress {
   total: number | null;
 }
 
-export type StepStatus = "running" | "done" | "failed" | "waiting";
+/** `stopped`: still running when its run ended (a cancel, a time limit cut it off). */
+export type StepStatus = "running" | "done" | "failed" | "waiting" | "stopped";
 
 /** One execution of one node. */
 export interface TimelineStep {
@@ -186,6 +187,19 @@ export function addEvent(timeline: Timeline, message: RunEvent): Timeline {
       const failed = mapSteps(tl, (step) => (step.status === "running" ? { ...step, status: "failed", error: step.error ?? detail } : step));
       return addNote(failed, { type: "error", text: detail || "the run failed", at, node: null, data });
     }
+    case "end":
+      // A step of this run still going when it ended was cut off (a cancel, a time limit): it ran until then.
+      return mapSteps(tl, (step) =>
+        step.status === "running" && step.run === tl.run
+          ? {
+              ...step,
+              status: "stopped",
+              endedAt: at,
+              durationMs: between(step.startedAt, at),
+              toolCalls: step.toolCalls.map((call) => (call.status === "started" ? { ...call, status: "unfinished" } : call)),
+            }
+          : step,
+      );
     default:
       return tl;
   }
