@@ -56,6 +56,11 @@ DETAIL_WORDS = [
 ]
 
 
+def waiting_since(heading: str) -> re.Pattern[str]:
+    """A waiting run's heading: one step so far, and since when it waits (a time of day today)."""
+    return re.compile(rf"^{heading} · 1 step · waiting since \d\d:\d\d:\d\d$")
+
+
 def assert_only_state_words(page: Page) -> None:
     """Every text the run view's line showed since ``watch_run_words`` is one of its words."""
     seen = run_words_seen(page, "line")
@@ -167,6 +172,8 @@ def test_a_wait_reads_as_a_time_of_day_and_counts_in_the_run(
     expect(outcome.get_by_test_id("run-state-label")).to_have_text(
         re.compile(r"^waiting until \d\d:\d\d:\d\d$")
     )
+    # How long it has waited, not a time for the run: it has not ended (it read "· 1 ms").
+    expect(outcome.locator("h3")).to_have_text(waiting_since("Waiting for a timer"))
     screenshot(page, f"run-waiting-{size[0]}x{size[1]}")
 
     # Ended: the run's time and the reply's place on the timeline count the wait.
@@ -305,6 +312,7 @@ def test_a_run_parked_on_an_mcp_task_waits_for_the_tool_not_a_person(
     outcome = page.get_by_test_id("run-outcome")
     expect(outcome).to_have_attribute("data-state", "waiting_for_tool", timeout=20_000)
     expect(page.get_by_test_id("run-phase")).to_contain_text("waiting for demo/slow_report")
+    expect(outcome.locator("h3")).to_have_text(waiting_since("Waiting for a tool"))
     # From the stream's end to the run's row, the kind of wait the stream told: never a person.
     assert_only_state_words(page)
     assert "waiting for a person" not in run_words_seen(page, "line")

@@ -10,7 +10,7 @@ import { useEditorStore } from "../store/editorStore";
 import { shownState, stateHeading } from "./runStates";
 import { SaveRecording } from "./SaveRecording";
 import { useRunStore } from "./runStore";
-import { runSpan, stepsOf } from "./timeline";
+import { parkedSince, runSpan, stepsOf } from "./timeline";
 import * as fmt from "./format";
 
 /** The spec's `spec.output` field names (empty when it declares none or does not parse). */
@@ -72,7 +72,9 @@ export function Outcome() {
   const shown = fields.length > 0 ? fields : Object.keys(values);
   const ran = stepsOf(timeline);
   const { startedAt, endedAt } = runSpan(timeline);
-  const wall = startedAt && endedAt ? Date.parse(endedAt) - Date.parse(startedAt) : null;
+  // A waiting run has not taken a time yet: how long it has run so far would read as its time.
+  const wall = phase !== "waiting" && startedAt && endedAt ? Date.parse(endedAt) - Date.parse(startedAt) : null;
+  const since = phase === "waiting" ? parkedSince(timeline) : null;
   const tokensIn = ran.reduce((sum, step) => sum + step.tokensIn, 0);
   const tokensOut = ran.reduce((sum, step) => sum + step.tokensOut, 0);
   const priced = ran.filter((step) => step.cost !== null);
@@ -81,6 +83,7 @@ export function Outcome() {
     // No steps in the events (another client started the run) is not "0 steps".
     ran.length > 0 ? `${ran.length} step${ran.length === 1 ? "" : "s"}` : "",
     wall !== null ? fmt.duration(wall) : "",
+    since ? `waiting since ${fmt.soon(since)}` : "",
     fmt.tokens(tokensIn, tokensOut),
     fmt.cost(total),
   ].filter(Boolean);

@@ -4,6 +4,7 @@ import {
   EMPTY_TIMELINE,
   interruptWait,
   nextRun,
+  parkedSince,
   runSpan,
   stepsOf,
   type RunEvent,
@@ -156,5 +157,18 @@ describe("a run that ends while a step runs", () => {
       { event: "end", data: null, at: "2026-12-04T10:00:00.002Z" },
     ]);
     expect(stepsOf(parked)[0].status).toBe("waiting");
+  });
+});
+
+describe("parkedSince", () => {
+  it("is when the newest interrupt came, else when the last step ended, else unknown", () => {
+    const parked: Timeline = {
+      ...EMPTY_TIMELINE,
+      entries: [step("hold", "2026-12-03T16:10:35.000Z", "2026-12-03T16:10:35.004Z"), note("2026-12-03T16:10:35.010Z")],
+    };
+    expect(parkedSince(parked)).toBe("2026-12-03T16:10:35.010Z");
+    const noted = { ...EMPTY_TIMELINE, entries: [step("hold", "2026-12-03T16:10:35.000Z", "2026-12-03T16:10:35.004Z")] };
+    expect(parkedSince(noted)).toBe("2026-12-03T16:10:35.004Z");
+    expect(parkedSince(EMPTY_TIMELINE)).toBeNull();
   });
 });

@@ -570,6 +570,18 @@ export function runSpan(timeline: Timeline): { startedAt: string | null; endedAt
 }
 
 /**
+ * Since when the shown run waits: when its newest interrupt (an approval asked, a timer set, an
+ * MCP task parked) came, else when its last step ended; null when the timeline holds neither.
+ */
+export function parkedSince(timeline: Timeline): string | null {
+  for (let i = timeline.entries.length - 1; i >= 0; i--) {
+    const entry = timeline.entries[i];
+    if (entry.kind === "note" && entry.at && (entry.type === "approval" || entry.type === "timer" || entry.type === "tool")) return entry.at;
+  }
+  return runSpan(timeline).endedAt;
+}
+
+/**
  * The edges the run took: from START to the first nodes, between the nodes of
  * one superstep (or one step, without superstep numbers) and the next, and
  * to END once the run is over. Only edges of the model count.
