@@ -205,6 +205,10 @@ def test_a_wait_reads_as_a_time_of_day_and_counts_in_the_run(
     line = run_words_seen(page, "line")
     waited = next(i for i, text in enumerate(line) if TIMER_WORDS.match(text))
     assert set(line[waited + 1 :]) <= {"running", ENDING, "succeeded"}, line
+    # The timeline's note says the time as the line said it (it printed "Dec 4, 01:51:41").
+    time_of_day = line[waited].removeprefix("waiting until ")
+    note = page.locator('[data-testid="timeline-note"][data-type="timer"] .note-text')
+    expect(note).to_have_text(f"hold waits until {time_of_day}")
 
 
 def test_a_past_run_is_read_not_started(editor: Page, plait_server: Cluster) -> None:

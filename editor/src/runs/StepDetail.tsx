@@ -146,5 +146,6 @@ export function StepDetail({ step }: { step: TimelineStep }) {
 /** What a waiting step waits for: a `wait` node its time (local), an MCP task its tool, anything else a decision. */
 function waitingWords(interrupt: unknown): string {
   const wait = interruptWait(interrupt);
-  return wait.kind === "timer" ? `waiting until ${fmt.when(wait.until)}` : wait.kind === "tool" ? `waiting for ${wait.tool}` : "waiting for a decision";
+  // The time as the run line says it: a time of day, with the date when it is not today.
+  return wait.kind === "timer" ? `waiting until ${fmt.soon(wait.until)}` : wait.kind === "tool" ? `waiting for ${wait.tool}` : "waiting for a decision";
 }

@@ -291,7 +291,23 @@ describe("a wait node parked on its timer", () => {
   it("notes in the timeline until when it waits, not an approval", () => {
     const state = run(parked, initial(["prepare", "pause", "done"]));
     const notes = state.timeline.entries.filter((entry) => entry.kind === "note" && entry.node === "pause");
-    expect(notes.map((note) => (note.kind === "note" ? [note.type, note.text] : null))).toEqual([["timer", `pause waits until ${when(until)}`]]);
+    expect(notes.map((note) => (note.kind === "note" ? [note.type, note.text] : null))).toEqual([["timer", `pause waits until ${soon(until)}`]]);
+  });
+
+  it("writes the time in the timeline as on the run line and the card: a time of day today, no date", () => {
+    const today = new Date();
+    today.setHours(23, 59, 58, 0);
+    const later = today.toISOString();
+    const parkedToday: [string, unknown][] = [
+      ["metadata", { run_id: "r1" }],
+      ["updates", { __interrupt__: [{ id: "i1", value: { kind: "wait", node: "pause", until: later } }] }],
+      ["end", null],
+    ];
+    const state = run(parkedToday, initial(["pause"]));
+    const [note] = state.timeline.entries.filter((entry) => entry.kind === "note");
+    const line = runLines(state.tokens, state.nodeStatus, {}, state.timers).pause;
+    expect(line).toMatch(/^waiting until \d\d:\d\d:\d\d$/);
+    expect(note.kind === "note" && note.text).toBe(`pause waits until ${line.slice("waiting until ".length)}`);
   });
 
   it("says a time today without its date", () => {

@@ -11,7 +11,7 @@
  * with `budgets` prices its model calls).
  */
 
-import { when } from "./format";
+import { soon } from "./format";
 
 export interface ToolCall {
   tool: string;
@@ -342,7 +342,8 @@ function updates(tl: Timeline, data: Data, at: string | null): Timeline {
         if (index >= 0) next = replace(next, index, { ...(next.entries[index] as TimelineStep), status: "waiting", interrupt: value });
         const wait = interruptWait(value);
         if (wait.kind === "timer")
-          next = addNote(next, { type: "timer", text: `${waiting ?? "a node"} waits until ${when(wait.until)}`, at, node: waiting, data: value });
+          // As the run line says it (a time of day, the date only when not today).
+          next = addNote(next, { type: "timer", text: `${waiting ?? "a node"} waits until ${soon(wait.until)}`, at, node: waiting, data: value });
         else if (wait.kind === "tool")
           next = addNote(next, { type: "tool", text: `${waiting ?? "a node"} waits for ${wait.tool} (an MCP task)`, at, node: waiting, data: value });
         else next = addNote(next, { type: "approval", text: `${waiting ?? "a node"} waits for approval of ${action}`, at, node: waiting, data: value });
