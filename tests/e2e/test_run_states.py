@@ -324,7 +324,8 @@ def test_a_run_parked_on_an_mcp_task_waits_for_the_tool_not_a_person(
 
     # Nobody is asked: no approval card, and the card and the timeline say which tool.
     expect(page.get_by_test_id("approval-card")).to_have_count(0)
-    expect(page.get_by_test_id("node-tokens")).to_have_text("waiting for demo/slow_report")
+    expect(page.get_by_test_id("node-status-report")).to_have_text("waiting")
+    expect(page.get_by_test_id("node-tokens")).to_have_text("for demo/slow_report")
     expect(page.locator('[data-testid="timeline-note"][data-type="tool"]')).to_have_text(
         re.compile("report waits for demo/slow_report")
     )
@@ -530,3 +531,60 @@ def test_a_cancelled_run_is_not_shown_as_a_success(
     step.click()
     expect(page.get_by_test_id("step-duration")).to_contain_text("stopped after")
     screenshot(page, f"past-run-cancelled-{size[0]}x{size[1]}")
+
+
+#: The task graph on a server with a long name: its card's line was cut ("waiting for reporting…").
+MCP_LONG = MCP_TASK.replace("e2e-mcp-task", "e2e-mcp-long-name").replace(
+    "demo", "reporting_service_europe"
+)
+
+#: Whether every box that clips the element (up to its card) holds all of it: text cut off
+#: by an ellipsis or a clamp sticks out of the box that clips it.
+SHOWN_WHOLE_JS = """
+(el) => {
+  const inside = (a, b) => a.left >= b.left - 0.5 && a.right <= b.right + 0.5
+    && a.top >= b.top - 0.5 && a.bottom <= b.bottom + 0.5;
+  const box = el.getBoundingClientRect();
+  const card = el.closest(".react-flow__node");
+  for (let up = el.parentElement; up && up !== card; up = up.parentElement) {
+    const style = getComputedStyle(up);
+    if (style.overflowX !== "visible" || style.overflowY !== "visible") {
+      if (!inside(box, up.getBoundingClientRect())) return false;
+    }
+  }
+  return true;
+}
+"""
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
+def test_a_long_tool_name_is_shown_whole_on_its_card(
+    editor: Page, plait_server: Cluster, demo_mcp: DemoServer, size: tuple[int, int]
+) -> None:
+    page = editor
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    base = plait_server.url
+    upload(base, MCP_LONG.replace("URL", demo_mcp.url))
+    open_graph(page, base, "e2e-mcp-long-name", "1.0.0")
+    show_run_panel(page)
+    card = page.get_by_test_id("node-report")
+    before = card.bounding_box()
+    page.get_by_test_id("run-start").click()
+
+    expect(card).to_have_attribute("data-status", "waiting", timeout=20_000)
+    line = card.get_by_test_id("node-tokens")
+    expect(line).to_have_text("for reporting_service_europe/slow_report")
+    # Read whole on the card (it wraps under the status word), and in the tooltip.
+    assert line.evaluate(SHOWN_WHOLE_JS), "the card cuts the tool's name"
+    expect(line).to_have_attribute(
+        "title", re.compile("^waiting for reporting_service_europe/slow_report: ")
+    )
+    # The card keeps its size: it grows onto no other node.
+    assert card.bounding_box() == before
+    expect(card.locator(".plait-node-field")).to_have_text("tool: slow_report")
+    screenshot(page, f"run-long-tool-name-{size[0]}x{size[1]}")
+
+    # Deleting the thread cancels the task: nothing resumes later on the shared server.
+    thread = newest_thread(base, "e2e-mcp-long-name")
+    with api(base) as http:
+        assert http.delete(f"/threads/{thread['thread_id']}").status_code in (200, 204)

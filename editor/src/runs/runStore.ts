@@ -392,10 +392,11 @@ export function shownStatus(status: Record<string, NodeRunStatus>, phase: RunPha
 const TOKEN_TAIL = 48;
 
 /**
- * The line each running node's card shows: what a tool call of it waits for (a tool's
- * `limits`), else the tail of the tokens its model is streaming, whitespace folded to spaces;
- * a `wait` node parked on its timer says until when, in the viewer's local time, and a node
- * parked on an MCP task which tool it waits for.
+ * The line each running node's card shows after its status word: what a tool call of it waits
+ * for (a tool's `limits`), else the tail of the tokens its model is streaming, whitespace folded
+ * to spaces; a `wait` node parked on its timer says until when, in the viewer's local time
+ * (`WAITING until 14:40:56`), and a node parked on an MCP task which tool it waits for
+ * (`WAITING for demo/slow_report`), whole: the card wraps it.
  */
 export function runLines(
   tokens: Record<string, string>,
@@ -408,8 +409,8 @@ export function runLines(
   for (const [node, text] of Object.entries(tokens))
     if (text && status[node] === "running") lines[node] = (text.length > TOKEN_TAIL ? `…${text.slice(-TOKEN_TAIL)}` : text).replace(/\s+/g, " ");
   for (const [node, text] of Object.entries(waiting)) if (status[node] === "running") lines[node] = text;
-  for (const [node, until] of Object.entries(timers)) if (status[node] === "waiting") lines[node] = `waiting until ${soon(until)}`;
-  for (const [node, tool] of Object.entries(tools)) if (status[node] === "waiting") lines[node] = `waiting for ${tool}`;
+  for (const [node, until] of Object.entries(timers)) if (status[node] === "waiting") lines[node] = `until ${soon(until)}`;
+  for (const [node, tool] of Object.entries(tools)) if (status[node] === "waiting") lines[node] = `for ${tool}`;
   return lines;
 }
 
