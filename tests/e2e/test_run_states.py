@@ -422,6 +422,10 @@ def test_an_approval_decided_elsewhere_is_followed(editor: Page, plait_server: C
     expect(page.get_by_test_id("run-outcome")).to_have_attribute("data-state", "succeeded")
     note = page.locator('[data-testid="timeline-note"][data-type="decision"]')
     expect(note).to_contain_text("approve by bo")
+    # What the run wrote, from the thread's state: its runs (started through the API) streamed
+    # values only, and the outcome read the input's as the run's ("outcome null").
+    outcome = page.locator('[data-testid="outcome-field"][data-field="outcome"]')
+    expect(outcome).to_have_text(re.compile(r"^outcome\s*refunded 180(\.0)? to grace@example.com$"))
     screenshot(page, "run-decided-elsewhere")
     assert_only_state_words(page)
     assert set(run_words_seen(page, "line")[1:]) <= {"running", ENDING, "succeeded"}

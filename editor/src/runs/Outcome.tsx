@@ -60,6 +60,7 @@ export function Outcome() {
   const tools = useRunStore((s) => s.tools);
   const threadId = useRunStore((s) => s.threadId);
   const lost = useRunStore((s) => s.lost);
+  const finalValues = useRunStore((s) => s.values);
   const graph = useEditorStore((s) => s.graphName);
   const text = useEditorStore((s) => s.derivedYaml);
   const fields = useMemo(() => outputFields(text), [text]);
@@ -68,7 +69,9 @@ export function Outcome() {
   if (phase !== "waiting" && !((phase === "success" || phase === "error") && ended)) return null;
   // While the stream is being rejoined nothing new is known: the line says so, alone.
   if (lost && !ended) return null;
-  const values = steps[steps.length - 1]?.values ?? {};
+  // The thread's state as its newest checkpoint holds it; the stream's last state until it is read
+  // (a run another client started may have streamed its input state only).
+  const values = finalValues ?? steps[steps.length - 1]?.values ?? {};
   const shown = fields.length > 0 ? fields : Object.keys(values);
   const ran = stepsOf(timeline);
   const { startedAt, endedAt } = runSpan(timeline);

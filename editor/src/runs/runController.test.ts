@@ -250,6 +250,11 @@ describe("settling a cancelled run from its checkpoints", () => {
     const history = [state(["report"], [{ name: "report", error: "CancelledError()" }], "c2", "c1"), state(["prep"], [{ name: "prep" }], "c1", null)];
     const view = { nodeStatus: { prep: "done" as const, report: "running" as const }, approvals: {}, timers: {}, tools: {}, phase: "success" as const };
     expect(settle(view, history).nodeStatus).toEqual({ prep: "done", report: "stopped" });
+    // The outcome's values are the thread's newest state, without its private channels.
+    expect(settle(view, [{ ...history[0], values: { report: null, topic: "q", __visits: { prep: 1 } } }, history[1]]).values).toEqual({
+      report: null,
+      topic: "q",
+    });
     const raised = [state(["report"], [{ name: "report", error: "ValueError('no such topic')" }], "c2", "c1"), history[1]];
     expect(settle(view, raised).nodeStatus).toEqual({ prep: "done", report: "failed" });
   });

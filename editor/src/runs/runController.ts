@@ -20,7 +20,7 @@ import {
   toolPark,
   useRunStore,
 } from "./runStore";
-import { addNote, type TimelineNote } from "./timeline";
+import { addNote, publicState, type TimelineNote } from "./timeline";
 
 /**
  * The stream modes the editor's runs ask for: `debug` (not `tasks`) because its
@@ -337,7 +337,9 @@ export function settle(view: Pick<RunView, "nodeStatus" | "approvals" | "timers"
     else if (settled[node] === "running" && !latest.next.includes(node)) settled[node] = "done";
   }
   const waiting = Object.values(settled).includes("waiting");
+  const values = latest.values && !Array.isArray(latest.values) ? (publicState(latest.values) as Record<string, unknown>) : null;
   return {
+    values,
     nodeStatus: settled,
     approvals: waiting ? approvals : {},
     timers: waiting ? timers : {},

@@ -78,6 +78,11 @@ export interface RunView {
   ended: ShownState | null;
   /** The run's stream broke before its end (the network, a server restart): the editor rejoins it. */
   lost: boolean;
+  /**
+   * The thread's state once the run ended or parked, from its newest checkpoint (its private
+   * channels left out): what the outcome shows, whatever the run's stream carried.
+   */
+  values: Record<string, unknown> | null;
 }
 
 interface RunState extends RunView {
@@ -120,6 +125,7 @@ const empty: RunView = {
   updatedSince: [],
   ended: null,
   lost: false,
+  values: null,
 };
 
 /** A run of `nodes` on `threadId` shown from its start, every node pending. */
@@ -128,7 +134,10 @@ export function freshView(threadId: string | null, assistantId: string, nodes: s
 }
 
 /** A new run of the same thread (a resume or a fork): finished nodes stay, approvals and waits go. */
-export function nextRunView<T extends Snapshot & { ended: ShownState | null; lost: boolean }>(state: T, runId: string | null): T {
+export function nextRunView<T extends Snapshot & { ended: ShownState | null; lost: boolean; values: Record<string, unknown> | null }>(
+  state: T,
+  runId: string | null,
+): T {
   const nodeStatus = { ...state.nodeStatus };
   for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
   return {
@@ -144,6 +153,7 @@ export function nextRunView<T extends Snapshot & { ended: ShownState | null; los
     updatedSince: [],
     ended: null,
     lost: false,
+    values: null,
   };
 }
 
