@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { canRejoin, forkRun, openThread, rejoinDelay, runStarted, settle } from "./runController";
+import { canRejoin, detach, forkRun, openThread, rejoinDelay, runStarted, settle } from "./runController";
 import { shownState } from "./runStates";
 import { useRunStore } from "./runStore";
 import { ApiError } from "../api/errors";
@@ -13,7 +13,7 @@ const server = vi.hoisted(() => ({
   stream: null as null | ((options: { onResponse?: (response: Response) => void }) => AsyncGenerator<SseMessage>),
   join: null as null | ((lastEventId: string | null, options: { onResponse?: (response: Response) => void }) => AsyncGenerator<SseMessage>),
   joined: [] as (string | null)[],
-  watch: null as null | (() => AsyncGenerator<SseMessage>),
+  watch: null as null | ((signal: AbortSignal) => AsyncGenerator<SseMessage>),
 }));
 vi.mock("./runApi", () => ({
   runsOf: async () => server.runs,
@@ -26,7 +26,7 @@ vi.mock("../api/client", async () => ({
   threads: {
     history: async () => [],
     get: async () => ({ thread_id: "t1", status: "idle" }),
-    events: () => (server.watch ?? async function* () {})(),
+    events: (_thread: string, _channels: string[], signal: AbortSignal) => (server.watch ?? async function* () {})(signal),
   },
   runs: {
     list: async (_thread: string, limit = 50) => [...server.runs].reverse().slice(0, limit),
@@ -232,6 +232,49 @@ describe("opening a thread that exists", () => {
     useRunStore.getState().reset();
     const lines = await linesWhile(() => openThread("t1", "hold@1.0.0", ["hold", "reply"]));
     expect(lines).toEqual(["reading the run…", "succeeded"]);
+  });
+});
+
+describe("a hidden page", () => {
+  it("holds no watch of the thread: it opens it when shown, and closes it when hidden", async () => {
+    const doc = Object.assign(new EventTarget(), { visibilityState: "hidden" as DocumentVisibilityState });
+    const show = (state: DocumentVisibilityState) => {
+      doc.visibilityState = state;
+      doc.dispatchEvent(new Event("visibilitychange"));
+    };
+    vi.stubGlobal("document", doc);
+    const opened: AbortSignal[] = [];
+    server.watch = async function* (signal) {
+      opened.push(signal);
+      // An open stream with nothing new: until the page closes it.
+      await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+      yield* [];
+    };
+    server.runs = [
+      { run_id: "h1", status: "success", created_at: "2026-12-03T14:00:00Z", assistant_id: "task@1.0.0", metadata: {}, plait_state: "waiting_for_tool" },
+    ];
+    server.stream = async function* () {
+      yield sse("metadata", { run_id: "h1" }, "1");
+      yield sse("updates", { __interrupt__: [{ id: "i1", value: { plait: "mcp_task", node: "report", server: "demo", tool: "slow_report" } }] }, "2");
+      yield sse("end", null, "3");
+    };
+    try {
+      await forkRun("t1", "task@1.0.0", "c1", ["report"], {});
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(opened).toHaveLength(0);
+      show("visible");
+      await vi.waitFor(() => expect(opened).toHaveLength(1));
+      show("hidden");
+      await vi.waitFor(() => expect(opened[0].aborted).toBe(true));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(opened).toHaveLength(1);
+      show("visible");
+      await vi.waitFor(() => expect(opened).toHaveLength(2));
+    } finally {
+      detach();
+      vi.unstubAllGlobals();
+      server.watch = null;
+    }
   });
 });
 

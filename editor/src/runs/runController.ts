@@ -243,21 +243,49 @@ export function runStarted(message: SseMessage): boolean {
   return event?.method === "lifecycle" && (event.params?.data as { event?: string } | null)?.event === "started";
 }
 
+/** The page's document, when there is one (unit tests run without). */
+const page = (): Document | null => (typeof document === "undefined" ? null : document);
+
+/** Wait while the page is hidden (another tab, a minimised window), or until `signal` aborts. */
+function whileHidden(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const doc = page();
+    if (!doc || doc.visibilityState !== "hidden" || signal.aborted) return resolve();
+    const done = () => {
+      if (doc.visibilityState === "hidden" && !signal.aborted) return;
+      doc.removeEventListener("visibilitychange", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    doc.addEventListener("visibilitychange", done);
+    signal.addEventListener("abort", done);
+  });
+}
+
 /**
  * While the shown run waits (for a person, a timer, an MCP task), watch its thread for the run
  * that resumes it, whoever starts it: the server (a timer, the MCP task poller), a person
  * elsewhere (the approvals inbox, another editor). The thread's event stream tells each run's
  * start (the one on screen first); a start of another run than the one shown opens the thread
- * again, which follows that run live. A broken watch is opened again, less and less often.
+ * again, which follows that run live. A broken watch is opened again, less and less often. A
+ * hidden page holds no watch (a browser keeps few connections to one server across its tabs): it
+ * opens again when the page is shown, and its first event tells what happened meanwhile.
  */
 async function watchThread(signal: AbortSignal): Promise<void> {
   const { threadId, runId, assistantId, nodeStatus, phase } = useRunStore.getState();
   if (!threadId || !runId || !assistantId || phase !== "waiting") return;
   for (let attempt = 0; !signal.aborted; attempt += 1) {
     await pause(attempt === 0 ? 0 : rejoinDelay(attempt), signal);
+    await whileHidden(signal);
+    if (signal.aborted) return;
+    const watch = new AbortController();
+    const stop = () => watch.abort();
+    const hide = () => page()?.visibilityState === "hidden" && watch.abort();
+    signal.addEventListener("abort", stop);
+    page()?.addEventListener("visibilitychange", hide);
     let resumed = false;
     try {
-      for await (const message of threads.events(threadId, ["lifecycle"], signal)) {
+      for await (const message of threads.events(threadId, ["lifecycle"], watch.signal)) {
         attempt = 0;
         if (!runStarted(message)) continue;
         const [newest] = await runs.list(threadId, 1);
@@ -267,7 +295,11 @@ async function watchThread(signal: AbortSignal): Promise<void> {
         }
       }
     } catch {
-      // The watch broke (the network, a server restart): opened again below.
+      // The watch broke (the network, a server restart) or the page was hidden: opened again below.
+    } finally {
+      signal.removeEventListener("abort", stop);
+      page()?.removeEventListener("visibilitychange", hide);
+      watch.abort();
     }
     if (signal.aborted) return;
     if (resumed) {
@@ -279,6 +311,8 @@ async function watchThread(signal: AbortSignal): Promise<void> {
       }
       return;
     }
+    // Hidden, not broken: open it again as soon as the page is shown.
+    if (page()?.visibilityState === "hidden") attempt = -1;
   }
 }
 
