@@ -409,7 +409,10 @@ export async function decide(request: ApprovalRequest, decision: Decision): Prom
     const decided = result.approval as (typeof result.approval & { decided_by?: string | null; decided_at?: string | null }) | undefined;
     noteDecision({ plait_approval: { decision, decided_by: decided?.decided_by ?? decision.actor ?? null } }, decided?.decided_at ?? new Date().toISOString());
     const resumed = resumedRun(result) ?? (await newestActiveRun(threadId));
-    if (resumed) await follow(runs.join(resumed.thread_id, resumed.run_id, signal, null, OWN_REJOINS), signal);
+    if (!resumed) return;
+    // Known before its first event: a stream that breaks at once is rejoined, not a failure.
+    if (!signal.aborted) useRunStore.setState({ runId: resumed.run_id });
+    await follow(runs.join(resumed.thread_id, resumed.run_id, signal, null, OWN_REJOINS), signal);
     return;
   }
   useRunStore.getState().continueWith(null);
