@@ -105,6 +105,33 @@ describe("rejoining a broken stream", () => {
     }
   });
 
+  it("rejoins a server that answers and drops at once less and less often, not in a loop", async () => {
+    server.runs = [done];
+    server.joined = [];
+    server.stream = async function* ({ onResponse }) {
+      onResponse?.(created);
+      yield sse("metadata", { run_id: "r9" }, "1");
+      throw new TypeError("network error");
+    };
+    server.join = async function* (_lastEventId, { onResponse }) {
+      onResponse?.(created);
+      if (server.joined.length < 4) throw new TypeError("network error");
+      yield sse("end", null, "2");
+    };
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const following = forkRun("t2", "hold@1.0.0", "c1", ["hold"], {});
+      const joinsAfter = async (ms: number) => (await vi.advanceTimersByTimeAsync(ms), server.joined.length);
+      // At once, then after 1 s, 2 s and 4 s: the answers reset nothing.
+      expect([await joinsAfter(0), await joinsAfter(999), await joinsAfter(1), await joinsAfter(1999), await joinsAfter(1)]).toEqual([1, 1, 2, 2, 3]);
+      expect([await joinsAfter(3999), await joinsAfter(1)]).toEqual([3, 4]);
+      await following;
+      expect(useRunStore.getState()).toMatchObject({ lost: false, phase: "success" });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("rejoins a stream that closed without the run's end", async () => {
     server.runs = [done];
     server.joined = [];

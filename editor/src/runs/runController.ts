@@ -99,6 +99,8 @@ async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): 
       for await (const message of stream) {
         if (signal.aborted) return;
         if (message.id) lastId = message.id;
+        // The run's events come again: a later drop starts its rejoins over.
+        attempt = 0;
         // When it arrived: the timeline's time for events that carry none of their own.
         store.apply({ ...message, at: new Date().toISOString() });
         if (message.event === "end") ended = true;
@@ -124,9 +126,9 @@ async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): 
     attempt += 1;
     stream = runs.join(threadId, runId, signal, lastId, {
       ...OWN_REJOINS,
-      // Rejoined: the run's events come again from where they stopped.
+      // Rejoined: the run's events come again from where they stopped (a server that answers and
+      // drops at once is rejoined less and less often all the same: only an event counts as progress).
       onResponse: () => {
-        attempt = 0;
         if (!signal.aborted) useRunStore.setState({ lost: false });
       },
     });
