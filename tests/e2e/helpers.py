@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+from types import TracebackType
 from typing import Any
 
 import httpx
@@ -194,3 +198,91 @@ def run_words_seen(page: Page, place: str) -> list[str]:
     """The texts ``place`` (``line``, ``heading``, ``detail``) showed since ``watch_run_words``."""
     log: list[list[str]] = page.evaluate("() => window.__runWords")
     return [text for where, text in log if where == place]
+
+
+class Relay:
+    """A TCP relay in front of the server that a test can cut, as a network or a restart does.
+
+    The page talks to the server through it (open the editor at ``relay.url``). ``cut()``
+    drops every connection through it mid-stream and refuses new ones (they are closed at
+    once) until ``restore()``.
+    """
+
+    def __init__(self, server_url: str) -> None:
+        self._target = ("127.0.0.1", int(server_url.rsplit(":", 1)[1]))
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._lock = threading.Lock()
+        self._sockets: set[socket.socket] = set()
+        self._cut = False
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def cut(self) -> None:
+        """Drop every open connection, and refuse new ones until :meth:`restore`."""
+        with self._lock:
+            self._cut = True
+            dropped, self._sockets = self._sockets, set()
+        for sock in dropped:
+            _close(sock)
+
+    def restore(self) -> None:
+        """Let connections through again."""
+        with self._lock:
+            self._cut = False
+
+    def close(self) -> None:
+        """Stop relaying (and drop what is open)."""
+        self._closed = True
+        self.cut()
+        _close(self._listener)
+
+    def __enter__(self) -> Relay:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                refused = self._cut
+            if refused:
+                _close(client)
+                continue
+            try:
+                upstream = socket.create_connection(self._target)
+            except OSError:
+                _close(client)
+                continue
+            with self._lock:
+                self._sockets.update((client, upstream))
+            threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            with contextlib.suppress(OSError):
+                while chunk := source.recv(65536):
+                    sink.sendall(chunk)
+        finally:
+            _close(source)
+            _close(sink)
+            with self._lock:
+                self._sockets.discard(source)
+                self._sockets.discard(sink)
+
+
+def _close(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    sock.close()

@@ -11,7 +11,7 @@
 import type { XY } from "../spec/layout";
 import { fetchWithKey } from "./apiKey";
 import { problemFromResponse, type SpecIssue } from "./errors";
-import { streamRun, type SseMessage } from "./sse";
+import { streamRun, streamSse, type SseMessage, type StreamOptions } from "./sse";
 
 export { ApiError, problemFromResponse, type SpecIssue } from "./errors";
 
@@ -210,7 +210,23 @@ export const threads = {
   stateAt: (id: string, checkpointId: string) => request<ThreadState>("GET", `/threads/${enc(id)}/state/${enc(checkpointId)}`),
   /** Checkpoints, newest first. */
   history: (id: string, limit = 100) => request<ThreadState[]>("POST", `/threads/${enc(id)}/history`, { limit }),
+  /**
+   * The thread's events as the thread protocol streams them (`POST /threads/{id}/stream/events`):
+   * from its current run on, run after run, until the client closes it. `channels` picks which
+   * (`lifecycle`: each run's start and end).
+   */
+  events: (id: string, channels: string[], signal?: AbortSignal): AsyncGenerator<SseMessage> =>
+    streamSse(`/threads/${enc(id)}/stream/events`, { body: { channels }, signal }),
 };
+
+/** A thread protocol event (a `threads.events` message's data). */
+export interface ThreadEvent {
+  type: "event";
+  event_id?: string;
+  seq?: number;
+  method: string;
+  params: { namespace: string[]; timestamp?: number; data: unknown };
+}
 
 // ------------------------------------------------------------------------ runs
 
@@ -241,6 +257,15 @@ export interface RunStreamRequest {
   multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback";
 }
 
+/** How a run's stream is followed: `maxRejoins` (default 3) and a look at the response. */
+export type Follow = Pick<StreamOptions, "onResponse"> & { maxRejoins?: number };
+
+/** The run a run's response names in `Content-Location` (`/threads/{tid}/runs/{rid}`), or null. */
+export function runOfResponse(response: Response): string | null {
+  const named = /\/runs\/([^/?#]+)$/.exec(response.headers.get("Content-Location") ?? "");
+  return named ? decodeURIComponent(named[1]) : null;
+}
+
 function idempotencyKey(): string {
   return crypto.randomUUID();
 }
@@ -249,17 +274,22 @@ export const runs = {
   list: (threadId: string, limit = 50) => request<Run[]>("GET", `/threads/${enc(threadId)}/runs?limit=${limit}`),
   get: (threadId: string, runId: string) => request<Run>("GET", `/threads/${enc(threadId)}/runs/${enc(runId)}`),
   cancel: (threadId: string, runId: string) => request<void>("POST", `/threads/${enc(threadId)}/runs/${enc(runId)}/cancel`),
-  /** Start a run on a thread and stream it (rejoins with Last-Event-ID on a dropped connection). */
-  stream: (threadId: string, body: RunStreamRequest, signal?: AbortSignal): AsyncGenerator<SseMessage> =>
+  /**
+   * Start a run on a thread and stream it (rejoins with Last-Event-ID on a dropped connection,
+   * `maxRejoins` times: 0 leaves rejoining to the caller). `onResponse` gets the response
+   * (its `Content-Location` names the run).
+   */
+  stream: (threadId: string, body: RunStreamRequest, signal?: AbortSignal, options: Follow = {}): AsyncGenerator<SseMessage> =>
     streamRun(`/threads/${enc(threadId)}/runs/stream`, {
       body: { stream_mode: EDITOR_STREAM_MODES, stream_resumable: true, ...body },
       headers: { "Idempotency-Key": idempotencyKey() },
       threadId,
       signal,
+      ...options,
     }),
-  /** Join an existing run's stream (e.g. the resume run an approval decision created). */
-  join: (threadId: string, runId: string, signal?: AbortSignal, lastEventId?: string | null): AsyncGenerator<SseMessage> =>
-    streamRun(`/threads/${enc(threadId)}/runs/${enc(runId)}/stream`, { threadId, signal, lastEventId }),
+  /** Join an existing run's stream (e.g. the resume run an approval decision created), after `lastEventId`. */
+  join: (threadId: string, runId: string, signal?: AbortSignal, lastEventId?: string | null, options: Follow = {}): AsyncGenerator<SseMessage> =>
+    streamRun(`/threads/${enc(threadId)}/runs/${enc(runId)}/stream`, { threadId, signal, lastEventId, ...options }),
   /** A run's journal (every event it streamed). */
   events: (runId: string) => request<{ event: string; data: unknown; seq?: number }[]>("GET", `/runs/${enc(runId)}/events`),
 };

@@ -10,7 +10,7 @@ import { useEditorStore } from "../store/editorStore";
 import { shownState, stateHeading } from "./runStates";
 import { SaveRecording } from "./SaveRecording";
 import { useRunStore } from "./runStore";
-import { runSpan, stepsOf } from "./timeline";
+import { parkedSince, runSpan, stepsOf } from "./timeline";
 import * as fmt from "./format";
 
 /** The spec's `spec.output` field names (empty when it declares none or does not parse). */
@@ -59,17 +59,25 @@ export function Outcome() {
   const timers = useRunStore((s) => s.timers);
   const tools = useRunStore((s) => s.tools);
   const threadId = useRunStore((s) => s.threadId);
+  const lost = useRunStore((s) => s.lost);
+  const finalValues = useRunStore((s) => s.values);
   const graph = useEditorStore((s) => s.graphName);
   const text = useEditorStore((s) => s.derivedYaml);
   const fields = useMemo(() => outputFields(text), [text]);
   // Only a run that has ended or stopped to wait has an outcome; an ended one's, once its
   // state is read (the stream's end comes first, and a heading must not guess it).
   if (phase !== "waiting" && !((phase === "success" || phase === "error") && ended)) return null;
-  const values = steps[steps.length - 1]?.values ?? {};
+  // While the stream is being rejoined nothing new is known: the line says so, alone.
+  if (lost && !ended) return null;
+  // The thread's state as its newest checkpoint holds it; the stream's last state until it is read
+  // (a run another client started may have streamed its input state only).
+  const values = finalValues ?? steps[steps.length - 1]?.values ?? {};
   const shown = fields.length > 0 ? fields : Object.keys(values);
   const ran = stepsOf(timeline);
   const { startedAt, endedAt } = runSpan(timeline);
-  const wall = startedAt && endedAt ? Date.parse(endedAt) - Date.parse(startedAt) : null;
+  // A waiting run has not taken a time yet: how long it has run so far would read as its time.
+  const wall = phase !== "waiting" && startedAt && endedAt ? Date.parse(endedAt) - Date.parse(startedAt) : null;
+  const since = phase === "waiting" ? parkedSince(timeline) : null;
   const tokensIn = ran.reduce((sum, step) => sum + step.tokensIn, 0);
   const tokensOut = ran.reduce((sum, step) => sum + step.tokensOut, 0);
   const priced = ran.filter((step) => step.cost !== null);
@@ -78,6 +86,7 @@ export function Outcome() {
     // No steps in the events (another client started the run) is not "0 steps".
     ran.length > 0 ? `${ran.length} step${ran.length === 1 ? "" : "s"}` : "",
     wall !== null ? fmt.duration(wall) : "",
+    since ? `waiting since ${fmt.soon(since)}` : "",
     fmt.tokens(tokensIn, tokensOut),
     fmt.cost(total),
   ].filter(Boolean);
@@ -87,7 +96,7 @@ export function Outcome() {
   const detail = state.label.toLowerCase() !== heading.toLowerCase() && state.tone !== "ok" ? state.label : null;
   return (
     <section
-      className={`run-outcome outcome-${phase}${ended ? ` outcome-${ended.state}` : ""}`}
+      className={`run-outcome tone-${state.tone}${ended ? ` outcome-${ended.state}` : ""}`}
       data-testid="run-outcome"
       data-phase={phase}
       data-state={ended?.state ?? ""}

@@ -45,6 +45,8 @@ export function RunPanel({ graph, version }: RunPanelProps) {
   const approvals = useRunStore((s) => s.approvals);
   const timers = useRunStore((s) => s.timers);
   const tools = useRunStore((s) => s.tools);
+  // The stream broke and is being rejoined: the line says so, not how the run goes.
+  const lost = useRunStore((s) => s.lost);
   useCanvasRunBridge();
   // Unsaved text runs as a draft: the schemas and the run are the draft's.
   const { target, problem } = useRunTarget(graph, version);
@@ -109,7 +111,7 @@ export function RunPanel({ graph, version }: RunPanelProps) {
         ))}
       </nav>
       <div className="run-status" data-testid="run-phase" data-phase={phase}>
-        {shownState(phase, ended, { approvals, timers, tools }).label}
+        {shownState(phase, ended, { approvals, timers, tools }, lost).label}
         {threadId && <span className="muted"> · thread {threadId.slice(0, 8)}</span>}
         {runError && <span className="error"> · {runError}</span>}
       </div>

@@ -41,7 +41,13 @@ export function StepDetail({ step }: { step: TimelineStep }) {
         <dd>{fmt.clock(step.startedAt)}</dd>
         <dt>Duration</dt>
         <dd data-testid="step-duration">
-          {step.status === "running" ? "running…" : step.status === "waiting" ? waitingWords(step.interrupt) : fmt.duration(step.durationMs)}
+          {step.status === "running"
+            ? "running…"
+            : step.status === "waiting"
+              ? waitingWords(step.interrupt)
+              : step.status === "stopped"
+                ? `stopped after ${fmt.duration(step.durationMs)} (the run was stopped)`
+                : fmt.duration(step.durationMs)}
         </dd>
         {step.attempt > 1 && (
           <>
@@ -140,5 +146,6 @@ export function StepDetail({ step }: { step: TimelineStep }) {
 /** What a waiting step waits for: a `wait` node its time (local), an MCP task its tool, anything else a decision. */
 function waitingWords(interrupt: unknown): string {
   const wait = interruptWait(interrupt);
-  return wait.kind === "timer" ? `waiting until ${fmt.when(wait.until)}` : wait.kind === "tool" ? `waiting for ${wait.tool}` : "waiting for a decision";
+  // The time as the run line says it: a time of day, with the date when it is not today.
+  return wait.kind === "timer" ? `waiting until ${fmt.soon(wait.until)}` : wait.kind === "tool" ? `waiting for ${wait.tool}` : "waiting for a decision";
 }

@@ -13,6 +13,7 @@ import { useEffect } from "react";
 import { shallow } from "zustand/shallow";
 import { useEditorStore } from "../store/editorStore";
 import { runLines, shownStatus, useRunStore, waitingLines } from "./runStore";
+import { reachedEnd } from "./runStates";
 import { takenEdges } from "./timeline";
 
 /** Mirror the run onto the canvas while mounted (RunPanel mounts it); clears it on unmount. */
@@ -22,9 +23,9 @@ export function useCanvasRunBridge(): void {
       const editor = useEditorStore.getState();
       if (!previous || state.nodeStatus !== previous.nodeStatus || state.phase !== previous.phase)
         editor.setNodeStatus(shownStatus(state.nodeStatus, state.phase));
-      if (!previous || state.timeline.entries !== previous.timeline.entries || state.phase !== previous.phase) {
-        const ended = state.phase === "success";
-        const taken = takenEdges(state.timeline, editor.model.edges, ended);
+      if (!previous || state.timeline.entries !== previous.timeline.entries || state.phase !== previous.phase || state.ended !== previous.ended) {
+        // The edges into END only once the run's row says it got there (not a cancelled or timed-out run).
+        const taken = takenEdges(state.timeline, editor.model.edges, reachedEnd(state.ended));
         if (taken.join("\0") !== editor.takenEdges.join("\0")) editor.setTakenEdges(taken);
         if (state.timeline.visits !== previous?.timeline.visits) editor.setNodeVisits(state.timeline.visits);
       }

@@ -4,7 +4,7 @@
  * the run store. One stream at a time; starting another aborts the previous one.
  */
 
-import { approvals, resumedRun, runs, threads, type Decision, type ThreadState } from "../api/client";
+import { ApiError, approvals, resumedRun, runOfResponse, runs, threads, type Decision, type ThreadEvent, type ThreadState } from "../api/client";
 import type { SseMessage } from "../api/sse";
 import { eventsOf, runOf, runsOf } from "./runApi";
 import { runState } from "./runStates";
@@ -20,7 +20,7 @@ import {
   toolPark,
   useRunStore,
 } from "./runStore";
-import { addNote, type TimelineNote } from "./timeline";
+import { addNote, publicState, type TimelineNote } from "./timeline";
 
 /**
  * The stream modes the editor's runs ask for: `debug` (not `tasks`) because its
@@ -47,22 +47,107 @@ export function assistantOf(graph: string, version: string): string {
   return `${graph}@${version}`;
 }
 
+/** How long to wait before the `attempt`th rejoin of a broken stream: at once, then 1, 2, 4, 8 s, then every 10 s. */
+export function rejoinDelay(attempt: number): number {
+  return attempt === 0 ? 0 : Math.min(1000 * 2 ** (attempt - 1), 10_000);
+}
+
+/**
+ * Whether a stream that broke with `error` can be rejoined: the connection failed (the network,
+ * a server restarting, a proxy's 502), not the server refusing the request (a 4xx).
+ */
+export function canRejoin(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return true;
+  return error.status >= 500 || error.status === 408 || error.status === 429;
+}
+
+/** Wait `ms`, or less: until the browser is back online, or `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    // A page's window says when the network is back (unit tests run without one).
+    const online = typeof window === "undefined" ? null : window;
+    const done = () => {
+      clearTimeout(timer);
+      online?.removeEventListener("online", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    online?.addEventListener("online", done);
+    signal.addEventListener("abort", done);
+  });
+}
+
+/** The rejoins the editor's own streams make: none inside the stream, follow does them (and says so). */
+const OWN_REJOINS = { maxRejoins: 0 };
+
+/**
+ * Feed a run's stream into the store until the run's `end`. A stream that breaks before it (the
+ * network, a server restart) or closes without it says so (`lost`) and is rejoined with
+ * Last-Event-ID, at once and then less and less often, for as long as the run is shown: the run
+ * may go on on the server, and only its row, read at the end, says how it ended. Only a stream
+ * that never named its run, or that the server refuses, is the editor's failure.
+ */
 async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): Promise<void> {
   const store = useRunStore.getState();
-  try {
-    for await (const message of stream) {
+  let lastId: string | null = null;
+  let attempt = 0;
+  for (;;) {
+    let ended = false;
+    try {
+      for await (const message of stream) {
+        if (signal.aborted) return;
+        if (message.id) lastId = message.id;
+        // The run's events come again: a later drop starts its rejoins over.
+        attempt = 0;
+        // When it arrived: the timeline's time for events that carry none of their own.
+        store.apply({ ...message, at: new Date().toISOString() });
+        if (message.event === "end") ended = true;
+      }
+    } catch (error) {
       if (signal.aborted) return;
-      // When it arrived: the timeline's time for events that carry none of their own.
-      store.apply({ ...message, at: new Date().toISOString() });
+      const { runId } = useRunStore.getState();
+      if (!runId || !canRejoin(error)) {
+        store.fail(error instanceof Error ? error.message : String(error));
+        return;
+      }
     }
     if (signal.aborted) return;
-    await reconcile();
-    if (useRunStore.getState().phase === "waiting") await findApprovalIds();
-    await noteEnded();
-    void followTimer(signal);
-  } catch (error) {
-    if (!signal.aborted) store.fail(error instanceof Error ? error.message : String(error));
+    if (ended) break;
+    const { threadId, runId } = useRunStore.getState();
+    if (!threadId || !runId) {
+      store.fail("the stream closed before the run was created");
+      return;
+    }
+    useRunStore.setState({ lost: true });
+    await pause(rejoinDelay(attempt), signal);
+    if (signal.aborted) return;
+    attempt += 1;
+    stream = runs.join(threadId, runId, signal, lastId, {
+      ...OWN_REJOINS,
+      // Rejoined: the run's events come again from where they stopped (a server that answers and
+      // drops at once is rejoined less and less often all the same: only an event counts as progress).
+      onResponse: () => {
+        if (!signal.aborted) useRunStore.setState({ lost: false });
+      },
+    });
   }
+  await reconcile();
+  if (useRunStore.getState().phase === "waiting") await findApprovalIds();
+  await noteEnded();
+  void watchThread(signal);
+}
+
+/** The stream of a new run: the run it created is known from the response, before its first event. */
+function created(signal: AbortSignal) {
+  return {
+    ...OWN_REJOINS,
+    onResponse: (response: Response) => {
+      const runId = runOfResponse(response);
+      if (runId && !signal.aborted) useRunStore.setState({ runId });
+    },
+  };
 }
 
 /**
@@ -83,7 +168,7 @@ export async function startRun(
   if (signal.aborted) return thread.thread_id;
   useRunStore.setState({ threadId: thread.thread_id });
   void follow(
-    runs.stream(thread.thread_id, { assistant_id: assistantId, input, metadata: { graph_id: graph }, stream_mode: RUN_STREAM_MODES }, signal),
+    runs.stream(thread.thread_id, { assistant_id: assistantId, input, metadata: { graph_id: graph }, stream_mode: RUN_STREAM_MODES }, signal, created(signal)),
     signal,
   );
   return thread.thread_id;
@@ -97,7 +182,10 @@ export async function forkRun(threadId: string, assistantId: string, checkpointI
   useRunStore.setState({
     nodeStatus: Object.fromEntries(nodes.map((node) => [node, done[node] ? "done" : "pending"])),
   });
-  await follow(runs.stream(threadId, { assistant_id: assistantId, input: null, checkpoint_id: checkpointId, stream_mode: RUN_STREAM_MODES }, signal), signal);
+  await follow(
+    runs.stream(threadId, { assistant_id: assistantId, input: null, checkpoint_id: checkpointId, stream_mode: RUN_STREAM_MODES }, signal, created(signal)),
+    signal,
+  );
 }
 
 /**
@@ -127,7 +215,7 @@ export async function openThread(threadId: string, assistantId: string, nodes: s
     if (run.status === "pending" || run.status === "running") {
       // Still going: show what its thread did so far, and follow it live.
       useRunStore.setState({ ...view, runId: run.run_id, phase: "running" });
-      await follow(runs.join(threadId, run.run_id, signal), signal);
+      await follow(runs.join(threadId, run.run_id, signal, null, OWN_REJOINS), signal);
       return;
     }
     const events = await eventsOf(run.run_id);
@@ -148,37 +236,85 @@ export async function openThread(threadId: string, assistantId: string, nodes: s
   // The newest run's row says how it ended: read with the list, it is shown with the rest.
   useRunStore.setState({ ...view, runId: last.run_id, phase, error, ended: runState(last) });
   if (phase === "waiting") await findApprovalIds();
-  void followTimer(signal);
+  void watchThread(signal);
 }
 
-/** The next poll of a thread parked on `wait` timers: at the earliest time, and every few seconds before it. */
-export function nextTimerPoll(timers: Record<string, string>, now: number): number | null {
-  const times = Object.values(timers)
-    .map((until) => Date.parse(until))
-    .filter(Number.isFinite);
-  if (times.length === 0) return null;
-  // Before the time only a person resumes it (seldom); after it the timer does, within a second.
-  return Math.min(Math.max(Math.min(...times) - now, 1000), 5000);
+/** Whether a thread protocol message says a run of the thread started. */
+export function runStarted(message: SseMessage): boolean {
+  const event = message.data as ThreadEvent | null;
+  return event?.method === "lifecycle" && (event.params?.data as { event?: string } | null)?.event === "started";
+}
+
+/** The page's document, when there is one (unit tests run without). */
+const page = (): Document | null => (typeof document === "undefined" ? null : document);
+
+/** Wait while the page is hidden (another tab, a minimised window), or until `signal` aborts. */
+function whileHidden(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const doc = page();
+    if (!doc || doc.visibilityState !== "hidden" || signal.aborted) return resolve();
+    const done = () => {
+      if (doc.visibilityState === "hidden" && !signal.aborted) return;
+      doc.removeEventListener("visibilitychange", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    doc.addEventListener("visibilitychange", done);
+    signal.addEventListener("abort", done);
+  });
 }
 
 /**
- * While the shown run waits on `wait` timers, look for the run that resumes its thread (the
- * timer's, or a person's) and show it: the timer fires on the server, no stream announces it.
+ * While the shown run waits (for a person, a timer, an MCP task), watch its thread for the run
+ * that resumes it, whoever starts it: the server (a timer, the MCP task poller), a person
+ * elsewhere (the approvals inbox, another editor). The thread's event stream tells each run's
+ * start (the one on screen first); a start of another run than the one shown opens the thread
+ * again, which follows that run live. A broken watch is opened again, less and less often. A
+ * hidden page holds no watch (a browser keeps few connections to one server across its tabs): it
+ * opens again when the page is shown, and its first event tells what happened meanwhile.
  */
-async function followTimer(signal: AbortSignal): Promise<void> {
-  const { threadId, runId, assistantId, timers, nodeStatus } = useRunStore.getState();
-  if (!threadId || !runId || !assistantId || useRunStore.getState().phase !== "waiting") return;
-  for (let delay = nextTimerPoll(timers, Date.now()); delay !== null && !signal.aborted; delay = nextTimerPoll(timers, Date.now())) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, delay ?? 0);
-      signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
-    });
+async function watchThread(signal: AbortSignal): Promise<void> {
+  const { threadId, runId, assistantId, nodeStatus, phase } = useRunStore.getState();
+  if (!threadId || !runId || !assistantId || phase !== "waiting") return;
+  for (let attempt = 0; !signal.aborted; attempt += 1) {
+    await pause(attempt === 0 ? 0 : rejoinDelay(attempt), signal);
+    await whileHidden(signal);
     if (signal.aborted) return;
-    const newest = [...(await runs.list(threadId))].sort((a, b) => b.created_at.localeCompare(a.created_at))[0];
-    if (newest && newest.run_id !== runId) {
-      if (!signal.aborted) await openThread(threadId, assistantId, Object.keys(nodeStatus));
+    const watch = new AbortController();
+    const stop = () => watch.abort();
+    const hide = () => page()?.visibilityState === "hidden" && watch.abort();
+    signal.addEventListener("abort", stop);
+    page()?.addEventListener("visibilitychange", hide);
+    let resumed = false;
+    try {
+      for await (const message of threads.events(threadId, ["lifecycle"], watch.signal)) {
+        attempt = 0;
+        if (!runStarted(message)) continue;
+        const [newest] = await runs.list(threadId, 1);
+        if (newest && newest.run_id !== runId) {
+          resumed = true;
+          break;
+        }
+      }
+    } catch {
+      // The watch broke (the network, a server restart) or the page was hidden: opened again below.
+    } finally {
+      signal.removeEventListener("abort", stop);
+      page()?.removeEventListener("visibilitychange", hide);
+      watch.abort();
+    }
+    if (signal.aborted) return;
+    if (resumed) {
+      try {
+        await openThread(threadId, assistantId, Object.keys(nodeStatus));
+      } catch (error) {
+        if (useRunStore.getState().threadId === threadId)
+          useRunStore.setState({ error: `cannot read the run that resumed the thread: ${error instanceof Error ? error.message : String(error)}` });
+      }
       return;
     }
+    // Hidden, not broken: open it again as soon as the page is shown.
+    if (page()?.visibilityState === "hidden") attempt = -1;
   }
 }
 
@@ -230,13 +366,16 @@ export function settle(view: Pick<RunView, "nodeStatus" | "approvals" | "timers"
     }
   for (const node of Object.keys(settled)) {
     const task = latest.tasks.find((t) => t.name === node);
-    if (task?.error) settled[node] = "failed";
+    // A task the run's cancel cut off ends with LangGraph's CancelledError: it did not fail.
+    if (task?.error) settled[node] = /^CancelledError\b/.test(task.error) ? "stopped" : "failed";
     else if (task && task.interrupts.length > 0) settled[node] = "waiting";
     else if (ran.has(node) && !latest.next.includes(node)) settled[node] = settled[node] === "failed" ? "failed" : "done";
     else if (settled[node] === "running" && !latest.next.includes(node)) settled[node] = "done";
   }
   const waiting = Object.values(settled).includes("waiting");
+  const values = latest.values && !Array.isArray(latest.values) ? (publicState(latest.values) as Record<string, unknown>) : null;
   return {
+    values,
     nodeStatus: settled,
     approvals: waiting ? approvals : {},
     timers: waiting ? timers : {},
@@ -272,13 +411,16 @@ export async function decide(request: ApprovalRequest, decision: Decision): Prom
     const decided = result.approval as (typeof result.approval & { decided_by?: string | null; decided_at?: string | null }) | undefined;
     noteDecision({ plait_approval: { decision, decided_by: decided?.decided_by ?? decision.actor ?? null } }, decided?.decided_at ?? new Date().toISOString());
     const resumed = resumedRun(result) ?? (await newestActiveRun(threadId));
-    if (resumed) await follow(runs.join(resumed.thread_id, resumed.run_id, signal), signal);
+    if (!resumed) return;
+    // Known before its first event: a stream that breaks at once is rejoined, not a failure.
+    if (!signal.aborted) useRunStore.setState({ runId: resumed.run_id });
+    await follow(runs.join(resumed.thread_id, resumed.run_id, signal, null, OWN_REJOINS), signal);
     return;
   }
   useRunStore.getState().continueWith(null);
   noteDecision({ plait_approval: { decision, decided_by: decision.actor ?? null } }, new Date().toISOString());
   const resume = request.interruptId ? { [request.interruptId]: decision } : decision;
-  await follow(runs.stream(threadId, { assistant_id: assistantId, command: { resume }, stream_mode: RUN_STREAM_MODES }, signal), signal);
+  await follow(runs.stream(threadId, { assistant_id: assistantId, command: { resume }, stream_mode: RUN_STREAM_MODES }, signal, created(signal)), signal);
 }
 
 async function newestActiveRun(threadId: string): Promise<{ thread_id: string; run_id: string } | null> {

@@ -2,7 +2,7 @@ import { soon } from "./format";
 import { describe, expect, it } from "vitest";
 import type { PlaitRun, PlaitThread } from "./runApi";
 import { type RunPhase, useRunStore } from "./runStore";
-import { pastState, queueNote, runState, shownState, stateHeading } from "./runStates";
+import { pastState, queueNote, reachedEnd, runState, shownState, stateHeading } from "./runStates";
 
 function run(fields: Partial<PlaitRun>): PlaitRun {
   return {
@@ -119,5 +119,16 @@ describe("shownState: the shown run's words before and after the server's state 
     expect(shownState("success", ended, none)).toBe(ended);
     expect(stateHeading(ended)).toBe("Partially succeeded");
     expect(stateHeading({ state: "retrying", label: "retrying", tone: "active" })).toBe("Retrying");
+  });
+});
+
+describe("reachedEnd: whether the run went to END, as its row says", () => {
+  const ended = (plait_state: string) => runState({ status: "success", plait_state } as PlaitRun);
+  it("only for a success, whole or partial", () => {
+    expect(reachedEnd(ended("succeeded"))).toBe(true);
+    expect(reachedEnd(ended("partially_succeeded"))).toBe(true);
+    expect(["cancelled", "timed_out", "failed", "dead_lettered", "waiting_for_person"].filter((state) => reachedEnd(ended(state)))).toEqual([]);
+    // Not before the row is read.
+    expect(reachedEnd(null)).toBe(false);
   });
 });

@@ -57,6 +57,11 @@ const STATE_HEADINGS: Record<string, string> = {
   expired: "Expired",
 };
 
+/** Whether the run went all the way to END (succeeded, or partially: a map lost items), as its row says. */
+export function reachedEnd(ended: ShownState | null): boolean {
+  return ended?.tone === "ok" || ended?.tone === "partial";
+}
+
 /** The outcome's heading for a state. */
 export function stateHeading(shown: ShownState): string {
   return STATE_HEADINGS[shown.state] ?? shown.label.charAt(0).toUpperCase() + shown.label.slice(1);
@@ -64,6 +69,12 @@ export function stateHeading(shown: ShownState): string {
 
 /** The words between a run's end on the stream and its row read (the editor's own, not a state). */
 export const ENDING: ShownState = { state: "ending", label: "ended, reading the result…", tone: "none" };
+
+/**
+ * The words while the shown run's stream is broken (the network, a server restart) and the
+ * editor rejoins it: the run may well go on on the server, and only its row says it ended.
+ */
+export const LOST: ShownState = { state: "reconnecting", label: "lost the stream, reconnecting…", tone: "active" };
 
 /** The state each phase of the stream stands for until the server's is read. */
 const PHASE_STATES: Record<RunPhase, ShownState> = {
@@ -94,9 +105,11 @@ export interface Waits {
  * row is read, and its phase's own words ("success") are not states. A parked run waits
  * for what its interrupts' kinds say, weighed as the server weighs them
  * (engine/run/states.py `waiting_on`): a person if any asks one, else the tools, else the timers.
+ * While the stream is `lost` (and the end not read), it says so: nothing is known meanwhile.
  */
-export function shownState(phase: RunPhase, ended: ShownState | null, waits: Waits): ShownState {
+export function shownState(phase: RunPhase, ended: ShownState | null, waits: Waits, lost = false): ShownState {
   if (ended) return ended;
+  if (lost) return LOST;
   if (phase !== "waiting") return PHASE_STATES[phase];
   if (Object.keys(waits.approvals).length > 0) return { state: "waiting_for_person", label: "waiting for a person", tone: "waiting" };
   const tools = [...new Set(Object.values(waits.tools))].sort();

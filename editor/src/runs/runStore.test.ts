@@ -283,7 +283,7 @@ describe("a wait node parked on its timer", () => {
 
   it("says on its card until when, in local time", () => {
     const state = run(parked, initial(["prepare", "pause", "done"]));
-    expect(runLines(state.tokens, state.nodeStatus, {}, state.timers)).toEqual({ pause: `waiting until ${soon(until)}` });
+    expect(runLines(state.tokens, state.nodeStatus, {}, state.timers)).toEqual({ pause: `until ${soon(until)}` });
     // Once resumed (running again, or done) the line goes.
     expect(runLines({}, { pause: "done" }, {}, state.timers)).toEqual({});
   });
@@ -291,7 +291,23 @@ describe("a wait node parked on its timer", () => {
   it("notes in the timeline until when it waits, not an approval", () => {
     const state = run(parked, initial(["prepare", "pause", "done"]));
     const notes = state.timeline.entries.filter((entry) => entry.kind === "note" && entry.node === "pause");
-    expect(notes.map((note) => (note.kind === "note" ? [note.type, note.text] : null))).toEqual([["timer", `pause waits until ${when(until)}`]]);
+    expect(notes.map((note) => (note.kind === "note" ? [note.type, note.text] : null))).toEqual([["timer", `pause waits until ${soon(until)}`]]);
+  });
+
+  it("writes the time in the timeline as on the run line and the card: a time of day today, no date", () => {
+    const today = new Date();
+    today.setHours(23, 59, 58, 0);
+    const later = today.toISOString();
+    const parkedToday: [string, unknown][] = [
+      ["metadata", { run_id: "r1" }],
+      ["updates", { __interrupt__: [{ id: "i1", value: { kind: "wait", node: "pause", until: later } }] }],
+      ["end", null],
+    ];
+    const state = run(parkedToday, initial(["pause"]));
+    const [note] = state.timeline.entries.filter((entry) => entry.kind === "note");
+    const line = runLines(state.tokens, state.nodeStatus, {}, state.timers).pause;
+    expect(line).toMatch(/^until \d\d:\d\d:\d\d$/);
+    expect(note.kind === "note" && note.text).toBe(`pause waits ${line}`);
   });
 
   it("says a time today without its date", () => {
@@ -324,7 +340,7 @@ describe("a tool call parked on its MCP task", () => {
     expect(state.tools).toEqual({ report: "demo/slow_report" });
     expect(state.approvals).toEqual({});
     expect(state.nodeStatus).toEqual({ report: "waiting" });
-    expect(runLines(state.tokens, state.nodeStatus, {}, state.timers, state.tools)).toEqual({ report: "waiting for demo/slow_report" });
+    expect(runLines(state.tokens, state.nodeStatus, {}, state.timers, state.tools)).toEqual({ report: "for demo/slow_report" });
   });
 
   it("notes in the timeline which tool it waits for, not an approval", () => {

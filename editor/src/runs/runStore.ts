@@ -76,6 +76,13 @@ export interface RunView {
    * for a tool...), read from its row; or `failed` when the editor could not start or follow it.
    */
   ended: ShownState | null;
+  /** The run's stream broke before its end (the network, a server restart): the editor rejoins it. */
+  lost: boolean;
+  /**
+   * The thread's state once the run ended or parked, from its newest checkpoint (its private
+   * channels left out): what the outcome shows, whatever the run's stream carried.
+   */
+  values: Record<string, unknown> | null;
 }
 
 interface RunState extends RunView {
@@ -117,6 +124,8 @@ const empty: RunView = {
   timeline: EMPTY_TIMELINE,
   updatedSince: [],
   ended: null,
+  lost: false,
+  values: null,
 };
 
 /** A run of `nodes` on `threadId` shown from its start, every node pending. */
@@ -125,7 +134,10 @@ export function freshView(threadId: string | null, assistantId: string, nodes: s
 }
 
 /** A new run of the same thread (a resume or a fork): finished nodes stay, approvals and waits go. */
-export function nextRunView<T extends Snapshot & { ended: ShownState | null }>(state: T, runId: string | null): T {
+export function nextRunView<T extends Snapshot & { ended: ShownState | null; lost: boolean; values: Record<string, unknown> | null }>(
+  state: T,
+  runId: string | null,
+): T {
   const nodeStatus = { ...state.nodeStatus };
   for (const [node, status] of Object.entries(nodeStatus)) if (status === "waiting") nodeStatus[node] = "running";
   return {
@@ -140,6 +152,8 @@ export function nextRunView<T extends Snapshot & { ended: ShownState | null }>(s
     timeline: nextRun(state.timeline),
     updatedSince: [],
     ended: null,
+    lost: false,
+    values: null,
   };
 }
 
@@ -188,7 +202,7 @@ export const useRunStore = create<RunState>()((set, get) => ({
 
   fail(message) {
     // No row will be read: the editor's own failure (to create or follow the run) is the end it shows.
-    set({ phase: "error", error: message, ended: { state: "failed", label: "failed", tone: "bad" } });
+    set({ phase: "error", error: message, ended: { state: "failed", label: "failed", tone: "bad" }, lost: false });
   },
 
   reset() {
@@ -388,10 +402,11 @@ export function shownStatus(status: Record<string, NodeRunStatus>, phase: RunPha
 const TOKEN_TAIL = 48;
 
 /**
- * The line each running node's card shows: what a tool call of it waits for (a tool's
- * `limits`), else the tail of the tokens its model is streaming, whitespace folded to spaces;
- * a `wait` node parked on its timer says until when, in the viewer's local time, and a node
- * parked on an MCP task which tool it waits for.
+ * The line each running node's card shows after its status word: what a tool call of it waits
+ * for (a tool's `limits`), else the tail of the tokens its model is streaming, whitespace folded
+ * to spaces; a `wait` node parked on its timer says until when, in the viewer's local time
+ * (`WAITING until 14:40:56`), and a node parked on an MCP task which tool it waits for
+ * (`WAITING for demo/slow_report`), whole: the card wraps it.
  */
 export function runLines(
   tokens: Record<string, string>,
@@ -404,8 +419,8 @@ export function runLines(
   for (const [node, text] of Object.entries(tokens))
     if (text && status[node] === "running") lines[node] = (text.length > TOKEN_TAIL ? `…${text.slice(-TOKEN_TAIL)}` : text).replace(/\s+/g, " ");
   for (const [node, text] of Object.entries(waiting)) if (status[node] === "running") lines[node] = text;
-  for (const [node, until] of Object.entries(timers)) if (status[node] === "waiting") lines[node] = `waiting until ${soon(until)}`;
-  for (const [node, tool] of Object.entries(tools)) if (status[node] === "waiting") lines[node] = `waiting for ${tool}`;
+  for (const [node, until] of Object.entries(timers)) if (status[node] === "waiting") lines[node] = `until ${soon(until)}`;
+  for (const [node, tool] of Object.entries(tools)) if (status[node] === "waiting") lines[node] = `for ${tool}`;
   return lines;
 }
 

@@ -4,6 +4,7 @@ import {
   EMPTY_TIMELINE,
   interruptWait,
   nextRun,
+  parkedSince,
   runSpan,
   stepsOf,
   type RunEvent,
@@ -125,5 +126,49 @@ describe("a tool call parked on its MCP task", () => {
     const [step] = stepsOf(resumed.reduce(addEvent, nextRun(parked.reduce(addEvent, EMPTY_TIMELINE))));
     expect(step.status).toBe("done");
     expect(step.toolCalls).toMatchObject([{ tool: "slow_report", status: "ok", result: { pages: 3 } }]);
+  });
+});
+
+describe("a run that ends while a step runs", () => {
+  const fold = (events: RunEvent[]) => events.reduce(addEvent, EMPTY_TIMELINE);
+  const task = (id: string, name: string, timestamp: string, result?: Record<string, unknown>) => ({
+    event: "debug",
+    data: { type: result ? "task_result" : "task", timestamp, step: 1, payload: { id, name, input: {}, ...(result ?? {}) } },
+  });
+
+  it("was stopped (a cancel cut it off): the step ran until the end, its call got no result", () => {
+    const timeline = fold([
+      task("t1", "prep", "2026-12-04T10:00:00.000Z"),
+      task("t1", "prep", "2026-12-04T10:00:00.004Z", { result: {}, interrupts: [] }),
+      task("t2", "report", "2026-12-04T10:00:00.010Z"),
+      { event: "custom", data: { plait: "tool_call", node: "report", tool: "slow_report", args: {}, status: "started" } },
+      { event: "end", data: null, at: "2026-12-04T10:00:02.010Z" },
+    ]);
+    const [prep, report] = stepsOf(timeline);
+    expect(prep.status).toBe("done");
+    expect(report).toMatchObject({ status: "stopped", endedAt: "2026-12-04T10:00:02.010Z", durationMs: 2000 });
+    expect(report.toolCalls.map((call) => call.status)).toEqual(["unfinished"]);
+  });
+
+  it("leaves a parked step waiting", () => {
+    const parked = fold([
+      task("t1", "hold", "2026-12-04T10:00:00.000Z"),
+      task("t1", "hold", "2026-12-04T10:00:00.001Z", { result: {}, interrupts: [{ id: "i", value: { kind: "wait", node: "hold", until: "x" } }] }),
+      { event: "end", data: null, at: "2026-12-04T10:00:00.002Z" },
+    ]);
+    expect(stepsOf(parked)[0].status).toBe("waiting");
+  });
+});
+
+describe("parkedSince", () => {
+  it("is when the newest interrupt came, else when the last step ended, else unknown", () => {
+    const parked: Timeline = {
+      ...EMPTY_TIMELINE,
+      entries: [step("hold", "2026-12-03T16:10:35.000Z", "2026-12-03T16:10:35.004Z"), note("2026-12-03T16:10:35.010Z")],
+    };
+    expect(parkedSince(parked)).toBe("2026-12-03T16:10:35.010Z");
+    const noted = { ...EMPTY_TIMELINE, entries: [step("hold", "2026-12-03T16:10:35.000Z", "2026-12-03T16:10:35.004Z")] };
+    expect(parkedSince(noted)).toBe("2026-12-03T16:10:35.004Z");
+    expect(parkedSince(EMPTY_TIMELINE)).toBeNull();
   });
 });

@@ -11,7 +11,7 @@
  * with `budgets` prices its model calls).
  */
 
-import { when } from "./format";
+import { soon } from "./format";
 
 export interface ToolCall {
   tool: string;
@@ -54,7 +54,8 @@ export interface MapProgress {
   total: number | null;
 }
 
-export type StepStatus = "running" | "done" | "failed" | "waiting";
+/** `stopped`: still running when its run ended (a cancel, a time limit cut it off). */
+export type StepStatus = "running" | "done" | "failed" | "waiting" | "stopped";
 
 /** One execution of one node. */
 export interface TimelineStep {
@@ -186,6 +187,19 @@ export function addEvent(timeline: Timeline, message: RunEvent): Timeline {
       const failed = mapSteps(tl, (step) => (step.status === "running" ? { ...step, status: "failed", error: step.error ?? detail } : step));
       return addNote(failed, { type: "error", text: detail || "the run failed", at, node: null, data });
     }
+    case "end":
+      // A step of this run still going when it ended was cut off (a cancel, a time limit): it ran until then.
+      return mapSteps(tl, (step) =>
+        step.status === "running" && step.run === tl.run
+          ? {
+              ...step,
+              status: "stopped",
+              endedAt: at,
+              durationMs: between(step.startedAt, at),
+              toolCalls: step.toolCalls.map((call) => (call.status === "started" ? { ...call, status: "unfinished" } : call)),
+            }
+          : step,
+      );
     default:
       return tl;
   }
@@ -328,7 +342,8 @@ function updates(tl: Timeline, data: Data, at: string | null): Timeline {
         if (index >= 0) next = replace(next, index, { ...(next.entries[index] as TimelineStep), status: "waiting", interrupt: value });
         const wait = interruptWait(value);
         if (wait.kind === "timer")
-          next = addNote(next, { type: "timer", text: `${waiting ?? "a node"} waits until ${when(wait.until)}`, at, node: waiting, data: value });
+          // As the run line says it (a time of day, the date only when not today).
+          next = addNote(next, { type: "timer", text: `${waiting ?? "a node"} waits until ${soon(wait.until)}`, at, node: waiting, data: value });
         else if (wait.kind === "tool")
           next = addNote(next, { type: "tool", text: `${waiting ?? "a node"} waits for ${wait.tool} (an MCP task)`, at, node: waiting, data: value });
         else next = addNote(next, { type: "approval", text: `${waiting ?? "a node"} waits for approval of ${action}`, at, node: waiting, data: value });
@@ -553,6 +568,18 @@ export function runSpan(timeline: Timeline): { startedAt: string | null; endedAt
   const first = starts.length > 0 ? starts.reduce((a, b) => (time(b) < time(a) ? b : a)) : null;
   const last = ends.length > 0 ? ends.reduce((a, b) => (time(b) > time(a) ? b : a)) : null;
   return { startedAt: first, endedAt: last };
+}
+
+/**
+ * Since when the shown run waits: when its newest interrupt (an approval asked, a timer set, an
+ * MCP task parked) came, else when its last step ended; null when the timeline holds neither.
+ */
+export function parkedSince(timeline: Timeline): string | null {
+  for (let i = timeline.entries.length - 1; i >= 0; i--) {
+    const entry = timeline.entries[i];
+    if (entry.kind === "note" && entry.at && (entry.type === "approval" || entry.type === "timer" || entry.type === "tool")) return entry.at;
+  }
+  return runSpan(timeline).endedAt;
 }
 
 /**

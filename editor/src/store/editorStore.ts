@@ -17,8 +17,11 @@ import type { XY } from "../spec/layout";
 import { EMPTY_MODEL, parseSpec, type GraphModel, type ParseProblem } from "../spec/model";
 import type { SpecIssue } from "../api/errors";
 
-/** A node's state in the run shown; `skipped`: the run ended without reaching it. */
-export type NodeRunStatus = "pending" | "running" | "done" | "failed" | "waiting" | "skipped";
+/**
+ * A node's state in the run shown; `skipped`: the run ended without reaching it; `stopped`: it
+ * was running when the run was stopped (cancelled), so it neither finished nor failed.
+ */
+export type NodeRunStatus = "pending" | "running" | "done" | "failed" | "waiting" | "skipped" | "stopped";
 export type NodeDiffMark = "added" | "changed" | "removed";
 
 export interface EditorState {

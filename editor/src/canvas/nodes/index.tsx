@@ -13,7 +13,7 @@
  * changes; the diff view's canvas (no run) gets its marks with the node.
  */
 import { Handle, Position, type Node, type NodeProps, type NodeTypes } from "@xyflow/react";
-import type { ComponentType, ReactNode } from "react";
+import { Fragment, type ComponentType, type ReactNode } from "react";
 import { editorHash } from "../../routes";
 import { ApprovalAnchor } from "../../runs/ApprovalAnchor";
 import type { GraphNode } from "../../spec/model";
@@ -100,7 +100,7 @@ function NodeShell({
         ))}
         {children}
       </div>
-      <div className="plait-node-foot">
+      <div className={`plait-node-foot${status === "waiting" ? " wraps" : ""}`}>
         {status && (
           <span className="plait-node-status" data-testid={`node-status-${node.id}`}>
             {status}
@@ -117,28 +117,49 @@ const STREAMING_TITLE = "streaming: the run panel's node inspector shows it all"
 /** A line that starts with it says what a tool call waits for (runs/timeline.ts `waitingShort`). */
 const WAITING_MARK = "waits: ";
 const WAITING_TITLE = "a tool call waits for its turn under the tool's limits: the step's detail says which";
-/** A line that starts with it says until when a `wait` node waits (runs/runStore.ts `runLines`). */
-const TIMER_MARK = "waiting until ";
+/** A waiting node's line that starts with it says until when a `wait` node waits (runs/runStore.ts `runLines`). */
+const TIMER_MARK = "until ";
 const TIMER_TITLE = "a durable timer resumes the run at this time, unless someone resumes it earlier";
-/** A line that starts with it says which tool's MCP task a parked node waits for (runs/runStore.ts `runLines`). */
-const TOOL_MARK = "waiting for ";
+/** A waiting node's other line says which tool's MCP task it waits for (runs/runStore.ts `runLines`). */
 const TOOL_TITLE = "the tool runs this call as an MCP task; the server resumes the run when the task ends";
 
-/** The line a running (or timer-waiting) node's card shows; its own component, so streamed tokens
- * re-render only it (drawn only while the node runs or waits: idle cards keep one store subscription, not two). */
-function RunLine({ id }: { id: string }) {
+/**
+ * What a card's line says, in full, and why, for its tooltip: a waiting node's line is whole
+ * sentence with its status word (`waiting for server/tool`); streamed tokens change too often.
+ */
+function lineTitle(line: string, status: NodeRunStatus): string {
+  if (status === "waiting") return `waiting ${line}: ${line.startsWith(TIMER_MARK) ? TIMER_TITLE : TOOL_TITLE}`;
+  return line.startsWith(WAITING_MARK) ? `${line}: ${WAITING_TITLE}` : STREAMING_TITLE;
+}
+
+/** `server/tool` may break after its slash when it wraps, not in the middle of a name. */
+function breakable(line: string): ReactNode {
+  return line.split("/").map((part, i) => (
+    <Fragment key={i}>
+      {i > 0 && (
+        <>
+          /<wbr />
+        </>
+      )}
+      {part}
+    </Fragment>
+  ));
+}
+
+/**
+ * The line a running or waiting node's card shows after its status word; its own component, so
+ * streamed tokens re-render only it (drawn only while the node runs or waits: idle cards keep one
+ * store subscription, not two). A running node's is one clipped line; a waiting node's (which tool
+ * or until when) wraps under the status word, so a long tool name is read whole (the foot grows
+ * into the body, never the card: cards keep their size).
+ */
+function RunLine({ id, status }: { id: string; status: NodeRunStatus }) {
   const line = useEditorStore((s) => s.nodeRunLine[id]);
   if (line === undefined) return null;
   return (
     <div className="plait-node-extra nodrag nowheel">
-      <div
-        className="node-tokens"
-        data-testid="node-tokens"
-        title={
-          line.startsWith(WAITING_MARK) ? WAITING_TITLE : line.startsWith(TIMER_MARK) ? TIMER_TITLE : line.startsWith(TOOL_MARK) ? TOOL_TITLE : STREAMING_TITLE
-        }
-      >
-        {line}
+      <div className="node-tokens" data-testid="node-tokens" title={lineTitle(line, status)}>
+        {status === "waiting" ? breakable(line) : line}
       </div>
     </div>
   );
@@ -155,7 +176,7 @@ function EditorCard({ id, data, selected, children }: CardProps) {
       marks={{ status, diff, visits }}
       run={
         <>
-          {(status === "running" || status === "waiting") && <RunLine id={id} />}
+          {(status === "running" || status === "waiting") && <RunLine id={id} status={status} />}
           {status === "waiting" && <ApprovalAnchor nodeId={id} />}
         </>
       }
