@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import json
+import re
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from a2a.client import ClientConfig, create_client
 from a2a.client.client import Client
 
+from tests.integration.cli.conftest import run_plait
 from tests.integration.server.harness import SPECS, Cluster, fresh_cluster
 
 TEST_SPECS = Path(__file__).resolve().parent / "specs"
@@ -54,3 +59,42 @@ async def expense_client(a2a_server: Cluster, http: httpx.AsyncClient) -> AsyncI
     client = await create_client(agent_base(a2a_server, EXPENSE_AGENT), client_config=config)
     yield client
     await client.close()
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A recorded caller thread, and the URL of its remote agent (stopped by now)."""
+
+    path: Path
+    data: dict[str, Any]
+    agent_url: str
+    #: The environment of a ``plait`` child (without a secret only the live run had).
+    env: dict[str, str]
+
+
+def run_caller(run_env: Mapping[str, str], caller: Path, values: Mapping[str, Any]) -> str:
+    """``plait run`` ``caller`` on ``values``, the remote's question approved; its thread id."""
+    ran = run_plait(
+        dict(run_env),
+        "run",
+        caller,
+        "-i",
+        json.dumps(dict(values)),
+        "-d",
+        "approve",
+        "--comment",
+        "team offsite",
+    )
+    assert ran.code == 0, ran.stdout + ran.stderr
+    found = re.search(r"started on thread ([0-9a-f-]{36})", ran.stdout)
+    assert found, ran.stdout
+    return found.group(1)
+
+
+def record_to(
+    env: dict[str, str], thread: str, caller: Path, path: Path
+) -> tuple[dict[str, Any], str]:
+    """``plait record`` ``thread`` of ``caller`` to ``path``: its data, what the command said."""
+    written = run_plait(env, "record", thread, "--spec", caller, "-o", path)
+    assert written.code == 0, written.stdout + written.stderr
+    return json.loads(path.read_text(encoding="utf-8")), written.stdout

@@ -10,11 +10,8 @@ then the remote is stopped, so a replay that sent it anything would fail to conn
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -23,7 +20,13 @@ from plait.engine.compiler import compile_spec
 from plait.engine.run import Recording, ReplayResult, counting_usage, replay_recording
 from plait.engine.spec import LoadedSpec, load_spec
 from plait.engine.store import open_pool
-from tests.integration.a2a.conftest import EXPENSE_AGENT, agent_base
+from tests.integration.a2a.conftest import (
+    EXPENSE_AGENT,
+    Recorded,
+    agent_base,
+    record_to,
+    run_caller,
+)
 from tests.integration.cli.conftest import plait_env, run_plait
 from tests.integration.server.harness import SPECS, fresh_cluster
 
@@ -32,16 +35,6 @@ pytestmark = pytest.mark.postgres
 CALLER = SPECS / "a2a-expense-caller.yaml"
 PEER_SOURCES = [SPECS / "a2a-expense-agent.yaml", SPECS / "plait_examples"]
 CLAIM = "Team dinner 750"
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """A recorded caller thread, and the URL of its remote agent (stopped by now)."""
-
-    path: Path
-    data: dict[str, Any]
-    agent_url: str
-    env: dict[str, str]
 
 
 @pytest.fixture(scope="module")
@@ -53,20 +46,13 @@ def recorded(
     env = plait_env(database_url)
     with fresh_cluster(postgres_server_url, work, PEER_SOURCES) as peer:
         agent_url = agent_base(peer, EXPENSE_AGENT)
-        values = json.dumps({"agent_url": agent_url, "request": CLAIM})
-        ran = run_plait(
-            env, "run", CALLER, "-i", values, "-d", "approve", "--comment", "team offsite"
-        )
-        assert ran.code == 0, ran.stdout + ran.stderr
-    found = re.search(r"started on thread ([0-9a-f-]{36})", ran.stdout)
-    assert found, ran.stdout
+        thread = run_caller(env, CALLER, {"agent_url": agent_url, "request": CLAIM})
     path = work / "claim.recording.json"
-    written = run_plait(env, "record", found.group(1), "--spec", CALLER, "-o", path)
-    assert written.code == 0, written.stdout + written.stderr
+    data, printed = record_to(env, thread, CALLER, path)
     assert "1 steps, 0 model replies, 0 tool results, 2 remote agent replies, 1 decisions" in (
-        written.stdout
+        printed
     )
-    return Recorded(path, json.loads(path.read_text(encoding="utf-8")), agent_url, env)
+    return Recorded(path, data, agent_url, env)
 
 
 async def _replay(loaded: LoadedSpec, recording: Recording, database_url: str) -> ReplayResult:

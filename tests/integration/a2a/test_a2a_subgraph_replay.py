@@ -14,12 +14,8 @@ header secret is left out, so a replay that read it would fail too.
 from __future__ import annotations
 
 import functools
-import json
-import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -28,7 +24,13 @@ from plait.engine.compiler import compile_spec
 from plait.engine.run import Recording, ReplayResult, counting_usage, replay_recording
 from plait.engine.spec import LoadedSpec, load_directory, load_spec
 from plait.engine.store import open_pool
-from tests.integration.a2a.conftest import EXPENSE_AGENT, agent_base
+from tests.integration.a2a.conftest import (
+    EXPENSE_AGENT,
+    Recorded,
+    agent_base,
+    record_to,
+    run_caller,
+)
 from tests.integration.cli.conftest import plait_env, run_plait
 from tests.integration.server.harness import SPECS, fresh_cluster
 
@@ -45,17 +47,6 @@ SECRET, SECRET_VALUE = "CLAIM_DESK_TOKEN", "desk-token-5f1c"
 NESTED = "office/desk/file_claim"
 
 
-@dataclass(frozen=True)
-class Recorded:
-    """A recorded caller thread, and the URL of its remote agent (stopped by now)."""
-
-    path: Path
-    data: dict[str, Any]
-    agent_url: str
-    #: The environment of a ``plait`` child, without the desk's secret.
-    env: dict[str, str]
-
-
 @pytest.fixture(scope="module")
 def recorded(
     postgres_server_url: str, database_url: str, tmp_path_factory: pytest.TempPathFactory
@@ -67,28 +58,14 @@ def recorded(
     with fresh_cluster(postgres_server_url, work, PEER_SOURCES) as peer:
         agent_url = agent_base(peer, EXPENSE_AGENT)
         values = {"agent_url": agent_url, "request": CLAIM, "small_claims": [SMALL, SMALL]}
-        ran = run_plait(
-            {**env, SECRET: SECRET_VALUE},
-            "run",
-            CALLER,
-            "-i",
-            json.dumps(values),
-            "-d",
-            "approve",
-            "--comment",
-            "team offsite",
-        )
-        assert ran.code == 0, ran.stdout + ran.stderr
-    found = re.search(r"started on thread ([0-9a-f-]{36})", ran.stdout)
-    assert found, ran.stdout
+        thread = run_caller({**env, SECRET: SECRET_VALUE}, CALLER, values)
     path = work / "claims.recording.json"
-    written = run_plait(env, "record", found.group(1), "--spec", CALLER, "-o", path)
-    assert written.code == 0, written.stdout + written.stderr
+    data, printed = record_to(env, thread, CALLER, path)
     # The large claim's two answers, and one per small claim.
     assert "2 steps, 0 model replies, 0 tool results, 4 remote agent replies, 1 decisions" in (
-        written.stdout
-    ), written.stdout
-    return Recorded(path, json.loads(path.read_text(encoding="utf-8")), agent_url, env)
+        printed
+    ), printed
+    return Recorded(path, data, agent_url, env)
 
 
 async def _replay(
