@@ -31,7 +31,7 @@ StreamMode = Literal[
 STREAM_MODES: tuple[str, ...] = get_args(StreamMode)
 
 
-def query_stream_modes(
+async def query_stream_modes(
     stream_mode: Annotated[
         list[str] | None,
         Query(
@@ -42,7 +42,8 @@ def query_stream_modes(
         ),
     ] = None,
 ) -> list[str]:
-    """The modes a rejoin asks for, in order, without repeats (empty: every mode).
+    """The modes a rejoin asks for, in order, without repeats (empty: every mode); async,
+    so FastAPI calls it inline, not in its thread pool.
 
     An unknown mode or a broken JSON array is a 422 problem naming it.
     """

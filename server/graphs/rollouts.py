@@ -219,6 +219,20 @@ async def version_for_new_thread(
     rollout picks it (a canary is usually the newest), it is not read again.
     """
     rollout = await get_rollout(pool, newest.name, tenant)
+    return await version_of_rollout(pool, rollout, newest, thread_id, tenant, specs_dir=specs_dir)
+
+
+async def version_of_rollout(
+    pool: Pool,
+    rollout: Rollout | None,
+    newest: GraphVersion,
+    thread_id: str,
+    tenant: str,
+    *,
+    specs_dir: Path | None = None,
+) -> tuple[GraphVersion, Role] | None:
+    """:func:`version_for_new_thread` with the tenant's rollout of ``newest``'s graph read
+    already (``None``: it has none), so a caller can read it beside other rows."""
     if rollout is None:
         return None
     version, role = rollout.pick(thread_id)
