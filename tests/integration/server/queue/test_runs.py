@@ -122,6 +122,24 @@ async def test_a_created_run_starts_its_journal_before_any_claim(
     assert counted is not None and counted["n"] == 1
 
 
+async def test_runs_created_at_once_on_a_free_thread_start_one(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    """Runs created at once on one free thread are decided under its lock, one at a time:
+    of eight, one is created and seven are refused naming it."""
+    thread_id = await _new_thread(qpool)
+
+    results = await asyncio.gather(
+        *(_create(qpool, qgraph, thread_id) for _ in range(8)), return_exceptions=True
+    )
+
+    created = [result for result in results if isinstance(result, Run)]
+    refused = [result for result in results if isinstance(result, ThreadBusy)]
+    assert (len(created), len(refused)) == (1, 7), results
+    assert all(created[0].run_id in str(busy) for busy in refused)
+    assert [run.run_id for run in await list_runs(qpool, thread_id)] == [created[0].run_id]
+
+
 async def test_unknown_thread_is_refused_unless_created(qpool: Pool, qgraph: GraphVersion) -> None:
     thread_id = unique("t")
     with pytest.raises(ThreadNotFound):
