@@ -40,6 +40,7 @@ from plait.server.http.sse import coalesced, encode, sse_response
 from plait.server.http.thread_protocol import RUN_SPAN, EventFilter, RunTranslator
 from plait.server.operations.metrics import SSE_STREAMS
 from plait.server.queue import threads
+from plait.server.queue.journal import NewRuns
 from plait.server.queue.runs import ThreadBusy, current_run_of_thread, get_run, next_run_of_thread
 from plait.server.queue.threads import ThreadNotFound
 
@@ -48,12 +49,6 @@ router = APIRouter(tags=["thread streams"])
 #: What runs started by ``run.start`` and ``input.respond`` journal: what the protocol's
 #: ``values``, ``updates``, ``messages``, ``custom``, ``lifecycle`` and ``input`` carry.
 THREAD_STREAM_MODES = ["values", "updates", "messages-tuple", "custom"]
-#: How often a stream waiting for the thread's next run looks for it: often at
-#: first (a client answering an interrupt), then less (an idle open page).
-NEXT_RUN_POLL_SECONDS = 0.25
-IDLE_POLL_SECONDS = 1.0
-#: Polls at NEXT_RUN_POLL_SECONDS before a waiting stream slows to IDLE_POLL_SECONDS.
-EAGER_POLLS = 40
 #: How long a stream opened on an interrupted thread waits for the resume run (see
 #: ``_starting_run``).
 RESPOND_GRACE_SECONDS = 3.0
@@ -305,29 +300,28 @@ async def _thread_frames(
     """
     pool = services.pool
     SSE_STREAMS.inc()
-    try:
-        if since is None:
-            run, after = await _starting_run(pool, thread_id, interrupted), 0
-        else:
-            since_queue, since_seq = divmod(since, RUN_SPAN)
-            run = await next_run_of_thread(pool, thread_id, since_queue - 1)
-            after = since_seq if run is not None and run[1] == since_queue else 0
-        last_queue = since // RUN_SPAN if since is not None else 0
-        while True:
-            polls = 0
-            while run is None:
-                polls += 1
-                await asyncio.sleep(
-                    NEXT_RUN_POLL_SECONDS if polls <= EAGER_POLLS else IDLE_POLL_SECONDS
-                )
+    # Entered before the thread's runs are read: a run created meanwhile is not missed.
+    with services.listener.new_runs(thread_id) as new_runs:
+        try:
+            if since is None:
+                run, after = await _starting_run(pool, thread_id, interrupted, new_runs), 0
+            else:
+                since_queue, since_seq = divmod(since, RUN_SPAN)
+                run = await next_run_of_thread(pool, thread_id, since_queue - 1)
+                after = since_seq if run is not None and run[1] == since_queue else 0
+            last_queue = since // RUN_SPAN if since is not None else 0
+            while True:
+                while run is None:
+                    await new_runs.wait()
+                    run = await next_run_of_thread(pool, thread_id, last_queue)
+                frames = _run_frames(services, run, wanted, after)
+                async with contextlib.aclosing(frames) as batches:
+                    async for batch in batches:
+                        yield batch
+                last_queue, after = run[1], 0
                 run = await next_run_of_thread(pool, thread_id, last_queue)
-            async with contextlib.aclosing(_run_frames(services, run, wanted, after)) as frames:
-                async for batch in frames:
-                    yield batch
-            last_queue, after = run[1], 0
-            run = await next_run_of_thread(pool, thread_id, last_queue)
-    finally:
-        SSE_STREAMS.dec()
+        finally:
+            SSE_STREAMS.dec()
 
 
 async def _run_frames(
@@ -362,7 +356,7 @@ async def _run_frames(
 
 
 async def _starting_run(
-    pool: Pool, thread_id: str, interrupted: bool
+    pool: Pool, thread_id: str, interrupted: bool, new_runs: NewRuns
 ) -> tuple[str, int, str] | None:
     """Where a stream without ``since`` starts: the thread's current run.
 
@@ -374,10 +368,11 @@ async def _starting_run(
     run = await current_run_of_thread(pool, thread_id)
     if run is None or not interrupted or run[3] in ("pending", "running"):
         return run[:3] if run else None
-    deadline = asyncio.get_running_loop().time() + RESPOND_GRACE_SECONDS
-    while asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(NEXT_RUN_POLL_SECONDS)
-        resumed = await next_run_of_thread(pool, thread_id, run[1])
-        if resumed is not None:
-            return resumed
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(RESPOND_GRACE_SECONDS):
+            while True:
+                await new_runs.wait()
+                resumed = await next_run_of_thread(pool, thread_id, run[1])
+                if resumed is not None:
+                    return resumed
     return run[:3]

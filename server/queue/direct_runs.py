@@ -26,6 +26,7 @@ from plait.engine.run import (
     status_of,
 )
 from plait.engine.store import Pool
+from plait.server.queue import journal
 from plait.server.queue.waiting import settle_waiting_in
 
 # Explicit columns: the server's migration adds more to both tables.
@@ -139,6 +140,11 @@ async def start_run(pool: Pool, run_id: str, thread: ThreadRecord) -> RunRecord:
         await conn.execute(
             "UPDATE plait_threads SET updated_at = now() WHERE thread_id = %s",
             (thread.thread_id,),
+        )
+        # Streams that follow the thread from run to run wait for this (journal.new_runs).
+        await conn.execute(
+            "SELECT pg_notify(%s, %s)",
+            (journal.EVENTS_CHANNEL, journal.thread_hint(thread.thread_id)),
         )
     return _run(row)
 

@@ -14,6 +14,10 @@ its subscribers, which then need no query. A notification is still only a
 hint: a subscriber re-reads the table after its last seq whenever a batch
 does not follow on from what it has (a missed or oversized notification,
 a reconnect), so nothing is lost or repeated.
+
+A new run also announces its thread on the channel (``thread:<thread_id>``,
+:func:`thread_hint`): a stream that follows a thread from run to run waits for
+it (:meth:`JournalListener.new_runs`) instead of asking for the next run.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import contextlib
 import json
 import logging
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +44,8 @@ EVENTS_CHANNEL = "plait_run_events"
 END = "end"
 #: Postgres refuses NOTIFY payloads of 8000 bytes or more; leave room for the seq.
 NOTIFY_LIMIT = 7900
+#: Start of the payload that announces a thread's new run (a run id never starts so).
+THREAD_HINT = "thread:"
 
 _TERMINAL = ("error", "success", "timeout", "interrupted")
 log = logging.getLogger(__name__)
@@ -243,6 +249,36 @@ class _Subscription:
         self.wake.set()
 
 
+def thread_hint(thread_id: str) -> str:
+    """The payload on :data:`EVENTS_CHANNEL` that announces a new run of ``thread_id``."""
+    return THREAD_HINT + thread_id
+
+
+class NewRuns:
+    """Wake-ups for one thread's new runs (:meth:`JournalListener.new_runs`)."""
+
+    def __init__(self, listener: JournalListener, sub: _Subscription) -> None:
+        self._listener = listener
+        self._sub = sub
+        self._idle = listener._poll_seconds
+
+    async def wait(self) -> None:
+        """Return once the thread may have a new run: one was announced since the last
+        call (or before the first), or the listener reconnected, or an idle re-read is
+        due (as :meth:`JournalListener.subscribe_batches`' are). Then read the thread."""
+        sub = self._sub
+        if not sub.reread:
+            try:
+                async with asyncio.timeout(self._idle):
+                    await sub.wake.wait()
+                self._idle = self._listener._poll_seconds
+            except TimeoutError:
+                self._idle = self._listener._next_idle(self._idle)
+        # Cleared before the caller reads: an announcement during the read sets it again.
+        sub.reread = False
+        sub.wake.clear()
+
+
 def _through_end(events: list[JournalEvent]) -> list[JournalEvent]:
     """``events`` up to and including ``end`` (nothing follows it)."""
     for index, event in enumerate(events):
@@ -306,6 +342,21 @@ class JournalListener:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+
+    @contextlib.contextmanager
+    def new_runs(self, thread_id: str) -> Iterator[NewRuns]:
+        """Wake-ups for ``thread_id``'s new runs while the block lasts (:class:`NewRuns`).
+
+        Enter it before reading the thread's runs: a run created during the read
+        then wakes the first :meth:`NewRuns.wait`, so none is missed.
+        """
+        key = thread_hint(thread_id)
+        sub = _Subscription()
+        self._wakers.setdefault(key, set()).add(sub)
+        try:
+            yield NewRuns(self, sub)
+        finally:
+            self._unsubscribe(key, sub)
 
     async def subscribe(self, run_id: str, after: int = 0) -> AsyncIterator[JournalEvent]:
         """Every event of ``run_id`` with seq > ``after``, in order, none twice.
@@ -379,17 +430,23 @@ class JournalListener:
                     idle = self._poll_seconds
                 except TimeoutError:
                     sub.reread = True
-                    idle = (
-                        min(2 * idle, self._max_poll_seconds)
-                        if self._listening.is_set()
-                        else self._poll_seconds
-                    )
+                    idle = self._next_idle(idle)
         finally:
-            subscribers = self._wakers.get(run_id)
-            if subscribers is not None:
-                subscribers.discard(sub)
-                if not subscribers:
-                    del self._wakers[run_id]
+            self._unsubscribe(run_id, sub)
+
+    def _next_idle(self, idle: float) -> float:
+        """The wait before the next idle re-read: doubled while the LISTEN connection is up
+        (nothing can have been missed), else ``poll_seconds``."""
+        if self._listening.is_set():
+            return min(2 * idle, self._max_poll_seconds)
+        return self._poll_seconds
+
+    def _unsubscribe(self, key: str, sub: _Subscription) -> None:
+        subscribers = self._wakers.get(key)
+        if subscribers is not None:
+            subscribers.discard(sub)
+            if not subscribers:
+                del self._wakers[key]
 
     async def _read(self, run_id: str, after: int) -> tuple[str | None, list[JournalEvent]]:
         """The run's status (``None``: no such run) and a page of its events after ``after``.
@@ -441,7 +498,12 @@ class JournalListener:
             await asyncio.sleep(self._reconnect_seconds)
 
     def _dispatch(self, payload: str) -> None:
-        """Hand a notification's events to the run's subscribers (or tell them to re-read)."""
+        """Hand a notification's events to the run's subscribers (or tell them to re-read);
+        wake those waiting for a thread's new run."""
+        if payload.startswith(THREAD_HINT):  # the whole payload: a thread id may hold spaces
+            for sub in self._wakers.get(payload, ()):
+                sub.hint()
+            return
         run_id, _, rest = payload.partition(" ")
         subscribers = self._wakers.get(run_id)
         if not subscribers:

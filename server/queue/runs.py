@@ -506,6 +506,7 @@ async def create_run_in(
             "lease": claim.lease_seconds if claim is not None else None,
             "claimed_state": _CLAIMED,
             "events": journal.EVENTS_CHANNEL,
+            "thread_hint": journal.thread_hint(thread_id),
             "runs": RUNS_CHANNEL,
         },
     )
@@ -1146,6 +1147,8 @@ WITH direct AS (
 )
 SELECT inserted.*,
        pg_notify(%(events)s, %(run_id)s || ' 1 ' || %(event)s),
+       -- Streams that follow the thread from run to run wait for this (journal.new_runs).
+       pg_notify(%(events)s, %(thread_hint)s),
        -- Workers are woken for a queued run only.
        CASE WHEN inserted.status = 'pending' THEN pg_notify(%(runs)s, %(run_id)s) END
 FROM inserted

@@ -18,8 +18,12 @@ from plait.server.queue.direct_runs import (
     list_runs,
     start_run,
 )
+from plait.server.queue.journal import JournalListener
 
 pytestmark = pytest.mark.postgres
+
+#: Generous bound on waiting for a notification; nothing waits for time to pass.
+WAIT_SECONDS = 20.0
 
 
 def _id() -> str:
@@ -102,6 +106,22 @@ async def test_run_start_and_finish(pool: Pool) -> None:
     updated = await get_thread(pool, thread.thread_id)
     assert updated is not None
     assert updated.updated_at > thread.updated_at
+
+
+async def test_a_started_run_announces_its_thread(pool: Pool) -> None:
+    """A stream following the thread wakes for a run ``plait run`` records, as for the
+    server's own (polling is off here: only the announcement can wake it)."""
+    thread = await claim_thread(pool, _id(), graph="team", version="1.0.0", digest="d1")
+    listener = JournalListener(pool, poll_seconds=3600.0)
+    async with asyncio.timeout(WAIT_SECONDS):
+        await listener.start()
+    try:
+        with listener.new_runs(thread.thread_id) as new_runs:
+            await start_run(pool, "run-1-" + thread.thread_id, thread)
+            async with asyncio.timeout(WAIT_SECONDS):
+                await new_runs.wait()
+    finally:
+        await listener.stop()
 
 
 async def test_finishing_an_unknown_run_fails(pool: Pool) -> None:

@@ -135,6 +135,26 @@ async def test_an_idle_subscriber_polls_less_and_less_while_listening(
         await timed.stop()
 
 
+async def test_a_thread_s_new_run_wakes_only_those_waiting_for_that_thread(
+    qpool: Pool, qgraph: GraphVersion, listener: CountingListener
+) -> None:
+    """A stream that follows a thread from run to run waits for its next run without
+    asking for it: creating the run announces its thread (polling is off here)."""
+    followed = (await create_thread(qpool, thread_id=unique("t") + " with spaces"))["thread_id"]
+    other = (await create_thread(qpool, thread_id=unique("t")))["thread_id"]
+    with listener.new_runs(followed) as new_runs, listener.new_runs(other) as other_runs:
+        waiting = asyncio.create_task(new_runs.wait())
+        waiting_other = asyncio.create_task(other_runs.wait())
+
+        await create_run(qpool, thread_id=followed, graph=qgraph, kwargs={}, metadata={})
+
+        async with asyncio.timeout(WAIT_SECONDS):
+            await waiting
+        # Woken in the same pass as the followed thread's, had it been announced.
+        assert not waiting_other.done()
+        waiting_other.cancel()
+
+
 async def test_a_batch_too_big_to_notify_is_read(
     qpool: Pool, qgraph: GraphVersion, listener: CountingListener
 ) -> None:
