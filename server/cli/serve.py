@@ -159,6 +159,7 @@ def serve_command(
 
     from plait.engine.observability import configure_tracing
     from plait.server.app import create_app
+    from plait.server.cli.collector import tune_for_serving
     from plait.server.operations.logs import configure_logging
 
     try:
@@ -195,8 +196,10 @@ def serve_command(
     configure_tracing()
     # uvicorn's loggers at the level just resolved (option, PLAIT_LOG_LEVEL or INFO).
     level = logging.getLogger().level
+    app = create_app(settings)
+    tune_for_serving()  # everything is imported by now
     uvicorn.run(
-        create_app(settings),
+        app,
         host=host,
         port=port,
         log_level=level,

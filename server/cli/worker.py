@@ -183,9 +183,11 @@ async def _work(options: _Options, worker_id: str) -> None:
     # Imported here: the other commands need not load the server and LangGraph.
     import asyncio
 
+    from plait.server.cli.collector import tune_for_serving
     from plait.server.queue.defaults import run_connections
     from plait.server.workers.worker import Worker
 
+    tune_for_serving()  # everything is imported by now
     concurrency, lease_seconds = options.concurrency, options.lease_seconds
     async with connected_pool() as pool:
         # Each run needs a connection now and then (checkpoints, tool results), the
