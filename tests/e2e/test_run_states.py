@@ -408,6 +408,9 @@ def test_an_approval_decided_elsewhere_is_followed(editor: Page, plait_server: C
     page.goto(f"{base}/#/graphs/refund-approval/1.0.0?thread={thread_id}")
     expect(page.get_by_test_id("approval-card")).to_be_visible()
     expect(page.get_by_test_id("run-phase")).to_contain_text("waiting for a person")
+    badge = page.get_by_test_id("approvals-badge")
+    expect(badge).to_be_visible()
+    pending = int(badge.get_attribute("data-count") or 0)
     watch_run_words(page)
 
     with api(base) as http:
@@ -419,6 +422,11 @@ def test_an_approval_decided_elsewhere_is_followed(editor: Page, plait_server: C
 
     expect(page.get_by_test_id("run-phase")).to_contain_text("succeeded", timeout=20_000)
     expect(page.get_by_test_id("approval-card")).to_have_count(0)
+    # The top bar's count follows too, sooner than its own refresh (every 5 s) would.
+    if pending == 1:
+        expect(badge).to_have_count(0, timeout=2_000)
+    else:
+        expect(badge).to_have_attribute("data-count", str(pending - 1), timeout=2_000)
     expect(page.get_by_test_id("run-outcome")).to_have_attribute("data-state", "succeeded")
     note = page.locator('[data-testid="timeline-note"][data-type="decision"]')
     expect(note).to_contain_text("approve by bo")

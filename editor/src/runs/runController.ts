@@ -6,6 +6,7 @@
 
 import { ApiError, approvals, resumedRun, runOfResponse, runs, threads, type Decision, type ThreadEvent, type ThreadState } from "../api/client";
 import type { SseMessage } from "../api/sse";
+import { refreshPending } from "../approvals/pendingCount";
 import { eventsOf, runOf, runsOf } from "./runApi";
 import { runState } from "./runStates";
 import {
@@ -305,6 +306,8 @@ async function watchThread(signal: AbortSignal): Promise<void> {
     }
     if (signal.aborted) return;
     if (resumed) {
+      // Whatever resumed it may have decided an approval: the top bar's count says so now.
+      void refreshPending();
       try {
         await openThread(threadId, assistantId, Object.keys(nodeStatus));
       } catch (error) {
