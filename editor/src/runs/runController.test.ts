@@ -14,11 +14,15 @@ const server = vi.hoisted(() => ({
   join: null as null | ((lastEventId: string | null, options: { onResponse?: (response: Response) => void }) => AsyncGenerator<SseMessage>),
   joined: [] as (string | null)[],
   watch: null as null | ((signal: AbortSignal) => AsyncGenerator<SseMessage>),
+  rowFails: false,
 }));
 vi.mock("./runApi", () => ({
   runsOf: async () => server.runs,
   eventsOf: async (runId: string) => server.events[runId] ?? [],
-  runOf: async (_thread: string, runId: string) => server.runs.find((run) => run.run_id === runId),
+  runOf: async (_thread: string, runId: string) => {
+    if (server.rowFails) throw new TypeError("Failed to fetch");
+    return server.runs.find((run) => run.run_id === runId);
+  },
 }));
 vi.mock("../api/client", async () => ({
   ApiError: (await vi.importActual<typeof import("../api/errors")>("../api/errors")).ApiError,
@@ -145,6 +149,25 @@ describe("rejoining a broken stream", () => {
     expect(server.joined).toEqual(["1"]);
     expect(lines).toContain("lost the stream, reconnecting…");
     expect(lines[lines.length - 1]).toBe("succeeded");
+  });
+
+  it("says the result could not be read when the run's row cannot be, not that it is still being read", async () => {
+    server.runs = [done];
+    server.rowFails = true;
+    server.stream = async function* ({ onResponse }) {
+      onResponse?.(created);
+      yield sse("metadata", { run_id: "r9" }, "1");
+      yield sse("end", null, "2");
+    };
+    try {
+      const lines = await linesWhile(() => forkRun("t2", "hold@1.0.0", "c1", ["hold"], {}));
+      expect(lines).toContain("ended, reading the result…");
+      expect(lines[lines.length - 1]).toBe("ended; its result could not be read");
+      expect(lines).not.toContain("succeeded");
+      expect(useRunStore.getState().error).toBe("Failed to fetch; open the run again from Past runs to read it");
+    } finally {
+      server.rowFails = false;
+    }
   });
 
   it("fails when the server refuses the run (it was never created)", async () => {

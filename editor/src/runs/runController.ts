@@ -8,7 +8,7 @@ import { ApiError, approvals, resumedRun, runOfResponse, runs, threads, type Dec
 import type { SseMessage } from "../api/sse";
 import { refreshPending } from "../approvals/pendingCount";
 import { eventsOf, runOf, runsOf } from "./runApi";
-import { runState } from "./runStates";
+import { runState, UNREAD } from "./runStates";
 import {
   type ApprovalRequest,
   approvalRequest,
@@ -134,9 +134,17 @@ async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): 
       },
     });
   }
-  await reconcile();
-  if (useRunStore.getState().phase === "waiting") await findApprovalIds();
-  await noteEnded();
+  try {
+    await reconcile();
+    if (useRunStore.getState().phase === "waiting") await findApprovalIds();
+    await noteEnded();
+  } catch (error) {
+    // The server went away (or a proxy refused) after the end: say so, not "reading" for ever.
+    // Opening the run again (Past runs) reads it.
+    if (!signal.aborted)
+      useRunStore.setState({ ended: UNREAD, error: `${error instanceof Error ? error.message : String(error)}; open the run again from Past runs to read it` });
+    return;
+  }
   void watchThread(signal);
 }
 

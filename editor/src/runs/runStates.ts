@@ -70,6 +70,9 @@ export function stateHeading(shown: ShownState): string {
 /** The words between a run's end on the stream and its row read (the editor's own, not a state). */
 export const ENDING: ShownState = { state: "ending", label: "ended, reading the result…", tone: "none" };
 
+/** The words when the stream ended but the run's row could not be read: no state is claimed. */
+export const UNREAD: ShownState = { state: "unread", label: "ended; its result could not be read", tone: "none" };
+
 /**
  * The words while the shown run's stream is broken (the network, a server restart) and the
  * editor rejoins it: the run may well go on on the server, and only its row says it ended.
