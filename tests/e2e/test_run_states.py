@@ -58,7 +58,7 @@ DETAIL_WORDS = [
 
 def waiting_since(heading: str) -> re.Pattern[str]:
     """A waiting run's heading: one step so far, and since when it waits (a time of day today)."""
-    return re.compile(rf"^{heading} · 1 step · waiting since \d\d:\d\d:\d\d$")
+    return re.compile(rf"^{heading} · 1 step · since \d\d:\d\d:\d\d$")
 
 
 def assert_only_state_words(page: Page) -> None:

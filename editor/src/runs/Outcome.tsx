@@ -86,7 +86,8 @@ export function Outcome() {
     // No steps in the events (another client started the run) is not "0 steps".
     ran.length > 0 ? `${ran.length} step${ran.length === 1 ? "" : "s"}` : "",
     wall !== null ? fmt.duration(wall) : "",
-    since ? `waiting since ${fmt.soon(since)}` : "",
+    // The heading already says it waits: "since" is enough, and keeps it on one line.
+    since ? `since ${fmt.soon(since)}` : "",
     fmt.tokens(tokensIn, tokensOut),
     fmt.cost(total),
   ].filter(Boolean);
