@@ -15,7 +15,7 @@ hint: a subscriber re-reads the table after its last seq whenever a batch
 does not follow on from what it has (a missed or oversized notification,
 a reconnect), so nothing is lost or repeated.
 
-A new run also announces its thread on the channel (``thread:<thread_id>``,
+A new run also announces its thread on the channel (``thread:<digest of its id>``,
 :func:`thread_hint`): a stream that follows a thread from run to run waits for
 it (:meth:`JournalListener.new_runs`) instead of asking for the next run.
 """
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 from collections import deque
@@ -250,8 +251,10 @@ class _Subscription:
 
 
 def thread_hint(thread_id: str) -> str:
-    """The payload on :data:`EVENTS_CHANNEL` that announces a new run of ``thread_id``."""
-    return THREAD_HINT + thread_id
+    """The payload on :data:`EVENTS_CHANNEL` that announces a new run of ``thread_id``: a
+    digest of the id, which may be longer than a notification can carry (a client names
+    its threads)."""
+    return THREAD_HINT + hashlib.blake2b(thread_id.encode(), digest_size=16).hexdigest()
 
 
 class NewRuns:
@@ -500,7 +503,7 @@ class JournalListener:
     def _dispatch(self, payload: str) -> None:
         """Hand a notification's events to the run's subscribers (or tell them to re-read);
         wake those waiting for a thread's new run."""
-        if payload.startswith(THREAD_HINT):  # the whole payload: a thread id may hold spaces
+        if payload.startswith(THREAD_HINT):
             for sub in self._wakers.get(payload, ()):
                 sub.hint()
             return

@@ -139,8 +139,10 @@ async def test_a_thread_s_new_run_wakes_only_those_waiting_for_that_thread(
     qpool: Pool, qgraph: GraphVersion, listener: CountingListener
 ) -> None:
     """A stream that follows a thread from run to run waits for its next run without
-    asking for it: creating the run announces its thread (polling is off here)."""
-    followed = (await create_thread(qpool, thread_id=unique("t") + " with spaces"))["thread_id"]
+    asking for it: creating the run announces its thread (polling is off here), also one
+    whose id is longer than a notification can carry."""
+    named = unique("t") + " with spaces " + "x" * 9000
+    followed = (await create_thread(qpool, thread_id=named))["thread_id"]
     other = (await create_thread(qpool, thread_id=unique("t")))["thread_id"]
     with listener.new_runs(followed) as new_runs, listener.new_runs(other) as other_runs:
         waiting = asyncio.create_task(new_runs.wait())
