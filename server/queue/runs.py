@@ -157,7 +157,8 @@ class Run:
         is ``error``, a run parked on an approval ``success``); ``plait_state``,
         its ``plait_state_detail`` and ``plait_state_label`` say what happened
         (:mod:`plait.engine.run.states`); ``plait_status`` and ``dead_letter`` as before;
-        ``plait_priority`` and ``plait_expires_at`` its place and deadline in the queue.
+        ``plait_priority`` and ``plait_expires_at`` its place and deadline in the queue;
+        ``plait_graph`` and ``plait_version`` the graph version it runs.
         """
         state, detail = self.shown_state()
         return {
@@ -178,6 +179,8 @@ class Run:
             "dead_letter": self.dead_letter,
             "plait_priority": self.priority,
             "plait_expires_at": self.expires_at.isoformat() if self.expires_at else None,
+            "plait_graph": self.graph,
+            "plait_version": self.version,
         }
 
 

@@ -238,6 +238,8 @@ def test_a_past_run_is_read_not_started(editor: Page, plait_server: Cluster) -> 
     assert_only_state_words(page)
     assert run_words_seen(page, "line") == ["No run", READING, "succeeded"]
     assert run_words_seen(page, "heading") == ["Succeeded"]
+    # What it ran, as for a run started here (it read "Run starts version 1.0.0." only).
+    expect(page.get_by_test_id("run-ran")).to_have_text("This run ran version 1.0.0.")
 
 
 def test_a_run_that_ends_never_shows_a_raw_status(editor: Page, plait_server: Cluster) -> None:

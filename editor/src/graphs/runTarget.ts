@@ -23,8 +23,23 @@ export async function runTarget(graph: string, version: string): Promise<RunTarg
   const { yaml, baseYaml, isNew } = useEditorStore.getState();
   if (!isNew && yaml === baseYaml) return { assistantId: `${graph}@${version}`, draft: null, label: `version ${version}` };
   const draft = await graphs.draft(yaml);
-  const short = draft.digest.replace(/^sha256:/, "").slice(0, 8);
-  return { assistantId: draft.assistant_id, draft: { digest: draft.digest, version: draft.version }, label: `the unsaved draft (${short})` };
+  return { assistantId: draft.assistant_id, draft: { digest: draft.digest, version: draft.version }, label: draftLabel(draft.digest) };
+}
+
+/** How a draft is named: by the start of its digest. */
+function draftLabel(digest: string): string {
+  return `the unsaved draft (${digest.replace(/^sha256:/, "").slice(0, 8)})`;
+}
+
+/**
+ * What a run that exists ran, as its row says (a run opened from Past runs, or read again):
+ * a draft when its metadata marks one, else its version; `null` from a server that does not say.
+ */
+export function ranTargetOf(run: { assistant_id: string; metadata?: Record<string, unknown> | null; plait_version?: string }): RunTarget | null {
+  const draft = run.metadata?.plait_draft as { digest?: string; version?: string } | undefined;
+  if (draft?.digest && draft.version)
+    return { assistantId: run.assistant_id, draft: { digest: draft.digest, version: draft.version }, label: draftLabel(draft.digest) };
+  return run.plait_version ? { assistantId: run.assistant_id, draft: null, label: `version ${run.plait_version}` } : null;
 }
 
 /** Why unsaved text cannot run, in words. */

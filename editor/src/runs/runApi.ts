@@ -33,6 +33,8 @@ export type PlaitRun = Run & {
   plait_priority?: number;
   /** Not started by then, the run ends `expired` and never runs. */
   plait_expires_at?: string | null;
+  /** The graph version the run executes (a draft's stored version for unsaved text). */
+  plait_version?: string;
   updated_at: string;
 };
 /** A thread as Plait answers it: the graph version its runs use. */

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { canRejoin, detach, forkRun, openThread, rejoinDelay, runStarted, settle } from "./runController";
 import { shownState } from "./runStates";
 import { useRunStore } from "./runStore";
+import { useStartedRun } from "../graphs/runTarget";
 import { ApiError } from "../api/errors";
 import type { SseMessage } from "../api/sse";
 
@@ -282,6 +283,17 @@ describe("opening a thread that exists", () => {
     useRunStore.getState().reset();
     const lines = await linesWhile(() => openThread("t1", "hold@1.0.0", ["hold", "reply"]));
     expect(lines).toEqual(["reading the run…", "succeeded"]);
+  });
+
+  it("says which version the run ran, or which draft, as its row says", async () => {
+    server.runs = [parked, { ...resumed, plait_version: "1.2.0" }];
+    await openThread("t1", "hold@1.0.0", ["hold", "reply"]);
+    expect(useStartedRun.getState()).toMatchObject({ threadId: "t1", target: { label: "version 1.2.0", draft: null } });
+
+    const draft = { digest: "sha256:1a2b3c4d5e6f", version: "1.2.1-draft" };
+    server.runs = [parked, { ...resumed, plait_version: "1.2.1-draft", metadata: { plait_draft: draft } }];
+    await openThread("t1", "hold@1.0.0", ["hold", "reply"]);
+    expect(useStartedRun.getState().target).toMatchObject({ label: "the unsaved draft (1a2b3c4d)", draft });
   });
 });
 

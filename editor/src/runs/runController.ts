@@ -7,6 +7,7 @@
 import { ApiError, approvals, resumedRun, runOfResponse, runs, threads, type Decision, type ThreadEvent, type ThreadState } from "../api/client";
 import type { SseMessage } from "../api/sse";
 import { refreshPending } from "../approvals/pendingCount";
+import { ranTargetOf, useStartedRun } from "../graphs/runTarget";
 import { eventsOf, runOf, runsOf } from "./runApi";
 import { runState, UNREAD } from "./runStates";
 import {
@@ -211,6 +212,9 @@ export async function openThread(threadId: string, assistantId: string, nodes: s
   const ordered = await runsOf(threadId);
   if (signal.aborted) return;
   const last = ordered[ordered.length - 1];
+  // "This run ran …": what its row says, as for a run started here.
+  const ran = last ? ranTargetOf(last) : null;
+  if (ran) useStartedRun.getState().started(ran, threadId);
   // A past run keeps the version it ran on: resumes and forks must use the same one.
   let view = freshView(threadId, last?.assistant_id ?? assistantId, nodes, "reading");
   if (!last) {

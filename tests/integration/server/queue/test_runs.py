@@ -94,6 +94,7 @@ async def test_create_accepts_a_pending_run_and_records_the_graph(
     assert record is not None and record.digest == qgraph.digest
     api = run.to_api()
     assert api["run_id"] == run.run_id and api["status"] == "pending"
+    assert (api["plait_graph"], api["plait_version"]) == (qgraph.name, "1.0.0")
     assert set(api) >= {"thread_id", "assistant_id", "created_at", "updated_at", "metadata"}
 
 
