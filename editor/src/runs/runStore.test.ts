@@ -72,6 +72,23 @@ describe("run reducer", () => {
     expect(state.steps).toEqual([{ step: 1, after: ["assess"], values: { amount: 180 } }]);
   });
 
+  it("lists each state of a run that streams values alone as a step, and a repeat of the state as none", () => {
+    const state = run([
+      ["metadata", { run_id: "r1" }],
+      ["values", { text: "hi" }],
+      ["values", { text: "hi", clean: "hi" }],
+      ["values", { text: "hi", clean: "hi", summary: "greeting" }],
+      // The state again (an interrupt's repeat, a resume's start): not a step.
+      ["values", { text: "hi", clean: "hi", summary: "greeting" }],
+      ["end", null],
+    ]);
+    expect(state.steps.map((step) => [step.step, step.after, Object.keys(step.values)])).toEqual([
+      [1, [], ["text"]],
+      [2, [], ["text", "clean"]],
+      [3, [], ["text", "clean", "summary"]],
+    ]);
+  });
+
   it("streams tokens into the node named by the message metadata and fails running nodes on error", () => {
     const state = run([
       ["tasks", { id: "t1", name: "assess", input: {} }],

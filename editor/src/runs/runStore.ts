@@ -261,8 +261,11 @@ function reduceStatus(state: Snapshot, message: SseMessage): Partial<Snapshot> {
       const parked = "__interrupt__" in values ? updatesEvent(state, { __interrupt__: values.__interrupt__ }) : {};
       delete values.__interrupt__;
       // A state no node wrote is not a step: the interrupt's repeat of the state, or
-      // the state a resume starts from. Only the very first one is (the input).
-      if (state.updatedSince.length === 0 && state.steps.length > 0) return { ...parked, log };
+      // the state a resume starts from (both the last step's again). Only the very first
+      // one is (the input). A run that streams `values` alone names no node: a changed
+      // state is its next step all the same.
+      const last = state.steps[state.steps.length - 1];
+      if (state.updatedSince.length === 0 && last && JSON.stringify(last.values) === JSON.stringify(values)) return { ...parked, log };
       const after = [...new Set(state.updatedSince)];
       return { ...parked, steps: [...state.steps, { step: state.steps.length + 1, after, values }], updatedSince: [], log };
     }
