@@ -261,11 +261,13 @@ function reduceStatus(state: Snapshot, message: SseMessage): Partial<Snapshot> {
       const parked = "__interrupt__" in values ? updatesEvent(state, { __interrupt__: values.__interrupt__ }) : {};
       delete values.__interrupt__;
       // A state no node wrote is not a step: the interrupt's repeat of the state, or
-      // the state a resume starts from (both the last step's again). Only the very first
-      // one is (the input). A run that streams `values` alone names no node: a changed
-      // state is its next step all the same.
+      // the state a resume starts from. Only the very first one is (the input). A run that
+      // streams `values` alone names no node for any step: there a changed state is the
+      // next step all the same, and only the last step's state again is not.
       const last = state.steps[state.steps.length - 1];
-      if (state.updatedSince.length === 0 && last && JSON.stringify(last.values) === JSON.stringify(values)) return { ...parked, log };
+      const named = state.steps.some((step) => step.after.length > 0);
+      const repeat = last !== undefined && (named || JSON.stringify(last.values) === JSON.stringify(values));
+      if (state.updatedSince.length === 0 && repeat) return { ...parked, log };
       const after = [...new Set(state.updatedSince)];
       return { ...parked, steps: [...state.steps, { step: state.steps.length + 1, after, values }], updatedSince: [], log };
     }
