@@ -89,6 +89,23 @@ describe("run reducer", () => {
     ]);
   });
 
+  it("does not count a resume's starting state as a step of a run that names its steps", () => {
+    const state = run([
+      ["values", { amount: 180 }],
+      ["updates", { assess: { risk: "high" } }],
+      ["values", { amount: 180, risk: "high" }],
+      // The resume starts from the parked state with the decision in it: no node wrote it.
+      ["values", { amount: 180, risk: "high", decision: "approve" }],
+      ["updates", { refund: { refunded: true } }],
+      ["values", { amount: 180, risk: "high", decision: "approve", refunded: true }],
+    ]);
+    expect(state.steps.map((step) => [step.step, step.after])).toEqual([
+      [1, []],
+      [2, ["assess"]],
+      [3, ["refund"]],
+    ]);
+  });
+
   it("streams tokens into the node named by the message metadata and fails running nodes on error", () => {
     const state = run([
       ["tasks", { id: "t1", name: "assess", input: {} }],
