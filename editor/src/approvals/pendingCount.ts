@@ -21,20 +21,35 @@ interface PendingCount {
 export const usePendingCount = create<PendingCount>()(() => ({ count: null }));
 
 let inFlight: Promise<void> | null = null;
+let again: Promise<void> | null = null;
 
-/** Ask the server again (one request at a time). */
+function ask(): Promise<void> {
+  return approvals
+    .list("pending")
+    .then((found) => usePendingCount.setState({ count: found.length }))
+    .catch(() => usePendingCount.setState({ count: null }));
+}
+
+/**
+ * Ask the server again: one request at a time, and never answered by a request
+ * sent before the call (it may predate the decision that prompted it).
+ */
 export function refreshPending(): Promise<void> {
   // The server wants a key nobody gave (or its prompt is open): a count is not worth asking again.
   const key = apiKeyState();
   if (key.prompt || (key.asked && !storedKey())) return Promise.resolve();
-  inFlight ??= approvals
-    .list("pending")
-    .then((found) => usePendingCount.setState({ count: found.length }))
-    .catch(() => usePendingCount.setState({ count: null }))
-    .finally(() => {
+  if (inFlight === null) {
+    inFlight = ask().finally(() => {
       inFlight = null;
     });
-  return inFlight;
+    return inFlight;
+  }
+  // Calls made while a request is out share one more request, sent when it returns.
+  again ??= inFlight.then(() => {
+    again = null;
+    return refreshPending();
+  });
+  return again;
 }
 
 /** Keep the count fresh while mounted (the app shell mounts it once). */
