@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
@@ -20,6 +21,8 @@ from tests.e2e.helpers import (
     yaml_text,
 )
 from tests.integration.server.harness import Cluster
+
+SPECS = Path(__file__).resolve().parents[2] / "specs"
 
 
 def go_to_line(page: Page, line: int) -> None:
@@ -307,3 +310,37 @@ def test_search_and_replace_in_the_yaml(editor: Page, plait_server: Cluster) -> 
     assert "    writer:\n" in text and "model: writer" in text
     # The canvas follows the text.
     expect(flow_node(page, "summarize")).to_contain_text("model: writer")
+
+
+def test_a_graph_registered_after_the_page_opened_is_offered_as_a_subgraph(
+    editor: Page, plait_server: Cluster
+) -> None:
+    """The ref choice of a subgraph node lists what is registered now, not what was when the
+    page first showed one (a version registered meanwhile read "(not defined)")."""
+    page = editor
+    base = plait_server.url
+    with api(base) as http:
+        parent = (SPECS / "support-subgraph.yaml").read_text(encoding="utf-8")
+        answer = http.post("/graphs", json={"yaml": parent})
+        assert answer.status_code in (201, 409), answer.text  # 409: registered already
+    open_graph(page, base, "support-subgraph", "1.0.0")
+    flow_node(page, "summarize").click()
+    choice = page.get_by_test_id("prop-ref")
+    expect(choice.locator("option", has_text="summarize@1.0.0")).to_have_count(1)
+
+    name = f"e2e-child-{secrets.token_hex(3)}"
+    child = (SPECS / "summarize.yaml").read_text(encoding="utf-8")
+    child = child.replace("name: summarize\n", f"name: {name}\n", 1)
+    with api(base) as http:
+        answer = http.post("/graphs", json={"yaml": child})
+        assert answer.status_code == 201, answer.text
+
+    # Shown again (another node, then this one): the new graph is a choice, and choosing it
+    # writes the ref without calling it undefined.
+    flow_node(page, "triage").click()
+    flow_node(page, "summarize").click()
+    expect(choice.locator("option", has_text=f"{name}@1.0.0")).to_have_count(1)
+    choice.select_option(f"{name}@1.0.0")
+    expect(choice.locator("option:checked")).to_have_text(f"{name}@1.0.0")
+    assert f"ref: {name}@1.0.0" in yaml_text(page)
+    screenshot(page, "subgraph-ref-choice")

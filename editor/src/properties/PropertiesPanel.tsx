@@ -15,23 +15,27 @@ import { formatValue, formFields, nodeKindSchema, parseValue, type FormField, ty
 
 const KINDS = NODE_KINDS.filter((kind) => nodeKindSchema(schema as JsonSchema, kind) !== null);
 
-/** Every registered `name@version`, read once per page (subgraph refs choose among them). */
-let graphRefs: Promise<string[]> | null = null;
+/** The registered `name@version`s last read: shown at once while they are asked again. */
+let knownRefs: string[] = [];
+
+/** Every registered `name@version` (subgraph refs choose among them), asked each time a ref
+ * field is shown: a version registered since the page opened is offered too. */
 function registeredRefs(): Promise<string[]> {
-  graphRefs ??= graphs
+  return graphs
     .list()
-    .then((list) => list.flatMap((g) => [...g.versions].reverse().map((v) => `${g.name}@${v}`)))
-    .catch(() => {
-      graphRefs = null;
-      return [];
-    });
-  return graphRefs;
+    .then((list) => (knownRefs = list.flatMap((g) => [...g.versions].reverse().map((v) => `${g.name}@${v}`))))
+    .catch(() => knownRefs);
 }
 
 function useChoices(reference: Reference | null, model: GraphModel, self: string): string[] {
-  const [refs, setRefs] = useState<string[]>([]);
+  const [refs, setRefs] = useState<string[]>(knownRefs);
   useEffect(() => {
-    if (reference === "graphs") void registeredRefs().then(setRefs);
+    if (reference !== "graphs") return;
+    let shown = true;
+    void registeredRefs().then((found) => shown && setRefs(found));
+    return () => {
+      shown = false;
+    };
   }, [reference]);
   switch (reference) {
     case "kinds":
