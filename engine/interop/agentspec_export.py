@@ -332,7 +332,7 @@ class _FlowExporter:
     def agent(self, node_id: str, node: PlaitAgentNode, name: str | None = None) -> Agent:
         named = self.spec.spec.agents.get(node.agent or "")
         system = to_placeholders(node.system or (named.system if named else None) or "")
-        tools = node.tools or (named.tools if named else [])
+        tools = self.spec.spec.agent_tools(node.agent, node.tools)
         model = node.model or (named.model if named else "")
         return Agent(
             name=name or node.agent or node_id,

@@ -1214,6 +1214,16 @@ class GraphBody(_Model):
         """The fields a run returns: ``output``, or every state field."""
         return list(self.output) if self.output is not None else list(self.state)
 
+    def agent_tools(self, agent: str | None, tools: list[str]) -> list[str]:
+        """The tools an agent node (or a map's agent item) offers its model: its own
+        ``tools`` when it lists any, else those of the agent it names."""
+        named = self.agents.get(agent) if agent is not None else None
+        return tools or (named.tools if named is not None else [])
+
+    def high_risk(self, tools: list[str]) -> list[str]:
+        """Those of ``tools`` defined with ``risk: high`` (each call asks for approval)."""
+        return [name for name in tools if (tool := self.tools.get(name)) and tool.risk == "high"]
+
     @field_validator("nodes")
     @classmethod
     def _no_reserved_node_ids(cls, nodes: dict[str, Any]) -> dict[str, Any]:

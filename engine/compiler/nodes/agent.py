@@ -60,7 +60,7 @@ def agent_compute(
     if model_name is None:
         raise ValueError(f"agent node {node_id!r} names neither an agent nor a model")
     system = system if system is not None else (definition.system if definition else None)
-    tool_names = tools or (definition.tools if definition else [])
+    tool_names = ctx.loaded.spec.spec.agent_tools(agent, tools)
     limit = max_iterations or (definition.max_iterations if definition else DEFAULT_MAX_ITERATIONS)
     as_data_ = (tool_results or (definition.tool_results if definition else "plain")) == "data"
     extend = messages_field is not None and ctx.loaded.spec.spec.state[messages_field].reducer in (

@@ -76,17 +76,31 @@ def check_governance_tools(ctx: LintContext) -> None:
         if not isinstance(node, MapNode):
             continue
         _check_in_doubt_in_map(ctx, node_id, node)
-        if node.do.tool is None:
-            continue
-        item_tool = tools.get(node.do.tool)
-        if item_tool is not None and item_tool.risk == "high":
-            ctx.report(
-                node_pointer(node_id, "do", "tool"),
-                "high-risk-in-map",
-                f"high-risk tool `{node.do.tool}` asks for approval inside a map item, "
-                "where interrupts are not supported",
-                "call it from a `tool` node or an agent instead",
-            )
+        _check_approval_in_map(ctx, node_id, node)
+
+
+def _check_approval_in_map(ctx: LintContext, node_id: str, node: MapNode) -> None:
+    """A map's own item calls no high-risk tool: its approval would have to wait."""
+    do, body = node.do, ctx.body
+    if do.kind == "tool" and do.tool is not None and body.high_risk([do.tool]):
+        ctx.report(
+            node_pointer(node_id, "do", "tool"),
+            "high-risk-in-map",
+            f"high-risk tool `{do.tool}` asks for approval inside a map item, "
+            "where interrupts are not supported",
+            "call it from a `tool` node or an agent instead",
+        )
+    elif do.kind == "agent" and (risky := body.high_risk(body.agent_tools(do.agent, do.tools))):
+        names = ", ".join(f"`{name}`" for name in risky)
+        where = ("do", "tools") if do.tools else ("do", "agent")
+        ctx.report(
+            node_pointer(node_id, *where),
+            "high-risk-in-map",
+            f"the agent of each item of map `{node_id}` may call high-risk tool {names}, "
+            "whose approval would wait inside a map item, where interrupts are not supported",
+            f"give the item's agent only tools of low or medium risk, or call {names} from "
+            "an `agent` node outside the map",
+        )
 
 
 def _check_reconcile(ctx: LintContext) -> None:

@@ -1,8 +1,8 @@
 """Lint of what a map item's subgraph would wait for: a map item cannot wait.
 
 A ``map`` runs its items within its one step, with no checkpoint to resume an item
-from, so an item that reaches an ``approval`` or a ``wait`` node, or a tool node of a
-``risk: high`` tool (which asks for approval), fails there
+from, so an item that reaches an ``approval`` or a ``wait`` node, a tool node of a
+``risk: high`` tool (which asks for approval) or an agent node offered one, fails there
 (``engine/compiler/nodes/waits.py``). An ``a2a`` node fails its item only when its
 remote agent asks for input, which the spec cannot tell: a warning. Nodes are found at
 any depth of the subgraphs an item runs (``engine/spec/nesting.py``). What a map's own
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.lint.context import LintContext, node_pointer
-from plait.engine.spec.models import MapNode, ToolNode
+from plait.engine.spec.models import AgentNode, MapNode, ToolNode
 from plait.engine.spec.nesting import Place, places
 
 _CANNOT = (
@@ -73,8 +73,13 @@ def _waits(place: Place) -> str | None:
     node = place.node
     if node.kind in ("approval", "wait", "a2a"):
         return f"{node.kind} node"
-    if isinstance(node, ToolNode):
-        tool = place.spec.spec.spec.tools.get(node.tool)
-        if tool is not None and tool.risk == "high":
-            return f"tool node of high-risk tool `{node.tool}` (which asks for approval)"
+    body = place.spec.spec.spec
+    if isinstance(node, ToolNode) and body.high_risk([node.tool]):
+        return f"tool node of high-risk tool `{node.tool}` (which asks for approval)"
+    if isinstance(node, AgentNode):
+        risky = body.high_risk(body.agent_tools(node.agent, node.tools))
+        if not risky:
+            return None
+        names = ", ".join(f"`{name}`" for name in risky)
+        return f"agent node with high-risk tool {names} (which asks for approval)"
     return None

@@ -36,6 +36,9 @@ NODES = {
     "wait": "    approve: {kind: wait, for: 1h}\n",
     "a2a": "    approve: {kind: a2a, url: 'http://127.0.0.1:9', message: hi, output: done}\n",
     "high-risk tool": "    approve: {kind: tool, tool: pay, args: {}, output: done}\n",
+    "agent with a high-risk tool": (
+        "    approve: {kind: agent, model: m, prompt: hi, tools: [pay], output: done}\n"
+    ),
     "python": "    approve: {kind: python, function: 'os:getcwd', output: done}\n",
 }
 
@@ -51,6 +54,8 @@ spec:
     done: {{type: any}}
   input: [claim]
   output: [done]
+  models:
+    m: {{provider: scripted, script: [{{content: ok}}]}}
   tools:
     pay: {{function: "os:getcwd", risk: high}}
   nodes:
@@ -64,7 +69,9 @@ def _registry(*texts: str) -> SpecRegistry:
     return SpecRegistry(parse_spec(text, "child.yaml") for text in texts)
 
 
-@pytest.mark.parametrize("what", ["approval", "wait", "high-risk tool"])
+@pytest.mark.parametrize(
+    "what", ["approval", "wait", "high-risk tool", "agent with a high-risk tool"]
+)
 def test_a_node_that_waits_in_a_map_items_subgraph_is_an_error(what: str) -> None:
     issues = issues_of(CLAIMS, _registry(_desk(NODES[what])))
 

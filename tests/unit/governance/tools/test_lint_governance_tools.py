@@ -85,6 +85,34 @@ def test_a_high_risk_tool_inside_a_map_is_an_error() -> None:
     assert issue.pointer == "/spec/nodes/reserve/do/tool"
 
 
+def _agent_map(do: str, agents: str = "") -> str:
+    """BASE with a scripted model, ``agents``, and its first node a map whose items do ``do``."""
+    spec = BASE.replace(
+        "  tools:\n",
+        f"  models:\n    m: {{provider: scripted, script: [{{content: ok}}]}}\n{agents}  tools:\n",
+        1,
+    )
+    old = "    reserve:\n      kind: tool\n      tool: book\n"
+    return spec.replace(
+        old, f"    reserve:\n      kind: map\n      items: state.items\n      do: {do}\n"
+    )
+
+
+def test_an_agent_item_offered_a_high_risk_tool_is_an_error() -> None:
+    """Its model may call the tool, whose approval cannot wait inside the item."""
+    inline = _agent_map("{kind: agent, model: m, prompt: hi, tools: [book, pay]}")
+    issue = one(issues_of(inline), "high-risk-in-map")
+    assert (issue.pointer, issue.severity) == ("/spec/nodes/reserve/do/tools", "error")
+    assert "may call high-risk tool `pay`" in issue.message
+    assert "`agent` node outside the map" in issue.fix
+    # A named agent's own tools count; one with only low-risk tools is fine.
+    named = "{kind: agent, agent: clerk, prompt: hi}"
+    risky = _agent_map(named, "  agents:\n    clerk: {model: m, tools: [pay]}\n")
+    assert one(issues_of(risky), "high-risk-in-map").pointer == "/spec/nodes/reserve/do/agent"
+    safe = _agent_map(named, "  agents:\n    clerk: {model: m, tools: [book]}\n")
+    assert issues_of(safe) == []
+
+
 def test_on_reject_names_a_node_and_a_high_risk_tool() -> None:
     spec = BASE.replace("      tool: pay\n", "      tool: pay\n      on_reject: reserv\n")
     issue = one(issues_of(spec), "unknown-node")
