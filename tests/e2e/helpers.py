@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 from types import TracebackType
 from typing import Any
 
@@ -286,3 +287,19 @@ def _close(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
     sock.close()
+
+
+def assert_badge_matches_server(page: Page, base: str, *, within_s: float) -> None:
+    """The top bar's approvals count equals the server's pending count within ``within_s``."""
+    badge = page.get_by_test_id("approvals-badge")
+    deadline = time.monotonic() + within_s
+    with api(base) as http:
+        while True:
+            listed = http.get("/approvals", params={"status": "pending"})
+            assert listed.status_code == 200, listed.text
+            server = len(listed.json())
+            shown = int(badge.get_attribute("data-count") or 0) if badge.count() else 0
+            if shown == server:
+                return
+            assert time.monotonic() < deadline, f"the badge says {shown}, the server {server}"
+            page.wait_for_timeout(100)

@@ -4,7 +4,6 @@ Real Chromium, real ``plait serve``, real Postgres."""
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from tests.e2e.conftest import screenshot
 from tests.e2e.helpers import (
     Relay,
     api,
+    assert_badge_matches_server,
     newest_thread,
     open_graph,
     park_refund,
@@ -399,22 +399,6 @@ def test_a_run_the_mcp_task_poller_resumes_is_followed_as_it_happens(
     # From the wait to the end: the resume run as it went, never a start or a re-read.
     after = words_after(run_words_seen(page, "line"), "waiting for demo/slow_report")
     assert after and set(after) <= {"running", ENDING, "succeeded"}, after
-
-
-def assert_badge_matches_server(page: Page, base: str, *, within_s: float) -> None:
-    """The top bar's approvals count equals the server's pending count within ``within_s``."""
-    badge = page.get_by_test_id("approvals-badge")
-    deadline = time.monotonic() + within_s
-    with api(base) as http:
-        while True:
-            listed = http.get("/approvals", params={"status": "pending"})
-            assert listed.status_code == 200, listed.text
-            server = len(listed.json())
-            shown = int(badge.get_attribute("data-count") or 0) if badge.count() else 0
-            if shown == server:
-                return
-            assert time.monotonic() < deadline, f"the badge says {shown}, the server {server}"
-            page.wait_for_timeout(100)
 
 
 def test_an_approval_decided_elsewhere_is_followed(editor: Page, plait_server: Cluster) -> None:

@@ -12,7 +12,14 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.helpers import api, expect_status, flow_node, newest_thread, open_graph
+from tests.e2e.helpers import (
+    api,
+    assert_badge_matches_server,
+    expect_status,
+    flow_node,
+    newest_thread,
+    open_graph,
+)
 from tests.integration.server.harness import Cluster
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
@@ -151,6 +158,8 @@ def test_refund_story_skipped_nodes_steps_and_an_edited_fork(
     open_graph(page, base, REFUND, "1.0.0")
     run_from_editor(page)
     expect_status(page, "approve", "waiting")
+    # The top bar counts the new approval as soon as the card shows it.
+    assert_badge_matches_server(page, base, within_s=2.0)
     # A run that waits has not ended: nodes it has not reached are still pending.
     expect(page.get_by_test_id("node-decline")).to_have_attribute("data-status", "pending")
     page.locator('[data-testid="approval-card"][data-node="approve"]').get_by_test_id(

@@ -403,6 +403,8 @@ export function settle(view: Pick<RunView, "nodeStatus" | "approvals" | "timers"
 export async function findApprovalIds(): Promise<void> {
   const { threadId, approvals: waiting } = useRunStore.getState();
   if (!threadId || Object.keys(waiting).length === 0) return;
+  // A new approval waits: the top bar counts it now, not at its next refresh.
+  void refreshPending();
   const pending = await approvals.list("pending");
   for (const approval of pending) {
     if (approval.thread_id === threadId && waiting[approval.node]) useRunStore.getState().setApprovalId(approval.node, approval.approval_id);
