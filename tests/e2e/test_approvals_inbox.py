@@ -40,14 +40,20 @@ _GEOMETRY_JS = """
     if (!el.contains(canvas)) covers.push({name: el.className, box: box(el)});
   for (const el of document.querySelectorAll('[data-overlays-canvas]'))
     covers.push({name: el.className, box: box(el)});
-  return {card: box(anchor), canvas: box(canvas), covers,
+  // The graph's other nodes: the card should leave them in sight.
+  const own = anchor.querySelector('[data-testid="approval-card"]')?.dataset.node;
+  const nodes = [...document.querySelectorAll('.react-flow__node')]
+    .filter((el) => el.dataset.id !== own)
+    .map((el) => ({name: `node ${el.dataset.id}`, box: box(el)}));
+  return {card: box(anchor), canvas: box(canvas), covers, nodes,
           window: {right: window.innerWidth, bottom: window.innerHeight}};
 }
 """
 
 
-def _placed_well(geometry: dict[str, Any] | None) -> list[str]:
-    """What is wrong with where the card is (nothing: an empty list)."""
+def _placed_well(geometry: dict[str, Any] | None, nodes_clear: bool) -> list[str]:
+    """What is wrong with where the card is (nothing: an empty list); with ``nodes_clear``,
+    a node of the graph it hides is wrong too."""
     if geometry is None:
         return ["no approval card on the canvas"]
     card, canvas = geometry["card"], geometry["canvas"]
@@ -58,7 +64,7 @@ def _placed_well(geometry: dict[str, Any] | None) -> list[str]:
     for side in ("right", "bottom"):
         if card[side] > min(canvas[side], geometry["window"][side]) + 0.5:
             problems.append(f"card sticks out of the canvas on the {side}")
-    for cover in geometry["covers"]:
+    for cover in geometry["covers"] + (geometry["nodes"] if nodes_clear else []):
         other = cover["box"]
         if (
             card["left"] < other["right"]
@@ -70,8 +76,9 @@ def _placed_well(geometry: dict[str, Any] | None) -> list[str]:
     return problems
 
 
-def expect_card_in_view(page: Page) -> None:
-    """The card settles fully inside the canvas, clear of the minimap, controls and panes."""
+def expect_card_in_view(page: Page, *, nodes_clear: bool = False) -> None:
+    """The card settles fully inside the canvas, clear of the minimap, controls and panes
+    (and, with ``nodes_clear``, of the graph's other nodes)."""
     check = f"() => {{ const g = ({_GEOMETRY_JS})(); return g !== null; }}"
     page.wait_for_function(check)
     # Placement may pan the view (animated): wait for it to settle, then say what is wrong.
@@ -84,13 +91,14 @@ def expect_card_in_view(page: Page) -> None:
               const inside = c.left >= v.left - 0.5 && c.top >= v.top - 0.5
                 && c.right <= Math.min(v.right, g.window.right) + 0.5
                 && c.bottom <= Math.min(v.bottom, g.window.bottom) + 0.5;
-              const clear = g.covers.every(({{box: o}}) => !(c.left < o.right && o.left < c.right
+              const clear = g.covers.concat({"g.nodes" if nodes_clear else "[]"})
+                .every(({{box: o}}) => !(c.left < o.right && o.left < c.right
                 && c.top < o.bottom && o.top < c.bottom));
               return inside && clear;
             }}""",
             timeout=5_000,
         )
-    assert _placed_well(page.evaluate(_GEOMETRY_JS)) == []
+    assert _placed_well(page.evaluate(_GEOMETRY_JS), nodes_clear) == []
 
 
 def _pending_count(base: str) -> int:
@@ -199,7 +207,7 @@ def test_link_opens_the_waiting_run_with_its_card(
         card = editor.locator('[data-testid="approval-card"][data-node="approve"]')
         expect(card).to_contain_text(reason)
         expect(card.get_by_test_id("approval-edit")).to_be_visible()
-        expect_card_in_view(editor)
+        expect_card_in_view(editor, nodes_clear=True)
         if opened == "from the inbox":
             if width == 1440:
                 screenshot(editor, "run-approval")

@@ -42,4 +42,17 @@ describe("approval card placement", () => {
     expect(free).toContainEqual(rect(0, 0, 580, 600));
     expect(free.every((r) => !(r.left < minimap.right && minimap.left < r.right && r.top < minimap.bottom && minimap.top < r.bottom))).toBe(true);
   });
+
+  it("does not hide another node of the graph when a side leaves it in sight", () => {
+    const node = rect(200, 200, 400, 260);
+    // A node right below: the bottom card would hide it; the right side fits as it is.
+    const below = rect(200, 400, 400, 460);
+    const placed = placeCard({ ...base, node, others: [below] });
+    expect(placed).toEqual({ side: "right", shift: { x: 0, y: 0 }, fits: true });
+    const box = cardRect(node, card, placed.side, 10);
+    expect(box.left >= below.right || box.right <= below.left || box.top >= below.bottom || box.bottom <= below.top).toBe(true);
+    // Nodes on every side: the least panning wins, bottom first.
+    const all = [below, rect(420, 200, 620, 260), rect(0, 200, 180, 260), rect(200, 0, 400, 60)];
+    expect(placeCard({ ...base, node, others: all }).side).toBe("bottom");
+  });
 });

@@ -3,7 +3,9 @@
  * the node (bottom, right, left, top) and how far to pan the view so node
  * and card sit inside the canvas, clear of what floats over it (minimap,
  * controls, panes). The side that needs the least panning wins, bottom first
- * on a tie; when node and card cannot both fit, the card alone must.
+ * on a tie, and a side whose card would hide another node of the graph loses to
+ * any that hides none unless that one needs a long pan; when node and card
+ * cannot both fit, the card alone must.
  */
 
 export interface Rect {
@@ -30,6 +32,8 @@ export interface PlacementInput {
   area: Rect;
   /** What covers parts of the canvas. */
   obstacles: Rect[];
+  /** The graph's other nodes: the card should not hide them (panning moves them with it). */
+  others?: Rect[];
   /** Between node and card (the node toolbar's offset). */
   gap: number;
   /** Kept free along the edges of the area and around obstacles. */
@@ -40,6 +44,8 @@ export interface PlacementInput {
 const SIDE_COST: Record<Side, number> = { bottom: 0, right: 24, left: 48, top: 72 };
 /** Showing the card but not its whole node costs more than any pan. */
 const NODE_CUT_COST = 1e6;
+/** Hiding another node costs as much as a pan of this many pixels. */
+const COVER_COST = 400;
 
 const width = (r: Rect) => r.right - r.left;
 const height = (r: Rect) => r.bottom - r.top;
@@ -100,7 +106,7 @@ function shiftInto(box: Rect, room: Rect): { x: number; y: number } {
 }
 
 /** Decide the card's side and the pan that shows it (see the module comment). */
-export function placeCard({ node, card, area, obstacles, gap, margin }: PlacementInput): Placement {
+export function placeCard({ node, card, area, obstacles, others = [], gap, margin }: PlacementInput): Placement {
   const rooms = freeRects(
     grow(area, -margin),
     obstacles.map((o) => grow(o, margin)),
@@ -108,9 +114,10 @@ export function placeCard({ node, card, area, obstacles, gap, margin }: Placemen
   let best: (Placement & { cost: number }) | null = null;
   for (const side of Object.keys(SIDE_COST) as Side[]) {
     const placed = cardRect(node, card, side, gap);
+    const covering = COVER_COST * others.filter((other) => intersects(placed, other)).length;
     for (const [box, extra] of [
-      [union(node, placed), 0],
-      [placed, NODE_CUT_COST],
+      [union(node, placed), covering],
+      [placed, covering + NODE_CUT_COST],
     ] as const) {
       for (const room of rooms) {
         if (width(box) > width(room) || height(box) > height(room)) continue;

@@ -2,7 +2,8 @@
  * The approval card of a waiting node, anchored beside it (a React Flow
  * NodeToolbar, drawn at screen scale above the canvas). Its side is chosen
  * so node and card stay inside the canvas and clear of the minimap, the
- * controls and any pane over the canvas; when no side fits as the view
+ * controls and any pane over the canvas, hiding no other node where it can;
+ * when no side fits as the view
  * stands, the view pans (when the card appears, or it or the canvas resizes).
  */
 
@@ -62,11 +63,13 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
         return;
       }
       const obstacles = [...document.querySelectorAll(OBSTACLES)].filter((o) => !o.contains(element)).map((o) => toRect(o.getBoundingClientRect()));
+      const others = [...canvas.querySelectorAll(".react-flow__node")].filter((other) => other !== node).map((other) => toRect(other.getBoundingClientRect()));
       const placed = placeCard({
         node: toRect(node.getBoundingClientRect()),
         card: { width: element.offsetWidth, height: element.offsetHeight },
         area,
         obstacles,
+        others,
         gap: GAP,
         margin: MARGIN,
       });
