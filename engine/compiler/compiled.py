@@ -39,6 +39,19 @@ class CompiledSpec:
     def spec(self) -> GraphSpec:
         return self.loaded.spec
 
+    def nested(self, ref: str) -> LoadedSpec | None:
+        """The spec ``ref`` names among those this one runs, at any depth (``None``: none)."""
+        pending = [self]
+        seen: set[str] = set()
+        while pending:
+            for name, child in pending.pop().children.items():
+                if name == ref:
+                    return child.loaded
+                if name not in seen:
+                    seen.add(name)
+                    pending.append(child)
+        return None
+
     def bind(
         self, checkpointer: BaseCheckpointSaver[Any] | None, store: BaseStore | None = None
     ) -> Graph:

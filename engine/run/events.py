@@ -6,9 +6,9 @@ into Agent Server events (``plait.server.queue.stream_events``).
 
 Every event is a frozen dataclass with a ``type`` tag and ``to_dict()`` giving
 JSON-ready data (``plait run --json`` prints one per line). ``path`` names the
-parent nodes of a node inside a subgraph (empty at the top level), so a
-renderer can indent nested nodes and a client can key node status by
-``path + [node]``.
+parent nodes of a node inside a subgraph (empty at the top level; a map item
+as ``each[1]``), so a renderer can indent nested nodes and a client can key
+node status by ``path + [node]``.
 """
 
 from __future__ import annotations

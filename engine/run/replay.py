@@ -318,7 +318,7 @@ def _placed_or_refused(nodes: set[str], compiled: CompiledSpec, subject: str) ->
     those it cannot place (``subject``: what ran, or what the file is)."""
     if not nodes:
         return {}
-    placed, unplaced = older_paths(nodes, places(compiled.loaded, _resolver(compiled)))
+    placed, unplaced = older_paths(nodes, places(compiled.loaded, compiled.nested))
     if not unplaced:
         return placed
     detail = "; ".join(
@@ -338,18 +338,6 @@ def _either(names: Iterable[str]) -> str:
     """``a``, ``a or b``, ``a, b or c``."""
     listed = list(names)
     return listed[0] if len(listed) == 1 else f"{', '.join(listed[:-1])} or {listed[-1]}"
-
-
-def _resolver(compiled: CompiledSpec) -> Callable[[str], LoadedSpec | None]:
-    """The specs ``compiled``'s subgraphs run, at any depth, by ref."""
-    found: dict[str, LoadedSpec] = {}
-    pending = [compiled]
-    while pending:
-        for ref, child in pending.pop().children.items():
-            if ref not in found:
-                found[ref] = child.loaded
-                pending.append(child)
-    return found.get
 
 
 def compare(expected: Ending, got: Ending) -> tuple[list[str], bool]:

@@ -39,7 +39,7 @@ from plait.engine.run.events import (
 from plait.engine.run.marks import RunMarks
 from plait.engine.run.records import RunLog, ThreadRecord, ThreadSpecMismatch
 from plait.engine.run.states import RunState, state_label, waiting_on
-from plait.engine.run.stream_items import EventsOfItems, error_text
+from plait.engine.run.stream_items import EventsOfItems, error_text, subgraph_maps
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.expressions import to_plain
 from plait.engine.spec.migrations import find_migration, migration_hint
@@ -57,6 +57,8 @@ class CompiledGraph(Protocol):
 
     @property
     def loaded(self) -> LoadedSpec: ...
+
+    def nested(self, ref: str) -> LoadedSpec | None: ...
 
     def bind(self, checkpointer: Any) -> Any: ...
 
@@ -213,7 +215,7 @@ async def run_graph(
             git_sha=git_sha,
         )
         failed: Failed | None = None
-        converter = EventsOfItems()
+        converter = EventsOfItems(subgraph_maps(loaded, compiled.nested))
         try:
             # aclosing: a consumer that stops early must stop the graph too, not leave it running.
             span = tracing.run_span(

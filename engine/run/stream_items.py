@@ -7,11 +7,16 @@ terminal and ``--json``, and ``plait.server.queue.stream_events`` turns the
 same items into the Agent Server's SSE events. Node start and finish come from
 the ``tasks`` mode (one pair per task, with its writes or error), tokens from
 ``messages``, custom data from ``custom``.
+
+A node inside a map item's subgraph has the item in its path as ``each[1]``, as
+its errors and audit name it. LangGraph's namespace says which nested call of the
+map's task an item is only from the second on (``each:<task>|1``; the first has no
+count), so the converter is told where the maps whose items run subgraphs are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk
@@ -27,13 +32,51 @@ from plait.engine.run.events import (
     Token,
     summarize_update,
 )
+from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.expressions import to_plain
+from plait.engine.spec.models import MapNode
+from plait.engine.spec.nesting import Resolve, places
+
+#: A node's place as the ids of the nodes around it, outermost first, then its own.
+NodeIds = tuple[str, ...]
+
+
+def subgraph_maps(loaded: LoadedSpec, resolve: Resolve) -> frozenset[NodeIds]:
+    """Where the maps whose items run a subgraph are, in ``loaded`` and the specs it runs."""
+    return frozenset(
+        (*(outer.node_id for outer in place.within), place.node_id)
+        for place in places(loaded, resolve)
+        if isinstance(place.node, MapNode) and place.node.do.kind == "subgraph"
+    )
+
+
+def path_of(namespace: tuple[str, ...], maps: Collection[NodeIds] = ()) -> list[str]:
+    """The path of the nodes in ``namespace``: the nodes around them, outermost first, each
+    map item as ``map[index]`` (item ``index`` is the map task's nested call ``index``)."""
+    path: list[str] = []
+    ids: list[str] = []
+    at = 0
+    while at < len(namespace):
+        name = namespace[at].split(":", 1)[0]
+        at += 1
+        ids.append(name)
+        if tuple(ids) not in maps:
+            path.append(name)
+            continue
+        index = 0  # the first nested call has no count
+        if at < len(namespace) and namespace[at].isdigit():
+            index = int(namespace[at])
+            at += 1
+        path.append(f"{name}[{index}]")
+    return path
 
 
 class EventsOfItems:
     """Turns the driver's stream items into run events, one item at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, maps: Collection[NodeIds] = ()) -> None:
+        """``maps``: :func:`subgraph_maps` of the spec that runs (its items' paths name them)."""
+        self._maps = maps
         # Running task names per namespace, to attribute custom data to a node.
         self._running: dict[tuple[str, ...], dict[str, str]] = {}
         self.last_failed: str | None = None
@@ -41,7 +84,7 @@ class EventsOfItems:
     def convert(self, item: Item) -> list[RunEvent]:
         """The events ``item`` makes (none for LangGraph's and the compiler's own nodes)."""
         namespace, mode, data = item
-        path = [segment.split(":", 1)[0] for segment in namespace]
+        path = path_of(namespace, self._maps)
         if mode == "tasks":
             return self._task(namespace, path, data)
         if mode == "messages":
