@@ -3,8 +3,8 @@
  * NodeToolbar, drawn at screen scale above the canvas). Its side is chosen
  * so node and card stay inside the canvas and clear of the minimap, the
  * controls and any pane over the canvas, hiding no other node where it can;
- * when no side fits as the view
- * stands, the view pans (when the card appears, or it or the canvas resizes).
+ * when no side fits as the view stands, the view pans (when the card
+ * appears, or it or the canvas resizes).
  */
 
 import { NodeToolbar, Position, useReactFlow, useStore } from "@xyflow/react";
