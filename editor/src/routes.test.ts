@@ -12,6 +12,9 @@ describe("routes", () => {
   it("keeps the other pages", () => {
     expect(parseRoute("#/")).toEqual({ page: "graphs" });
     expect(parseRoute("")).toEqual({ page: "graphs" });
+    // The parent of every editor link lists the graphs too.
+    expect(parseRoute("#/graphs")).toEqual({ page: "graphs" });
+    expect(parseRoute("#/graphs/")).toEqual({ page: "graphs" });
     expect(parseRoute("#/approvals")).toEqual({ page: "approvals" });
     expect(parseRoute("#/nowhere")).toEqual({ page: "missing", hash: "#/nowhere" });
   });

@@ -1,5 +1,5 @@
 /**
- * Hash routes: `#/` graphs, `#/graphs/<name>/<version>[?thread=<id>]` editor
+ * Hash routes: `#/` (or `#/graphs`) graphs, `#/graphs/<name>/<version>[?thread=<id>]` editor
  * (with the run on that thread open), `#/approvals` the approvals inbox.
  */
 import { useSyncExternalStore } from "react";
@@ -9,7 +9,7 @@ export type Route =
 
 export function parseRoute(hash: string): Route {
   const [path, query = ""] = (hash.replace(/^#/, "") || "/").split("?", 2);
-  if (path === "/" || path === "") return { page: "graphs" };
+  if (path === "/" || path === "" || path === "/graphs" || path === "/graphs/") return { page: "graphs" };
   if (path === "/approvals") return { page: "approvals" };
   const m = /^\/graphs\/([^/]+)\/([^/]+)$/.exec(path);
   if (m)
