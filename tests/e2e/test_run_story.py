@@ -201,14 +201,15 @@ def test_refund_story_skipped_nodes_steps_and_an_edited_fork(
         "approve"
     )
 
-    # State after each step: one per checkpoint, labelled by the node that wrote it.
+    # The input, then the state after each step, labelled by the node that wrote it and
+    # numbered as the heading counts steps.
     page.get_by_test_id("run-tab-steps").click()
     labels = page.get_by_test_id("step-inspector").locator(".step-list button").all_inner_texts()
     assert labels == [
-        "Step 1",
-        "Step 2 · after assess",
-        "Step 3 · after approve",
-        "Step 4 · after refund",
+        "Input",
+        "Step 1 · after assess",
+        "Step 2 · after approve",
+        "Step 3 · after refund",
     ]
 
     # Time travel: checkpoints in words, no engine internals.

@@ -15,7 +15,7 @@ import { useCanvasRunBridge } from "./canvasRunBridge";
 import { Outcome } from "./Outcome";
 import { PastRuns } from "./PastRuns";
 import { assistantOf, detach, openThread, startRun } from "./runController";
-import { useRunStore } from "./runStore";
+import { type StepValues, useRunStore } from "./runStore";
 import { shownState } from "./runStates";
 import { TimelineView } from "./TimelineView";
 import { TimeTravel } from "./TimeTravel";
@@ -181,6 +181,13 @@ function TokenStream() {
   );
 }
 
+/** A first state that no node wrote is the run's input; the others count the steps as the
+ * run's heading does. */
+function stepLabel({ step, after }: StepValues, input: boolean): string {
+  if (input && step === 1) return "Input";
+  return `Step ${input ? step - 1 : step}${after.length ? ` · after ${after.join(", ")}` : ""}`;
+}
+
 /** The state after each step of the live run (its `values` events). */
 function StepInspector() {
   const steps = useRunStore((s) => s.steps);
@@ -193,8 +200,7 @@ function StepInspector() {
         {steps.map((step) => (
           <li key={step.step}>
             <button type="button" className={step === shown ? "active" : undefined} onClick={() => setPicked(step.step)}>
-              Step {step.step}
-              {step.after.length ? ` · after ${step.after.join(", ")}` : ""}
+              {stepLabel(step, steps[0].after.length === 0)}
             </button>
           </li>
         ))}
