@@ -99,6 +99,11 @@ def test_a_partial_success_says_how_many_items_were_lost(
     expect(outcome).to_have_attribute("data-state", "partially_succeeded")
     expect(outcome.locator("h3")).to_contain_text("Partially succeeded")
     expect(outcome.get_by_test_id("run-state-label")).to_have_text(PARTIAL)
+    # The map's card says it too, not just "done".
+    research = page.get_by_test_id("node-research")
+    expect(research).to_have_attribute("data-status", "done")
+    expect(research.get_by_test_id("node-lost")).to_have_text("2 of 5 items lost")
+    expect(page.get_by_test_id("node-summarize").get_by_test_id("node-lost")).to_have_count(0)
     screenshot(page, f"run-partial-{size[0]}x{size[1]}")
     # The stream's end came before the run's row: meanwhile nothing claimed it succeeded.
     assert_only_state_words(page)

@@ -12,7 +12,7 @@
 import { useEffect } from "react";
 import { shallow } from "zustand/shallow";
 import { useEditorStore } from "../store/editorStore";
-import { runLines, shownStatus, useRunStore, waitingLines } from "./runStore";
+import { lossLines, runLines, shownStatus, useRunStore, waitingLines } from "./runStore";
 import { reachedEnd } from "./runStates";
 import { takenEdges } from "./timeline";
 
@@ -37,7 +37,7 @@ export function useCanvasRunBridge(): void {
         state.timers !== previous.timers ||
         state.tools !== previous.tools
       ) {
-        const lines = runLines(state.tokens, state.nodeStatus, waitingLines(state.timeline), state.timers, state.tools);
+        const lines = runLines(state.tokens, state.nodeStatus, waitingLines(state.timeline), state.timers, state.tools, lossLines(state.timeline));
         // Tokens of a node whose line is unchanged (or not shown) re-render no card.
         if (!shallow(lines, editor.nodeRunLine)) editor.setNodeRunLine(lines);
       }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { approvalRequest, reduce, runLines, shownStatus, timerWait, toolPark, waitingLines } from "./runStore";
+import { approvalRequest, lossLines, reduce, runLines, shownStatus, timerWait, toolPark, waitingLines } from "./runStore";
 import { soon, when } from "./format";
 import { EMPTY_TIMELINE, nextRun, stepsOf, takenEdges, waitingText } from "./timeline";
 import plannerTeam from "./fixtures/planner-team.json";
@@ -196,6 +196,10 @@ describe("timeline", () => {
     expect(steps[1].cost).toBeCloseTo(0.15);
     expect(steps[1].attempt).toBe(2);
     expect(steps[1].map).toEqual({ done: 1, failed: 2, failedItems: [1, 2], total: 3 });
+    // The map's card says what it lost once it is done (not while it runs, nor for a node that lost none).
+    expect(lossLines(state.timeline)).toEqual({ each: "2 of 3 items lost" });
+    expect(runLines({}, { fetch: "done", each: "done" }, {}, {}, {}, lossLines(state.timeline))).toEqual({ each: "2 of 3 items lost" });
+    expect(runLines({}, { fetch: "done", each: "running" }, {}, {}, {}, lossLines(state.timeline))).toEqual({});
     // Parallel calls of one tool: each result goes to the call with its arguments.
     expect(steps[1].toolCalls.map((call) => `${JSON.stringify(call.args)}:${call.status}`)).toEqual([
       '{"q":"a"}:ok',

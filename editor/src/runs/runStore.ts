@@ -411,7 +411,8 @@ const TOKEN_TAIL = 48;
  * for (a tool's `limits`), else the tail of the tokens its model is streaming, whitespace folded
  * to spaces; a `wait` node parked on its timer says until when, in the viewer's local time
  * (`WAITING until 14:40:56`), and a node parked on an MCP task which tool it waits for
- * (`WAITING for demo/slow_report`), whole: the card wraps it.
+ * (`WAITING for demo/slow_report`), whole: the card wraps it. A map that ended having lost
+ * items says how many (`DONE 2 of 5 items lost`).
  */
 export function runLines(
   tokens: Record<string, string>,
@@ -419,14 +420,28 @@ export function runLines(
   waiting: Record<string, string> = {},
   timers: Record<string, string> = {},
   tools: Record<string, string> = {},
+  losses: Record<string, string> = {},
 ): Record<string, string> {
   const lines: Record<string, string> = {};
+  for (const [node, text] of Object.entries(losses)) if (status[node] === "done") lines[node] = text;
   for (const [node, text] of Object.entries(tokens))
     if (text && status[node] === "running") lines[node] = (text.length > TOKEN_TAIL ? `…${text.slice(-TOKEN_TAIL)}` : text).replace(/\s+/g, " ");
   for (const [node, text] of Object.entries(waiting)) if (status[node] === "running") lines[node] = text;
   for (const [node, until] of Object.entries(timers)) if (status[node] === "waiting") lines[node] = `until ${soon(until)}`;
   for (const [node, tool] of Object.entries(tools)) if (status[node] === "waiting") lines[node] = `for ${tool}`;
   return lines;
+}
+
+/** What each map node's latest step lost, by node (`2 of 5 items lost`): only maps that lost items. */
+export function lossLines(timeline: Timeline): Record<string, string> {
+  const losses: Record<string, string> = {};
+  for (const entry of timeline.entries) {
+    if (entry.kind !== "step") continue;
+    const map = entry.map;
+    if (map && map.failed > 0) losses[entry.node] = `${map.failed} of ${map.total ?? map.done + map.failed} items lost`;
+    else delete losses[entry.node];
+  }
+  return losses;
 }
 
 /** What each node's latest step waits for under a tool's limits, by node, in a few words. */

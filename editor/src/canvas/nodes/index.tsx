@@ -114,6 +114,8 @@ function NodeShell({
 }
 
 const STREAMING_TITLE = "streaming: the run panel's node inspector shows it all";
+/** A done node's line: the items its map lost (runs/runStore.ts `lossLines`). */
+const LOST_TITLE = "items of this map failed and the run went on without them: the step's detail says which and why";
 /** A line that starts with it says what a tool call waits for (runs/timeline.ts `waitingShort`). */
 const WAITING_MARK = "waits: ";
 const WAITING_TITLE = "a tool call waits for its turn under the tool's limits: the step's detail says which";
@@ -168,7 +170,15 @@ function RunLine({ id, status }: { id: string; status: NodeRunStatus }) {
 /** A card on the editor's canvas: run state and diff mark selected by id; a waiting node anchors its approval card. */
 function EditorCard({ id, data, selected, children }: CardProps) {
   // One subscription per card (a 300-node graph mounts 300 of them), compared field by field.
-  const { status, diff, visits } = useEditorStore(useShallow((s) => ({ status: s.nodeStatus[id], diff: s.nodeDiff[id], visits: s.nodeVisits[id] })));
+  // A done map's line (the items it lost) comes with the status: no second subscription.
+  const { status, diff, visits, lost } = useEditorStore(
+    useShallow((s) => ({
+      status: s.nodeStatus[id],
+      diff: s.nodeDiff[id],
+      visits: s.nodeVisits[id],
+      lost: s.nodeStatus[id] === "done" ? s.nodeRunLine[id] : undefined,
+    })),
+  );
   return (
     <NodeShell
       data={data}
@@ -177,6 +187,13 @@ function EditorCard({ id, data, selected, children }: CardProps) {
       run={
         <>
           {(status === "running" || status === "waiting") && <RunLine id={id} status={status} />}
+          {lost !== undefined && (
+            <div className="plait-node-extra nodrag nowheel">
+              <div className="node-tokens lost" data-testid="node-lost" title={LOST_TITLE}>
+                {lost}
+              </div>
+            </div>
+          )}
           {status === "waiting" && <ApprovalAnchor nodeId={id} />}
         </>
       }
