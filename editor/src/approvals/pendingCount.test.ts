@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { refreshPending, usePendingCount } from "./pendingCount";
+import { pendingApprovals, refreshPending, usePendingCount } from "./pendingCount";
 
 // The server's pending approvals; each list request answers when the test lets it.
 const server = vi.hoisted(() => ({
@@ -53,5 +53,14 @@ describe("refreshPending", () => {
     await Promise.all(calls);
     expect(server.requests).toHaveLength(0);
     expect(usePendingCount.getState().count).toBe(2);
+  });
+
+  it("gives the run view the list its count came from, in one request", async () => {
+    server.pending = 3;
+    const listed = pendingApprovals();
+    expect(server.requests).toHaveLength(1);
+    answerNext();
+    expect(await listed).toHaveLength(3);
+    expect(usePendingCount.getState().count).toBe(3);
   });
 });

@@ -194,13 +194,14 @@ function StepInspector() {
   const [picked, setPicked] = useState<number | null>(null);
   if (steps.length === 0) return <p className="muted">No steps yet.</p>;
   const shown = steps.find((step) => step.step === picked) ?? steps[steps.length - 1];
+  const input = steps[0].after.length === 0;
   return (
     <div className="step-inspector" data-testid="step-inspector">
       <ol className="step-list">
         {steps.map((step) => (
           <li key={step.step}>
             <button type="button" className={step === shown ? "active" : undefined} onClick={() => setPicked(step.step)}>
-              {stepLabel(step, steps[0].after.length === 0)}
+              {stepLabel(step, input)}
             </button>
           </li>
         ))}

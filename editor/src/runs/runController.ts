@@ -6,7 +6,7 @@
 
 import { ApiError, approvals, resumedRun, runOfResponse, runs, threads, type Decision, type ThreadEvent, type ThreadState } from "../api/client";
 import type { SseMessage } from "../api/sse";
-import { refreshPending } from "../approvals/pendingCount";
+import { pendingApprovals, refreshPending } from "../approvals/pendingCount";
 import { ranTargetOf, useStartedRun } from "../graphs/runTarget";
 import { eventsOf, runOf, runsOf } from "./runApi";
 import { runState, UNREAD } from "./runStates";
@@ -403,9 +403,8 @@ export function settle(view: Pick<RunView, "nodeStatus" | "approvals" | "timers"
 export async function findApprovalIds(): Promise<void> {
   const { threadId, approvals: waiting } = useRunStore.getState();
   if (!threadId || Object.keys(waiting).length === 0) return;
-  // A new approval waits: the top bar counts it now, not at its next refresh.
-  void refreshPending();
-  const pending = await approvals.list("pending");
+  // The same request sets the top bar's count: a new approval is counted now, not at its next refresh.
+  const pending = await pendingApprovals();
   for (const approval of pending) {
     if (approval.thread_id === threadId && waiting[approval.node]) useRunStore.getState().setApprovalId(approval.node, approval.approval_id);
   }

@@ -438,7 +438,8 @@ export function lossLines(timeline: Timeline): Record<string, string> {
   for (const entry of timeline.entries) {
     if (entry.kind !== "step") continue;
     const map = entry.map;
-    if (map && map.failed > 0) losses[entry.node] = `${map.failed} of ${map.total ?? map.done + map.failed} items lost`;
+    // Every item reports once, succeeded or failed (timeline.ts `mapTotal`).
+    if (map && map.failed > 0) losses[entry.node] = `${map.failed} of ${map.done + map.failed} items lost`;
     else delete losses[entry.node];
   }
   return losses;
