@@ -4,81 +4,14 @@ the second on), and a subgraph inside an item under it."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.integration.cli.conftest import TEST_SPECS, PlaitRunner
 
-from tests.integration.cli.conftest import PlaitRunner
-
-PARENT = """\
-apiVersion: plait/v1
-kind: Graph
-metadata: {name: claims, version: "1.0.0"}
-spec:
-  state:
-    claims: {type: list}
-    results: {type: list}
-  input: [claims]
-  nodes:
-    each:
-      kind: map
-      items: state.claims
-      concurrency: 2
-      do: {kind: subgraph, ref: desk@1.0.0, input: {claim: item}}
-      output: results
-  edges:
-    - {from: START, to: each}
-    - {from: each, to: END}
-  examples:
-    - name: four
-      input: {claims: ["/a/0", "/a/1", "/a/2", "/a/3"]}
-"""
-
-DESK = """\
-apiVersion: plait/v1
-kind: Graph
-metadata: {name: desk, version: "1.0.0"}
-spec:
-  state:
-    claim: {type: string}
-    done: {type: any}
-    folder: {type: any}
-  input: [claim]
-  output: [done, folder]
-  nodes:
-    classify: {kind: python, function: 'os.path:basename', args: {p: state.claim}, output: done}
-    file:
-      kind: subgraph
-      ref: cabinet@1.0.0
-      input: {claim: state.claim}
-      writes: {folder: result.folder}
-  edges:
-    - {from: START, to: classify}
-    - {from: classify, to: file}
-    - {from: file, to: END}
-"""
-
-CABINET = """\
-apiVersion: plait/v1
-kind: Graph
-metadata: {name: cabinet, version: "1.0.0"}
-spec:
-  state:
-    claim: {type: string}
-    folder: {type: any}
-  input: [claim]
-  output: [folder]
-  nodes:
-    shelve: {kind: python, function: 'os.path:dirname', args: {p: state.claim}, output: folder}
-  edges:
-    - {from: START, to: shelve}
-    - {from: shelve, to: END}
-"""
+#: claims.yaml maps four claims over desk.yaml, whose `file` node runs cabinet.yaml.
+CLAIMS = TEST_SPECS / "map_paths" / "claims.yaml"
 
 
-def test_each_item_is_named_in_its_nodes_paths(plait: PlaitRunner, tmp_path: Path) -> None:
-    for name, text in (("claims", PARENT), ("desk", DESK), ("cabinet", CABINET)):
-        (tmp_path / f"{name}.yaml").write_text(text, encoding="utf-8")
-
-    ran = plait("run", tmp_path / "claims.yaml", "--json")
+def test_each_item_is_named_in_its_nodes_paths(plait: PlaitRunner) -> None:
+    ran = plait("run", CLAIMS, "--json")
 
     assert ran.code == 0, ran.stdout + ran.stderr
     finished = [event for event in ran.events() if event["event"] == "node_finished"]
@@ -91,7 +24,7 @@ def test_each_item_is_named_in_its_nodes_paths(plait: PlaitRunner, tmp_path: Pat
     assert shelved == {(f"each[{index}]", "file") for index in range(4)}
 
     # The terminal view says the same.
-    shown = plait("run", tmp_path / "claims.yaml")
+    shown = plait("run", CLAIMS)
     assert shown.code == 0, shown.stdout + shown.stderr
     assert '✓ each[0] > classify  done="0"' in shown.stdout
     assert "✓ each[3] > file > shelve" in shown.stdout
