@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
@@ -20,9 +19,7 @@ from tests.e2e.helpers import (
     open_graph,
     yaml_text,
 )
-from tests.integration.server.harness import Cluster
-
-SPECS = Path(__file__).resolve().parents[2] / "specs"
+from tests.integration.server.harness import SPECS, Cluster
 
 
 def go_to_line(page: Page, line: int) -> None:
