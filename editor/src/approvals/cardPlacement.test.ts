@@ -55,4 +55,20 @@ describe("approval card placement", () => {
     const all = [below, rect(420, 200, 620, 260), rect(0, 200, 180, 260), rect(200, 0, 400, 60)];
     expect(placeCard({ ...base, node, others: all }).side).toBe("bottom");
   });
+
+  it("does not pan another node off the canvas or under a control to keep a sliver of one in sight", () => {
+    // The refund example at 1280x720 with the card's edit form open (measured in the editor):
+    // left, the card covers the top 9 px of `refund`; right, a 175 px pan would push `refund`
+    // past the canvas edge and under the zoom controls.
+    const placed = placeCard({
+      node: rect(523, 356, 697, 435),
+      card: { width: 340, height: 314 },
+      area: rect(128, 69, 880, 720),
+      obstacles: [rect(715, 605, 865, 705), rect(143, 601, 169, 705), rect(820, 705, 880, 720)],
+      others: [rect(523, 168, 697, 248), rect(298, 543, 472, 623), rect(523, 543, 697, 623), rect(580, 95, 640, 122), rect(580, 669, 640, 696)],
+      gap: 10,
+      margin: 8,
+    });
+    expect(placed).toEqual({ side: "left", shift: { x: 0, y: 0 }, fits: true });
+  });
 });

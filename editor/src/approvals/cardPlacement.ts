@@ -3,9 +3,10 @@
  * the node (bottom, right, left, top) and how far to pan the view so node
  * and card sit inside the canvas, clear of what floats over it (minimap,
  * controls, panes). The side that needs the least panning wins, bottom first
- * on a tie, and a side whose card would hide another node of the graph loses to
- * any that hides none unless that one needs a long pan; when node and card
- * cannot both fit, the card alone must.
+ * on a tie; what the card covers of the graph's other nodes, or what the pan pushes
+ * of them under an obstacle or off the canvas, costs as a long pan would (so a side
+ * that hides none wins unless it needs a much longer pan); when node and card cannot
+ * both fit, the card alone must.
  */
 
 export interface Rect {
@@ -32,7 +33,7 @@ export interface PlacementInput {
   area: Rect;
   /** What covers parts of the canvas. */
   obstacles: Rect[];
-  /** The graph's other nodes: the card should not hide them (panning moves them with it). */
+  /** The graph's other nodes: neither the card nor the pan should hide them (the card pans with them). */
   others?: Rect[];
   /** Between node and card (the node toolbar's offset). */
   gap: number;
@@ -44,7 +45,7 @@ export interface PlacementInput {
 const SIDE_COST: Record<Side, number> = { bottom: 0, right: 24, left: 48, top: 72 };
 /** Showing the card but not its whole node costs more than any pan. */
 const NODE_CUT_COST = 1e6;
-/** Hiding another node costs as much as a pan of this many pixels. */
+/** Hiding another node whole costs as much as a pan of this many pixels (part of it, part). */
 const COVER_COST = 400;
 
 const width = (r: Rect) => r.right - r.left;
@@ -105,6 +106,29 @@ function shiftInto(box: Rect, room: Rect): { x: number; y: number } {
   return { x: axis(box.left, box.right, room.left, room.right), y: axis(box.top, box.bottom, room.top, room.bottom) };
 }
 
+/** The part of `r`'s area inside `clip` (0 when they do not meet). */
+function overlap(r: Rect, clip: Rect): number {
+  const w = Math.min(r.right, clip.right) - Math.max(r.left, clip.left);
+  const h = Math.min(r.bottom, clip.bottom) - Math.max(r.top, clip.top);
+  return w > 0 && h > 0 ? w * h : 0;
+}
+
+/**
+ * How much of the other nodes would be out of sight, in nodes (a half-hidden node counts
+ * 0.5): under the card, under an obstacle or outside the canvas, once the view pans by `shift`.
+ */
+function hidden(others: Rect[], card: Rect, area: Rect, obstacles: Rect[], shift: { x: number; y: number }): number {
+  let total = 0;
+  for (const other of others) {
+    const r = { left: other.left + shift.x, right: other.right + shift.x, top: other.top + shift.y, bottom: other.bottom + shift.y };
+    const size = width(r) * height(r);
+    if (size <= 0) continue;
+    const covered = size - overlap(r, area) + overlap(other, card) + obstacles.reduce((sum, o) => sum + overlap(r, o), 0);
+    total += Math.min(1, covered / size);
+  }
+  return total;
+}
+
 /** Decide the card's side and the pan that shows it (see the module comment). */
 export function placeCard({ node, card, area, obstacles, others = [], gap, margin }: PlacementInput): Placement {
   const rooms = freeRects(
@@ -114,15 +138,15 @@ export function placeCard({ node, card, area, obstacles, others = [], gap, margi
   let best: (Placement & { cost: number }) | null = null;
   for (const side of Object.keys(SIDE_COST) as Side[]) {
     const placed = cardRect(node, card, side, gap);
-    const covering = COVER_COST * others.filter((other) => intersects(placed, other)).length;
     for (const [box, extra] of [
-      [union(node, placed), covering],
-      [placed, covering + NODE_CUT_COST],
+      [union(node, placed), 0],
+      [placed, NODE_CUT_COST],
     ] as const) {
       for (const room of rooms) {
         if (width(box) > width(room) || height(box) > height(room)) continue;
         const shift = shiftInto(box, room);
-        const cost = Math.abs(shift.x) + Math.abs(shift.y) + SIDE_COST[side] + extra;
+        const hiding = COVER_COST * hidden(others, placed, area, obstacles, shift);
+        const cost = Math.abs(shift.x) + Math.abs(shift.y) + SIDE_COST[side] + hiding + extra;
         if (!best || cost < best.cost) best = { side, shift, fits: true, cost };
       }
     }
