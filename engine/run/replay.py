@@ -48,8 +48,10 @@ from plait.engine.tools.cassette import (
 #: holds none; one without ``node_keys`` keeps its model replies and tool results by node id.
 FORMAT = "plait-recording/v1"
 #: ``node_keys`` of a recording whose model replies and tool results are kept by the path of
-#: the node that asked (``office/desk/classify``); files recorded before lack the field, and
-#: hold the node's id (:data:`BY_ID`), whatever subgraph it ran in.
+#: the node that asked (``office/desk/classify``; ``each[1]`` for what item 1 of a map of
+#: ``llm``, ``agent`` or ``tool`` items asked, ``each`` in files recorded before, which the
+#: cassette serves to all items); files recorded before paths lack the field, and hold the
+#: node's id (:data:`BY_ID`), whatever subgraph it ran in.
 BY_PATH = "path"
 BY_ID = "id"
 _RESUME = "__resume__"
@@ -296,6 +298,11 @@ def older_paths(
     their keys). One found at several places (in the spec and in a subgraph, or in a
     subgraph two nodes run) cannot be told apart, nor one in a map item's subgraph (which
     item is not known). One found nowhere keeps its id (a replay then says it diverged).
+
+    A map whose ``do`` is an ``llm``, ``agent`` or ``tool`` is placed like any node (at
+    its path, ``office/each``): such records hold all its items' calls together, which a
+    replay's items, asking at ``office/each[i]``, share in call order as they did when
+    recorded (:mod:`plait.engine.tools.cassette`).
     """
     found: dict[str, list[Place]] = {}
     for place in spec_places:

@@ -11,27 +11,32 @@ call the recording has no answer for means the run took another path than the
 recorded one: it fails with :class:`Diverged`, which names the node and what
 the recording holds there.
 
-Replies are matched per node in call order (a map's items running at once may
-ask in another order than they did when recorded); tool results by node, tool
-and arguments, each used once; an ``a2a`` node's first message by the node's
-path, agent, text and data (each recorded conversation used once), and each
-decision it sends back must be the one the recorded run sent.
+Replies are matched per node in call order; tool results by node, tool and
+arguments, each used once; an ``a2a`` node's first message by the node's path,
+agent, text and data (each recorded conversation used once), and each decision
+it sends back must be the one the recorded run sent.
 
 Everything is kept under the path among subgraphs of the node that asked
 (``engine/observability/node_path.py``): its id at the top level (as recordings made
 before paths were kept hold them), ``office/desk/classify`` in node ``desk`` of the
 subgraph node ``office`` runs, ``claims[1]/classify`` in the subgraph of item 1 of map
-``claims``. So nodes of one id in a spec and its subgraphs, in a subgraph two nodes
-run, or in a map's items each get their own, and a divergence names the path. (The
-items of a map of ``llm``, ``agent`` or ``tool`` items are one node, the map: they
-share its replies, in call order.)
+``claims``, and ``claims[1]`` for the calls item 1 of a map of ``llm``, ``agent`` or
+``tool`` items makes itself. So nodes of one id in a spec and its subgraphs, in a
+subgraph two nodes run, or in a map's items each get their own, whatever order items
+running at once ask in, and a divergence names the path.
+
+Recordings made before a map's items kept their own calls hold them under the map's
+path (``claims``), all items together in call order. A map item asking at
+``claims[1]`` where the recording holds nothing is served from there, as those
+recordings were replayed: the next reply of the shared queue (:func:`_shared`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -117,6 +122,7 @@ class Cassette:
         for call in models:
             self._replies.setdefault(call.node, deque()).append(call)
         self._tools = list(tools)
+        self._tool_nodes = {call.node for call in self._tools}
         self._used_tools: set[int] = set()
         self._asked: dict[str, int] = {}
         self._remote = list(remote)
@@ -127,10 +133,18 @@ class Cassette:
 
     def model_reply(self, node: str, model: str) -> AIMessage:
         """The next reply recorded for ``node`` (its path); :class:`Diverged` when none is left."""
-        asked = self._asked[node] = self._asked.get(node, 0) + 1
-        queue = self._replies.get(node)
+        key = _shared(node, self._replies)
+        asked = self._asked[key] = self._asked.get(key, 0) + 1
+        queue = self._replies.get(key)
         if not queue:
             had = asked - 1
+            if key != node:
+                raise Diverged(
+                    node,
+                    f"it asked {model!r} for reply {asked} of the items of map {key!r}, whose "
+                    "calls the recording keeps together (made before each item's were kept "
+                    f"apart); it had {had}",
+                )
             raise Diverged(
                 node,
                 f"it asked {model!r} for reply {asked} in this node; the recorded run "
@@ -141,9 +155,10 @@ class Cassette:
     def tool_result(self, node: str, tool: str, args: Mapping[str, Any]) -> Any:
         """The result recorded for this call of ``node`` (its path); :class:`Diverged` when
         none matches."""
+        key = _shared(node, self._tool_nodes)
         same_tool = []
         for index, call in enumerate(self._tools):
-            if index in self._used_tools or call.node != node or call.tool != tool:
+            if index in self._used_tools or call.node != key or call.tool != tool:
                 continue
             if dict(call.args) == dict(args):
                 self._used_tools.add(index)
@@ -243,6 +258,31 @@ def playing(cassette: Cassette) -> Iterator[Cassette]:
         yield cassette
     finally:
         _PLAYING.reset(token)
+
+
+#: The last segment of a map item's own path: the map's id and the item's index.
+_ITEM_OWN = re.compile(r"(\w+)\[\d+\]")
+
+
+def _shared(node: str, recorded: Container[str]) -> str:
+    """Where the recording keeps the calls ``node`` (a path) asks for: the path itself, or
+    for a map item's own calls (``office/claims[1]``) with none recorded there, the map's
+    path (``office/claims``) when calls are recorded there.
+
+    A recording made before a map's items kept their own calls holds all of them under
+    the map's path, in call order: its items share that queue, as they did then. A
+    recording made since holds none there (the map's calls are its items'), so an item
+    the recording lacks still diverges at its own path. Only a map item's own work has a
+    path that ends in ``[i]``: a node inside an item's subgraph ends in its id.
+    """
+    if node in recorded:
+        return node
+    head, slash, last = node.rpartition("/")
+    found = _ITEM_OWN.fullmatch(last)
+    if found is None:
+        return node
+    together = f"{head}{slash}{found[1]}"
+    return together if together in recorded else node
 
 
 def _message(reply: Mapping[str, Any]) -> AIMessage:

@@ -23,6 +23,7 @@ from plait.engine.compiler.nodes.waits import ItemCannotWait, in_item
 from plait.engine.errors import NodeError
 from plait.engine.governance.loops import StopsRun
 from plait.engine.observability.emit import emit
+from plait.engine.observability.node_path import map_item_work
 from plait.engine.spec.models import MapItemNode, MapNode, duration_seconds
 
 
@@ -84,7 +85,10 @@ def build(node_id: str, node: MapNode, ctx: CompileContext) -> Compute:
                 item_scope = scope.for_item(item, index)
                 try:
                     try:
-                        value = await asyncio.wait_for(work(item_scope), timeout)
+                        # Its calls are the item's (`each[1]`): recorded and replayed apart
+                        # from the other items', which run at once and may ask in any order.
+                        with map_item_work(node_id, index):
+                            value = await asyncio.wait_for(work(item_scope), timeout)
                     except GraphInterrupt as exc:  # its own work waits (a high-risk tool)
                         raise in_item(node_id, node.do.kind, index, exc) from None
                     if contribution is not None:

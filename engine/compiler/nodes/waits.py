@@ -18,7 +18,7 @@ from typing import Any
 from langgraph.errors import GraphInterrupt
 
 from plait.engine.errors import NodeError
-from plait.engine.observability.node_path import map_item, node_path
+from plait.engine.observability.node_path import item_path, map_item, node_path
 
 
 class ItemCannotWait(NodeError):
@@ -40,7 +40,7 @@ def in_item_node(node_id: str, kind: str, exc: GraphInterrupt) -> ItemCannotWait
 def in_item(map_id: str, do_kind: str, index: int, exc: GraphInterrupt) -> ItemCannotWait:
     """The error for item ``index`` of map ``map_id`` waiting in its own work (a high-risk
     tool asking for approval, an MCP task, a budget that asks), named ``map_id[index]``."""
-    return _cannot_wait(f"{node_path(map_id)}[{index}]", do_kind, exc, map_id, index)
+    return _cannot_wait(item_path(map_id, index), do_kind, exc, map_id, index)
 
 
 def _cannot_wait(

@@ -1,12 +1,15 @@
 """A replay's cassette inside compiled nodes: a map item that leaves the recording ends the
-run (it is not one lost item), an agent does not hand the divergence to its model, and an
-``a2a`` node in a subgraph or a map item's subgraph takes the answers kept at its path."""
+run (it is not one lost item), an agent does not hand the divergence to its model, an
+``a2a`` node in a subgraph or a map item's subgraph takes the answers kept at its path, and
+each item of a map of ``llm``, ``agent`` or ``tool`` items takes the calls kept at its own
+(``each[1]``)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 import pytest
+from langchain_core.messages import AIMessage
 
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.registry import SpecRegistry
@@ -38,6 +41,10 @@ def _map_spec() -> object:
         {"topics": {}, "answers": {}, "errors": {}},
         models={"m": scripted({"content": "live"})},
     )
+
+
+# These two keep the map's calls together under `each`, as recordings made before each item
+# kept its own do (the items share them in call order).
 
 
 async def test_a_map_item_that_leaves_the_recording_ends_the_run() -> None:
@@ -349,3 +356,185 @@ async def test_a_tool_call_with_other_arguments_diverges_naming_the_path() -> No
         "node 'office/lookup': diverged from the recording: it called tool 'lookup' with "
         "{'query': 'plait'}; the recording called it with {'query': 'braid'}"
     )
+
+
+# ----------------------------------------------------- a map's own calls, item by item
+
+ITEMS = ["taxi", "hotel", "dinner"]
+
+
+class _Asked(Cassette):
+    """A cassette that notes the path of each model call in the order the replay asks."""
+
+    def __init__(self, models: list[RecordedModelCall], tools: list[RecordedToolCall]) -> None:
+        super().__init__(models, tools)
+        self.asked: list[str] = []
+
+    def model_reply(self, node: str, model: str) -> AIMessage:
+        self.asked.append(node)
+        return super().model_reply(node, model)
+
+
+def _agents_map() -> LoadedSpec:
+    """Map `each` of three agent items at once: each looks its item up, then answers."""
+    return make_spec(
+        {
+            "each": {
+                "kind": "map",
+                "items": "state.claims",
+                "concurrency": 3,
+                "do": {"kind": "agent", "model": "m", "tools": ["lookup"], "prompt": "{{ item }}"},
+                "output": "answers",
+            }
+        },
+        chain("each"),
+        {"claims": {}, "answers": {}},
+        models={"m": scripted({"content": "live"})},
+        tools={"lookup": {"function": f"{FNS}:lookup"}},
+    )
+
+
+def _agent_turns(path: str, item: str) -> list[RecordedModelCall]:
+    """An agent item's two turns: it looks ``item`` up, then answers saying where it ran."""
+    looks = {"tool_calls": [{"name": "lookup", "args": {"query": item}, "id": f"c-{item}"}]}
+    return [
+        RecordedModelCall(path, "m", looks),
+        RecordedModelCall(path, "m", {"content": f"{item} answered at {path}"}),
+    ]
+
+
+async def test_each_agent_item_takes_its_own_turns_whatever_order_items_ask_in() -> None:
+    # Recorded as if item 2 ran both its turns first, then item 1, then item 0: taken from
+    # one queue in the order asked, item 0 would get item 2's turns.
+    models = [
+        call
+        for index in reversed(range(3))
+        for call in _agent_turns(f"each[{index}]", ITEMS[index])
+    ]
+    tools = [
+        RecordedToolCall(f"each[{index}]", "lookup", {"query": item}, f"{item} found")
+        for index, item in reversed(list(enumerate(ITEMS)))
+    ]
+    cassette = _Asked(models, tools)
+
+    with playing(cassette):
+        out = await Runner(_agents_map()).start({"claims": ITEMS})
+
+    assert out["answers"] == [f"{item} answered at each[{i}]" for i, item in enumerate(ITEMS)]
+    assert cassette.unused() == (0, 0, 0)
+    # The items' turns interleaved: not in the order they were recorded.
+    assert cassette.asked != [call.node for call in models]
+
+
+def _llm_map(concurrency: int = 3) -> LoadedSpec:
+    return make_spec(
+        {
+            "each": {
+                "kind": "map",
+                "items": "state.claims",
+                "concurrency": concurrency,
+                "do": {"kind": "llm", "model": "m", "prompt": "{{ item }}"},
+                "output": "answers",
+            }
+        },
+        chain("each"),
+        {"claims": {}, "answers": {}},
+        models={"m": scripted({"content": "live"})},
+    )
+
+
+async def test_an_llm_item_the_recording_lacks_diverges_naming_the_item() -> None:
+    # Items 0 and 2 have theirs; taken from one queue, item 1 would have taken item 2's.
+    recorded = [RecordedModelCall(f"each[{i}]", "m", {"content": f"r{i}"}) for i in (2, 0)]
+
+    with playing(Cassette(recorded, [])), pytest.raises(Diverged) as raised:
+        await Runner(_llm_map()).start({"claims": ITEMS})
+
+    assert str(raised.value) == (
+        "node 'each[1]': diverged from the recording: it asked 'm' for reply 1 in this node; "
+        "the recorded run had 0 model call(s) here"
+    )
+
+
+async def test_a_recording_that_keeps_a_maps_calls_together_is_shared_in_call_order() -> None:
+    """A recording made before each item's calls were kept apart: all under `each`."""
+    recorded = [RecordedModelCall("each", "m", {"content": f"r{i}"}) for i in range(3)]
+    cassette = _Asked(recorded, [])
+
+    with playing(cassette):
+        out = await Runner(_llm_map(concurrency=1)).start({"claims": ITEMS})
+
+    assert cassette.asked == ["each[0]", "each[1]", "each[2]"]
+    assert out["answers"] == ["r0", "r1", "r2"]  # one at a time: in the order recorded
+    assert cassette.unused() == (0, 0, 0)
+
+
+async def test_each_tool_item_takes_the_result_recorded_at_its_own_path() -> None:
+    """The items call the tool with the same arguments: only where tells their results apart."""
+    spec = make_spec(
+        {
+            "each": {
+                "kind": "map",
+                "items": "state.claims",
+                "concurrency": 3,
+                "do": {"kind": "tool", "tool": "lookup", "args": {"query": "'plait'"}},
+                "output": "found",
+            }
+        },
+        chain("each"),
+        {"claims": {}, "found": {}},
+        tools={"lookup": {"function": f"{FNS}:lookup"}},
+    )
+    recorded = [
+        RecordedToolCall(f"each[{i}]", "lookup", {"query": "plait"}, f"found for {i}")
+        for i in (2, 1, 0)
+    ]
+
+    with playing(Cassette([], recorded)) as cassette:
+        out = await Runner(spec).start({"claims": ITEMS})
+
+    assert out["found"] == ["found for 0", "found for 1", "found for 2"]
+    assert cassette.unused() == (0, 0, 0)
+
+
+async def test_a_map_of_llm_items_inside_a_map_items_subgraph_keeps_both_indexes() -> None:
+    child = make_spec(
+        {
+            "ask": {
+                "kind": "map",
+                "items": "state.parts",
+                "do": {"kind": "llm", "model": "m", "prompt": "{{ item }}"},
+                "output": "answers",
+            }
+        },
+        chain("ask"),
+        {"parts": {}, "answers": {}},
+        name="parts",
+        output=["answers"],
+        models={"m": scripted({"content": "live"})},
+    )
+    top = make_spec(
+        {
+            "each": {
+                "kind": "map",
+                "items": "state.claims",
+                "do": {
+                    "kind": "subgraph",
+                    "ref": "parts@1.0.0",
+                    "input": {"parts": "item"},
+                    "result": "result.answers",
+                },
+                "output": "answers",
+            }
+        },
+        chain("each"),
+        {"claims": {}, "answers": {}},
+    )
+    paths = [f"each[{i}]/ask[{j}]" for i in range(2) for j in range(2)]
+    recorded = [RecordedModelCall(path, "m", {"content": path}) for path in reversed(paths)]
+
+    with playing(Cassette(recorded, [])) as cassette:
+        out = await Runner(top, SpecRegistry([child])).start({"claims": [["a", "b"], ["c", "d"]]})
+
+    assert out["answers"] == [paths[:2], paths[2:]]
+    assert cassette.unused() == (0, 0, 0)

@@ -302,3 +302,24 @@ def test_a_recording_of_a2a_nodes_in_subgraphs_reads_back_as_written() -> None:
     assert data["format"] == "plait-recording/v1"
     assert [call["node"] for call in data["a2a_calls"]] == [call.node for call in calls]
     assert Recording.from_json(data) == recording
+
+
+def test_a_map_items_own_calls_are_served_from_the_maps_only_where_none_are_its_own() -> None:
+    """`each` holds what a recording made before items kept their own calls holds."""
+    cassette = Cassette(
+        [
+            RecordedModelCall("each", "m", {"content": "shared"}),
+            RecordedModelCall("each[1]", "m", {"content": "own"}),
+        ],
+        [RecordedToolCall("look", "t", {"q": 1}, "shared result")],
+    )
+
+    assert cassette.model_reply("each[1]", "m").content == "own"
+    assert cassette.model_reply("each[0]", "m").content == "shared"
+    assert cassette.tool_result("look[3]", "t", {"q": 1}) == "shared result"
+    # Item 1 has calls of its own: when they run out it diverges, it takes none of the map's.
+    with pytest.raises(Diverged, match=r"node 'each\[1\]': .* reply 2 in this node; .* had 1"):
+        cassette.model_reply("each[1]", "m")
+    # A node in an item's subgraph is no call of the map's own.
+    with pytest.raises(Diverged, match=r"node 'each\[0\]/classify': .* had 0 model call"):
+        cassette.model_reply("each[0]/classify", "m")

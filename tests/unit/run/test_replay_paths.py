@@ -23,7 +23,7 @@ from plait.engine.run.replay import (
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.nesting import places
 from plait.engine.spec.registry import SpecRegistry
-from plait.engine.tools.cassette import RecordedModelCall, RecordedToolCall
+from plait.engine.tools.cassette import Cassette, Diverged, RecordedModelCall, RecordedToolCall
 from tests.unit.compiler.helpers import chain, make_spec, scripted
 
 MODELS = {"m": scripted({"content": "live"})}
@@ -180,3 +180,33 @@ def test_tool_results_are_kept_by_their_path_and_older_ones_by_where_they_were_p
         ("office/check", 4),
         ("answer", 5),
     ]
+
+
+def test_a_file_before_paths_keeps_a_maps_own_calls_at_the_map_which_its_items_share() -> None:
+    """A map of `llm` items is one node in such a file: its items' replies in call order."""
+    desk = make_spec(
+        {"ask": {"kind": "map", "items": "[1, 2]", "do": _llm()}},
+        chain("ask"),
+        name="desk",
+        models=MODELS,
+    )
+    top = make_spec(
+        {"office": {"kind": "subgraph", "ref": "desk@1.0.0"}}, chain("office"), name="top"
+    )
+    older = _recording(["ask", "ask"], [])
+    older.model_calls = [RecordedModelCall("ask", "m", {"content": f"r{i}"}) for i in range(2)]
+
+    placed = with_paths(older, compile_spec(top, SpecRegistry([top, desk])))
+
+    assert [call.node for call in placed.model_calls] == ["office/ask", "office/ask"]
+    cassette = Cassette(placed.model_calls, [])
+    # Item 1 asks first here: it takes the first reply, as such a replay always did.
+    assert cassette.model_reply("office/ask[1]", "m").content == "r0"
+    assert cassette.model_reply("office/ask[0]", "m").content == "r1"
+    with pytest.raises(Diverged) as raised:
+        cassette.model_reply("office/ask[0]", "m")
+    assert str(raised.value) == (
+        "node 'office/ask[0]': diverged from the recording: it asked 'm' for reply 3 of the "
+        "items of map 'office/ask', whose calls the recording keeps together (made before "
+        "each item's were kept apart); it had 2"
+    )
