@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,18 +70,22 @@ def fresh_database(server_url: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def postgres_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_server_url() -> Iterator[str]:
     """A maintenance URL on the server the tests use (never a test's own database)."""
     configured = os.environ.get(DATABASE_URL_ENV)
     if configured:
         yield configured
         return
-    pgdata: Path = tmp_path_factory.mktemp("embedded-postgres") / "pgdata"
-    server = embedded_server(pgdata)
+    # Not under pytest's basetemp: as root, PostgreSQL runs as another user, and each
+    # pytest session that starts (a test run in another terminal) makes
+    # /tmp/pytest-of-root private again, cutting the running server off its data.
+    home = Path(tempfile.mkdtemp(prefix="plait-test-postgres-"))
+    server = embedded_server(home / "pgdata")
     try:
         yield server.get_uri()
     finally:
         server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -180,7 +180,7 @@ async def write_record(
     ``ON CONFLICT DO NOTHING`` then a read: the first writer's row is the
     answer for every writer, and the read also returns the value as JSON
     gives it back, exactly what a later :meth:`PostgresToolResultStore.get` returns.
-    ``path`` is where ``node`` ran among subgraphs (``engine/compiler/node_path.py``).
+    ``path`` is where ``node`` ran among subgraphs (``engine/observability/node_path.py``).
     """
     await conn.execute(
         _INSERT,
