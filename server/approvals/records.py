@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json, Jsonb
 
 from plait.engine.store import Pool
 from plait.server.auth.store import OF_TENANT
@@ -110,7 +110,7 @@ async def record_interrupts(
                 value.get("node"),
                 item["id"],
                 value.get("action"),
-                Jsonb(value.get("arguments")),
+                Json(value.get("arguments")),  # json: keeps the graph's key order
                 value.get("reason"),
                 value.get("expires_at"),
                 value.get("on_expire") or "reject",

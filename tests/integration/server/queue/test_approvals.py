@@ -79,6 +79,8 @@ async def test_record_interrupts_keeps_approvals_once(qpool: Pool, qgraph: Graph
         "high risk",
     )
     assert pending["arguments"] == {"order_id": "A-1", "amount": 120}
+    # In the graph's order, as the run's card shows them (jsonb would put `amount` first).
+    assert list(pending["arguments"]) == ["order_id", "amount"]
     assert datetime.fromisoformat(pending["expires_at"]) == expiry
     assert pending["status"] == "pending"
     thread = await get_thread(qpool, run.thread_id)
