@@ -2,10 +2,13 @@
 
 Claims (:func:`plait.server.queue.runs.claim_runs`) order a tenant's claimable
 runs by *effective* priority, ``priority + floor(waited / aging_seconds)``
-(``waited`` since the run could first start), then by queue order. So a run
-of priority ``p`` outranks every run queued after it at any priority once it
-has waited ``(9 - p + 1) * aging_seconds``: a steady stream of high-priority
-runs delays a low one by a bounded time, never for ever.
+(``waited`` since the run could first start), ties to the run that waited
+longest, then to queue order. So a run of priority ``p`` outranks every run
+queued after it at any priority once it has waited ``(9 - p + 1) *
+aging_seconds``: a steady stream of high-priority runs delays a low one by a
+bounded time, never for ever. Within one priority this order is simply
+longest waiting first, which an index keeps (``plait_runs_claim_order``): a
+claim reads the first few runs of each priority, not the whole queue.
 """
 
 from __future__ import annotations

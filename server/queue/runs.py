@@ -746,7 +746,9 @@ async def claim_runs(
 
     Tenants take turns: each tenant's claimable runs are ranked by effective
     priority (its ``priority`` plus a level per ``aging_seconds`` it waited:
-    :mod:`plait.server.queue.queueing`), then queue order, and a run's place is
+    :mod:`plait.server.queue.queueing`), then time waited, then queue order (a claim
+    reads the first ``limit`` of each tenant's priorities, in that order, from an
+    index: its cost does not grow with the queue), and a run's place is
     its rank plus the runs its tenant already runs; places are claimed in order
     (ties by queue order, never by priority: a tenant's priorities order its
     own runs, not its share). So the tenant running fewest runs gets the next
@@ -768,33 +770,60 @@ async def claim_runs(
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
         cursor = await conn.execute(
             f"""
-            WITH claimable AS (
-                SELECT r.run_id, r.tenant_id, r.queue_id,
+            WITH RECURSIVE waiting_tenants AS (
+                -- The tenants with pending runs, an index probe each (a loose index
+                -- scan): DISTINCT would read every pending run.
+                (SELECT tenant_id FROM plait_runs WHERE status = 'pending'
+                 ORDER BY tenant_id LIMIT 1)
+                UNION ALL
+                SELECT (SELECT r.tenant_id FROM plait_runs r
+                        WHERE r.status = 'pending' AND r.tenant_id > w.tenant_id
+                        ORDER BY r.tenant_id LIMIT 1)
+                FROM waiting_tenants w WHERE w.tenant_id IS NOT NULL
+            ), claimable AS (
+                -- Of each tenant's runs of each priority, the first `limit` that could
+                -- start, longest waiting first (plait_runs_claim_order): within one
+                -- priority that is their effective-priority order, so a claim reads a
+                -- few rows per priority however long the queue is.
+                SELECT c.run_id, c.tenant_id, c.queue_id, c.since,
                        -- Aging: a level more per `aging` seconds waited since it could start.
+                       c.priority + floor(extract(epoch FROM now() - c.since) / %(aging)s)
+                           AS effective
+                FROM waiting_tenants w
+                CROSS JOIN generate_series(0, 9) AS level(priority)
+                CROSS JOIN LATERAL (
+                    SELECT r.run_id, r.tenant_id, r.queue_id, r.priority,
+                           coalesce(r.not_before, r.created_at) AS since
+                    FROM plait_runs r
+                    WHERE r.status = 'pending'
+                      AND r.tenant_id = w.tenant_id AND r.priority = level.priority
+                      -- `after_seconds`: not before its time. It still holds its
+                      -- place in the thread's queue (runs queued after it wait).
+                      AND (r.not_before IS NULL OR r.not_before <= now())
+                      -- Past its deadline before it ever started: never run (the sweep
+                      -- ends it). A run handed back or requeued started: it goes on.
+                      AND (r.expires_at IS NULL OR r.expires_at > now() OR r.attempt > 0)
+                      AND NOT EXISTS (
+                          SELECT 1 FROM plait_runs o
+                          WHERE o.thread_id = r.thread_id
+                            AND ((o.status = 'running' AND o.lease_owner IS NOT NULL)
+                                 OR (o.status = 'pending' AND o.queue_id < r.queue_id
+                                     AND (o.expires_at IS NULL OR o.expires_at > now()
+                                          OR o.attempt > 0)))
+                      )
+                    ORDER BY coalesce(r.not_before, r.created_at), r.queue_id
+                    LIMIT %(limit)s
+                ) c
+                WHERE w.tenant_id IS NOT NULL
+                UNION ALL
+                -- Runs whose worker's lease expired (rare: plait_runs_running).
+                SELECT r.run_id, r.tenant_id, r.queue_id, coalesce(r.not_before, r.created_at),
                        r.priority + floor(extract(epoch FROM now()
-                           - coalesce(r.not_before, r.created_at)) / %(aging)s) AS effective
+                           - coalesce(r.not_before, r.created_at)) / %(aging)s)
                 FROM plait_runs r
-                WHERE (
-                    r.status = 'pending'
-                    -- `after_seconds`: not before its time. It still holds its
-                    -- place in the thread's queue (runs queued after it wait).
-                    AND (r.not_before IS NULL OR r.not_before <= now())
-                    -- Past its deadline before it ever started: never run (the sweep
-                    -- ends it). A run handed back or requeued started: it goes on.
-                    AND (r.expires_at IS NULL OR r.expires_at > now() OR r.attempt > 0)
-                    AND NOT EXISTS (
-                        SELECT 1 FROM plait_runs o
-                        WHERE o.thread_id = r.thread_id
-                          AND ((o.status = 'running' AND o.lease_owner IS NOT NULL)
-                               OR (o.status = 'pending' AND o.queue_id < r.queue_id
-                                   AND (o.expires_at IS NULL OR o.expires_at > now()
-                                        OR o.attempt > 0)))
-                    )
-                ) OR (
-                    r.status = 'running' AND r.lease_owner IS NOT NULL
-                    AND r.lease_expires_at < now()
-                    AND r.run_id <> ALL(%(executing)s::text[])
-                )
+                WHERE r.status = 'running' AND r.lease_owner IS NOT NULL
+                  AND r.lease_expires_at < now()
+                  AND r.run_id <> ALL(%(executing)s::text[])
             ), running AS (
                 -- Live leases only: an expired one is claimable again, in its tenant's turn.
                 SELECT tenant_id, count(*) AS n FROM plait_runs
@@ -804,18 +833,22 @@ async def claim_runs(
             ), ranked AS (
                 SELECT c.run_id, c.queue_id,
                        row_number() OVER (
-                           PARTITION BY c.tenant_id ORDER BY c.effective DESC, c.queue_id
+                           PARTITION BY c.tenant_id ORDER BY c.effective DESC, c.since, c.queue_id
                        ) AS turn,
                        COALESCE(running.n, 0) AS busy,
                        t.max_running_runs - COALESCE(running.n, 0) AS room
                 FROM claimable c
                 LEFT JOIN plait_tenants t ON t.tenant_id = c.tenant_id
                 LEFT JOIN running ON running.tenant_id = c.tenant_id
+            ), eligible AS (
+                SELECT run_id, busy + turn AS place, queue_id FROM ranked
+                WHERE room IS NULL OR turn <= room
             ), picked AS (
-                SELECT r.run_id FROM plait_runs r JOIN ranked ON ranked.run_id = r.run_id
-                WHERE ranked.room IS NULL OR ranked.turn <= ranked.room
+                SELECT r.run_id FROM plait_runs r JOIN eligible e ON e.run_id = r.run_id
+                -- Found by their keys: a join alone may read the whole table.
+                WHERE r.run_id = ANY(ARRAY(SELECT run_id FROM eligible))
                 -- The tenant running fewest runs first; then queue order.
-                ORDER BY ranked.busy + ranked.turn, ranked.queue_id
+                ORDER BY e.place, e.queue_id
                 LIMIT %(limit)s
                 FOR UPDATE OF r SKIP LOCKED
             )

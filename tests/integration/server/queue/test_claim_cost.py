@@ -1,0 +1,69 @@
+"""A claim reads a few pending runs, not the whole queue: with a thousand runs waiting,
+starting one must not cost a thousand rows (it did, once per run started, which made a
+server with a long queue slower the longer it got)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from plait.engine.store.migrator import migrate
+from plait.engine.store.pool import Pool, open_pool
+from plait.server.graphs.versions import save_version
+from plait.server.queue.queueing import Queueing
+from plait.server.queue.runs import claim_runs, create_run
+from plait.server.queue.threads import create_thread
+from tests.integration.server.queue.conftest import spec_text, unique
+
+QUEUED = 1000
+
+
+@pytest.fixture
+async def lone_pool(empty_database_url: str) -> AsyncIterator[Pool]:
+    """One connection on a database of the test's own: the statistics it reads are the
+    claim's alone, and flushed by the same backend that counted them."""
+    async with await open_pool(empty_database_url, min_size=1, max_size=1) as opened:
+        await migrate(opened)
+        yield opened
+
+
+async def _rows_read(pool: Pool) -> int:
+    """Rows of plait_runs read so far by scans of the table and its indexes."""
+    async with pool.connection() as conn:
+        # The backend's counts reach the statistics once it is idle outside a transaction.
+        await conn.execute("SELECT pg_stat_force_next_flush()")
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS n "
+            "FROM pg_stat_user_tables WHERE relname = 'plait_runs'"
+        )
+        row = await cursor.fetchone()
+    assert row is not None
+    return int(row["n"])
+
+
+async def test_a_claim_reads_a_few_runs_of_a_thousand_queued(lone_pool: Pool) -> None:
+    graph = await save_version(lone_pool, spec_text(unique("g")), file="<test>")
+    queued = []
+    for index in range(QUEUED):
+        thread = await create_thread(lone_pool, thread_id=str(uuid.uuid4()))
+        run, _ = await create_run(
+            lone_pool,
+            thread_id=thread["thread_id"],
+            graph=graph,
+            kwargs={"input": {}},
+            metadata={},
+            queueing=Queueing(priority=index % 10),  # every priority, as a busy queue has
+        )
+        queued.append(run)
+    before = await _rows_read(lone_pool)
+
+    claimed = await claim_runs(lone_pool, "w1", 1, 60)
+
+    read = await _rows_read(lone_pool) - before
+    # The oldest of the highest priority, as a claim over the whole queue takes.
+    assert [run.run_id for run in claimed] == [queued[9].run_id]
+    # The runs it ranks (a few per priority) and their threads' checks: tens, not 1,000.
+    assert read < 100, f"one claim read {read} rows of plait_runs with {QUEUED} queued"
