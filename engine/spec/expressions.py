@@ -8,6 +8,7 @@ the root variables an expression reads but not the members it selects, so
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 import sys
@@ -99,13 +100,20 @@ def cel_variables(source: str) -> list[str]:
 
 
 def evaluate(source: str, context: Mapping[str, Any]) -> Any:
-    """Evaluate a CEL expression against ``context`` (JSON-like values only)."""
+    """Evaluate a CEL expression against ``context`` (JSON-like values only).
+
+    A map literal's keys come back in the order they are written
+    (:func:`written_order`), not in the CEL library's, which changes from one
+    process to the next.
+    """
     program = compile_cel(source)
     try:
-        return program.execute({key: to_plain(value) for key, value in context.items()})
+        value = program.execute({key: to_plain(value) for key, value in context.items()})
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         detail = f"no such key {exc}" if isinstance(exc, KeyError) else _first_line(str(exc))
         raise ExpressionError(source, detail) from None
+    order = written_order(source)
+    return value if order is None else _in_order(value, order)
 
 
 def to_plain(value: Any) -> Any:
@@ -145,6 +153,96 @@ def fields_read(source: str, root: str) -> set[str]:
 def state_fields_read(source: str) -> set[str]:
     """State fields a CEL expression reads."""
     return fields_read(source, "state")
+
+
+#: The keys of a map literal as written, each with its value's own key order when the
+#: value is a map literal too (``None`` otherwise).
+KeyOrder = dict[Any, "KeyOrder | None"]
+Token = tuple[str | None, str]
+
+_TOKEN = re.compile(
+    rf"(?P<string>{_STRING})|(?P<punct>[{{}}\[\](),:])|(?P<other>[^'\"{{}}\[\](),:]+|.)",
+    re.DOTALL,
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def written_order(source: str) -> KeyOrder | None:
+    """The keys of the map literal ``source`` is, in the order written (nested map
+    literals' too); ``None`` when the expression is not a map literal.
+
+    The CEL library hands a map back as a hash map whose order changes with each
+    process: an approval's arguments or a node's output would list their keys in
+    another order on each run. Keys that are not string literals keep the library's
+    order, after the written ones.
+    """
+    tokens = [
+        (match.lastgroup, match.group())
+        for match in _TOKEN.finditer(source)
+        if not match.group().isspace()
+    ]
+    try:
+        order, end = _map_literal(tokens, 0)
+    except (IndexError, SyntaxError, ValueError):
+        return None  # not a literal this reads (CEL itself compiled it)
+    return order if end == len(tokens) else None
+
+
+def _map_literal(tokens: list[Token], at: int) -> tuple[KeyOrder | None, int]:
+    """The key order of the map literal at token ``at`` and the token after it; ``None``
+    (and ``at``) when none starts there."""
+    if tokens[at] != ("punct", "{"):
+        return None, at
+    at += 1
+    order: KeyOrder = {}
+    while tokens[at] != ("punct", "}"):
+        kind, text = tokens[at]
+        if kind == "string" and tokens[at + 1] == ("punct", ":"):
+            key, value_at = ast.literal_eval(text), at + 2
+            nested, after = _map_literal(tokens, value_at)
+            if nested is not None and tokens[after][1] in (",", "}"):
+                order.setdefault(key, nested)
+                at = after
+            else:
+                order.setdefault(key, None)
+                at = _entry_end(tokens, value_at)
+        else:
+            at = _entry_end(tokens, at)
+        if tokens[at] == ("punct", ","):
+            at += 1
+        elif tokens[at] != ("punct", "}"):
+            return None, at
+    return order, at + 1
+
+
+def _entry_end(tokens: list[Token], at: int) -> int:
+    """The ``,`` or ``}`` ending the map entry (or value) that starts at token ``at``."""
+    depth = 0
+    while True:
+        kind, text = tokens[at]
+        if kind == "punct":
+            if text in "([{":
+                depth += 1
+            elif text in ")]}":
+                if depth == 0:
+                    return at
+                depth -= 1
+            elif text == "," and depth == 0:
+                return at
+        at += 1
+
+
+def _in_order(value: Any, order: KeyOrder) -> Any:
+    """``value`` (what a map literal gave) with its keys in ``order``, then the others."""
+    if not isinstance(value, dict):
+        return value
+    ordered = {
+        key: value[key] if nested is None else _in_order(value[key], nested)
+        for key, nested in order.items()
+        if key in value
+    }
+    ordered.update((key, item) for key, item in value.items() if key not in ordered)
+    return ordered
 
 
 def compile_regex(source: str) -> re.Pattern[str]:
