@@ -109,7 +109,7 @@ async def append_many(
 _APPEND = """
 WITH request AS (
     SELECT * FROM unnest(
-        %(run_ids)b::text[], %(batches)b::jsonb[], %(payloads)b::text[], %(attempts)b::int[]
+        %(run_ids)b::text[], %(batches)b::json[], %(payloads)b::text[], %(attempts)b::int[]
     ) AS request(run_id, batch, payload, attempt)
 ), locked AS (
     -- Row locks in run_id order, as the heartbeat takes them: two statements
@@ -125,15 +125,15 @@ WITH request AS (
     ORDER BY r.run_id
     FOR NO KEY UPDATE OF r
 ), bumped AS (
-    UPDATE plait_runs r SET event_seq = r.event_seq + jsonb_array_length(request.batch)
+    UPDATE plait_runs r SET event_seq = r.event_seq + json_array_length(request.batch)
     FROM locked JOIN request USING (run_id)
     WHERE r.run_id = locked.run_id
-    RETURNING r.run_id, r.event_seq - jsonb_array_length(request.batch) AS base,
+    RETURNING r.run_id, r.event_seq - json_array_length(request.batch) AS base,
               request.batch, request.payload
 ), inserted AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
     SELECT bumped.run_id, bumped.base + item.position, item.pair->>0, item.pair->1
-    FROM bumped, jsonb_array_elements(bumped.batch) WITH ORDINALITY AS item(pair, position)
+    FROM bumped, json_array_elements(bumped.batch) WITH ORDINALITY AS item(pair, position)
 )
 SELECT bumped.run_id, bumped.base + 1 AS first_seq,
        pg_notify(%(channel)s, CASE WHEN bumped.payload IS NULL THEN bumped.run_id

@@ -1078,19 +1078,19 @@ WITH finished AS (
     UPDATE plait_runs
     SET status = %(status)s, error = %(error)s, ended_at = now(), updated_at = now(),
         lease_expires_at = NULL, dead_letter = %(dead_letter)s,
-        event_seq = event_seq + jsonb_array_length(%(batch)s::jsonb),
+        event_seq = event_seq + json_array_length(%(batch)s::json),
         state = %(state)s, state_detail = %(detail)s
     WHERE run_id = %(run_id)s AND lease_owner = %(worker)s AND status = 'running'
       AND (%(attempt)s::int IS NULL OR attempt = %(attempt)s)
       AND state = ANY(%(sources)s)
     RETURNING thread_id, tenant_id,
-              event_seq - jsonb_array_length(%(batch)s::jsonb) + 1 AS first_seq,
+              event_seq - json_array_length(%(batch)s::json) + 1 AS first_seq,
               kwargs->>'webhook' AS webhook
 ), ended AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
     SELECT %(run_id)s, finished.first_seq + item.position - 1, item.pair->>0, item.pair->1
     FROM finished,
-         jsonb_array_elements(%(batch)s::jsonb) WITH ORDINALITY AS item(pair, position)
+         json_array_elements(%(batch)s::json) WITH ORDINALITY AS item(pair, position)
 ), waiting AS (
     SELECT o.run_id FROM plait_runs o JOIN finished USING (thread_id)
     WHERE o.run_id <> %(run_id)s
@@ -1166,7 +1166,7 @@ WITH direct AS (
         ), '{{}}'::jsonb) END AS tenant_limits
 ), journaled AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
-    SELECT %(run_id)s, 1, pair->>0, pair->1 FROM jsonb_array_elements(%(event)s::jsonb) AS pair
+    SELECT %(run_id)s, 1, pair->>0, pair->1 FROM json_array_elements(%(event)s::json) AS pair
 ), thread AS (
     -- Like the Agent Server, a thread's metadata names its graph and assistant.
     UPDATE plait_threads

@@ -81,6 +81,21 @@ async def test_append_numbers_events_per_run(qpool: Pool, qgraph: GraphVersion) 
         await journal.append(qpool, unique("missing"), "values", {})
 
 
+async def test_events_read_back_keep_their_data_in_the_order_written(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    # What a stream read from the table shows (a run opened later, a rejoined stream)
+    # is what the live stream showed: jsonb would put `amount` before `order_id`.
+    run_id = await _run_id(qpool, qgraph)
+    arguments = {"order_id": "A-1", "amount": 120, "nested": {"zone": 1, "at": 2}}
+    await journal.append(qpool, run_id, "values", {"__interrupt__": [{"arguments": arguments}]})
+
+    [event] = await journal.read_after(qpool, run_id, after=1)
+    [interrupt] = event.data["__interrupt__"]
+    assert list(interrupt["arguments"]) == ["order_id", "amount", "nested"]
+    assert list(interrupt["arguments"]["nested"]) == ["zone", "at"]
+
+
 async def test_concurrent_appends_get_distinct_consecutive_seqs(
     qpool: Pool, qgraph: GraphVersion
 ) -> None:
