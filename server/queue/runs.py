@@ -45,7 +45,13 @@ from plait.server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENAN
 from plait.server.graphs.versions import GraphVersion
 from plait.server.queue import journal, scores, timers, webhooks
 from plait.server.queue.leases import Lease
-from plait.server.queue.queueing import DEFAULT_AGING_SECONDS, DEFAULT_PRIORITY, Queueing
+from plait.server.queue.queueing import (
+    DEFAULT_AGING_SECONDS,
+    DEFAULT_PRIORITY,
+    HIGHEST_PRIORITY,
+    LOWEST_PRIORITY,
+    Queueing,
+)
 from plait.server.queue.threads import ThreadNotFound, ThreadStatus, client_thread_id
 from plait.server.queue.waiting import settle_waiting_in
 
@@ -790,7 +796,7 @@ async def claim_runs(
                        c.priority + floor(extract(epoch FROM now() - c.since) / %(aging)s)
                            AS effective
                 FROM waiting_tenants w
-                CROSS JOIN generate_series(0, 9) AS level(priority)
+                CROSS JOIN generate_series({LOWEST_PRIORITY}, {HIGHEST_PRIORITY}) AS level(priority)
                 CROSS JOIN LATERAL (
                     SELECT r.run_id, r.tenant_id, r.queue_id, r.priority,
                            coalesce(r.not_before, r.created_at) AS since
