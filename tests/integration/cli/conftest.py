@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -74,6 +76,28 @@ def plait(database_url: str) -> PlaitRunner:
         return run_plait(env or plait_env(database_url), *args)
 
     return run
+
+
+@pytest.fixture
+def replay_env(database_url: str, tmp_path: Path) -> dict[str, str]:
+    """The CLI's environment for record and replay tests: with the file the tools of
+    their specs (``specs/replay*/*_steps.py``) note each call in."""
+    return {**plait_env(database_url), "REPLAY_CALLS": str(tmp_path / "calls.jsonl")}
+
+
+def copied_spec(tmp_path: Path, folder: str, name: str) -> Path:
+    """Spec ``name`` of ``TEST_SPECS/folder``, in a copy of that folder of the test's own."""
+    shutil.copytree(TEST_SPECS / folder, tmp_path / "specs")
+    return tmp_path / "specs" / name
+
+
+def started_thread(plait: PlaitRunner, *args: str | Path, env: dict[str, str] | None = None) -> str:
+    """Run ``plait run *args``, which must succeed; the thread it started."""
+    ran = plait("run", *args, env=env)
+    assert ran.code == 0, ran.stdout + ran.stderr
+    found = re.search(r"started on thread ([0-9a-f-]{36})", ran.stdout)
+    assert found, ran.stdout
+    return found.group(1)
 
 
 def command_args(command: str) -> Sequence[str]:

@@ -5,13 +5,12 @@ edited prompt (same path) and on an edited route (the path changes: exit 6)."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.integration.cli.conftest import TEST_SPECS, PlaitRunner, plait_env
+from tests.integration.cli.conftest import TEST_SPECS, PlaitRunner, copied_spec, started_thread
 
 SPEC_DIR = TEST_SPECS / "replay"
 MESSAGE = '{"message": "I want my money back for A-1"}'
@@ -19,19 +18,11 @@ MESSAGE = '{"message": "I want my money back for A-1"}'
 
 @pytest.fixture
 def spec(tmp_path: Path) -> Path:
-    """The spec and its tools' module in a folder of the test's own."""
-    shutil.copytree(SPEC_DIR, tmp_path / "specs")
-    return tmp_path / "specs" / "replayed.yaml"
+    return copied_spec(tmp_path, "replay", "replayed.yaml")
 
 
-@pytest.fixture
-def env(database_url: str, tmp_path: Path) -> dict[str, str]:
-    """The CLI's environment, with the file the spec's tools note each call in."""
-    return {**plait_env(database_url), "REPLAY_CALLS": str(tmp_path / "calls.jsonl")}
-
-
-def _calls(env: dict[str, str]) -> list[dict[str, object]]:
-    path = Path(env["REPLAY_CALLS"])
+def _calls(replay_env: dict[str, str]) -> list[dict[str, object]]:
+    path = Path(replay_env["REPLAY_CALLS"])
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -47,23 +38,21 @@ def _version(spec: Path, version: str, old: str, new: str) -> Path:
     return path
 
 
-def _recorded_thread(plait: PlaitRunner, spec: Path, env: dict[str, str]) -> str:
-    ran = plait("run", spec, "-i", MESSAGE, "-d", "approve", "--comment", "fine", env=env)
-    assert ran.code == 0, ran.stdout + ran.stderr
-    found = re.search(r"started on thread ([0-9a-f-]{36})", ran.stdout)
-    assert found, ran.stdout
-    return found.group(1)
+def _recorded_thread(plait: PlaitRunner, spec: Path, replay_env: dict[str, str]) -> str:
+    return started_thread(
+        plait, spec, "-i", MESSAGE, "-d", "approve", "--comment", "fine", env=replay_env
+    )
 
 
 def test_a_recorded_run_replays_with_no_model_or_tool_called(
-    plait: PlaitRunner, spec: Path, env: dict[str, str], tmp_path: Path
+    plait: PlaitRunner, spec: Path, replay_env: dict[str, str], tmp_path: Path
 ) -> None:
-    thread = _recorded_thread(plait, spec, env)
-    assert [call["tool"] for call in _calls(env)] == ["lookup_order", "issue_refund"]
-    Path(env["REPLAY_CALLS"]).unlink()
+    thread = _recorded_thread(plait, spec, replay_env)
+    assert [call["tool"] for call in _calls(replay_env)] == ["lookup_order", "issue_refund"]
+    Path(replay_env["REPLAY_CALLS"]).unlink()
     recording = tmp_path / "refund.recording.json"
 
-    recorded = plait("record", thread, "--spec", spec, "-o", recording, env=env)
+    recorded = plait("record", thread, "--spec", spec, "-o", recording, env=replay_env)
 
     assert recorded.code == 0, recorded.stdout + recorded.stderr
     assert "success, 4 steps, 1 model replies, 2 tool results, 1 decisions" in recorded.stdout
@@ -81,34 +70,34 @@ def test_a_recorded_run_replays_with_no_model_or_tool_called(
         "provider: scripted", "provider: openai\n      model: gpt-4o-mini"
     )
     spec.write_text(offline, encoding="utf-8")
-    replayed = plait("replay", recording, "--spec", spec, env=env)
+    replayed = plait("replay", recording, "--spec", spec, env=replay_env)
 
     assert replayed.code != 0, replayed.stdout + replayed.stderr  # another digest now
     assert "give the spec it was recorded on as --spec" in replayed.stderr
     original = tmp_path / "original.yaml"
     shutil.copy(SPEC_DIR / "replayed.yaml", original)
     shutil.copy(SPEC_DIR / "replay_steps.py", tmp_path / "replay_steps.py")
-    replayed = plait("replay", recording, "--spec", original, "--against", spec, env=env)
+    replayed = plait("replay", recording, "--spec", original, "--against", spec, env=replay_env)
 
     assert replayed.code == 0, replayed.stdout + replayed.stderr
     assert "✓" in replayed.stdout and "success, 4 steps" in replayed.stdout
     assert "1 unchanged path(s), 0 changed" in replayed.stdout
-    assert _calls(env) == []  # no tool was called
+    assert _calls(replay_env) == []  # no tool was called
 
 
 def test_replay_against_an_edited_prompt_and_an_edited_route(
-    plait: PlaitRunner, spec: Path, env: dict[str, str], tmp_path: Path
+    plait: PlaitRunner, spec: Path, replay_env: dict[str, str], tmp_path: Path
 ) -> None:
     recording = tmp_path / "refund.recording.json"
-    thread = _recorded_thread(plait, spec, env)
-    assert plait("record", thread, "--spec", spec, "-o", recording, env=env).code == 0
+    thread = _recorded_thread(plait, spec, replay_env)
+    assert plait("record", thread, "--spec", spec, "-o", recording, env=replay_env).code == 0
     prompt = _version(spec, "1.0.1", "Classify: {{", "Classify this request: {{")
     route = _version(
         spec, "1.0.2", "when: \"state.kind == 'refund'\"", "when: \"state.kind == 'urgent'\""
     )
 
-    same = plait("replay", recording, "--spec", spec, "--against", prompt, env=env)
-    changed = plait("replay", recording, "--spec", spec, "--against", route, env=env)
+    same = plait("replay", recording, "--spec", spec, "--against", prompt, env=replay_env)
+    changed = plait("replay", recording, "--spec", spec, "--against", route, env=replay_env)
 
     assert same.code == 0, same.stdout + same.stderr
     assert "replayed on replayed@1.0.1" in same.stdout
@@ -124,27 +113,29 @@ def test_replay_against_an_edited_prompt_and_an_edited_route(
 
 
 def test_record_and_replay_refuse_what_they_cannot_use(
-    plait: PlaitRunner, spec: Path, env: dict[str, str], tmp_path: Path
+    plait: PlaitRunner, spec: Path, replay_env: dict[str, str], tmp_path: Path
 ) -> None:
-    unknown = plait("record", "0d5c2b4e-6f1e-4c1e-9a55-3c8f4c7f7d10", "--spec", spec, env=env)
+    unknown = plait(
+        "record", "0d5c2b4e-6f1e-4c1e-9a55-3c8f4c7f7d10", "--spec", spec, env=replay_env
+    )
     assert unknown.code != 0
     assert "no run was ever started on thread '0d5c2b4e-" in unknown.stderr
 
-    thread = _recorded_thread(plait, spec, env)
+    thread = _recorded_thread(plait, spec, replay_env)
     edited = _version(spec, "1.0.3", "Classify: {{", "Sort: {{")
-    wrong = plait("record", thread, "--spec", edited, env=env)
+    wrong = plait("record", thread, "--spec", edited, env=replay_env)
     assert wrong.code != 0
     assert "ran replayed@1.0.0" in wrong.stderr and "git show" in wrong.stderr
 
     no_audit = spec.read_text(encoding="utf-8").replace("  audit: {model_calls: true}\n", "")
     spec.write_text(no_audit, encoding="utf-8")
-    unaudited = _recorded_thread(plait, spec, env)
-    kept_nothing = plait("record", unaudited, "--spec", spec, env=env)
+    unaudited = _recorded_thread(plait, spec, replay_env)
+    kept_nothing = plait("record", unaudited, "--spec", spec, env=replay_env)
     assert kept_nothing.code != 0
     assert "kept no model replies: set `audit: {model_calls: true}`" in kept_nothing.stderr
 
     not_a_recording = tmp_path / "other.json"
     not_a_recording.write_text('{"hello": 1}', encoding="utf-8")
-    refused = plait("replay", not_a_recording, "--spec", spec, env=env)
+    refused = plait("replay", not_a_recording, "--spec", spec, env=replay_env)
     assert refused.code != 0
     assert "not a Plait recording: its `format` must be 'plait-recording/v1'" in refused.stderr

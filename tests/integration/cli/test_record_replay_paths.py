@@ -7,49 +7,33 @@ from before paths were kept are refused, naming the places their nodes could be.
 from __future__ import annotations
 
 import json
-import re
-import shutil
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from tests.integration.cli.conftest import TEST_SPECS, PlaitRunner, plait_env
+from tests.integration.cli.conftest import PlaitRunner, copied_spec, started_thread
 
-SPEC_DIR = TEST_SPECS / "replay_paths"
 INPUT = '{"message": "A-1", "messages": ["A-2", "A-3"]}'
 
 
 @pytest.fixture
 def spec(tmp_path: Path) -> Path:
-    shutil.copytree(SPEC_DIR, tmp_path / "specs")
-    return tmp_path / "specs" / "paths.yaml"
+    return copied_spec(tmp_path, "replay_paths", "paths.yaml")
 
 
-@pytest.fixture
-def env(database_url: str, tmp_path: Path) -> dict[str, str]:
-    return {**plait_env(database_url), "REPLAY_CALLS": str(tmp_path / "calls.jsonl")}
-
-
-def _thread(plait: PlaitRunner, spec: Path, env: dict[str, str]) -> str:
-    ran = plait("run", spec, "-i", INPUT, env=env)
-    assert ran.code == 0, ran.stdout + ran.stderr
-    found = re.search(r"started on thread ([0-9a-f-]{36})", ran.stdout)
-    assert found, ran.stdout
-    return found.group(1)
-
-
-def _recorded(plait: PlaitRunner, spec: Path, env: dict[str, str], target: Path) -> None:
-    recorded = plait("record", _thread(plait, spec, env), "--spec", spec, "-o", target, env=env)
+def _recorded(plait: PlaitRunner, spec: Path, replay_env: dict[str, str], target: Path) -> None:
+    thread = started_thread(plait, spec, "-i", INPUT, env=replay_env)
+    recorded = plait("record", thread, "--spec", spec, "-o", target, env=replay_env)
     assert recorded.code == 0, recorded.stdout + recorded.stderr
     assert "success, 4 steps, 4 model replies, 4 tool results, 0 decisions" in recorded.stdout
 
 
 def test_nodes_of_one_id_keep_their_own_calls_and_a_divergence_names_the_path(
-    plait: PlaitRunner, spec: Path, env: dict[str, str], tmp_path: Path
+    plait: PlaitRunner, spec: Path, replay_env: dict[str, str], tmp_path: Path
 ) -> None:
     recording = tmp_path / "paths.recording.json"
-    _recorded(plait, spec, env, recording)
+    _recorded(plait, spec, replay_env, recording)
     data = json.loads(recording.read_text(encoding="utf-8"))
     assert data["node_keys"] == "path"
     # The map's two items run at once: their calls are in the file in the order they ran.
@@ -61,13 +45,13 @@ def test_nodes_of_one_id_keep_their_own_calls_and_a_divergence_names_the_path(
     tools = [(call["node"], call["args"]["order_id"]) for call in data["tool_calls"]]
     assert tools[:2] == [("lookup", "A-1"), ("office/lookup", "desk A-1")]
     assert sorted(tools[2:]) == [("each[0]/lookup", "A-2"), ("each[1]/lookup", "A-3")]
-    Path(env["REPLAY_CALLS"]).unlink()
+    Path(replay_env["REPLAY_CALLS"]).unlink()
 
-    replayed = plait("replay", recording, "--spec", spec, env=env)
+    replayed = plait("replay", recording, "--spec", spec, env=replay_env)
 
     assert replayed.code == 0, replayed.stdout + replayed.stderr
     assert f"✓ {recording}  success, 4 steps" in replayed.stdout
-    assert not Path(env["REPLAY_CALLS"]).exists()  # no tool was called
+    assert not Path(replay_env["REPLAY_CALLS"]).exists()  # no tool was called
 
     # Version 1.0.1 sends `office` another message: its own `lookup` asks for another order.
     text = spec.read_text(encoding="utf-8")
@@ -77,7 +61,7 @@ def test_nodes_of_one_id_keep_their_own_calls_and_a_divergence_names_the_path(
     against = spec.with_name("paths-1.0.1.yaml")
     against.write_text(edited, encoding="utf-8")
 
-    changed = plait("replay", recording, "--spec", spec, "--against", against, env=env)
+    changed = plait("replay", recording, "--spec", spec, "--against", against, env=replay_env)
 
     assert changed.code == 6, changed.stdout + changed.stderr
     assert (
@@ -88,10 +72,10 @@ def test_nodes_of_one_id_keep_their_own_calls_and_a_divergence_names_the_path(
 
 
 def test_threads_and_files_from_before_paths_are_refused_where_nodes_share_an_id(
-    plait: PlaitRunner, spec: Path, env: dict[str, str], tmp_path: Path, database_url: str
+    plait: PlaitRunner, spec: Path, replay_env: dict[str, str], tmp_path: Path, database_url: str
 ) -> None:
     recording = tmp_path / "paths.recording.json"
-    _recorded(plait, spec, env, recording)
+    _recorded(plait, spec, replay_env, recording)
     # The same file as an older Plait wrote it: node ids, no `node_keys`.
     data = json.loads(recording.read_text(encoding="utf-8"))
     del data["node_keys"]
@@ -106,14 +90,14 @@ def test_threads_and_files_from_before_paths_are_refused_where_nodes_share_an_id
         "apart; record a new run"
     )
 
-    refused = plait("replay", older, "--spec", spec, env=env)
+    refused = plait("replay", older, "--spec", spec, env=replay_env)
 
     assert refused.code != 0, refused.stdout + refused.stderr
     assert f"{older}: it was recorded on a Plait that kept only the id" in refused.stderr
     assert could_be in refused.stderr
 
     # A thread whose records an older Plait made: no path beside the node's id.
-    thread = _thread(plait, spec, env)
+    thread = started_thread(plait, spec, "-i", INPUT, env=replay_env)
     with psycopg.connect(database_url, autocommit=True) as conn:
         like = f"%{thread}"
         conn.execute("UPDATE plait_tool_results SET path = NULL WHERE thread_id LIKE %s", (like,))
@@ -121,7 +105,7 @@ def test_threads_and_files_from_before_paths_are_refused_where_nodes_share_an_id
             "UPDATE plait_audit SET detail = detail - 'path' WHERE thread_id LIKE %s", (like,)
         )
 
-    kept_ids = plait("record", thread, "--spec", spec, env=env)
+    kept_ids = plait("record", thread, "--spec", spec, env=replay_env)
 
     assert kept_ids.code != 0, kept_ids.stdout + kept_ids.stderr
     assert f"thread '{thread}' ran on a Plait that kept only the id" in kept_ids.stderr
