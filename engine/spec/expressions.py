@@ -102,18 +102,26 @@ def cel_variables(source: str) -> list[str]:
 def evaluate(source: str, context: Mapping[str, Any]) -> Any:
     """Evaluate a CEL expression against ``context`` (JSON-like values only).
 
-    A map literal's keys come back in the order they are written
-    (:func:`written_order`), not in the CEL library's, which changes from one
-    process to the next.
+    The CEL library hands every map back in a hash order that changes from one
+    process to the next. So a map literal's keys come back in the order they are
+    written (:func:`written_order`), and a plain field path (``result``,
+    ``state.plan["steps"]``), alone or as a map literal's value, is looked up here
+    and keeps the order of the map it names; it is also cheaper than converting the
+    whole context for the library.
     """
     program = compile_cel(source)
+    path = field_path(source)
+    if path is not None:
+        found = _resolve(path, context)
+        if found is not _MISSING:
+            return found
     try:
         value = program.execute({key: to_plain(value) for key, value in context.items()})
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         detail = f"no such key {exc}" if isinstance(exc, KeyError) else _first_line(str(exc))
         raise ExpressionError(source, detail) from None
     order = written_order(source)
-    return value if order is None else _in_order(value, order)
+    return value if order is None else _in_order(value, order, context)
 
 
 def to_plain(value: Any) -> Any:
@@ -128,6 +136,43 @@ def to_plain(value: Any) -> Any:
     if callable(dump):
         return to_plain(dump())
     return str(value)
+
+
+#: A plain field path: a root name, then ``.field`` or ``["field"]`` selections.
+Path = tuple[str, ...]
+
+_PATH_ROOT = re.compile(r"\s*([A-Za-z_]\w*)")
+_PATH_FIELD = re.compile(r"\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*('[^'\\]*'|\"[^\"\\]*\")\s*\])")
+_MISSING: Any = object()
+
+
+@functools.lru_cache(maxsize=4096)
+def field_path(source: str) -> Path | None:
+    """``source`` as its root and the fields it selects, when it is nothing more
+    (``result``, ``state.a["b"]``); ``None`` otherwise."""
+    match = _PATH_ROOT.match(source)
+    if match is None or match.group(1) not in ROOTS:
+        return None
+    path, at = [match.group(1)], match.end()
+    while (match := _PATH_FIELD.match(source, at)) is not None:
+        path.append(match.group(1) or match.group(2)[1:-1])
+        at = match.end()
+    return tuple(path) if source[at:].strip() == "" else None
+
+
+def _resolve(path: Path, context: Mapping[str, Any]) -> Any:
+    """The plain value ``path`` names in ``context``, or ``_MISSING`` when it names
+    none (the CEL library then says why)."""
+    value = context.get(path[0], _MISSING)
+    for field in path[1:]:
+        if value is _MISSING:
+            return value
+        if not isinstance(value, Mapping):
+            value = to_plain(value)  # a pydantic model's fields
+            if not isinstance(value, dict):
+                return _MISSING
+        value = value.get(field, _MISSING)
+    return value if value is _MISSING else to_plain(value)
 
 
 _STRING = r"'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\""
@@ -156,8 +201,9 @@ def state_fields_read(source: str) -> set[str]:
 
 
 #: The keys of a map literal as written, each with its value's own key order when the
-#: value is a map literal too (``None`` otherwise).
-KeyOrder = dict[Any, "KeyOrder | None"]
+#: value is a map literal too, its path when it is a plain field path (``None``
+#: otherwise).
+KeyOrder = dict[Any, "KeyOrder | Path | None"]
 Token = tuple[str | None, str]
 
 _TOKEN = re.compile(
@@ -204,8 +250,8 @@ def _map_literal(tokens: list[Token], at: int) -> tuple[KeyOrder | None, int]:
                 order.setdefault(key, nested)
                 at = after
             else:
-                order.setdefault(key, None)
                 at = _entry_end(tokens, value_at)
+                order.setdefault(key, field_path("".join(text for _, text in tokens[value_at:at])))
         else:
             at = _entry_end(tokens, at)
         if tokens[at] == ("punct", ","):
@@ -232,17 +278,23 @@ def _entry_end(tokens: list[Token], at: int) -> int:
         at += 1
 
 
-def _in_order(value: Any, order: KeyOrder) -> Any:
-    """``value`` (what a map literal gave) with its keys in ``order``, then the others."""
+def _in_order(value: Any, order: KeyOrder, context: Mapping[str, Any]) -> Any:
+    """``value`` (what a map literal gave) with its keys in ``order``, then the others;
+    a value given by a field path is the one it names in ``context``, in its order."""
     if not isinstance(value, dict):
         return value
-    ordered = {
-        key: value[key] if nested is None else _in_order(value[key], nested)
-        for key, nested in order.items()
-        if key in value
-    }
+    ordered = {key: _entry(value[key], order[key], context) for key in order if key in value}
     ordered.update((key, item) for key, item in value.items() if key not in ordered)
     return ordered
+
+
+def _entry(value: Any, written: KeyOrder | Path | None, context: Mapping[str, Any]) -> Any:
+    if isinstance(written, dict):
+        return _in_order(value, written, context)
+    if isinstance(written, tuple):
+        found = _resolve(written, context)
+        return value if found is _MISSING else found
+    return value
 
 
 def compile_regex(source: str) -> re.Pattern[str]:

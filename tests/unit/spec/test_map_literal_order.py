@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from plait.engine.spec.expressions import evaluate, written_order
+from plait.engine.spec.expressions import ExpressionError, evaluate, written_order
 
 KEYS = ["order_id", "amount", "sku", "reason", "customer", "currency", "note", "zone"]
 STATE = {key: f"{key} value" for key in KEYS}
@@ -42,3 +42,33 @@ def test_keys_that_are_not_written_as_strings_follow_the_written_ones() -> None:
     assert written_order(source) == {"b": None, "a": None}
     assert list(evaluate(source, {}))[:2] == ["b", "a"]
     assert set(evaluate(source, {})) == {"b", 7, "a", "raw"}
+
+
+def test_a_map_passed_through_keeps_the_order_it_came_in() -> None:
+    # `writes: {assessment: result}`: the State tab and the outcome list the keys as the
+    # node's result has them, not in the library's order of the process.
+    inner = {key: index for index, key in enumerate(reversed(KEYS))}
+    result = {key: inner for key in KEYS}
+    context = {"result": result, "state": {"plan": result}}
+    for source in ["result", "state.plan", "  result . zone ", 'state["plan"]["zone"]']:
+        value = evaluate(source, context)
+        expected = result if "zone" not in source else inner
+        assert value == expected
+        assert list(value) == list(expected)
+    assert [list(value) for value in evaluate("result", context).values()] == [KEYS[::-1]] * 8
+
+
+def test_a_field_path_inside_a_map_literal_keeps_the_order_of_what_it_names() -> None:
+    inner = {key: index for index, key in enumerate(KEYS)}
+    context = {"result": inner, "state": {"inner": inner}}
+    value = evaluate('{"b": result, "a": {"c": state.inner}}', context)
+    assert list(value) == ["b", "a"]
+    assert list(value["b"]) == KEYS
+    assert list(value["a"]["c"]) == KEYS
+
+
+def test_a_path_to_nothing_still_gets_the_librarys_error() -> None:
+    with pytest.raises(ExpressionError, match="no such key 'zz'"):
+        evaluate("state.a.zz", {"state": {"a": {"b": 1}}})
+    with pytest.raises(ExpressionError, match="No such overload"):
+        evaluate("state.a.b.c", {"state": {"a": {"b": 1}}})
