@@ -236,6 +236,7 @@ async def _dead_letter(
         dead_letter=record,
         # The error event is journaled with the end, as a run that ran to it does.
         events=await writer.drain(),
+        webhook=_has_webhook(run),
     ):
         metrics.run_ended(run.graph, "dead_lettered")
     traced.detail = f"{run.lost_attempts} attempts in a row lost their worker, max_attempts {limit}"
@@ -354,6 +355,7 @@ async def _finish(
         # Sampled by run id: the same on every worker; graded later, off this path.
         graders=graders_owed(compiled.loaded, run.run_id, state) if compiled is not None else (),
         events=last_events,
+        webhook=_has_webhook(run),
     ):
         metrics.run_ended(run.graph, state)
     return status
@@ -389,9 +391,14 @@ def _ended(
     return state, {**(losses or {}), "waiting": waiting}
 
 
+def _has_webhook(run: Run) -> bool:
+    """Whether the run's end owes a webhook a call (its ``kwargs``, fixed at creation)."""
+    return bool(run.kwargs.get("webhook"))
+
+
 async def _webhook_values(run: Run, pool: Pool, compiled: CompiledSpec | None) -> Any:
     """The thread's values at the run's end, for its ``webhook`` (``None`` without one)."""
-    if not run.kwargs.get("webhook") or compiled is None:
+    if not _has_webhook(run) or compiled is None:
         return None
     graph: Any = compiled.bind(new_checkpointer(pool))
     snapshot = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
@@ -575,7 +582,14 @@ async def _stopped(
     if reason == "rollback":
         await delete_checkpoints(pool, run, lease)
     if await runs.finish_run(
-        pool, run.run_id, lease.owner, "cancelled", None, detail=losses, attempt=lease.attempt
+        pool,
+        run.run_id,
+        lease.owner,
+        "cancelled",
+        None,
+        detail=losses,
+        attempt=lease.attempt,
+        webhook=_has_webhook(run),
     ):
         metrics.run_ended(run.graph, "cancelled")
     if reason == "rollback":

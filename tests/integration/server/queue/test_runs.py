@@ -522,8 +522,10 @@ async def test_cancel_and_delete(qpool: Pool, qgraph: GraphVersion) -> None:
         await delete_run(qpool, thread_id, run.run_id)
 
 
+# webhook=False: the end commits in one round trip, the refusal is read after it.
+@pytest.mark.parametrize("webhook", [True, False])
 async def test_a_finish_to_a_state_the_run_cannot_reach_is_refused(
-    qpool: Pool, qgraph: GraphVersion
+    qpool: Pool, qgraph: GraphVersion, webhook: bool
 ) -> None:
     thread_id = await _new_thread(qpool)
     run = await _create(qpool, qgraph, thread_id)
@@ -538,7 +540,8 @@ async def test_a_finish_to_a_state_the_run_cannot_reach_is_refused(
             "UPDATE plait_runs SET state = 'succeeded' WHERE run_id = %s", (run.run_id,)
         )
     with pytest.raises(ForbiddenTransition, match="'succeeded' to 'failed'"):
-        await finish_run(qpool, run.run_id, "w1", "failed", "boom")
+        await finish_run(qpool, run.run_id, "w1", "failed", "boom", webhook=webhook)
+    assert not await finish_run(qpool, run.run_id, "w2", "failed", "boom", webhook=webhook)
     current = await get_run(qpool, run.run_id)
     assert current is not None and (current.status, current.error) == ("running", None)
     assert [e.event for e in await journal.read_after(qpool, run.run_id)] == ["metadata"]
