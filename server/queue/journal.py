@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping, Sequence
@@ -38,6 +37,7 @@ from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool
 
 from plait.engine.store import Pool
+from plait.engine.store.pool import dumps_json
 
 #: Channel of event notifications (payload: see the module docstring).
 EVENTS_CHANNEL = "plait_run_events"
@@ -144,12 +144,7 @@ FROM bumped
 
 def encode_batch(items: Sequence[tuple[str, Any]]) -> bytes:
     """A batch of events as the JSON array ``[[event, data], ...]``."""
-    pairs = [[event, data] for event, data in items]
-    try:
-        return orjson.dumps(pairs, option=orjson.OPT_NON_STR_KEYS)
-    except TypeError:
-        # What orjson refuses (e.g. integers beyond 64 bits) the stdlib encodes.
-        return json.dumps(pairs, ensure_ascii=False, separators=(",", ":")).encode()
+    return dumps_json([[event, data] for event, data in items])
 
 
 async def append_runs(
