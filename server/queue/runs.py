@@ -468,11 +468,21 @@ async def _create_checked_in_sql(
     try:
         async with conn.transaction():
             await _lock_thread(conn, new_run.thread_id, "reject", new_run.tenant)
+            await conn.execute(
+                _CHECK_NEW_RUN,
+                {
+                    "thread_id": new_run.thread_id,
+                    "tenant": new_run.tenant,
+                    "graph": new_run.graph.name,
+                    "version": new_run.graph.version,
+                    "digest": new_run.graph.digest,
+                    "reject": new_run.multitask_strategy == "reject",
+                },
+            )
             await settle_waiting_in(conn, new_run.thread_id, only_if_interrupted=True)
-            # The run's statement checks the thread, and claims the run only when no
-            # other run is active on it.
+            # The statement claims it only when no other run is active on the thread.
             claim = direct if not new_run.after_seconds else None
-            sent = await _send_new_run(conn, str(uuid.uuid4()), new_run, claim, check=True)
+            sent = await _send_new_run(conn, str(uuid.uuid4()), new_run, claim)
     except psycopg.Error as exc:
         if exc.sqlstate != REFUSED_SQLSTATE:
             raise
@@ -567,16 +577,9 @@ async def create_run_in(
 
 
 async def _send_new_run(
-    conn: AsyncConnection[DictRow],
-    run_id: str,
-    new: _NewRun,
-    claim: DirectClaim | None,
-    *,
-    check: bool = False,
+    conn: AsyncConnection[DictRow], run_id: str, new: _NewRun, claim: DirectClaim | None
 ) -> AsyncCursor[DictRow]:
     """Send the statements that create the run (none is read): the cursor of its row.
-    With ``check``, the run's statement makes :func:`create_run_in`'s checks itself
-    (:data:`REFUSED_SQLSTATE` when they fail).
 
     The run's statement also journals the metadata event under seq 1 (notified in
     the journal's payload format: a stream starts before any worker claims the run,
@@ -614,7 +617,6 @@ async def _send_new_run(
             "events": journal.EVENTS_CHANNEL,
             "thread_hint": journal.thread_hint(new.thread_id),
             "runs": RUNS_CHANNEL,
-            "check": check,
         },
     )
     await settle_answered_in(conn, new.thread_id, run_id, new.kwargs)
@@ -1250,25 +1252,25 @@ FROM finished
 """
 
 
-#: SQLSTATE of ``plait_refuse`` (migration 0030): the run's statement refused the run.
+#: SQLSTATE of ``plait_refuse`` (migration 0030): :data:`_CHECK_NEW_RUN` refused a run.
 REFUSED_SQLSTATE = "PLA02"
 
+# create_run_in's checks, for a run created without reading first: fails (and so rolls
+# back the transaction) when the tenant has no such thread, the thread ran another spec,
+# or, under `reject`, another run is active on it. Sent after the thread's lock.
+_CHECK_NEW_RUN = f"""
+SELECT plait_refuse('the thread cannot take this run as it is')
+WHERE NOT EXISTS (
+        SELECT 1 FROM plait_threads
+        WHERE thread_id = %(thread_id)s AND tenant_id = %(tenant)s
+          AND (graph IS NULL
+               OR (graph = %(graph)s AND version = %(version)s AND digest = %(digest)s)))
+   OR (%(reject)s AND EXISTS (
+        SELECT 1 FROM plait_runs WHERE thread_id = %(thread_id)s AND {_ACTIVE}))
+"""
+
 _INSERT_RUN = f"""
-WITH checked AS (
-    -- With `check` (a run created without reading its thread first: create_run),
-    -- create_run_in's checks: the tenant has the thread, it ran no other spec, and,
-    -- under `reject`, no other run is active on it. plait_refuse fails the statement
-    -- (and so the transaction) otherwise; `inserted` reads this, so it runs first.
-    SELECT plait_refuse('the thread cannot take this run as it is')
-    WHERE %(check)s AND (
-        NOT EXISTS (
-            SELECT 1 FROM plait_threads
-            WHERE thread_id = %(thread_id)s AND tenant_id = %(tenant)s
-              AND (graph IS NULL
-                   OR (graph = %(graph)s AND version = %(version)s AND digest = %(digest)s)))
-        OR (%(strategy)s = 'reject' AND EXISTS (
-            SELECT 1 FROM plait_runs WHERE thread_id = %(thread_id)s AND {_ACTIVE})))
-), direct AS (
+WITH direct AS (
     -- Claimed at once by the creating process's own worker (DirectClaim), only
     -- when a claim would take it first: no claimable run waits in the queue, and
     -- its tenant has no cap on running runs (caps are filled under the claim's
@@ -1306,7 +1308,6 @@ WITH checked AS (
             CASE WHEN claimed THEN now() + make_interval(secs => %(lease)s::float8) END,
             now()
     FROM (SELECT EXISTS (SELECT FROM direct) AS claimed) AS claim
-    WHERE NOT EXISTS (SELECT FROM checked)
     RETURNING {_COLUMNS},
         -- A claimed run's worker needs its tenant's limits, as a claim reads them.
         CASE WHEN status = 'running' THEN COALESCE((
