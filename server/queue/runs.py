@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
-import psycopg
 from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
@@ -389,26 +388,8 @@ async def create_run(
             "multitask_strategy": multitask_strategy,
         }
     )
-    new_run = _NewRun(
-        thread_id=thread_id,
-        graph=graph,
-        kwargs=kwargs,
-        metadata=metadata,
-        multitask_strategy=cast(MultitaskStrategy, multitask_strategy),
-        idempotency_key=idempotency_key,
-        request_hash=digest,
-        tenant=tenant,
-        after_seconds=after_seconds,
-        queueing=queueing,
-    )
     # Pipeline mode: statements whose results are not needed yet share a round trip.
     async with pool.connection() as conn, conn.pipeline():
-        if _checked_in_sql(new_run, if_not_exists):
-            created = await _create_checked_in_sql(conn, new_run, direct)
-            if created is not None:
-                return created
-            # Refused and rolled back: the checks below say why (or, when the thread
-            # changed meanwhile, let the run go ahead).
         async with conn.transaction():
             sent = await create_run_in(
                 conn,
@@ -428,67 +409,6 @@ async def create_run(
             )
         # The new run's row is read after the commit: it came back in the commit's round trip.
         return await read_created(sent)
-
-
-@dataclass(frozen=True)
-class _NewRun:
-    """What a new run is created from (:func:`create_run`'s arguments)."""
-
-    thread_id: str
-    graph: GraphVersion
-    kwargs: Mapping[str, Any]
-    metadata: Mapping[str, Any]
-    multitask_strategy: MultitaskStrategy
-    idempotency_key: str | None
-    request_hash: str
-    tenant: str
-    after_seconds: float | None
-    queueing: Queueing | None
-
-
-def _checked_in_sql(new_run: _NewRun, if_not_exists: str) -> bool:
-    """Whether everything :func:`create_run_in` checks before sending the run can be checked
-    by the statements themselves: nothing to read first (an idempotency key's first run),
-    create (a thread) or stop (another run) on the way."""
-    return (
-        new_run.idempotency_key is None
-        and if_not_exists == "reject"
-        and new_run.multitask_strategy in ("reject", "enqueue")
-    )
-
-
-async def _create_checked_in_sql(
-    conn: AsyncConnection[DictRow], new_run: _NewRun, direct: DirectClaim | None
-) -> tuple[Run, bool] | None:
-    """:func:`create_run_in`'s statements with its checks made in SQL, so that no result
-    is needed before the commit: one round trip in all. ``None`` when the checks refused
-    the run (no such thread, another spec's thread, a busy thread under ``reject``): the
-    transaction failed with :data:`REFUSED_SQLSTATE` at its commit and left nothing
-    behind; :func:`create_run_in` then says why."""
-    try:
-        async with conn.transaction():
-            await _lock_thread(conn, new_run.thread_id, "reject", new_run.tenant)
-            await conn.execute(
-                _CHECK_NEW_RUN,
-                {
-                    "thread_id": new_run.thread_id,
-                    "tenant": new_run.tenant,
-                    "graph": new_run.graph.name,
-                    "version": new_run.graph.version,
-                    "digest": new_run.graph.digest,
-                    "reject": new_run.multitask_strategy == "reject",
-                },
-            )
-            await settle_waiting_in(conn, new_run.thread_id, only_if_interrupted=True)
-            # The statement claims it only when no other run is active on the thread.
-            claim = direct if not new_run.after_seconds else None
-            sent = await _send_new_run(conn, str(uuid.uuid4()), new_run, claim)
-    except psycopg.Error as exc:
-        if exc.sqlstate != REFUSED_SQLSTATE:
-            raise
-        return None
-    # The new run's row came back in the commit's round trip.
-    return await read_created(sent)
 
 
 async def read_created(sent: Run | AsyncCursor[DictRow]) -> tuple[Run, bool]:
@@ -549,7 +469,7 @@ async def create_run_in(
     thread = await locked.fetchone()
     if thread is None:
         raise ThreadNotFound(thread_id, tenant)
-    _check_spec(thread, graph)
+    first_run = _first_run(thread, graph)
     if thread["status"] == "interrupted":
         await settle_waiting_in(conn, thread_id)
     active = await cursor.fetchall()
@@ -558,56 +478,36 @@ async def create_run_in(
     if multitask_strategy in ("interrupt", "rollback"):
         for row in active:
             await _cancel_locked(conn, row["run_id"], row["status"], multitask_strategy)
+
+    # Also journals the metadata event under seq 1 (notified in the journal's
+    # payload format: a stream starts before any worker claims the run, with no
+    # query), marks the thread busy (recording its graph on its first run) and
+    # wakes the workers, all in one statement.
+    queued = (queueing or Queueing()).with_defaults(graph.loaded.spec.spec.queue)
     # Claimed here only when its thread is free and it may start now (the
     # statement checks the queue and the tenant's cap).
     claim = direct if direct is not None and not active and not after_seconds else None
-    new_run = _NewRun(
-        thread_id=thread_id,
-        graph=graph,
-        kwargs=kwargs,
-        metadata=metadata,
-        multitask_strategy=multitask_strategy,
-        idempotency_key=idempotency_key,
-        request_hash=request_hash,
-        tenant=tenant,
-        after_seconds=after_seconds,
-        queueing=queueing,
-    )
-    return await _send_new_run(conn, run_id, new_run, claim)
-
-
-async def _send_new_run(
-    conn: AsyncConnection[DictRow], run_id: str, new: _NewRun, claim: DirectClaim | None
-) -> AsyncCursor[DictRow]:
-    """Send the statements that create the run (none is read): the cursor of its row.
-
-    The run's statement also journals the metadata event under seq 1 (notified in
-    the journal's payload format: a stream starts before any worker claims the run,
-    with no query), marks the thread busy (recording its graph on its first run) and
-    wakes the workers; the approvals and timers its ``command`` answers are settled.
-    """
-    queued = (new.queueing or Queueing()).with_defaults(new.graph.loaded.spec.spec.queue)
-    graph = new.graph
     first = first_event(run_id)
     metadata_event = journal.encode_batch([(first.event, first.data)])
     cursor = await conn.execute(
         _INSERT_RUN,
         {
             "run_id": run_id,
-            "thread_id": new.thread_id,
+            "thread_id": thread_id,
             "assistant_id": graph.assistant_id,
             "graph": graph.name,
             "version": graph.version,
             "digest": graph.digest,
-            "kwargs": Jsonb(dict(new.kwargs)),
-            "metadata": Jsonb({**new.metadata, **draft_marks(graph)}),
-            "strategy": new.multitask_strategy,
-            "key": new.idempotency_key,
-            "hash": new.request_hash,
+            "kwargs": Jsonb(dict(kwargs)),
+            "metadata": Jsonb({**metadata, **draft_marks(graph)}),
+            "strategy": multitask_strategy,
+            "key": idempotency_key,
+            "hash": request_hash,
             "event": metadata_event.decode(),
-            "tenant": new.tenant,
+            "first_run": first_run,
+            "tenant": tenant,
             "max_attempts": graph.loaded.spec.spec.max_attempts,
-            "after": new.after_seconds,
+            "after": after_seconds,
             "priority": queued.priority,
             "expires_at": queued.expires_at,
             "expires_in": queued.expires_in,
@@ -615,12 +515,12 @@ async def _send_new_run(
             "lease": claim.lease_seconds if claim is not None else None,
             "claimed_state": _CLAIMED,
             "events": journal.EVENTS_CHANNEL,
-            "thread_hint": journal.thread_hint(new.thread_id),
+            "thread_hint": journal.thread_hint(thread_id),
             "runs": RUNS_CHANNEL,
         },
     )
-    await settle_answered_in(conn, new.thread_id, run_id, new.kwargs)
-    await timers.settle_answered_in(conn, new.thread_id, new.kwargs)
+    await settle_answered_in(conn, thread_id, run_id, kwargs)
+    await timers.settle_answered_in(conn, thread_id, kwargs)
     return cursor
 
 
@@ -1252,31 +1152,13 @@ FROM finished
 """
 
 
-#: SQLSTATE of ``plait_refuse`` (migration 0030): :data:`_CHECK_NEW_RUN` refused a run.
-REFUSED_SQLSTATE = "PLA02"
-
-# create_run_in's checks, for a run created without reading first: fails (and so rolls
-# back the transaction) when the tenant has no such thread, the thread ran another spec,
-# or, under `reject`, another run is active on it. Sent after the thread's lock.
-_CHECK_NEW_RUN = f"""
-SELECT plait_refuse('the thread cannot take this run as it is')
-WHERE NOT EXISTS (
-        SELECT 1 FROM plait_threads
-        WHERE thread_id = %(thread_id)s AND tenant_id = %(tenant)s
-          AND (graph IS NULL
-               OR (graph = %(graph)s AND version = %(version)s AND digest = %(digest)s)))
-   OR (%(reject)s AND EXISTS (
-        SELECT 1 FROM plait_runs WHERE thread_id = %(thread_id)s AND {_ACTIVE}))
-"""
-
 _INSERT_RUN = f"""
 WITH direct AS (
     -- Claimed at once by the creating process's own worker (DirectClaim), only
     -- when a claim would take it first: no claimable run waits in the queue, and
     -- its tenant has no cap on running runs (caps are filled under the claim's
-    -- advisory lock), and its thread is free (read under the thread's lock).
+    -- advisory lock). Its thread is free: the caller checked, under its lock.
     SELECT 1 WHERE %(direct_worker)s::text IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM plait_runs WHERE thread_id = %(thread_id)s AND {_ACTIVE})
       AND NOT EXISTS (
           SELECT 1 FROM plait_runs p
           WHERE p.status = 'pending'
@@ -1320,12 +1202,11 @@ WITH direct AS (
 ), thread AS (
     -- Like the Agent Server, a thread's metadata names its graph and assistant.
     UPDATE plait_threads
-    -- Its first run (no graph yet) records its graph: SET reads the row as it was.
     SET status = 'busy', updated_at = now(),
-        graph = CASE WHEN graph IS NULL THEN %(graph)s ELSE graph END,
-        version = CASE WHEN graph IS NULL THEN %(version)s ELSE version END,
-        digest = CASE WHEN graph IS NULL THEN %(digest)s ELSE digest END,
-        metadata = CASE WHEN graph IS NULL
+        graph = CASE WHEN %(first_run)s THEN %(graph)s ELSE graph END,
+        version = CASE WHEN %(first_run)s THEN %(version)s ELSE version END,
+        digest = CASE WHEN %(first_run)s THEN %(digest)s ELSE digest END,
+        metadata = CASE WHEN %(first_run)s
             THEN jsonb_build_object(
                 'graph_id', %(graph)s::text, 'assistant_id', %(assistant_id)s::text
             ) || metadata
@@ -1589,11 +1470,10 @@ async def _lock_thread(
     )
 
 
-def _check_spec(thread: dict[str, Any], graph: GraphVersion) -> None:
-    """Refuse a thread that ran another spec (a new thread runs any: its first run records
-    its graph)."""
+def _first_run(thread: dict[str, Any], graph: GraphVersion) -> bool:
+    """Whether this is the thread's first run (its graph gets recorded); refuse another digest."""
     if thread["graph"] is None:
-        return
+        return True
     if (thread["graph"], thread["version"], thread["digest"]) != (
         graph.name,
         graph.version,
@@ -1619,6 +1499,7 @@ def _check_spec(thread: dict[str, Any], graph: GraphVersion) -> None:
             else None
         )
         raise ThreadSpecMismatch(record, graph.name, graph.version, graph.digest, declared)
+    return False
 
 
 async def _cancel_locked(

@@ -24,15 +24,11 @@ _SETTLES = {
 }
 
 
-async def settle_waiting_in(
-    conn: AsyncConnection[DictRow], thread_id: str, *, only_if_interrupted: bool = False
-) -> None:
+async def settle_waiting_in(conn: AsyncConnection[DictRow], thread_id: str) -> None:
     """The thread moves on (an answer, a new input): its parked runs stop waiting.
 
     Each counts as it ended (:func:`plait.engine.run.states.settled_state`: partially
-    succeeded when it lost map items). Call under the thread's lock. With
-    ``only_if_interrupted``, only while the thread's status is ``interrupted`` (the
-    statement reads it: the caller need not have).
+    succeeded when it lost map items). Call under the thread's lock.
     """
     await conn.execute(
         """
@@ -40,10 +36,7 @@ async def settle_waiting_in(
         SET state = CASE WHEN coalesce((state_detail->>'lost_items')::int, 0) > 0
                          THEN 'partially_succeeded' ELSE 'succeeded' END,
             state_detail = nullif(state_detail - 'waiting', '{}'::jsonb)
-        WHERE thread_id = %(thread)s AND state = ANY(%(waiting)s)
-          AND (NOT %(only_if_interrupted)s OR EXISTS (
-              SELECT 1 FROM plait_threads
-              WHERE thread_id = %(thread)s AND status = 'interrupted'))
+        WHERE thread_id = %s AND state = ANY(%s)
         """,
-        {"thread": thread_id, "waiting": list(WAITING), "only_if_interrupted": only_if_interrupted},
+        (thread_id, list(WAITING)),
     )
