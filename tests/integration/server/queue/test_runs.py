@@ -166,6 +166,32 @@ async def test_a_thread_runs_only_the_digest_it_started_with(
         await claim_thread(qpool, thread_id, graph=other.name, version="1.0.0", digest="x")
 
 
+async def test_a_run_refused_for_its_spec_leaves_the_parked_run_waiting(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    # A refused run changes nothing on its thread: its parked run is settled only by a
+    # run the thread takes.
+    thread_id = await _new_thread(qpool)
+    parked = await _create(qpool, qgraph, thread_id)
+    await claim_runs(qpool, "w1", 10, LEASE)
+    assert await finish_run(qpool, parked.run_id, "w1", "waiting_for_person")
+    other = await save_version(qpool, spec_text(unique("g")))
+
+    for _ in range(3):
+        with pytest.raises(ThreadSpecMismatch):
+            await _create(qpool, other, thread_id)
+    again = await get_run(qpool, parked.run_id)
+    assert again is not None and again.state == "waiting_for_person"
+    assert await _status(qpool, thread_id) == "interrupted"
+    assert [run.run_id for run in await list_runs(qpool, thread_id)] == [parked.run_id]
+
+    answer = await _create(qpool, qgraph, thread_id)
+    settled = await get_run(qpool, parked.run_id)
+    assert settled is not None and settled.state == "succeeded"
+    assert await _status(qpool, thread_id) == "busy"
+    assert [e.event for e in await journal.read_after(qpool, answer.run_id)] == ["metadata"]
+
+
 async def test_reject_refuses_a_second_run(qpool: Pool, qgraph: GraphVersion) -> None:
     thread_id = await _new_thread(qpool)
     first = await _create(qpool, qgraph, thread_id)
