@@ -9,7 +9,7 @@ import { LatestDecision } from "./approvals/DecisionNote";
 import { PendingBadge } from "./approvals/PendingBadge";
 import { EditorPage } from "./graphs/EditorPage";
 import { GraphsPage } from "./graphs/GraphsPage";
-import { parseRoute, useHash } from "./routes";
+import { pageKey, parseRoute, useHash } from "./routes";
 
 export function App() {
   const route = parseRoute(useHash());
@@ -29,7 +29,7 @@ export function App() {
           <PendingBadge />
         </a>
         <span className="plait-spacer" />
-        {route.page !== "approvals" && <LatestDecision />}
+        {route.page !== "approvals" && <LatestDecision page={pageKey(route)} />}
         <ApiKeyControl />
       </header>
       <main className="plait-main">

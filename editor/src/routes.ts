@@ -22,6 +22,12 @@ export function parseRoute(hash: string): Route {
   return { page: "missing", hash };
 }
 
+/** Which page `route` is (the run a thread names is part of its page, not another page). */
+export function pageKey(route: Route): string {
+  if (route.page === "editor") return `editor ${route.name}@${route.version}`;
+  return route.page === "missing" ? `missing ${route.hash}` : route.page;
+}
+
 /** The editor of `name@version`; with `thread`, the run on that thread opens in it (a shareable link). */
 export function editorHash(name: string, version: string, thread?: string | null): string {
   const base = `#/graphs/${encodeURIComponent(name)}/${encodeURIComponent(version)}`;

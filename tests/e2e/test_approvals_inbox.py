@@ -269,6 +269,14 @@ def test_edit_through_the_form_then_follow_the_decision(
         state = http.get(f"/threads/{thread_id}/state").json()
     assert state["values"]["outcome"].startswith("refunded 90")
 
+    # Settled, and the person moves on: the top bar lets the note go, the inbox keeps it.
+    editor.get_by_test_id("nav-graphs").click()
+    expect(editor.get_by_test_id("graphs-page")).to_be_visible()
+    expect(editor.get_by_test_id("app-header").get_by_test_id("decision-note")).to_have_count(0)
+    editor.get_by_test_id("nav-approvals").click()
+    kept = editor.get_by_test_id("inbox-outcomes").get_by_test_id("decision-note")
+    expect(kept).to_contain_text("Approved with edits issue_refund")
+
     # The decided tab: who, what, when, and the run it resumed.
     editor.goto(f"{base}/#/approvals")
     editor.get_by_test_id("inbox-tab-decided").click()

@@ -1,7 +1,8 @@
 /** One decision's outcome: what was decided, the run it resumed, how that run ended, and a link to it. */
 
 import { editorHash } from "../routes";
-import { decisionVerb, runOutcomeText, useDecisionFeedback, type DecisionOutcome } from "./decisionFeedback";
+import { useEffect } from "react";
+import { decisionVerb, headerOutcome, runOutcomeText, useDecisionFeedback, type DecisionOutcome } from "./decisionFeedback";
 
 export function DecisionNote({ outcome }: { outcome: DecisionOutcome }) {
   const dismiss = useDecisionFeedback((s) => s.dismiss);
@@ -29,8 +30,13 @@ export function DecisionNote({ outcome }: { outcome: DecisionOutcome }) {
   );
 }
 
-/** The newest decision made in this tab (the top bar shows it wherever you are). */
-export function LatestDecision() {
-  const latest = useDecisionFeedback((s) => s.outcomes[0]);
+/**
+ * The newest decision made in this tab, in the top bar wherever you are, until its run has
+ * settled and you move to another page (`page` names the one on screen); the inbox keeps it.
+ */
+export function LatestDecision({ page }: { page: string }) {
+  const latest = useDecisionFeedback(headerOutcome);
+  const pageChanged = useDecisionFeedback((s) => s.pageChanged);
+  useEffect(() => pageChanged(), [page, pageChanged]);
   return latest ? <DecisionNote outcome={latest} /> : null;
 }

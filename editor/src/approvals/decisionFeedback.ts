@@ -1,7 +1,8 @@
 /**
  * What became of the decisions made in this tab: which run each one
  * resumed and how that run ended ("Approved — resumed run 1a2b… · success").
- * The inbox and the canvas card both report here; the top bar shows the newest.
+ * The inbox and the canvas card both report here; the top bar shows the newest
+ * until its run has settled and the person has moved to another page.
  */
 
 import { create } from "zustand";
@@ -32,7 +33,11 @@ export interface DecisionOutcome {
 interface Feedback {
   /** Newest first. */
   outcomes: DecisionOutcome[];
+  /** Outcomes the top bar no longer shows (settled, then the page changed). */
+  offHeader: string[];
   dismiss(key: string): void;
+  /** The page changed: the top bar lets go of the outcomes that have settled. */
+  pageChanged(): void;
 }
 
 const KEEP = 20;
@@ -43,8 +48,25 @@ const ENDED: RunPhase[] = ["success", "error", "waiting"];
 
 export const useDecisionFeedback = create<Feedback>()((set) => ({
   outcomes: [],
+  offHeader: [],
   dismiss: (key) => set((s) => ({ outcomes: s.outcomes.filter((o) => o.key !== key) })),
+  pageChanged: () =>
+    set((s) => {
+      const settled = s.outcomes.filter((o) => settledOutcome(o) && !s.offHeader.includes(o.key)).map((o) => o.key);
+      return settled.length ? { offHeader: [...s.offHeader, ...settled].slice(-KEEP) } : s;
+    }),
 }));
+
+/** Whether the decision's story is over: its run ended, or following it failed. */
+export function settledOutcome(outcome: Pick<DecisionOutcome, "status" | "error">): boolean {
+  return outcome.error !== null || (outcome.status !== null && TERMINAL.includes(outcome.status));
+}
+
+/** What the top bar shows: the newest outcome, unless it settled before the page last changed. */
+export function headerOutcome(s: Pick<Feedback, "outcomes" | "offHeader">): DecisionOutcome | null {
+  const newest = s.outcomes[0];
+  return newest && !s.offHeader.includes(newest.key) ? newest : null;
+}
 
 function update(key: string, change: Partial<DecisionOutcome>): void {
   useDecisionFeedback.setState((s) => ({ outcomes: s.outcomes.map((o) => (o.key === key ? { ...o, ...change } : o)) }));
@@ -54,6 +76,7 @@ function update(key: string, change: Partial<DecisionOutcome>): void {
 export function decisionSent(outcome: Omit<DecisionOutcome, "runId" | "status" | "ended" | "error">): void {
   useDecisionFeedback.setState((s) => ({
     outcomes: [{ ...outcome, runId: null, status: null, ended: null, error: null }, ...s.outcomes.filter((o) => o.key !== outcome.key)].slice(0, KEEP),
+    offHeader: s.offHeader.filter((key) => key !== outcome.key),
   }));
 }
 
