@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from plait.engine.store.mcp_tasks import TaskRecord
     from plait.engine.store.mcp_tasks import set_status as set_task_status
     from plait.engine.store.migrator import migrate, migrations
-    from plait.engine.store.pool import Pool, open_pool
+    from plait.engine.store.pool import Pool, dumps_json, open_pool
     from plait.engine.store.tool_limits import LimitState, limit_states
     from plait.engine.store.tool_limits import pause as pause_tool
     from plait.engine.store.tool_limits import resume as resume_tool
@@ -55,6 +55,7 @@ __all__ = [
     "begin_intent",
     "cap_tool",
     "database_url",
+    "dumps_json",
     "limit_states",
     "migrate",
     "migrations",
@@ -81,7 +82,7 @@ if not TYPE_CHECKING:
             "items": ("TenantStore", "open_item_store"),
             "mcp_tasks": {"TaskRecord": "TaskRecord", "set_task_status": "set_status"},
             "migrator": ("migrate", "migrations"),
-            "pool": ("Pool", "open_pool"),
+            "pool": ("Pool", "dumps_json", "open_pool"),
             "tool_limits": {
                 "LimitState": "LimitState",
                 "limit_states": "limit_states",

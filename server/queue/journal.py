@@ -36,8 +36,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool
 
-from plait.engine.store import Pool
-from plait.engine.store.pool import dumps_json
+from plait.engine.store import Pool, dumps_json
 
 #: Channel of event notifications (payload: see the module docstring).
 EVENTS_CHANNEL = "plait_run_events"

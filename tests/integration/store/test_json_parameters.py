@@ -13,7 +13,7 @@ pytestmark = pytest.mark.postgres
 VALUE = {
     "order_id": "A-1",
     "amount": 12.5,
-    "text": "naïve ✓ \"quoted\" \\ slash",
+    "text": 'naïve ✓ "quoted" \\ slash',
     "nested": {"zone": "eu", "at": [1, 2.0, None, True]},
 }
 
