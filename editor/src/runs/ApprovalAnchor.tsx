@@ -70,6 +70,7 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
         area,
         obstacles,
         others,
+        canPan: pan,
         gap: GAP,
         margin: MARGIN,
       });
