@@ -58,7 +58,7 @@ export const useDecisionFeedback = create<Feedback>()((set) => ({
 }));
 
 /** Whether the decision's story is over: its run ended, or following it failed. */
-export function settledOutcome(outcome: Pick<DecisionOutcome, "status" | "error">): boolean {
+function settledOutcome(outcome: Pick<DecisionOutcome, "status" | "error">): boolean {
   return outcome.error !== null || (outcome.status !== null && TERMINAL.includes(outcome.status));
 }
 
