@@ -56,17 +56,6 @@ describe("approval card placement", () => {
     expect(placeCard({ ...base, node, others: all }).side).toBe("bottom");
   });
 
-  it("leaves an edge's label in sight when another side costs little more, not at any price", () => {
-    const node = rect(200, 200, 400, 260);
-    // "approve | edit" just below the node: the card goes right, as it is.
-    const label = rect(260, 290, 340, 306);
-    expect(placeCard({ ...base, node, labels: [label] })).toEqual({ side: "right", shift: { x: 0, y: 0 }, fits: true });
-    // Only the bottom fits without a long pan: the label is covered rather than the view panned far.
-    const narrow = { ...base, area: rect(0, 0, 420, 900), obstacles: [] };
-    const placed = placeCard({ ...narrow, node: rect(100, 100, 300, 160), labels: [rect(160, 190, 240, 206)] });
-    expect(placed).toEqual({ side: "bottom", shift: { x: 0, y: 0 }, fits: true });
-  });
-
   it("keeps to a side that needs no pan while the view is not to be panned", () => {
     // Nodes where the bottom and left cards go: the cheapest side needs a pan. As the person
     // moves the view (no pan allowed), the card goes where it is seen whole instead.

@@ -64,14 +64,12 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
       }
       const obstacles = [...document.querySelectorAll(OBSTACLES)].filter((o) => !o.contains(element)).map((o) => toRect(o.getBoundingClientRect()));
       const others = [...canvas.querySelectorAll(".react-flow__node")].filter((other) => other !== node).map((other) => toRect(other.getBoundingClientRect()));
-      const labels = [...canvas.querySelectorAll(".react-flow__edge-textwrapper")].map((label) => toRect(label.getBoundingClientRect()));
       const placed = placeCard({
         node: toRect(node.getBoundingClientRect()),
         card: { width: element.offsetWidth, height: element.offsetHeight },
         area,
         obstacles,
         others,
-        labels,
         canPan: pan,
         gap: GAP,
         margin: MARGIN,
