@@ -6,8 +6,7 @@
  * on a tie; what the card covers of the graph's other nodes, or what the pan pushes
  * of them under an obstacle or off the canvas, costs as a long pan would (so a side
  * that hides none wins unless it needs a much longer pan); when node and card cannot
- * both fit, the card alone must. While the view is not to be panned, a side that
- * needs no pan wins.
+ * both fit, the card alone must.
  */
 
 export interface Rect {
@@ -40,9 +39,6 @@ export interface PlacementInput {
   gap: number;
   /** Kept free along the edges of the area and around obstacles. */
   margin: number;
-  /** False when the view will not be panned (it moves under the person's hand): a side
-   * that needs a pan would leave the card partly out of sight, so one that needs none wins. */
-  canPan?: boolean;
 }
 
 /** Order of preference, as a cost in pixels of panning. */
@@ -134,7 +130,7 @@ function hidden(others: Rect[], card: Rect, area: Rect, obstacles: Rect[], shift
 }
 
 /** Decide the card's side and the pan that shows it (see the module comment). */
-export function placeCard({ node, card, area, obstacles, others = [], gap, margin, canPan = true }: PlacementInput): Placement {
+export function placeCard({ node, card, area, obstacles, others = [], gap, margin }: PlacementInput): Placement {
   const rooms = freeRects(
     grow(area, -margin),
     obstacles.map((o) => grow(o, margin)),
@@ -150,8 +146,7 @@ export function placeCard({ node, card, area, obstacles, others = [], gap, margi
         if (width(box) > width(room) || height(box) > height(room)) continue;
         const shift = shiftInto(box, room);
         const hiding = COVER_COST * hidden(others, placed, area, obstacles, shift);
-        const unpanned = !canPan && (shift.x !== 0 || shift.y !== 0) ? NODE_CUT_COST : 0;
-        const cost = Math.abs(shift.x) + Math.abs(shift.y) + SIDE_COST[side] + hiding + extra + unpanned;
+        const cost = Math.abs(shift.x) + Math.abs(shift.y) + SIDE_COST[side] + hiding + extra;
         if (!best || cost < best.cost) best = { side, shift, fits: true, cost };
       }
     }

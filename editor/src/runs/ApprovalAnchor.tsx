@@ -70,7 +70,6 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
         area,
         obstacles,
         others,
-        canPan: pan,
         gap: GAP,
         margin: MARGIN,
       });
