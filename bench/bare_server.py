@@ -21,11 +21,12 @@ from typing import Any
 
 import orjson
 from fastapi import FastAPI
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from overhead import compiled_spec
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from plait.engine.compiler import CompiledSpec
-from plait.engine.store import database_url, new_checkpointer, open_pool
+from plait.engine.store import database_url, open_pool
 from plait.engine.store.pool import Pool
 
 
@@ -64,7 +65,7 @@ async def create_thread() -> dict[str, str]:
 async def stream_run(thread_id: str, body: dict[str, Any]) -> EventSourceResponse:
     """Run the graph now, in this request, and stream its ``values`` as SSE."""
     # Any: LangGraph's astream overloads cannot be matched with a durability read at run time.
-    graph: Any = Served.graph.bind(new_checkpointer(Served.pool))
+    graph: Any = Served.graph.bind(AsyncPostgresSaver(Served.pool))
     config = {"configurable": {"thread_id": thread_id}}
 
     async def events() -> AsyncIterator[ServerSentEvent]:

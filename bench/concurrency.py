@@ -1,11 +1,11 @@
 """Throughput, latency and CPU per run as concurrency rises: Plait against the floor.
 
 The floor is the 10-node graph of ``overhead.py`` run in this process by LangGraph
-with the Postgres saver and the same durability (what any durable LangGraph
-program pays). Plait is a real ``plait serve`` with the options given (its defaults
-when none), driven over HTTP as ``server.py`` drives it. For each concurrency in
-``--levels``, both run ``max(--runs, 4 x concurrency)`` runs, alternating floor and
-Plait, after a warm-up at that concurrency.
+with its own Postgres saver (``AsyncPostgresSaver``) and the same durability (what
+any durable LangGraph program pays). Plait is a real ``plait serve`` with the
+options given (its defaults when none), driven over HTTP as ``server.py`` drives it.
+For each concurrency in ``--levels``, both run ``max(--runs, 4 x concurrency)`` runs,
+alternating floor and Plait, after a warm-up at that concurrency.
 
 Goals (issue 19): at every level Plait's throughput >= 0.8x the floor's, and it
 never falls as concurrency rises; time to first SSE event p50 <= 20 ms at

@@ -26,11 +26,12 @@ from typing import Any, Literal, TypedDict
 
 from _report import machine, median, percentile, write_section
 from bench_steps import step
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph import END, START, StateGraph
 
 from plait.engine.compiler import CompiledSpec, compile_spec
 from plait.engine.spec.loader import parse_spec
-from plait.engine.store import database_url, migrate, new_checkpointer, open_pool
+from plait.engine.store import database_url, migrate, open_pool
 from plait.engine.store.pool import Pool
 
 NODES = 10
@@ -98,13 +99,13 @@ def runners(pool: Pool | None, durability: Durability) -> dict[str, Runner]:
     options: dict[str, Any] = {"durability": durability} if pool else {}
 
     async def plait() -> None:
-        graph = compiled.bind(new_checkpointer(pool) if pool else None)
+        graph = compiled.bind(AsyncPostgresSaver(pool) if pool else None)
         config = {"configurable": {"thread_id": uuid.uuid4().hex}}
         result = await graph.ainvoke({"count": 0}, config, **options)
         assert result["count"] == NODES, result
 
     async def langgraph() -> None:
-        graph = hand.copy({"checkpointer": new_checkpointer(pool) if pool else None})
+        graph = hand.copy({"checkpointer": AsyncPostgresSaver(pool) if pool else None})
         config = {"configurable": {"thread_id": uuid.uuid4().hex}}
         result = await graph.ainvoke({"count": 0}, config, **options)
         assert result["count"] == NODES, result

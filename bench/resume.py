@@ -3,7 +3,7 @@
 The one-approval ``park`` graph of ``server.py``: each run is started and stops
 on its approval; what is timed is the resume alone, one at a time. The floor
 resumes in this process (``ainvoke(Command(resume=...))`` on the compiled
-spec with the Postgres saver, ``durability="sync"``); Plait gets ``POST
+spec with LangGraph's ``AsyncPostgresSaver``, ``durability="sync"``); Plait gets ``POST
 /threads/{id}/runs/stream`` with ``command: {resume: ...}`` (as the LangGraph
 SDK resumes), read to ``end``: the run is queued, claimed, loaded from its
 checkpoint and finished. Goal (issue 19, goal 4): Plait's p50 <= 2x the floor's.
@@ -26,23 +26,24 @@ import aiohttp
 import uvloop
 from _report import machine, median, percentile, write_section
 from _runs import PARK_SPEC, client, ms, serve_bench
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.types import Command
 from overhead import describe_server
 
 from plait.engine.compiler import compile_spec
 from plait.engine.spec.loader import parse_spec
-from plait.engine.store import database_url, migrate, new_checkpointer, open_pool
+from plait.engine.store import database_url, migrate, open_pool
 from plait.engine.store.pool import Pool
 
 DECISION = {"decision": "approve"}
 
 
 async def floor(pool: Pool, runs: int) -> list[float]:
-    """Seconds of each in-process resume."""
+    """Seconds of each in-process resume, with LangGraph's ``AsyncPostgresSaver``."""
     compiled = compile_spec(parse_spec(PARK_SPEC, "park.yaml", Path("park.yaml")))
     times = []
     for _ in range(runs):
-        graph = compiled.bind(new_checkpointer(pool))
+        graph = compiled.bind(AsyncPostgresSaver(pool))
         config = {"configurable": {"thread_id": str(uuid.uuid4())}}
         parked = await graph.ainvoke({"n": 1}, config, durability="sync")
         assert "__interrupt__" in parked, parked
@@ -109,7 +110,7 @@ Measured {machine()}; {server}; load average {load[0]:.1f} when it started.
 Method: `bench/resume.py --runs {args.runs}`: the one-approval `park` graph; each run
 started and parked on its approval, then resumed with `{{"decision": "approve"}}`, one
 at a time, after {args.warmup} warm-up resumes. In-process: `ainvoke(Command(resume=...))`
-with the Postgres saver, `durability="sync"`. Plait: `plait serve` (defaults), `POST
+with LangGraph's `AsyncPostgresSaver`, `durability="sync"`. Plait: `plait serve` (defaults), `POST
 /threads/{{id}}/runs/stream` with `command.resume`, read to `end`.
 
 | resume of a parked run (ms) | in-process | Plait over HTTP |

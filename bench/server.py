@@ -3,9 +3,9 @@ cost of parked runs.
 
 1. Throughput and latency: the 10-node linear graph of ``overhead.py`` run
    ``--runs`` times at concurrency ``--concurrency`` by three contenders, one
-   after the other: (a) in this process with the Postgres checkpointer
-   (``plait.engine.compiler`` + ``plait.engine.store``, a new saver per run, as a worker
-   does); (b) behind the bare baseline server of ``bare_server.py`` (FastAPI,
+   after the other: (a) in this process with LangGraph's ``AsyncPostgresSaver``
+   (``plait.engine.compiler``'s graph, a new saver per run: the floor of issue 19);
+   (b) behind the bare baseline server of ``bare_server.py`` (FastAPI,
    sse-starlette and uvicorn as ``plait serve`` uses them, the graph run in the
    request: what any Python server spends to stream it, with nothing durable);
    (c) through a real ``plait serve``. Both servers get the same requests: a new
