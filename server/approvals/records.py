@@ -301,7 +301,7 @@ async def mark_decided_in(
         SET status = %s, decision = %s, decided_by = %s, decided_at = now()
         WHERE approval_id = %s
         """,
-        (status, Jsonb(dict(answer)), actor, approval_id),
+        (status, Json(dict(answer)), actor, approval_id),
     )
 
 
@@ -339,7 +339,7 @@ async def settle_answered_in(
         {
             "thread_id": thread_id,
             "run_id": run_id,
-            "resume": Jsonb(resume),
+            "resume": Json(resume),
             "by_id": isinstance(resume, Mapping),
             "decisions": list(DECISION_STATUS),
             "statuses": list(DECISION_STATUS.values()),
@@ -356,13 +356,13 @@ WITH pending AS (
     WHERE thread_id = %(thread_id)s AND status = 'pending'
     FOR UPDATE
 ), named AS (
-    SELECT p.approval_id, %(resume)s::jsonb -> p.interrupt_id AS answer
+    SELECT p.approval_id, %(resume)s::json -> p.interrupt_id AS answer
     FROM pending p
-    WHERE %(by_id)s AND %(resume)s::jsonb ? p.interrupt_id
+    WHERE %(by_id)s AND %(resume)s::json -> p.interrupt_id IS NOT NULL
 ), answers AS (
     SELECT approval_id, answer FROM named
     UNION ALL
-    SELECT p.approval_id, %(resume)s::jsonb FROM pending p
+    SELECT p.approval_id, %(resume)s::json FROM pending p
     WHERE NOT EXISTS (SELECT FROM named) AND (SELECT count(*) FROM pending) = 1
 ), statuses AS (
     SELECT * FROM unnest(%(decisions)s::text[], %(statuses)s::text[]) AS s(decision, status)
@@ -371,7 +371,7 @@ UPDATE plait_approvals a
 SET status = statuses.status, decision = answers.answer, decided_at = now(),
     resume_run_id = %(run_id)s
 FROM answers
-JOIN statuses ON jsonb_typeof(answers.answer) = 'object'
+JOIN statuses ON json_typeof(answers.answer) = 'object'
              AND statuses.decision = answers.answer ->> 'decision'
 WHERE a.approval_id = answers.approval_id
 """

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json, Jsonb
 
 from plait.engine.store import Pool
 from plait.server.queue.threads import client_thread_id
@@ -277,8 +277,8 @@ def _params(fields: CronFields) -> dict[str, Any]:
         "end_time": fields.end_time,
         "enabled": fields.enabled,
         "on_run_completed": fields.on_run_completed,
-        "payload": Jsonb(fields.payload),
-        "kwargs": Jsonb(fields.kwargs),
+        "payload": Json(fields.payload),
+        "kwargs": Json(fields.kwargs),
         "metadata": Jsonb(fields.metadata),
         "next_run_at": fields.next_run_at,
     }

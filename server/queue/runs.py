@@ -24,7 +24,7 @@ from typing import Any, Literal, cast
 
 from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json, Jsonb
 
 from plait.engine.run import (
     RunState,
@@ -498,7 +498,7 @@ async def create_run_in(
             "graph": graph.name,
             "version": graph.version,
             "digest": graph.digest,
-            "kwargs": Jsonb(dict(kwargs)),
+            "kwargs": Json(dict(kwargs)),
             "metadata": Jsonb({**metadata, **draft_marks(graph)}),
             "strategy": multitask_strategy,
             "key": idempotency_key,
@@ -1048,6 +1048,7 @@ async def finish_run(
                     "payload": batch if len(batch) + len(run_id) < journal.NOTIFY_LIMIT else None,
                     "events": journal.EVENTS_CHANNEL,
                     "runs": RUNS_CHANNEL,
+                    "webhook": webhook,
                 },
             )
             if owes_more:
@@ -1117,7 +1118,8 @@ WITH finished AS (
       AND state = ANY(%(sources)s)
     RETURNING thread_id, tenant_id,
               event_seq - json_array_length(%(batch)s::json) + 1 AS first_seq,
-              kwargs->>'webhook' AS webhook
+              -- Only asked when the run may have one: `json` is parsed to answer.
+              CASE WHEN %(webhook)s THEN kwargs ->> 'webhook' END AS webhook
 ), ended AS (
     INSERT INTO plait_run_events (run_id, seq, event, data)
     SELECT %(run_id)s, finished.first_seq + item.position - 1, item.pair->>0, item.pair->1

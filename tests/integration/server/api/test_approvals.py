@@ -122,3 +122,48 @@ async def test_the_decided_tab_lists_who_decided_newest_first(client: httpx.Asyn
     assert order_of(oldest)[0] < order_of(oldest)[1]
     assert order_of(newest)[0] > order_of(newest)[1]
     assert_problem(await client.get("/approvals", params={"order": "sideways"}), 422)
+
+
+async def test_an_edited_decision_keeps_the_arguments_in_the_order_given(
+    client: httpx.AsyncClient,
+) -> None:
+    """The edited arguments reach the run's state and the decided tab in the order the
+    person's form sent them (the inbox's order: `order_id` first), not in the order
+    `jsonb` would store them (shorter keys first: `amount`)."""
+    thread_id = await new_thread(client)
+    parked = await client.post(
+        f"/threads/{thread_id}/runs/wait",
+        json={"assistant_id": "refund-approval", "input": REFUND_HIGH},
+    )
+    assert parked.json()["__interrupt__"]
+    inbox = (await client.get("/approvals", params={"status": "pending"})).json()
+    [approval] = [item for item in inbox if item["thread_id"] == thread_id]
+    assert list(approval["arguments"]) == ["order_id", "amount"]
+
+    decided = await client.post(
+        f"/approvals/{approval['approval_id']}/decision",
+        json={"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 90.0}},
+    )
+    assert decided.status_code == 200, decided.text
+    run_id = decided.json()["run"]["run_id"]
+    joined = (await client.get(f"/threads/{thread_id}/runs/{run_id}/join")).json()
+    assert list(joined["decision"]["arguments"]) == ["order_id", "amount"]
+    state = (await client.get(f"/threads/{thread_id}/state")).json()
+    assert list(state["values"]["decision"]["arguments"]) == ["order_id", "amount"]
+    listed = (await client.get("/approvals", params={"status": "decided", "limit": 1000})).json()
+    [row] = [item for item in listed if item["approval_id"] == approval["approval_id"]]
+    assert list(row["decision"]["arguments"]) == ["order_id", "amount"]
+
+
+async def test_a_run_keeps_its_input_in_the_order_sent(client: httpx.AsyncClient) -> None:
+    """A run's input travels with the run (its stored kwargs) and reaches the graph with
+    its keys in the order the client sent them."""
+    thread_id = await new_thread(client)
+    parked = await client.post(
+        f"/threads/{thread_id}/runs/wait",
+        json={"assistant_id": "refund-approval", "input": {"reason": "late", **REFUND_HIGH}},
+    )
+    [interrupt] = parked.json()["__interrupt__"]
+    assert list(interrupt["value"]["arguments"]) == ["order_id", "amount"]
+    runs = (await client.get(f"/threads/{thread_id}/runs")).json()
+    assert list(runs[0]["kwargs"]["input"]) == ["reason", "order_id", "amount"]

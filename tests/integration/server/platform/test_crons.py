@@ -49,6 +49,8 @@ async def test_crons_are_created_found_changed_and_deleted_per_tenant(
         assert await mine.crons.count(thread_id=thread["thread_id"]) == 1
         found = await mine.crons.search(metadata={"team": "ops"})
         assert [cron["cron_id"] for cron in found] == [daily["cron_id"]]
+        # Read back as sent: jsonb would have put `note` first.
+        assert list(found[0]["payload"]["input"]) == ["user", "note"]
 
         changed = await mine.crons.update(daily["cron_id"], schedule="15 10 * * *", enabled=False)
         assert (changed["schedule"], changed["enabled"]) == ("15 10 * * *", False)
