@@ -19,7 +19,7 @@ from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.helpers import api, park_refund
+from tests.e2e.helpers import api, flow_node, park_refund
 from tests.integration.server.harness import Cluster
 
 #: Three of the badge's polls (editor/src/approvals/pendingCount.ts polls every 5 s).
@@ -201,8 +201,13 @@ def test_link_opens_the_waiting_run_with_its_card(
         assert editor.url.endswith(f"#/graphs/refund-approval/1.0.0?thread={thread_id}"), opened
         expect(editor.get_by_test_id("run-phase")).to_have_attribute("data-phase", "waiting")
         expect(editor.get_by_test_id("run-phase")).to_contain_text(thread_id[:8])
-        # Started by a client that streamed only values: the run view says why no steps show.
-        expect(editor.get_by_test_id("timeline-empty")).to_contain_text("did not ask for them")
+        # Started by a client that streamed only values: its checkpoints tell its steps.
+        steps = editor.get_by_test_id("timeline-step")
+        expect(steps).to_have_count(2)
+        expect(steps.nth(0)).to_have_attribute("data-node", "assess")
+        expect(steps.nth(0)).to_have_attribute("data-status", "done")
+        expect(steps.nth(1)).to_have_attribute("data-node", "approve")
+        expect(steps.nth(1)).to_have_attribute("data-status", "waiting")
         expect(editor.get_by_test_id("run-outcome")).not_to_contain_text("0 steps")
         card = editor.locator('[data-testid="approval-card"][data-node="approve"]')
         expect(card).to_contain_text(reason)
@@ -268,6 +273,17 @@ def test_edit_through_the_form_then_follow_the_decision(
     with api(base) as http:
         state = http.get(f"/threads/{thread_id}/state").json()
     assert state["values"]["outcome"].startswith("refunded 90")
+    # The resume streamed what the parked run did (values only): once it ended, its steps
+    # were read from its checkpoints, and the refund's node says what it did in this run.
+    steps = editor.get_by_test_id("timeline-step")
+    expect(steps).to_have_count(3)
+    expect(steps.nth(1)).to_have_attribute("data-node", "approve")
+    expect(steps.nth(1)).to_have_attribute("data-status", "done")
+    expect(steps.nth(2)).to_have_attribute("data-node", "refund")
+    flow_node(editor, "refund").click()
+    inspector = editor.get_by_test_id("node-inspector")
+    expect(inspector.get_by_test_id("node-not-run")).to_have_count(0)
+    expect(inspector.get_by_test_id("step-output")).to_contain_text('"amount": 90')
 
     # Settled, and the person moves on: the top bar lets the note go, the inbox keeps it.
     editor.get_by_test_id("nav-graphs").click()

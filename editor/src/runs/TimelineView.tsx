@@ -70,9 +70,9 @@ function Row({ entry, start, active, onPick }: { entry: TimelineEntry; start: nu
   );
 }
 
-/** Said when a run is shown whose events hold no steps (another client started it). */
+/** Said when a settled run shows no steps: neither its events nor its checkpoints name any. */
 export const NO_STEPS_RECORDED =
-  "This run's events hold no steps: the client that started it did not ask for them (its stream modes). The canvas shows which nodes ran, and Time travel every checkpoint.";
+  "No steps to show: this run's events name none (the client that started it did not ask for them) and no checkpoint of it names a node. Time travel lists every checkpoint of the thread.";
 
 export function TimelineView() {
   const timeline = useRunStore((s) => s.timeline);

@@ -8,6 +8,7 @@ import { ApiError, approvals, resumedRun, runOfResponse, runs, threads, type Dec
 import type { SseMessage } from "../api/sse";
 import { pendingApprovals, refreshPending } from "../approvals/pendingCount";
 import { ranTargetOf, useStartedRun } from "../graphs/runTarget";
+import { hasSteps, historySteps } from "./historySteps";
 import { eventsOf, runOf, runsOf } from "./runApi";
 import { runState, UNREAD } from "./runStates";
 import {
@@ -22,7 +23,7 @@ import {
   toolPark,
   useRunStore,
 } from "./runStore";
-import { addNote, publicState, type TimelineNote } from "./timeline";
+import { addEvent, addNote, publicState, type RunEvent, type TimelineNote } from "./timeline";
 
 /**
  * The stream modes the editor's runs ask for: `debug` (not `tasks`) because its
@@ -93,8 +94,12 @@ const OWN_REJOINS = { maxRejoins: 0 };
  */
 async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): Promise<void> {
   const store = useRunStore.getState();
+  const began = new Date().toISOString();
   let lastId: string | null = null;
   let attempt = 0;
+  // A stream without the graph's task events (a run another client started with `values`):
+  // its steps are read from its checkpoints once it ends.
+  let steps = false;
   for (;;) {
     let ended = false;
     try {
@@ -106,6 +111,7 @@ async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): 
         // When it arrived: the timeline's time for events that carry none of their own.
         store.apply({ ...message, at: new Date().toISOString() });
         if (message.event === "end") ended = true;
+        if (message.event === "tasks" || message.event === "debug") steps = true;
       }
     } catch (error) {
       if (signal.aborted) return;
@@ -136,7 +142,8 @@ async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): 
     });
   }
   try {
-    await reconcile();
+    const { runId } = useRunStore.getState();
+    await reconcile(steps || !runId ? null : { runId, startedAt: began });
     if (useRunStore.getState().phase === "waiting") await findApprovalIds();
     await noteEnded();
   } catch (error) {
@@ -217,6 +224,7 @@ export async function openThread(threadId: string, assistantId: string, nodes: s
   if (ran) useStartedRun.getState().started(ran, threadId);
   // A past run keeps the version it ran on: resumes and forks must use the same one.
   let view = freshView(threadId, last?.assistant_id ?? assistantId, nodes, "reading");
+  let history: ThreadState[] | undefined;
   if (!last) {
     useRunStore.setState({ ...view, phase: "idle" });
     return;
@@ -233,15 +241,23 @@ export async function openThread(threadId: string, assistantId: string, nodes: s
     }
     const events = await eventsOf(run.run_id);
     if (signal.aborted) return;
-    const shown = events.filter((event) => !event.superseded);
+    let shown: RunEvent[] = events.filter((event) => !event.superseded).map((event) => ({ event: event.event, data: event.data, at: event.at ?? null }));
+    if (!hasSteps(shown)) {
+      // Started without step events (an API client's `values`): its checkpoints tell its steps.
+      history ??= await threads.history(threadId, 500);
+      if (signal.aborted) return;
+      const opening = shown.findIndex((event) => event.event !== "metadata");
+      const at = opening < 0 ? shown.length : opening;
+      shown = [...shown.slice(0, at), ...historySteps(history, run.run_id, run.created_at), ...shown.slice(at)];
+    }
     view = foldAll(
       view,
-      shown.map((event) => ({ event: event.event, data: event.data, id: null, at: event.at ?? null })),
+      shown.map((event) => ({ ...event, id: null })),
     );
   }
-  const [history, thread] = await Promise.all([threads.history(threadId, 500), threads.get(threadId)]);
+  const [read, thread] = await Promise.all([history ?? threads.history(threadId, 500), threads.get(threadId)]);
   if (signal.aborted) return;
-  view = { ...view, ...settle(view, history) };
+  view = { ...view, ...settle(view, read) };
   let phase: RunPhase = view.phase === "error" ? "error" : "success";
   if (thread.status === "interrupted" || Object.keys(view.approvals).length > 0) phase = "waiting";
   else if (thread.status === "error") phase = "error";
@@ -344,16 +360,19 @@ async function noteEnded(): Promise<void> {
 /**
  * Settle node statuses from the thread's checkpoints once a stream ends. The
  * stream may not carry `tasks` events (a resume run created by an approval
- * decision streams the server's default modes), but the checkpoint chain
+ * decision streams the modes of the run it resumes), but the checkpoint chain
  * says which nodes ran: every node some earlier checkpoint had as `next`.
  * Only the live branch counts (parent links from the newest checkpoint), so
- * steps of other forks are ignored.
+ * steps of other forks are ignored. `withoutSteps`: the run whose stream
+ * carried none, whose steps the checkpoints then tell (`historySteps`).
  */
-export async function reconcile(): Promise<void> {
+async function reconcile(withoutSteps: { runId: string; startedAt: string } | null): Promise<void> {
   const { threadId } = useRunStore.getState();
   if (!threadId) return;
   const history = await threads.history(threadId, 500);
-  useRunStore.setState(settle(useRunStore.getState(), history));
+  const view = useRunStore.getState();
+  const timeline = withoutSteps ? historySteps(history, withoutSteps.runId, withoutSteps.startedAt).reduce(addEvent, view.timeline) : view.timeline;
+  useRunStore.setState({ ...settle(view, history), timeline });
 }
 
 /** What `history` (the thread's checkpoints, newest first) settles of the shown run (pure; see reconcile). */
