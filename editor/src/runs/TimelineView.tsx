@@ -72,7 +72,7 @@ function Row({ entry, start, active, onPick }: { entry: TimelineEntry; start: nu
 
 /** Said when a settled run shows no steps: neither its events nor its checkpoints name any. */
 export const NO_STEPS_RECORDED =
-  "No steps to show: this run's events name none (the client that started it did not ask for them) and no checkpoint of it names a node. Time travel lists every checkpoint of the thread.";
+  "No steps to show: neither this run's events nor its checkpoints name a node that ran. Time travel lists every checkpoint of the thread.";
 
 export function TimelineView() {
   const timeline = useRunStore((s) => s.timeline);
