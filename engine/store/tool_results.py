@@ -13,7 +13,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json
 
 from plait.engine.store.pool import Pool
 
@@ -191,8 +191,8 @@ async def write_record(
             node,
             path,
             tool,
-            Jsonb(dict(args)),
-            Jsonb(record.value),
+            Json(dict(args)),
+            Json(record.value),
             record.recorded_at,
         ),
     )
@@ -218,7 +218,7 @@ async def begin_intent(
     """:meth:`PostgresToolResultStore.begin` on ``conn`` (in the caller's transaction, if any)."""
     if attempt == 1:
         cursor = await conn.execute(
-            _FIRST_ATTEMPT, (key, thread_id, run_id, node, tool, Jsonb(dict(args)), answered_run)
+            _FIRST_ATTEMPT, (key, thread_id, run_id, node, tool, Json(dict(args)), answered_run)
         )
     else:
         cursor = await conn.execute(_NEXT_ATTEMPT, (run_id, answered_run, key, attempt - 1))

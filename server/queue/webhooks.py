@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json
 
 from plait.engine.spec import to_plain
 from plait.engine.store import Pool
@@ -63,7 +63,7 @@ async def enqueue(conn: AsyncConnection[DictRow], run: EndedRun, values: Any) ->
     await conn.execute(
         "INSERT INTO plait_webhook_deliveries (run_id, tenant_id, url, payload) "
         "VALUES (%s, %s, %s, %s)",
-        (run.run_id, run.tenant, url, Jsonb(payload)),
+        (run.run_id, run.tenant, url, Json(payload)),
     )
 
 

@@ -137,7 +137,7 @@ async def test_a_replay_that_answers_the_remote_otherwise_diverges_there(
     assert result.failed
     assert result.changes[0] == (
         "node 'file_claim': diverged from the recording: it answered the remote task with "
-        "{'decision': 'reject'}; the recording answered {'comment': 'team offsite', "
-        "'decision': 'approve'}"
+        "{'decision': 'reject'}; the recording answered {'decision': 'approve', "
+        "'comment': 'team offsite'}"
     )
     assert result.unused == (0, 0, 1)  # the remote's settled task was never asked for

@@ -153,6 +153,9 @@ async def test_an_edited_decision_keeps_the_arguments_in_the_order_given(
     listed = (await client.get("/approvals", params={"status": "decided", "limit": 1000})).json()
     [row] = [item for item in listed if item["approval_id"] == approval["approval_id"]]
     assert list(row["decision"]["arguments"]) == ["order_id", "amount"]
+    # The tool's result, recorded before the graph sees it, reads back as the tool returned it.
+    refund = state["values"]["refund"]
+    assert list(refund) == ["refund_id", "order_id", "customer", "amount", "status"]
 
 
 async def test_a_run_keeps_its_input_in_the_order_sent(client: httpx.AsyncClient) -> None:

@@ -93,6 +93,8 @@ async def test_each_run_end_arrives_once_per_delivery_even_when_its_sender_dies(
     assert retried.body["values"]["notes"] == ["retried"]
     assert (once.body["run_id"], once.body["status"]) == (plain["run_id"], "success")
     assert once.body["values"]["notes"] == ["plain"]
+    # In the order the API gives a run (the delivery keeps it: jsonb put `error` first).
+    assert list(once.body)[:3] == ["run_id", "thread_id", "assistant_id"]
     # Three runs, three deliveries, each recorded as delivered.
     ids = {delivered.delivery_id, retried.delivery_id, once.delivery_id}
     assert len(ids) == 3
