@@ -405,7 +405,9 @@ def _agent_turns(path: str, item: str) -> list[RecordedModelCall]:
 
 async def test_each_agent_item_takes_its_own_turns_whatever_order_items_ask_in() -> None:
     # Recorded as if item 2 ran both its turns first, then item 1, then item 0: taken from
-    # one queue in the order asked, item 0 would get item 2's turns.
+    # one queue in the order asked, an item asking before item 2 would get item 2's turns.
+    # Which item asks first is the scheduler's choice, so the order asked is not
+    # asserted: it matched the recording once on a loaded CI machine.
     models = [
         call
         for index in reversed(range(3))
@@ -415,15 +417,13 @@ async def test_each_agent_item_takes_its_own_turns_whatever_order_items_ask_in()
         RecordedToolCall(f"each[{index}]", "lookup", {"query": item}, f"{item} found")
         for index, item in reversed(list(enumerate(ITEMS)))
     ]
-    cassette = _Asked(models, tools)
+    cassette = Cassette(models, tools)
 
     with playing(cassette):
         out = await Runner(_agents_map()).start({"claims": ITEMS})
 
     assert out["answers"] == [f"{item} answered at each[{i}]" for i, item in enumerate(ITEMS)]
     assert cassette.unused() == (0, 0, 0)
-    # The items' turns interleaved: not in the order they were recorded.
-    assert cassette.asked != [call.node for call in models]
 
 
 def _llm_map(concurrency: int = 3) -> LoadedSpec:
