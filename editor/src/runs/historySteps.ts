@@ -13,9 +13,14 @@
 import type { ThreadState } from "../api/client";
 import { publicState, type RunEvent } from "./timeline";
 
-/** Whether `events` (a run's journal) say which of the graph's nodes ran when (a subgraph's say it of its own). */
+/** Whether `event` says which of the graph's nodes ran when (a subgraph's, `mode|ns`, say it of its own). */
+export function isStepEvent(event: Pick<RunEvent, "event">): boolean {
+  return event.event === "tasks" || event.event === "debug";
+}
+
+/** Whether `events` (a run's journal) say which of the graph's nodes ran when. */
 export function hasSteps(events: readonly RunEvent[]): boolean {
-  return events.some((event) => event.event === "tasks" || event.event === "debug");
+  return events.some(isStepEvent);
 }
 
 /**

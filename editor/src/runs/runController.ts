@@ -8,7 +8,7 @@ import { ApiError, approvals, resumedRun, runOfResponse, runs, threads, type Dec
 import type { SseMessage } from "../api/sse";
 import { pendingApprovals, refreshPending } from "../approvals/pendingCount";
 import { ranTargetOf, useStartedRun } from "../graphs/runTarget";
-import { hasSteps, historySteps } from "./historySteps";
+import { hasSteps, historySteps, isStepEvent } from "./historySteps";
 import { eventsOf, runOf, runsOf } from "./runApi";
 import { runState, UNREAD } from "./runStates";
 import {
@@ -111,7 +111,7 @@ async function follow(stream: AsyncGenerator<SseMessage>, signal: AbortSignal): 
         // When it arrived: the timeline's time for events that carry none of their own.
         store.apply({ ...message, at: new Date().toISOString() });
         if (message.event === "end") ended = true;
-        if (message.event === "tasks" || message.event === "debug") steps = true;
+        if (isStepEvent(message)) steps = true;
       }
     } catch (error) {
       if (signal.aborted) return;
