@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import httpx
 
 from tests.integration.server.api.conftest import REFUND_HIGH, REPO, assert_problem, new_thread
 
 
-async def test_inbox_and_decision(client: httpx.AsyncClient) -> None:
+async def _parked_refund(client: httpx.AsyncClient) -> tuple[str, dict[str, Any]]:
+    """A high-risk refund parked on its approval: its thread and the inbox's approval."""
     thread_id = await new_thread(client)
     parked = await client.post(
         f"/threads/{thread_id}/runs/wait",
         json={"assistant_id": "refund-approval", "input": REFUND_HIGH},
     )
     assert parked.json()["__interrupt__"]
-
     inbox = (await client.get("/approvals", params={"status": "pending"})).json()
     [approval] = [item for item in inbox if item["thread_id"] == thread_id]
+    return thread_id, approval
+
+
+async def test_inbox_and_decision(client: httpx.AsyncClient) -> None:
+    thread_id, approval = await _parked_refund(client)
     assert approval["graph"] == "refund-approval"
     assert approval["version"] == "1.0.0"
     assert approval["node"] == "approve"
@@ -130,14 +136,7 @@ async def test_an_edited_decision_keeps_the_arguments_in_the_order_given(
     """The edited arguments reach the run's state and the decided tab in the order the
     person's form sent them (the inbox's order: `order_id` first), not in the order
     `jsonb` would store them (shorter keys first: `amount`)."""
-    thread_id = await new_thread(client)
-    parked = await client.post(
-        f"/threads/{thread_id}/runs/wait",
-        json={"assistant_id": "refund-approval", "input": REFUND_HIGH},
-    )
-    assert parked.json()["__interrupt__"]
-    inbox = (await client.get("/approvals", params={"status": "pending"})).json()
-    [approval] = [item for item in inbox if item["thread_id"] == thread_id]
+    thread_id, approval = await _parked_refund(client)
     assert list(approval["arguments"]) == ["order_id", "amount"]
 
     decided = await client.post(
