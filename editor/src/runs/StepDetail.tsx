@@ -137,7 +137,10 @@ export function StepDetail({ step }: { step: TimelineStep }) {
         </div>
       )}
       <Folded label="Input (the state it read)" value={step.input} testId="step-input" />
-      <Folded label="Output (its state writes)" value={step.output} testId="step-output" />
+      {/* A step still running or waiting has written nothing yet: no "null" to read as its output. */}
+      {(step.output !== null || (step.status !== "running" && step.status !== "waiting")) && (
+        <Folded label="Output (its state writes)" value={step.output} testId="step-output" />
+      )}
       {step.text && <Folded label="Model text" value={step.text} />}
     </div>
   );
