@@ -1,9 +1,12 @@
 """What a durable step costs over a non-durable one, as Plait saves steps and as LangGraph does.
 
-The Plait-compiled 10-node graph of ``overhead.py``, three ways, interleaved
+The Plait-compiled 10-node graph of ``overhead.py``, four ways, interleaved
 (order rotated every round) on one psycopg pool, each run on a new thread:
 
 - no checkpointer (nothing durable: the baseline);
+- ``durability="sync"`` with LangGraph's ``InMemorySaver`` (checkpoints kept in
+  this process, nothing durable): what LangGraph's own checkpointing costs a
+  step before any database is involved, the part of the ratio no saver removes;
 - ``durability="sync"`` with LangGraph's ``AsyncPostgresSaver`` (each task's
   writes in a pipeline, then the step's checkpoint and blobs in another: a
   statement per row);
@@ -33,6 +36,8 @@ from collections.abc import Awaitable, Callable
 
 import uvloop
 from _report import machine, median, percentile, write_section
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from overhead import NODES, compiled_spec, describe_server
 
@@ -40,14 +45,14 @@ from plait.engine.store import StepSaver, database_url, migrate, new_checkpointe
 from plait.engine.store.pool import Pool
 
 Runner = Callable[[], Awaitable[None]]
-KINDS = ("non-durable", "LangGraph's writes", "Plait's steps")
+KINDS = ("non-durable", "in memory", "LangGraph's writes", "Plait's steps")
 
 
 def runners(pool: Pool) -> dict[str, Runner]:
     """One coroutine factory per way of saving; each call is one run on a new thread."""
     compiled = compiled_spec()
 
-    async def run(saver: AsyncPostgresSaver | None, one_trip: bool) -> None:
+    async def run(saver: BaseCheckpointSaver[str] | None, one_trip: bool) -> None:
         graph = compiled.bind(saver)
         config = {"configurable": {"thread_id": uuid.uuid4().hex}}
         options = {"durability": "sync"} if saver is not None else {}
@@ -63,13 +68,16 @@ def runners(pool: Pool) -> dict[str, Runner]:
     async def bare() -> None:
         await run(None, False)
 
+    async def in_memory() -> None:
+        await run(InMemorySaver(), False)
+
     async def langgraph() -> None:
         await run(AsyncPostgresSaver(pool), False)
 
     async def steps() -> None:
         await run(new_checkpointer(pool), True)
 
-    return dict(zip(KINDS, (bare, langgraph, steps), strict=True))
+    return dict(zip(KINDS, (bare, in_memory, langgraph, steps), strict=True))
 
 
 async def measure(
@@ -112,7 +120,7 @@ async def main() -> None:
     }
     rows = [
         "| per step (ms) | " + " | ".join(KINDS) + " |",
-        "|---|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|",
         "| median | " + " | ".join(f"{median(times[n]):.3f}" for n in KINDS) + " |",
         "| p90 | " + " | ".join(f"{percentile(times[n], 0.9):.3f}" for n in KINDS) + " |",
         "| client CPU per step (ms) | " + " | ".join(f"{cpu[n]:.3f}" for n in KINDS) + " |",
@@ -120,21 +128,23 @@ async def main() -> None:
         + " | ".join(f"**{ratios[n]:.2f}**" for n in KINDS)
         + " |",
     ]
-    ours = ratios[KINDS[2]]
+    ours = ratios[KINDS[3]]
     body = f"""
 Measured {machine()}; {server}; load average {load[0]:.1f} when it started.
 
 Method: `bench/durable_step.py --runs {args.runs} --concurrency {args.concurrency}`:
 the Plait-compiled {NODES}-node graph of `overhead.py` without a checkpointer, with
-`durability="sync"` and LangGraph's write path, and with `durability="sync"` as
-Plait's runs save it (`StepSaver`: a step's writes and checkpoint in one statement,
-docs/decisions.md 86 and 89);
+`durability="sync"` and LangGraph's `InMemorySaver` (nothing durable: LangGraph's
+own checkpointing), with LangGraph's Postgres write path, and as Plait's runs save
+it (`StepSaver`: a step's writes and checkpoint in one statement, docs/decisions.md
+86 and 89);
 {args.runs} rounds of {args.concurrency} run(s) of each, rotated, after {args.warmup}.
 
 {chr(10).join(rows)}
 
 A durable step as Plait saves it costs **{ours:.2f}x** a non-durable one (goal
 <= 3x: {"meets" if ours <= 3 else "misses"} it); with LangGraph's write path
+{ratios[KINDS[2]]:.2f}x; LangGraph's checkpointing alone, in memory,
 {ratios[KINDS[1]]:.2f}x.
 """
     print(body)
