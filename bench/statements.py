@@ -2,7 +2,12 @@
 
 Creates a private database whose sessions log every statement with the time
 the server spent on it (``log_min_duration_statement = 0``, so it needs a
-superuser and the server's log file; parse, bind and execute add up), starts
+superuser and the server's log file; parse, bind and execute add up) and the
+backend's CPU (``log_statement_stats``: each protocol message's resource usage,
+with the backend's running total, so a statement's CPU is the total's growth
+over its parse, bind and execute; a statement sent alone commits after its
+execute, unreported, so its commit is counted with its connection's next
+statement), starts
 ``plait serve`` on it with the benchmark graphs of ``_runs.py``, sends
 ``--runs`` runs of the 10-node graph one at a time over HTTP, as many runs of
 the one-approval graph parked (``/runs/wait``) and as many resumed (a stream,
@@ -44,6 +49,10 @@ _STATEMENT = re.compile(
     re.DOTALL,
 )
 _ENTRY = re.compile(r"^\d{4}-\d\d-\d\d ")
+# ``log_statement_stats``: a report's detail holds the backend's running total of CPU;
+# every entry carries the backend's pid (``%p``).
+_PID = re.compile(r"^\S+ \S+ \S+ \[(\d+)\]")
+_TOTAL = re.compile(r"\[([0-9.]+) s user, ([0-9.]+) s system total\]")
 
 
 def entries(lines: Iterable[str]) -> Iterator[str]:
@@ -70,25 +79,46 @@ def fold(statement: str) -> str:
 
 @dataclass
 class Counted:
-    """Statements of one kind of work: how many of each, and the server's time on each (ms)."""
+    """Statements of one kind of work: how many of each, the server's time on each and its
+    backend's CPU on each (ms)."""
 
     statements: Counter[str] = field(default_factory=Counter)
     ms: Counter[str] = field(default_factory=Counter)
+    cpu_ms: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class _Backend:
+    """What :func:`count` follows of one backend: its CPU total at its last report and the
+    statement its latest log line names."""
+
+    total: float | None = None
+    named: str = ""
 
 
 def count(log: Path, start: int) -> Counted:
     """The statements of the logging database in ``log`` from byte ``start``, folded."""
     counted = Counted()
+    backends: dict[str, _Backend] = {}
     with log.open(encoding="utf-8", errors="replace") as lines:
         lines.seek(start)
         for entry in entries(lines):
-            if (match := _STATEMENT.search(entry)) is None:
+            if (pid := _PID.match(entry)) is None:
                 continue
-            duration, step, text = match.groups()
-            statement = fold(text)
-            counted.ms[statement] += float(duration)
-            if step in ("statement", "execute"):
-                counted.statements[statement] += 1
+            backend = backends.setdefault(pid.group(1), _Backend())
+            if (match := _STATEMENT.search(entry)) is not None:
+                duration, step, text = match.groups()
+                backend.named = fold(text)
+                counted.ms[backend.named] += float(duration)
+                if step in ("statement", "execute"):
+                    counted.statements[backend.named] += 1
+            elif (total := _TOTAL.search(entry)) is not None:
+                # A report (parse, bind with its planning, execute) follows the duration
+                # line that names its statement: the growth since the last is that one's.
+                now = float(total.group(1)) + float(total.group(2))
+                if backend.total is not None and backend.named:
+                    counted.cpu_ms[backend.named] += (now - backend.total) * 1000
+                backend.total = now
     return counted
 
 
@@ -103,6 +133,7 @@ async def recreate(url: str) -> str:
         await conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
         await conn.execute(f"CREATE DATABASE {DATABASE}")
         await conn.execute(f"ALTER DATABASE {DATABASE} SET log_min_duration_statement = 0")
+        await conn.execute(f"ALTER DATABASE {DATABASE} SET log_statement_stats = on")
     return make_conninfo(**{**conninfo_to_dict(url), "dbname": DATABASE})
 
 
@@ -171,23 +202,34 @@ def main() -> None:
     parts = [
         f"Measured {machine()}. Method: `bench/statements.py --runs {args.runs}`: "
         f"`plait serve` (defaults) on a private database logging every statement with "
-        f"its duration; {args.runs} runs of each kind one at a time, after one; per run, "
-        "most server time first (literals folded). Server time is what PostgreSQL "
-        "logs for a statement's parse, bind and execute, its commit included: where "
-        "its CPU goes, roughly, on a quiet machine."
+        f"its duration and its backend's CPU; {args.runs} runs of each kind one at a time, "
+        "after one; per run, most backend CPU first (literals folded). Server time is what "
+        "PostgreSQL logs for a statement's parse, bind and execute, waits included (a "
+        "commit's WAL flush, a lock). Backend CPU is the growth of the backend's CPU total "
+        "(`log_statement_stats`) over the same messages, planning included; a statement "
+        "sent alone commits after its execute, unreported, so its commit is counted with "
+        "its connection's next statement. The logging adds its own share to every "
+        "statement (a `BEGIN`, which does nothing, shows it)."
     ]
     for kind, counted in asyncio.run(measure(url, args.runs, args.log)).items():
         total = sum(counted.statements.values())
         ms = sum(counted.ms.values())
+        cpu = sum(counted.cpu_ms.values())
         parts.append(
             f"\n**{kind}: {total / args.runs:.1f} statements, "
-            f"{ms / args.runs:.2f} ms of server time per run**\n"
+            f"{ms / args.runs:.2f} ms of server time, {cpu / args.runs:.2f} ms of backend CPU "
+            "per run**\n"
         )
-        parts.append("| per run | server ms per run | statement |\n|---:|---:|---|")
+        parts.append(
+            "| per run | server ms per run | backend CPU ms per run | CPU ms each | statement |"
+            "\n|---:|---:|---:|---:|---|"
+        )
         parts.extend(
             f"| {counted.statements[statement] / args.runs:.2f} "
-            f"| {spent / args.runs:.3f} | `{_quotable(statement)}` |"
-            for statement, spent in counted.ms.most_common(args.top)
+            f"| {counted.ms[statement] / args.runs:.3f} | {spent / args.runs:.3f} "
+            f"| {spent / max(counted.statements[statement], 1):.3f} "
+            f"| `{_quotable(statement)}` |"
+            for statement, spent in counted.cpu_ms.most_common(args.top)
         )
     body = "\n\n".join(parts[:1]) + "\n\n" + "\n".join(parts[1:])
     print(body)
