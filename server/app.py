@@ -159,6 +159,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
             specs=specs,
             items=open_item_store(pool),
             auth=Authenticator(settings.admin_key, settings.auth_cache_seconds),
+            creations=asyncio.Semaphore(max(1, settings.pool_max_size // 3)),
         )
         # One worker executes up to `workers` runs at once (a Worker is
         # concurrent by itself; several in one process would only add LISTEN

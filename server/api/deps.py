@@ -34,6 +34,11 @@ class Services:
     specs: SpecChecks
     #: LangGraph's long-term store: ``/store`` (per tenant: engine/store/items.py).
     items: AsyncPostgresStore
+    #: Runs being created at once by the API (``server/api/runs.py``): each holds a pooled
+    #: connection, under its thread's lock, while its graph version is read on up to two
+    #: more, so only a third of the pool may be held so, or a burst of creations would hold
+    #: every connection and wait for the rest (the app sizes it from ``pool_max_size``).
+    creations: asyncio.Semaphore
     #: Resolves ``x-api-key`` to a tenant (server/auth/keys.py).
     auth: Authenticator = field(default_factory=Authenticator)
     #: The worker in this process (``plait serve``'s default), which starts the runs the

@@ -4,7 +4,9 @@ A ``thread_id`` in a path is the client's: the routes turn it into the
 caller's tenant's stored id (``plait.server.queue.threads.stored_thread_id``) before
 anything reads it, and runs name their thread by the client's id again.
 
-A run-creating POST only inserts the run (``plait.server.queue.runs.create_run``);
+A run-creating POST only inserts the run (``plait.server.queue.runs.creating_run``: the
+thread is locked while the assistant and rollout are read, so choosing the version
+costs no round trip of its own);
 a worker executes it (this process's own at once when it has room:
 ``plait.server.workers.direct_start``) and writes its events to the journal, which the
 streaming routes relay as SSE. ``Idempotency-Key`` makes a retried POST
@@ -59,6 +61,7 @@ from plait.server.queue.queueing import HIGHEST_PRIORITY, LOWEST_PRIORITY, Queue
 from plait.server.queue.runs import (
     TERMINAL,
     Run,
+    RunCreation,
     cancel_run,
     delete_run,
     first_event,
@@ -451,10 +454,12 @@ async def _create(
     route = f"{request.method} {request.url.path}"
     if body.webhook is not None:
         await check_webhook(body.webhook, services.settings.webhooks)
+    graph: GraphVersion | None = None
+    rollout: RolloutLabel = "none"
     if thread_id is None:
         # Resolved first: an unknown assistant must not leave a thread behind. The
         # rollout is read beside it (one round trip of latency instead of two).
-        graph, tenant_rollout = await asyncio.gather(
+        stateless, tenant_rollout = await asyncio.gather(
             resolve_assistant(services, body.assistant_id, tenant),
             _rollout_of(services, body.assistant_id, tenant),
         )
@@ -468,12 +473,12 @@ async def _create(
             tenant,
             str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{scope}\n{key}")) if key else str(uuid.uuid4()),
         )
-        rollout: RolloutLabel = "none"
         if _bare_name(body.assistant_id):
-            graph, rollout = await _new_thread_version(
-                services, graph, thread_id, tenant, tenant_rollout
+            stateless, rollout = await _new_thread_version(
+                services, stateless, thread_id, tenant, tenant_rollout
             )
-        _check_interrupts(body, graph)
+        _check_interrupts(body, stateless)
+        graph = stateless
         await threads.create_thread(
             services.pool,
             thread_id=thread_id,
@@ -483,29 +488,39 @@ async def _create(
         )
     else:
         thread_id = threads.stored_thread_id(tenant, thread_id)
-        graph, rollout = await _graph_for(services, body.assistant_id, thread_id, tenant)
-        _check_interrupts(body, graph)
-        await _check_checkpoint(services, body, thread_id)
-    if isinstance(body.input, dict):
-        # Refused before a run exists, as `plait run` refuses it.
-        check_input(graph.loaded.spec, body.input)
-    run, _created = await create_and_start(
-        services.worker,
-        services.pool,
-        thread_id=thread_id,
-        graph=graph,
-        kwargs=run_kwargs(body),
-        metadata=body.metadata or {},
-        multitask_strategy=body.multitask_strategy,
-        idempotency_key=key,
-        request_hash=hash_request(await request.json()) if key else None,
-        route=route,
-        if_not_exists=body.if_not_exists,
-        tenant=tenant,
-        after_seconds=body.after_seconds,
-        queueing=queueing_of(body),
-    )
-    if _created:
+    async with (
+        services.creations,
+        create_and_start(
+            services.worker,
+            services.pool,
+            thread_id=thread_id,
+            idempotency_key=key,
+            request_hash=hash_request(await request.json()) if key else None,
+            route=route,
+            if_not_exists=body.if_not_exists,
+            tenant=tenant,
+        ) as creation,
+    ):
+        if graph is None:
+            # A thread's run: its version is chosen from the thread's row, locked meanwhile.
+            graph, rollout = await _graph_for(services, body.assistant_id, creation, tenant)
+            _check_interrupts(body, graph)
+            await _check_checkpoint(services, body, thread_id)
+        else:
+            await creation.lock()
+        if isinstance(body.input, dict):
+            # Refused before a run exists, as `plait run` refuses it.
+            check_input(graph.loaded.spec, body.input)
+        await creation.insert(
+            graph=graph,
+            kwargs=run_kwargs(body),
+            metadata=body.metadata or {},
+            multitask_strategy=body.multitask_strategy,
+            after_seconds=body.after_seconds,
+            queueing=queueing_of(body),
+        )
+    run, created = creation.created()
+    if created:
         metrics.run_started(graph.name, graph.version, rollout)
     return run
 
@@ -584,24 +599,43 @@ def _no_checkpoint(body: RunCreate, why: str) -> Problem:
 
 
 async def _graph_for(
-    services: Services, assistant_id: str, thread_id: str, tenant: str
+    services: Services, assistant_id: str, creation: RunCreation, tenant: str
 ) -> tuple[GraphVersion, RolloutLabel]:
     """The graph version to run and whether a rollout chose it; a bare graph name on a
     thread means the thread's version, on a new thread the rollout's choice (decision 90).
 
     A thread only continues on the spec it started with, so "the newest
-    version" would refuse every thread started before an upgrade.
+    version" would refuse every thread started before an upgrade. The thread's
+    row is the one ``creation`` locks, read beside the assistant (and the
+    rollout), on other pooled connections: one round trip of latency before the
+    run's insert instead of two. An unknown assistant is told before an
+    unknown thread, as when they were read one after the other.
     """
     if not _bare_name(assistant_id):
-        return await resolve_assistant(services, assistant_id, tenant), "none"
-    # A bare name: the reads at once (pooled connections, one round trip of latency
-    # before the stream's first event instead of three). Only a thread's first run
-    # needs the rollout, but reading one indexed row costs less than waiting for it.
+        named, locked = await asyncio.gather(
+            resolve_assistant(services, assistant_id, tenant),
+            creation.lock(),
+            return_exceptions=True,
+        )
+        if isinstance(named, BaseException):
+            raise named
+        if isinstance(locked, BaseException):
+            raise locked
+        return named, "none"
+    # Only a thread's first run needs the rollout, but reading one indexed row
+    # costs less than waiting for it.
     graph, thread, tenant_rollout = await asyncio.gather(
         resolve_assistant(services, assistant_id, tenant),
-        threads.get_thread(services.pool, thread_id, tenant),
+        creation.lock(),
         _rollout_of(services, assistant_id, tenant),
+        return_exceptions=True,
     )
+    if isinstance(graph, BaseException):
+        raise graph
+    if isinstance(thread, BaseException):
+        raise thread
+    if isinstance(tenant_rollout, BaseException):
+        raise tenant_rollout
     if thread is not None and thread.get("graph") == graph.name and thread.get("version"):
         if thread["version"] == graph.version:
             return graph, "none"  # a stored version never changes: no second read
@@ -614,7 +648,7 @@ async def _graph_for(
         )
         if pinned is not None:
             return pinned, "none"
-    return await _new_thread_version(services, graph, thread_id, tenant, tenant_rollout)
+    return await _new_thread_version(services, graph, creation.thread_id, tenant, tenant_rollout)
 
 
 def _bare_name(assistant_id: str) -> bool:

@@ -388,27 +388,63 @@ async def create_run(
             "multitask_strategy": multitask_strategy,
         }
     )
-    # Pipeline mode: statements whose results are not needed yet share a round trip.
+    async with creating_run(
+        pool,
+        thread_id=thread_id,
+        idempotency_key=idempotency_key,
+        request_hash=digest,
+        route=route,
+        if_not_exists=if_not_exists,
+        tenant=tenant,
+        direct=direct,
+    ) as creation:
+        await creation.lock()
+        await creation.insert(
+            graph=graph,
+            kwargs=kwargs,
+            metadata=metadata,
+            multitask_strategy=cast(MultitaskStrategy, multitask_strategy),
+            after_seconds=after_seconds,
+            queueing=queueing,
+        )
+    return creation.created()
+
+
+@asynccontextmanager
+async def creating_run(
+    pool: Pool,
+    *,
+    thread_id: str,
+    idempotency_key: str | None = None,
+    request_hash: str | None = None,
+    route: str = "",
+    if_not_exists: str = "reject",
+    tenant: str = DEFAULT_TENANT,
+    direct: DirectClaim | None = None,
+) -> AsyncIterator[RunCreation]:
+    """A :class:`RunCreation` in a transaction of its own, committed when the block ends.
+
+    :func:`create_run` in two steps, for a caller with something to do between
+    them: the API resolves the run's graph version while :meth:`RunCreation.lock`
+    runs, one round trip of latency for both. Read the outcome with
+    :meth:`RunCreation.created` after the block. The connection is in pipeline
+    mode: statements whose results are not needed yet share a round trip, and the
+    new run's row comes back in the commit's.
+    """
     async with pool.connection() as conn, conn.pipeline():
+        creation = RunCreation(
+            conn,
+            thread_id=thread_id,
+            idempotency_key=idempotency_key,
+            request_hash=request_hash,
+            route=route,
+            if_not_exists=cast(IfNotExists, if_not_exists),
+            tenant=tenant,
+            direct=direct,
+        )
         async with conn.transaction():
-            sent = await create_run_in(
-                conn,
-                thread_id=thread_id,
-                graph=graph,
-                kwargs=kwargs,
-                metadata=metadata,
-                multitask_strategy=cast(MultitaskStrategy, multitask_strategy),
-                idempotency_key=idempotency_key,
-                request_hash=digest,
-                route=route,
-                if_not_exists=cast(IfNotExists, if_not_exists),
-                tenant=tenant,
-                after_seconds=after_seconds,
-                queueing=queueing,
-                direct=direct,
-            )
-        # The new run's row is read after the commit: it came back in the commit's round trip.
-        return await read_created(sent)
+            yield creation
+        await creation.read()
 
 
 async def read_created(sent: Run | AsyncCursor[DictRow]) -> tuple[Run, bool]:
@@ -441,87 +477,218 @@ async def create_run_in(
     """:func:`create_run`'s statements, sent inside the caller's transaction (approvals and
     crons use it): the first run of a repeated request, or the cursor of the new run's
     row, to give to :func:`read_created` once the statements ran."""
-    run_id = str(uuid.uuid4())
-    if idempotency_key is not None:
-        # Claimed before anything else: a concurrent duplicate blocks on this
-        # unique key until the first transaction ends, then sees its run.
+    creation = RunCreation(
+        conn,
+        thread_id=thread_id,
+        idempotency_key=idempotency_key,
+        request_hash=request_hash,
+        route=route,
+        if_not_exists=if_not_exists,
+        tenant=tenant,
+        direct=direct,
+    )
+    await creation.lock()
+    if creation.replay is not None:
+        return creation.replay
+    await creation.insert(
+        graph=graph,
+        kwargs=kwargs,
+        metadata=metadata,
+        multitask_strategy=multitask_strategy,
+        after_seconds=after_seconds,
+        queueing=queueing,
+    )
+    return creation.sent
+
+
+@dataclass
+class _Locked:
+    """What :meth:`RunCreation.lock` read under the thread's lock."""
+
+    thread: dict[str, Any]
+    active: list[dict[str, Any]]
+
+
+class RunCreation:
+    """One run's creation inside a transaction on ``conn``, in two phases.
+
+    :meth:`lock` needs nothing of the run's graph: it claims the idempotency key
+    (a repeated request ends there, :attr:`replay`), creates the thread when
+    ``if_not_exists == "create"``, locks the thread's row and reads its active
+    runs. The row it returns is what a caller needs to choose the run's version
+    (a thread keeps the version it started on), so the API resolves the assistant
+    and the rollout while it runs. :meth:`insert` then does the rest, as
+    :func:`create_run` describes.
+    """
+
+    def __init__(
+        self,
+        conn: AsyncConnection[DictRow],
+        *,
+        thread_id: str,
+        idempotency_key: str | None,
+        request_hash: str | None,
+        route: str,
+        if_not_exists: IfNotExists,
+        tenant: str,
+        direct: DirectClaim | None,
+    ) -> None:
+        self._conn = conn
+        self.thread_id = thread_id
+        self.run_id = str(uuid.uuid4())
+        self._key = idempotency_key
+        self._hash = request_hash
+        self._route = route
+        self._if_not_exists = if_not_exists
+        self._tenant = tenant
+        self._direct = direct
+        #: The first run of a repeated request (same key, same request), once locked.
+        self.replay: Run | None = None
+        self._locked: _Locked | None = None
+        self._sent: AsyncCursor[DictRow] | None = None
+        self._created: tuple[Run, bool] | None = None
+
+    async def lock(self) -> dict[str, Any] | None:
+        """Phase one: the thread's row, locked; ``None`` for a repeated request (:attr:`replay`).
+
+        Raises :class:`ThreadNotFound`, or :class:`IdempotencyMismatch` for a key
+        used before with another request.
+        """
+        conn = self._conn
+        if self._key is not None:
+            if self._hash is None:
+                raise ValueError("a run created with an idempotency key needs its request's hash")
+            # Claimed before anything else: a concurrent duplicate blocks on this
+            # unique key until the first transaction ends, then sees its run.
+            cursor = await conn.execute(
+                """
+                INSERT INTO plait_idempotency_keys (key, route, request_hash, run_id, tenant_id)
+                VALUES (%s, %s, %s, %s, %s)
+                ON CONFLICT (tenant_id, key, route) DO NOTHING
+                RETURNING run_id
+                """,
+                (self._key, self._route, self._hash, self.run_id, self._tenant),
+            )
+            if await cursor.fetchone() is None:
+                self.replay = await _replay(conn, self._key, self._route, self._hash, self._tenant)
+                return None
+        # Both queries are sent before either result is read: in pipeline mode
+        # (creating_run's) they cost one round trip. The server still runs them in
+        # order: the runs are read under the lock.
+        locked = await _lock_thread(conn, self.thread_id, self._if_not_exists, self._tenant)
         cursor = await conn.execute(
-            """
-            INSERT INTO plait_idempotency_keys (key, route, request_hash, run_id, tenant_id)
-            VALUES (%s, %s, %s, %s, %s)
-            ON CONFLICT (tenant_id, key, route) DO NOTHING
-            RETURNING run_id
-            """,
-            (idempotency_key, route, request_hash, run_id, tenant),
+            f"SELECT run_id, status FROM plait_runs WHERE thread_id = %s AND {_ACTIVE} "
+            "ORDER BY queue_id FOR UPDATE",
+            (self.thread_id,),
         )
-        if await cursor.fetchone() is None:
-            return await _replay(conn, idempotency_key, route, request_hash, tenant)
+        thread = await locked.fetchone()
+        if thread is None:
+            raise ThreadNotFound(self.thread_id, self._tenant)
+        self._locked = _Locked(thread, await cursor.fetchall())
+        return thread
 
-    # Both queries are sent before either result is read: with the caller's
-    # connection in pipeline mode (create_run's) they cost one round trip.
-    # The server still runs them in order: the runs are read under the lock.
-    locked = await _lock_thread(conn, thread_id, if_not_exists, tenant)
-    cursor = await conn.execute(
-        f"SELECT run_id, status FROM plait_runs WHERE thread_id = %s AND {_ACTIVE} "
-        "ORDER BY queue_id FOR UPDATE",
-        (thread_id,),
-    )
-    thread = await locked.fetchone()
-    if thread is None:
-        raise ThreadNotFound(thread_id, tenant)
-    first_run = _first_run(thread, graph)
-    if thread["status"] == "interrupted":
-        await settle_waiting_in(conn, thread_id)
-    active = await cursor.fetchall()
-    if active and multitask_strategy == "reject":
-        raise ThreadBusy(thread_id, [row["run_id"] for row in active], tenant)
-    if multitask_strategy in ("interrupt", "rollback"):
-        for row in active:
-            await _cancel_locked(conn, row["run_id"], row["status"], multitask_strategy)
+    async def insert(
+        self,
+        *,
+        graph: GraphVersion,
+        kwargs: Mapping[str, Any],
+        metadata: Mapping[str, Any],
+        multitask_strategy: MultitaskStrategy,
+        after_seconds: float | None = None,
+        queueing: Queueing | None = None,
+    ) -> None:
+        """Phase two: check the thread against ``graph``, apply ``multitask_strategy`` to its
+        active runs and send the run's insert (its row is read after the commit).
 
-    # Also journals the metadata event under seq 1 (notified in the journal's
-    # payload format: a stream starts before any worker claims the run, with no
-    # query), marks the thread busy (recording its graph on its first run) and
-    # wakes the workers, all in one statement.
-    queued = (queueing or Queueing()).with_defaults(graph.loaded.spec.spec.queue)
-    # Claimed here only when its thread is free and it may start now (the
-    # statement checks the queue and the tenant's cap).
-    claim = direct if direct is not None and not active and not after_seconds else None
-    first = first_event(run_id)
-    metadata_event = journal.encode_batch([(first.event, first.data)])
-    cursor = await conn.execute(
-        _INSERT_RUN,
-        {
-            "run_id": run_id,
-            "thread_id": thread_id,
-            "assistant_id": graph.assistant_id,
-            "graph": graph.name,
-            "version": graph.version,
-            "digest": graph.digest,
-            "kwargs": Json(dict(kwargs)),
-            "metadata": Jsonb({**metadata, **draft_marks(graph)}),
-            "strategy": multitask_strategy,
-            "key": idempotency_key,
-            "hash": request_hash,
-            "event": metadata_event.decode(),
-            "first_run": first_run,
-            "tenant": tenant,
-            "max_attempts": graph.loaded.spec.spec.max_attempts,
-            "after": after_seconds,
-            "priority": queued.priority,
-            "expires_at": queued.expires_at,
-            "expires_in": queued.expires_in,
-            "direct_worker": claim.worker_id if claim is not None else None,
-            "lease": claim.lease_seconds if claim is not None else None,
-            "claimed_state": _CLAIMED,
-            "events": journal.EVENTS_CHANNEL,
-            "thread_hint": journal.thread_hint(thread_id),
-            "runs": RUNS_CHANNEL,
-        },
-    )
-    await settle_answered_in(conn, thread_id, run_id, kwargs)
-    await timers.settle_answered_in(conn, thread_id, kwargs)
-    return cursor
+        Nothing is inserted for a repeated request: :meth:`created` answers its first run.
+        """
+        if self.replay is not None:
+            return
+        if self._locked is None:
+            raise RuntimeError("RunCreation.insert before RunCreation.lock")
+        conn, thread_id = self._conn, self.thread_id
+        thread, active = self._locked.thread, self._locked.active
+        first_run = _first_run(thread, graph)
+        if thread["status"] == "interrupted":
+            await settle_waiting_in(conn, thread_id)
+        if active and multitask_strategy == "reject":
+            raise ThreadBusy(thread_id, [row["run_id"] for row in active], self._tenant)
+        if multitask_strategy in ("interrupt", "rollback"):
+            for row in active:
+                await _cancel_locked(conn, row["run_id"], row["status"], multitask_strategy)
+
+        # Also journals the metadata event under seq 1 (notified in the journal's
+        # payload format: a stream starts before any worker claims the run, with no
+        # query), marks the thread busy (recording its graph on its first run) and
+        # wakes the workers, all in one statement.
+        queued = (queueing or Queueing()).with_defaults(graph.loaded.spec.spec.queue)
+        # Claimed here only when its thread is free and it may start now (the
+        # statement checks the queue and the tenant's cap).
+        direct = self._direct
+        claim = direct if direct is not None and not active and not after_seconds else None
+        first = first_event(self.run_id)
+        metadata_event = journal.encode_batch([(first.event, first.data)])
+        request_hash = self._hash or hash_request(
+            {
+                "thread_id": thread_id,
+                "assistant": graph.ref,
+                "kwargs": kwargs,
+                "metadata": metadata,
+                "multitask_strategy": multitask_strategy,
+            }
+        )
+        self._sent = await conn.execute(
+            _INSERT_RUN,
+            {
+                "run_id": self.run_id,
+                "thread_id": thread_id,
+                "assistant_id": graph.assistant_id,
+                "graph": graph.name,
+                "version": graph.version,
+                "digest": graph.digest,
+                "kwargs": Json(dict(kwargs)),
+                "metadata": Jsonb({**metadata, **draft_marks(graph)}),
+                "strategy": multitask_strategy,
+                "key": self._key,
+                "hash": request_hash,
+                "event": metadata_event.decode(),
+                "first_run": first_run,
+                "tenant": self._tenant,
+                "max_attempts": graph.loaded.spec.spec.max_attempts,
+                "after": after_seconds,
+                "priority": queued.priority,
+                "expires_at": queued.expires_at,
+                "expires_in": queued.expires_in,
+                "direct_worker": claim.worker_id if claim is not None else None,
+                "lease": claim.lease_seconds if claim is not None else None,
+                "claimed_state": _CLAIMED,
+                "events": journal.EVENTS_CHANNEL,
+                "thread_hint": journal.thread_hint(thread_id),
+                "runs": RUNS_CHANNEL,
+            },
+        )
+        await settle_answered_in(conn, thread_id, self.run_id, kwargs)
+        await timers.settle_answered_in(conn, thread_id, kwargs)
+
+    @property
+    def sent(self) -> AsyncCursor[DictRow]:
+        """The cursor of the inserted run's row, not read yet (:meth:`insert` sent it)."""
+        if self._sent is None:
+            raise RuntimeError("RunCreation.sent before RunCreation.insert")
+        return self._sent
+
+    async def read(self) -> None:
+        """Read what was sent (:func:`creating_run` does, after the commit)."""
+        if self.replay is not None:
+            self._created = (self.replay, False)
+        elif self._sent is not None:
+            self._created = (_run(await self._sent.fetchone()), True)
+
+    def created(self) -> tuple[Run, bool]:
+        """The run and whether it is new (``False``: the first run of a repeated request)."""
+        if self._created is None:
+            raise RuntimeError("no run was created: RunCreation.insert was not called")
+        return self._created
 
 
 def draft_marks(graph: GraphVersion) -> dict[str, Any]:

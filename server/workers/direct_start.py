@@ -11,28 +11,43 @@ and hands it to the worker; any other run is queued as before.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from plait.engine.store import Pool
 from plait.server.queue import runs
-from plait.server.queue.runs import Run
+from plait.server.queue.runs import RunCreation
 from plait.server.workers.worker import Worker
 
 
-async def create_and_start(worker: Worker | None, pool: Pool, **create: Any) -> tuple[Run, bool]:
-    """:func:`runs.create_run` with ``create``'s arguments; the run is started on ``worker``
-    (this process's) when it came back claimed for it. Returns what ``create_run`` returns."""
+@asynccontextmanager
+async def create_and_start(
+    worker: Worker | None, pool: Pool, **creating: Any
+) -> AsyncIterator[RunCreation]:
+    """:func:`runs.creating_run` with ``creating``'s arguments and, when ``worker`` (this
+    process's) has room, a slot of it reserved: a run the block inserts may come back
+    claimed for it, and is then started on it once committed.
+
+    Read the outcome with :meth:`RunCreation.created` after the block.
+    """
     direct = worker.reserve_direct() if worker is not None else None
-    if worker is None or direct is None:
-        return await runs.create_run(pool, **create)
     try:
-        run, created = await runs.create_run(pool, direct=direct, **create)
+        async with runs.creating_run(pool, direct=direct, **creating) as creation:
+            yield creation
     except BaseException:
-        worker.release_reserved()
+        if worker is not None and direct is not None:
+            worker.release_reserved()
         raise
-    # A repeated request (idempotency key) gets the first run back: never started twice.
-    if created and run.status == "running" and run.lease_owner == direct.worker_id:
-        worker.adopt(run)
-    else:
-        worker.release_reserved()
-    return run, created
+    if worker is None or direct is None:
+        return
+    started = False
+    try:
+        run, created = creation.created()
+        # A repeated request (idempotency key) gets the first run back: never started twice.
+        if created and run.status == "running" and run.lease_owner == direct.worker_id:
+            worker.adopt(run)
+            started = True
+    finally:
+        if not started:
+            worker.release_reserved()
