@@ -40,14 +40,15 @@ async def _start(pool: Pool, worker: Worker, graph: str, folder: Path) -> Run:
     version = await versions.get_version(pool, graph, "1.0.0", specs_dir=SPECS_DIR)
     assert version is not None
     thread = await threads.create_thread(pool)
-    run, created = await create_and_start(
-        worker,
-        pool,
-        thread_id=thread["thread_id"],
-        graph=version,
-        kwargs={"input": {"folder": str(folder)}},
-        metadata={},
-    )
+    async with create_and_start(worker, pool, thread_id=thread["thread_id"]) as creation:
+        await creation.lock()
+        await creation.insert(
+            graph=version,
+            kwargs={"input": {"folder": str(folder)}},
+            metadata={},
+            multitask_strategy="reject",
+        )
+    run, created = creation.created()
     assert created
     return run
 
