@@ -379,7 +379,39 @@ async def create_run(
             f"unknown multitask_strategy {multitask_strategy!r}; "
             f"use one of {', '.join(MULTITASK_STRATEGIES)}"
         )
-    digest = request_hash or hash_request(
+    digest = request_hash or _request_hash(thread_id, graph, kwargs, metadata, multitask_strategy)
+    # Pipeline mode: statements whose results are not needed yet share a round trip.
+    async with pool.connection() as conn, conn.pipeline():
+        async with conn.transaction():
+            sent = await create_run_in(
+                conn,
+                thread_id=thread_id,
+                graph=graph,
+                kwargs=kwargs,
+                metadata=metadata,
+                multitask_strategy=cast(MultitaskStrategy, multitask_strategy),
+                idempotency_key=idempotency_key,
+                request_hash=digest,
+                route=route,
+                if_not_exists=cast(IfNotExists, if_not_exists),
+                tenant=tenant,
+                after_seconds=after_seconds,
+                queueing=queueing,
+                direct=direct,
+            )
+        # The new run's row is read after the commit: it came back in the commit's round trip.
+        return await read_created(sent)
+
+
+def _request_hash(
+    thread_id: str,
+    graph: GraphVersion,
+    kwargs: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    multitask_strategy: str,
+) -> str:
+    """The request hash of a run whose caller gave none (no client body to hash)."""
+    return hash_request(
         {
             "thread_id": thread_id,
             "assistant": graph.ref,
@@ -388,26 +420,6 @@ async def create_run(
             "multitask_strategy": multitask_strategy,
         }
     )
-    async with creating_run(
-        pool,
-        thread_id=thread_id,
-        idempotency_key=idempotency_key,
-        request_hash=digest,
-        route=route,
-        if_not_exists=if_not_exists,
-        tenant=tenant,
-        direct=direct,
-    ) as creation:
-        await creation.lock()
-        await creation.insert(
-            graph=graph,
-            kwargs=kwargs,
-            metadata=metadata,
-            multitask_strategy=cast(MultitaskStrategy, multitask_strategy),
-            after_seconds=after_seconds,
-            queueing=queueing,
-        )
-    return creation.created()
 
 
 @asynccontextmanager
@@ -424,7 +436,7 @@ async def creating_run(
 ) -> AsyncIterator[RunCreation]:
     """A :class:`RunCreation` in a transaction of its own, committed when the block ends.
 
-    :func:`create_run` in two steps, for a caller with something to do between
+    :func:`create_run` in two phases, for a caller with something to do between
     them: the API resolves the run's graph version while :meth:`RunCreation.lock`
     runs, one round trip of latency for both. Read the outcome with
     :meth:`RunCreation.created` after the block. The connection is in pipeline
@@ -501,14 +513,6 @@ async def create_run_in(
     return creation.sent
 
 
-@dataclass
-class _Locked:
-    """What :meth:`RunCreation.lock` read under the thread's lock."""
-
-    thread: dict[str, Any]
-    active: list[dict[str, Any]]
-
-
 class RunCreation:
     """One run's creation inside a transaction on ``conn``, in two phases.
 
@@ -544,7 +548,9 @@ class RunCreation:
         self._direct = direct
         #: The first run of a repeated request (same key, same request), once locked.
         self.replay: Run | None = None
-        self._locked: _Locked | None = None
+        # What lock() read under the thread's lock: its row and its active runs.
+        self._thread: dict[str, Any] | None = None
+        self._active: list[dict[str, Any]] = []
         self._sent: AsyncCursor[DictRow] | None = None
         self._created: tuple[Run, bool] | None = None
 
@@ -584,7 +590,7 @@ class RunCreation:
         thread = await locked.fetchone()
         if thread is None:
             raise ThreadNotFound(self.thread_id, self._tenant)
-        self._locked = _Locked(thread, await cursor.fetchall())
+        self._thread, self._active = thread, await cursor.fetchall()
         return thread
 
     async def insert(
@@ -604,10 +610,10 @@ class RunCreation:
         """
         if self.replay is not None:
             return
-        if self._locked is None:
+        thread, active = self._thread, self._active
+        if thread is None:
             raise RuntimeError("RunCreation.insert before RunCreation.lock")
         conn, thread_id = self._conn, self.thread_id
-        thread, active = self._locked.thread, self._locked.active
         first_run = _first_run(thread, graph)
         if thread["status"] == "interrupted":
             await settle_waiting_in(conn, thread_id)
@@ -628,14 +634,8 @@ class RunCreation:
         claim = direct if direct is not None and not active and not after_seconds else None
         first = first_event(self.run_id)
         metadata_event = journal.encode_batch([(first.event, first.data)])
-        request_hash = self._hash or hash_request(
-            {
-                "thread_id": thread_id,
-                "assistant": graph.ref,
-                "kwargs": kwargs,
-                "metadata": metadata,
-                "multitask_strategy": multitask_strategy,
-            }
+        request_hash = self._hash or _request_hash(
+            thread_id, graph, kwargs, metadata, multitask_strategy
         )
         self._sent = await conn.execute(
             _INSERT_RUN,
