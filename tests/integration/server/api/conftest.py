@@ -8,6 +8,7 @@ response once the app finished it), which every run here reaches.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from collections.abc import AsyncIterator
@@ -70,35 +71,50 @@ def specs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-async def app(database_url: str, specs_dir: Path) -> AsyncIterator[FastAPI]:
-    """The app with its lifespan running (pool, migrations, registry, listener, worker)."""
-    application = create_app(Settings(database_url=database_url, specs_dir=specs_dir, workers=4))
+@contextlib.asynccontextmanager
+async def running_app(
+    database_url: str, specs_dir: Path, **settings: Any
+) -> AsyncIterator[FastAPI]:
+    """The app on ``specs_dir`` with its lifespan running (pool, migrations, registry,
+    listener and, unless ``workers=0``, a worker); ``settings`` are more of its Settings."""
+    application = create_app(Settings(database_url=database_url, specs_dir=specs_dir, **settings))
     async with application.router.lifespan_context(application):
         yield application
 
 
-@pytest.fixture
-async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client of the app; a server error comes back as a response, not an exception."""
+@contextlib.asynccontextmanager
+async def client_of(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client of ``app``; a server error comes back as a response, not an exception."""
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://plait.test") as http:
         yield http
 
 
 @pytest.fixture(scope="module")
+async def app(database_url: str, specs_dir: Path) -> AsyncIterator[FastAPI]:
+    """The app with an in-process worker."""
+    async with running_app(database_url, specs_dir, workers=4) as application:
+        yield application
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client of the app."""
+    async with client_of(app) as http:
+        yield http
+
+
+@pytest.fixture(scope="module")
 async def idle_app(database_url: str, specs_dir: Path) -> AsyncIterator[FastAPI]:
     """The app with no worker (``--no-workers``): runs stay pending, so queue states hold still."""
-    application = create_app(Settings(database_url=database_url, specs_dir=specs_dir, workers=0))
-    async with application.router.lifespan_context(application):
+    async with running_app(database_url, specs_dir, workers=0) as application:
         yield application
 
 
 @pytest.fixture
 async def idle_client(idle_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client of the worker-less app."""
-    transport = httpx.ASGITransport(app=idle_app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://plait.test") as http:
+    async with client_of(idle_app) as http:
         yield http
 
 

@@ -16,9 +16,13 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from plait.server.app import create_app
-from plait.server.settings import Settings
-from tests.integration.server.api.conftest import SUMMARY_INPUT, assert_problem, new_thread
+from tests.integration.server.api.conftest import (
+    SUMMARY_INPUT,
+    assert_problem,
+    client_of,
+    new_thread,
+    running_app,
+)
 
 #: A pool this small, and no worker: every creation competes for three connections.
 POOL = 3
@@ -27,19 +31,14 @@ POOL = 3
 @pytest.fixture(scope="module")
 async def small_pool_app(database_url: str, specs_dir: Path) -> AsyncIterator[FastAPI]:
     """The app with a pool of :data:`POOL` connections and no worker (runs stay queued)."""
-    settings = Settings(
-        database_url=database_url, specs_dir=specs_dir, workers=0, pool_max_size=POOL
-    )
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
-        yield application
+    async with running_app(database_url, specs_dir, workers=0, pool_max_size=POOL) as app:
+        yield app
 
 
 @pytest.fixture
 async def small_pool_client(small_pool_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client of the small-pool app."""
-    transport = httpx.ASGITransport(app=small_pool_app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://plait.test") as http:
+    async with client_of(small_pool_app) as http:
         yield http
 
 
