@@ -162,6 +162,11 @@ def test_refund_story_skipped_nodes_steps_and_an_edited_fork(
     assert_badge_matches_server(page, base, within_s=2.0)
     # A run that waits has not ended: nodes it has not reached are still pending.
     expect(page.get_by_test_id("node-decline")).to_have_attribute("data-status", "pending")
+    # The waiting step has written nothing yet: its inspector shows what it read, no output.
+    flow_node(page, "approve").click()
+    inspector = page.get_by_test_id("node-inspector")
+    expect(inspector.get_by_test_id("step-input")).to_be_visible()
+    expect(inspector.get_by_test_id("step-output")).to_have_count(0)
     page.locator('[data-testid="approval-card"][data-node="approve"]').get_by_test_id(
         "approval-approve"
     ).click()

@@ -137,13 +137,19 @@ export function StepDetail({ step }: { step: TimelineStep }) {
         </div>
       )}
       <Folded label="Input (the state it read)" value={step.input} testId="step-input" />
-      {/* A step still running or waiting has written nothing yet: no "null" to read as its output. */}
-      {(step.output !== null || (step.status !== "running" && step.status !== "waiting")) && (
+      {/* A step still running or waiting has written nothing yet: no "null" or "{}" to read as its output. */}
+      {(wroteSomething(step.output) || (step.status !== "running" && step.status !== "waiting")) && (
         <Folded label="Output (its state writes)" value={step.output} testId="step-output" />
       )}
       {step.text && <Folded label="Model text" value={step.text} />}
     </div>
   );
+}
+
+/** Whether a step's output holds any write (`null` and `{}` hold none). */
+function wroteSomething(output: unknown): boolean {
+  if (output === null || output === undefined) return false;
+  return typeof output !== "object" || Object.keys(output).length > 0;
 }
 
 /** What a waiting step waits for: a `wait` node its time (local), an MCP task its tool, anything else a decision. */
