@@ -51,6 +51,7 @@ from plait.server.api import metrics as metrics_api
 from plait.server.api.deps import Services
 from plait.server.api.health import plait_version
 from plait.server.auth.keys import Authenticator, authenticate
+from plait.server.graphs import catalog
 from plait.server.graphs.spec_checks import SpecChecks
 from plait.server.graphs.versions import sync_folder
 from plait.server.http import problems
@@ -148,6 +149,9 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
             log = logger.error if issue.severity == "error" else logger.warning
             log("spec not registered: %s", issue.format())
         listener = JournalListener(pool)
+        # What runs' creations read of the graph versions and rollouts is kept
+        # until a change is announced on the listener's connection (decision 115).
+        listener.watch(catalog.CHANGED, catalog.attach(pool).changed)
         await listener.start()
         specs = SpecChecks(settings.spec_processes, settings.spec_check_seconds)
         specs.start()
@@ -200,6 +204,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
                 task.cancel()
             await asyncio.gather(*services.background, return_exceptions=True)
             await listener.stop()
+            catalog.detach(pool)
             await asyncio.to_thread(specs.close)
     # After the pool is closed: the embedded server (if any) may stop now.
     await asyncio.to_thread(release_embedded)

@@ -21,6 +21,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
 from plait.engine.store import Pool
+from plait.server.graphs import catalog
 from plait.server.graphs.versions import GraphVersion, get_version, list_graphs, version_key
 
 #: How a version was chosen for a run: by a rollout's canary share or its stable version.
@@ -89,14 +90,18 @@ def canary_bucket(thread_id: str) -> int:
 
 
 async def get_rollout(pool: Pool, graph: str, tenant: str) -> Rollout | None:
-    """The tenant's rollout of ``graph``, or ``None``."""
-    async with pool.connection() as conn:
-        cursor = await conn.execute(
-            f"SELECT {_COLUMNS} FROM plait_rollouts WHERE tenant_id = %s AND graph = %s",
-            (tenant, graph),
-        )
-        row = await cursor.fetchone()
-    return _rollout(row) if row else None
+    """The tenant's rollout of ``graph``, or ``None`` (kept until the catalog changes)."""
+
+    async def read() -> Rollout | None:
+        async with pool.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT {_COLUMNS} FROM plait_rollouts WHERE tenant_id = %s AND graph = %s",
+                (tenant, graph),
+            )
+            row = await cursor.fetchone()
+        return _rollout(row) if row else None
+
+    return await catalog.cached(pool, ("rollout", tenant, graph), read)
 
 
 async def tenant_rollouts(pool: Pool, tenant: str) -> dict[str, Rollout]:
@@ -164,7 +169,7 @@ async def set_rollout(
             )
     if canary == stable:
         raise RolloutInvalid(f"the canary and the stable version are both {stable}; pick another")
-    async with pool.connection() as conn:
+    async with catalog.writing(pool) as conn:
         cursor = await conn.execute(
             f"""
             INSERT INTO plait_rollouts (tenant_id, graph, stable, canary, share)
@@ -197,7 +202,7 @@ async def rollback(pool: Pool, graph: str, tenant: str) -> Rollout:
 
 async def delete_rollout(pool: Pool, graph: str, tenant: str) -> bool:
     """Remove the rollout (bare names mean the newest version again); whether there was one."""
-    async with pool.connection() as conn:
+    async with catalog.writing(pool) as conn:
         cursor = await conn.execute(
             "DELETE FROM plait_rollouts WHERE tenant_id = %s AND graph = %s", (tenant, graph)
         )
@@ -243,7 +248,7 @@ async def version_of_rollout(
 
 
 async def _end_canary(pool: Pool, graph: str, tenant: str, stable: str) -> Rollout:
-    async with pool.connection() as conn:
+    async with catalog.writing(pool) as conn:
         cursor = await conn.execute(
             f"""
             UPDATE plait_rollouts SET {stable} canary = NULL, share = 0, updated_at = now()

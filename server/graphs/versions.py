@@ -42,6 +42,7 @@ from plait.server.auth.code_policy import folder_modules, refused_code
 from plait.server.auth.mcp_trust import untrusted_issues
 from plait.server.auth.store import DEFAULT_TENANT
 from plait.server.auth.tenant_secrets import SecretSources
+from plait.server.graphs import catalog
 
 #: Namespace of assistant ids: uuid5(ASSISTANT_NAMESPACE, "name@version").
 ASSISTANT_NAMESPACE = uuid.UUID("6f1c1a52-3b8e-5d0e-9a57-706c61697400")
@@ -384,18 +385,24 @@ async def _select(
     """Rows (without their YAML) matching ``where`` that ``tenant`` sees: its own, then
     ``default``'s. A tenant's own ``name@version`` hides ``default``'s of the same ref.
     With ``drafts``, the tenant's own drafts too (a lookup of one version or assistant).
+    Kept until the catalog changes (:mod:`plait.server.graphs.catalog`).
     """
-    async with pool.connection() as conn:
-        cursor = await conn.execute(
-            f"""
-            SELECT DISTINCT ON (name, version) {_KEYS} FROM plait_graph_versions
-            WHERE ({where}) AND tenant_id IN (%s, %s)
-              AND (NOT draft OR (%s AND tenant_id = %s))
-            ORDER BY name, version, tenant_id = %s DESC
-            """.encode(),
-            (*params, tenant, DEFAULT_TENANT, drafts, tenant, tenant),
-        )
-        return list(await cursor.fetchall())
+
+    async def read() -> tuple[dict[str, Any], ...]:
+        async with pool.connection() as conn:
+            cursor = await conn.execute(
+                f"""
+                SELECT DISTINCT ON (name, version) {_KEYS} FROM plait_graph_versions
+                WHERE ({where}) AND tenant_id IN (%s, %s)
+                  AND (NOT draft OR (%s AND tenant_id = %s))
+                ORDER BY name, version, tenant_id = %s DESC
+                """.encode(),
+                (*params, tenant, DEFAULT_TENANT, drafts, tenant, tenant),
+            )
+            return tuple(await cursor.fetchall())
+
+    # A list of its own for each caller (they sort it); the rows are only read.
+    return list(await catalog.cached(pool, ("versions", where, params, tenant, drafts), read))
 
 
 async def _insert(
@@ -411,7 +418,7 @@ async def _insert(
     """Insert ``spec`` for ``tenant`` (as ``version``, default its own); ``None`` when that
     ``name@version`` is already stored."""
     stored_as = version or spec.version
-    async with pool.connection() as conn:
+    async with catalog.writing(pool) as conn:
         cursor = await conn.execute(
             f"""
             INSERT INTO plait_graph_versions

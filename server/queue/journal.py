@@ -18,6 +18,8 @@ a reconnect), so nothing is lost or repeated.
 A new run also announces its thread on the channel (``thread:<digest of its id>``,
 :func:`thread_hint`): a stream that follows a thread from run to run waits for
 it (:meth:`JournalListener.new_runs`) instead of asking for the next run.
+Other changes a process keeps reads of are announced on it too, by a payload of
+their own (``catalog``: :mod:`plait.server.graphs.catalog`, :meth:`JournalListener.watch`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,15 @@ import contextlib
 import hashlib
 import logging
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -319,6 +329,7 @@ class JournalListener:
         self._reconnect_seconds = reconnect_seconds
         self._buffered_batches = buffered_batches
         self._wakers: dict[str, set[_Subscription]] = {}
+        self._watchers: dict[str, list[Callable[[bool], None]]] = {}
         self._listening = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         #: Backend pid of the LISTEN connection (None while disconnected).
@@ -339,6 +350,18 @@ class JournalListener:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+            if self._listening.is_set():
+                self._listening.clear()
+                self.backend_pid = None
+                self._tell_watchers(listening=False)
+
+    def watch(self, payload: str, changed: Callable[[bool], None]) -> None:
+        """Call ``changed(True)`` on each notification of exactly ``payload``, and whenever
+        one may have been missed: ``changed(False)`` when the connection is lost,
+        ``changed(True)`` once it listens again (and now, if it listens already)."""
+        self._watchers.setdefault(payload, []).append(changed)
+        if self._listening.is_set():
+            changed(True)
 
     @contextlib.contextmanager
     def new_runs(self, thread_id: str) -> Iterator[NewRuns]:
@@ -486,17 +509,24 @@ class JournalListener:
                     self._listening.set()
                     # Whatever was announced while we were not listening: re-read.
                     self._wake_all()
+                    self._tell_watchers(listening=True)
                     async for notification in conn.notifies():
                         self._dispatch(notification.payload)
             except Exception as exc:  # the connection dropped: reconnect
                 log.warning("journal listener lost its connection (%s); reconnecting", exc)
             self._listening.clear()
             self.backend_pid = None
+            self._tell_watchers(listening=False)
             await asyncio.sleep(self._reconnect_seconds)
 
     def _dispatch(self, payload: str) -> None:
         """Hand a notification's events to the run's subscribers (or tell them to re-read);
-        wake those waiting for a thread's new run."""
+        wake those waiting for a thread's new run; tell a payload's watchers."""
+        watchers = self._watchers.get(payload)
+        if watchers:
+            for changed in watchers:
+                changed(True)
+            return
         if payload.startswith(THREAD_HINT):
             for sub in self._wakers.get(payload, ()):
                 sub.hint()
@@ -514,6 +544,11 @@ class JournalListener:
             return
         for sub in subscribers:
             sub.deliver(seq, pairs, self._buffered_batches)
+
+    def _tell_watchers(self, *, listening: bool) -> None:
+        for watchers in self._watchers.values():
+            for changed in watchers:
+                changed(listening)
 
     def _wake_all(self) -> None:
         for subscribers in self._wakers.values():
