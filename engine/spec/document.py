@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -85,9 +86,12 @@ class LoadedSpec:
         """Folder that relative paths (fixtures, python modules) resolve against."""
         return self.path.parent if self.path is not None else Path.cwd()
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
-        """sha256 of the canonical JSON of the spec: comments and formatting do not count."""
+        """sha256 of the canonical JSON of the spec: comments and formatting do not count.
+
+        Computed once: a loaded spec is not changed (a run reads it several times, and
+        serializing a large spec's data costs more than the rest of those reads)."""
         return spec_digest(self.data)
 
 
