@@ -12,7 +12,6 @@ from typing import Any
 import jsonschema
 from langgraph.graph import StateGraph
 
-from plait.engine.compiler.cache import CompileCache, Key
 from plait.engine.compiler.compiled import CompiledSpec
 from plait.engine.compiler.context import CompileContext
 from plait.engine.compiler.edges import add_edges, route_sources
@@ -26,6 +25,7 @@ from plait.engine.errors import CompileError, NodeError
 from plait.engine.gc_pause import gc_paused
 from plait.engine.governance.limits import governance_channels, governance_gate
 from plait.engine.governance.policies import retry_policy
+from plait.engine.lru import LruCache
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.expressions import ExpressionError
 from plait.engine.spec.models import GraphSpec, duration_seconds
@@ -34,7 +34,6 @@ from plait.engine.tools.rejection import reject_channels
 
 __all__ = [
     "TIMER_FIRED",
-    "CompileCache",
     "CompileError",
     "CompiledSpec",
     "NodeError",
@@ -43,7 +42,9 @@ __all__ = [
     "to_mermaid",
 ]
 
-_CACHE: CompileCache[Key, CompiledSpec] = CompileCache()
+#: ``compile_spec``'s key: a spec's digest and its references' ``(ref, digest)``.
+Key = tuple[str, tuple[tuple[str, str], ...]]
+_CACHE: LruCache[Key, CompiledSpec] = LruCache()
 
 
 def compile_spec(loaded: LoadedSpec, registry: SpecRegistry | None = None) -> CompiledSpec:

@@ -20,11 +20,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
-from plait.engine.compiler.cache import CompileCache
 from plait.engine.governance.audit import run_id_of
 from plait.engine.governance.limits import StepLimits
 from plait.engine.governance.model_access import ModelAccess
 from plait.engine.governance.secrets import current_source
+from plait.engine.lru import LruCache
 from plait.engine.spec.document import LoadedSpec
 from plait.engine.spec.expressions import ROOTS, cel_variables, compile_cel, evaluate, render
 from plait.engine.spec.models import Argument, literal_of
@@ -79,8 +79,8 @@ class CompileContext:
     loaded: LoadedSpec
     registry: SpecRegistry | None
     children: dict[str, CompiledSpec] = field(default_factory=dict)
-    _models: CompileCache[tuple[str, ModelAccess], BaseChatModel] = field(
-        default_factory=lambda: CompileCache(MODELS_KEPT)
+    _models: LruCache[tuple[str, ModelAccess], BaseChatModel] = field(
+        default_factory=lambda: LruCache(MODELS_KEPT)
     )
     _tools: dict[str, BaseTool] = field(default_factory=dict)
     _functions: dict[str, Callable[..., Any]] = field(default_factory=dict)

@@ -31,7 +31,7 @@ from typing import TypeVar, cast
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
-from plait.engine.compiler import CompileCache
+from plait.engine.lru import LruCache
 from plait.engine.store import Pool
 
 #: The payload on the run events' channel that announces a change (migration 0032).
@@ -47,7 +47,7 @@ class CatalogCache:
     connection is up; the ``size`` most recently used are kept (tenants are many)."""
 
     def __init__(self, size: int = 2048) -> None:
-        self._kept: CompileCache[Hashable, tuple[object]] = CompileCache(size)
+        self._kept: LruCache[Hashable, tuple[object]] = LruCache(size)
         self._generation = 0
         self._live = False
         #: Reads answered from the cache since it was made.

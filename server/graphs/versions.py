@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from plait.engine.compiler import CompileCache
+from plait.engine.lru import LruCache
 from plait.engine.spec import (
     SPEC_SUFFIXES,
     LoadedSpec,
@@ -53,7 +53,7 @@ _KEYS = "name, version, digest, assistant_id, file, created_at, tenant_id, note,
 #: YAML of versions read before, by the row's identity. A stored version never
 #: changes (a new version is a new row), so a lookup need not bring every
 #: version's text over the wire to pick one (``latest`` reads all of a graph's).
-_TEXTS: CompileCache[tuple[str, str, str, datetime], str] = CompileCache(1024)
+_TEXTS: LruCache[tuple[str, str, str, datetime], str] = LruCache(1024)
 #: Stored specs up to this size are read on the event loop (a few ms at most).
 INLINE_PARSE_CHARS = 32_768
 

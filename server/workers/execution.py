@@ -28,8 +28,9 @@ from langgraph.errors import GraphRecursionError
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.types import Command, Send
 
-from plait.engine.compiler import CompileCache, CompiledSpec, compile_spec
+from plait.engine.compiler import CompiledSpec, compile_spec
 from plait.engine.governance import ToolLimiter, read_usage
+from plait.engine.lru import LruCache
 from plait.engine.run import (
     Item,
     RunContext,
@@ -130,10 +131,10 @@ class GraphCache:
     pool: Pool
     specs_dir: Path | None = None
     size: int = 256
-    _compiled: CompileCache[tuple[str, str, str], CompiledSpec] = field(init=False)
+    _compiled: LruCache[tuple[str, str, str], CompiledSpec] = field(init=False)
 
     def __post_init__(self) -> None:
-        self._compiled = CompileCache(self.size)
+        self._compiled = LruCache(self.size)
 
     def __len__(self) -> int:
         """How many compiled versions are kept."""

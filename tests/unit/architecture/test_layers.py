@@ -29,15 +29,22 @@ ENGINE_LAYERS = (
 ENGINE_LEAVES = (
     "plait.engine.errors",
     "plait.engine.gc_pause",
+    "plait.engine.lru",
     "plait.engine.protected",
     "plait.engine.surfaces",
 )
 #: What the server may import from the engine: a package, by the names in its ``__all__``.
 #: ``tools.mcp`` is a surface of its own (its names load the MCP SDK, which ``tools``' surface
-#: must not); ``protected`` is a root leaf, one module with nothing inside to hide. The other
+#: must not); ``protected`` and ``lru`` are root leaves, one module each with nothing inside to
+#: hide (``lru`` is the server's too, so reading the registry does not load the compiler). The other
 #: leaves are the engine's own: the server gets ``errors``' exceptions from the packages that
 #: raise them (``plait.engine.compiler.CompileError``).
-ENGINE_SURFACES = (*ENGINE_LAYERS, "plait.engine.tools.mcp", "plait.engine.protected")
+ENGINE_SURFACES = (
+    *ENGINE_LAYERS,
+    "plait.engine.tools.mcp",
+    "plait.engine.protected",
+    "plait.engine.lru",
+)
 #: The server's folders and root modules, lowest first; each may import the engine.
 SERVER_LAYERS = (
     "plait.server.auth",
