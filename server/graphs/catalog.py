@@ -8,7 +8,7 @@ was read (decision 115):
 - every write to ``plait_graph_versions`` or ``plait_rollouts``, by any process, is
   announced on the run events' channel (a statement trigger, migration 0032), and the
   process's LISTEN connection forgets everything kept when one arrives;
-- the process forgets it at once after its own writes (:func:`changed`), so a client
+- the process forgets it at once after its own writes (:func:`writing`), so a client
   that saw its write succeed reads it back at once, whatever the notification does;
 - nothing is kept while the LISTEN connection is down, and everything kept before is
   forgotten when it is lost and when it is back (a change may have gone unannounced).
