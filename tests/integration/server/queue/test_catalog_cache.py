@@ -23,6 +23,8 @@ pytestmark = pytest.mark.postgres
 
 @dataclass
 class Served:
+    """What ``plait serve`` has: a pool, its listener and the cache the listener tells."""
+
     pool: Pool
     listener: JournalListener
     cache: catalog.CatalogCache
