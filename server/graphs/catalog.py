@@ -53,10 +53,6 @@ class CatalogCache:
         #: Reads answered from the cache since it was made.
         self.hits = 0
 
-    def __len__(self) -> int:
-        """How many reads are kept."""
-        return len(self._kept)
-
     def token(self) -> int | None:
         """Taken before a read: :meth:`put` keeps the read only if nothing changed since
         (``None``: nothing may be kept now)."""

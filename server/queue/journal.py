@@ -351,9 +351,7 @@ class JournalListener:
                 await self._task
             self._task = None
             if self._listening.is_set():
-                self._listening.clear()
-                self.backend_pid = None
-                self._tell_watchers(listening=False)
+                self._not_listening()
 
     def watch(self, payload: str, changed: Callable[[bool], None]) -> None:
         """Call ``changed(True)`` on each notification of exactly ``payload``, and whenever
@@ -514,9 +512,7 @@ class JournalListener:
                         self._dispatch(notification.payload)
             except Exception as exc:  # the connection dropped: reconnect
                 log.warning("journal listener lost its connection (%s); reconnecting", exc)
-            self._listening.clear()
-            self.backend_pid = None
-            self._tell_watchers(listening=False)
+            self._not_listening()
             await asyncio.sleep(self._reconnect_seconds)
 
     def _dispatch(self, payload: str) -> None:
@@ -544,6 +540,12 @@ class JournalListener:
             return
         for sub in subscribers:
             sub.deliver(seq, pairs, self._buffered_batches)
+
+    def _not_listening(self) -> None:
+        """The connection is lost or closed: subscribers poll, watchers are told."""
+        self._listening.clear()
+        self.backend_pid = None
+        self._tell_watchers(listening=False)
 
     def _tell_watchers(self, *, listening: bool) -> None:
         for watchers in self._watchers.values():
