@@ -7,11 +7,15 @@ would delay every event. A :class:`JournalCommitter` does neither: one
 background task per worker writes whatever its runs emitted, of every run, in
 one statement, and whatever is emitted while that write is in flight goes
 into the next one (group commit). A round is written a short *linger* after
-its first event (``PLAIT_JOURNAL_LINGER_MS``, 5 ms by default), as Kafka's
-producers do: a run's next steps and other runs' events join it, so a
-10-node run costs a few appends instead of one per step, and an event
-reaches its stream at most that much later. A run that ends does not linger:
-:meth:`JournalWriter.close` has its events written at once.
+its first event, as Kafka's producers do: a run's next steps and other runs'
+events join it, so a 10-node run costs a few appends instead of one per step.
+The linger grows with the load: a round waits ``PLAIT_JOURNAL_LINGER_MS`` (5 ms
+by default) for each run whose events it holds, up to
+``PLAIT_JOURNAL_LINGER_MAX_MS`` (20 ms). One run alone has its events on its
+stream within 5 ms; when many runs share the worker's CPU, each round's fixed
+cost (a statement, a commit, a notification and a delivery per run) is paid
+less often, and no event waits longer than the cap. A run that ends does not
+linger: :meth:`JournalWriter.close` has its events written at once.
 """
 
 from __future__ import annotations
@@ -32,33 +36,60 @@ Failures = dict[str, BaseException]
 
 LINGER_ENV = "PLAIT_JOURNAL_LINGER_MS"
 DEFAULT_LINGER_MS = 5.0
+MOST_LINGER_ENV = "PLAIT_JOURNAL_LINGER_MAX_MS"
+DEFAULT_MOST_LINGER_MS = 20.0
 
 
 def linger_seconds() -> float:
-    """How long a round waits for more events after its first (``PLAIT_JOURNAL_LINGER_MS``)."""
-    raw = os.environ.get(LINGER_ENV, "").strip()
+    """How long a round waits for each run whose events it holds (``PLAIT_JOURNAL_LINGER_MS``)."""
+    return _milliseconds(LINGER_ENV, DEFAULT_LINGER_MS) / 1000
+
+
+def most_linger_seconds() -> float:
+    """The longest a round waits, however many runs it holds (``PLAIT_JOURNAL_LINGER_MAX_MS``)."""
+    return _milliseconds(MOST_LINGER_ENV, DEFAULT_MOST_LINGER_MS) / 1000
+
+
+def round_linger(runs: int, linger: float, most: float) -> float:
+    """How long a round holding events of ``runs`` runs waits after its first event.
+
+    ``linger`` per run, never more than ``most`` (nor less than one run's ``linger``:
+    a cap set below it is no cap).
+    """
+    return min(linger * runs, max(most, linger))
+
+
+def _milliseconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
     try:
-        milliseconds = float(raw) if raw else DEFAULT_LINGER_MS
+        milliseconds = float(raw) if raw else default
     except ValueError:
-        raise ValueError(f"{LINGER_ENV} must be a number of milliseconds, not {raw!r}") from None
+        raise ValueError(f"{name} must be a number of milliseconds, not {raw!r}") from None
     if milliseconds < 0:
-        raise ValueError(f"{LINGER_ENV} must be 0 or more, not {raw!r}")
-    return milliseconds / 1000
+        raise ValueError(f"{name} must be 0 or more, not {raw!r}")
+    return milliseconds
 
 
 class JournalCommitter:
     """Writes the events its runs emit, each run's in order, a round at a time.
 
     Use as an async context manager, or call :meth:`start` and :meth:`close`.
-    ``linger`` (seconds; default :func:`linger_seconds`) is how long a round
-    waits after its first event before it is written, unless hurried.
+    A round is written :func:`round_linger` after its first event, unless
+    hurried: ``linger`` for each run it holds (seconds; default
+    :func:`linger_seconds`), at most ``most`` (default :func:`most_linger_seconds`).
     """
 
     def __init__(
-        self, pool: Pool, *, owner: str | None = None, linger: float | None = None
+        self,
+        pool: Pool,
+        *,
+        owner: str | None = None,
+        linger: float | None = None,
+        most: float | None = None,
     ) -> None:
         self.pool = pool
         self.linger = linger_seconds() if linger is None else linger
+        self.most = most_linger_seconds() if most is None else most
         # A pool connection held for its rounds (one at a time needs one): see _connection.
         self._conn: psycopg.AsyncConnection[DictRow] | None = None
         # A worker's id: its events are written only while it holds their run's lease.
@@ -151,13 +182,20 @@ class JournalCommitter:
             await self._release()
 
     async def _linger(self) -> None:
-        """Wait until the round's linger is over, or until someone hurries it."""
-        if not self._hurry.is_set():
-            remaining = self._round_since + self.linger - asyncio.get_running_loop().time()
-            if remaining > 0:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(remaining):
-                        await self._hurry.wait()
+        """Wait until the round's linger is over, or until someone hurries it.
+
+        Runs that join the round while it waits lengthen its linger: when the
+        wait ends, it goes on for what they added.
+        """
+        loop = asyncio.get_running_loop()
+        while not self._hurry.is_set():
+            linger = round_linger(len(self._pending), self.linger, self.most)
+            remaining = self._round_since + linger - loop.time()
+            if remaining <= 0:
+                break
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await self._hurry.wait()
         self._hurry.clear()
 
     async def _connection(self) -> psycopg.AsyncConnection[DictRow]:
