@@ -56,7 +56,7 @@ from plait.server.http.sse import coalesced, event_names, journal_frame_batches,
 from plait.server.operations import metrics
 from plait.server.operations.metrics import RolloutLabel
 from plait.server.queue import scores, threads
-from plait.server.queue.journal import JournalEvent, resume_point
+from plait.server.queue.journal import Followed, JournalEvent, resume_point
 from plait.server.queue.queueing import HIGHEST_PRIORITY, LOWEST_PRIORITY, Queueing
 from plait.server.queue.runs import (
     TERMINAL,
@@ -238,7 +238,7 @@ async def create_background(
     key: IdempotencyKey,
 ) -> JSONResponse:
     """Queue a run and return it at once; follow it with join or the stream routes."""
-    run = await _create(services, request, body, thread_id, key, tenant)
+    run, _ = await _create(services, request, body, thread_id, key, tenant)
     return _run_response(run)
 
 
@@ -256,8 +256,8 @@ async def create_stream(
     key: IdempotencyKey,
 ) -> EventSourceResponse:
     """Queue a run and stream its events; ``Location`` is where to rejoin with ``Last-Event-ID``."""
-    run = await _create(services, request, body, thread_id, key, tenant)
-    return _stream_created(services, run, body)
+    run, followed = await _create(services, request, body, thread_id, key, tenant, follow=True)
+    return _stream_created(services, run, body, followed)
 
 
 @router.post("/threads/{thread_id}/runs/wait", summary="Create a run and wait for its result")
@@ -270,8 +270,8 @@ async def create_wait(
     key: IdempotencyKey,
 ) -> JSONResponse:
     """Queue a run, wait until it ends, and return the thread's values (with ``__interrupt__``)."""
-    run = await _create(services, request, body, thread_id, key, tenant)
-    return await _wait_response(services, run)
+    run, followed = await _create(services, request, body, thread_id, key, tenant, follow=True)
+    return await _wait_response(services, run, followed)
 
 
 @router.get("/threads/{thread_id}/runs", summary="List a thread's runs")
@@ -386,7 +386,7 @@ async def create_stateless(
     key: IdempotencyKey,
 ) -> JSONResponse:
     """A background run on a new temporary thread."""
-    run = await _create(services, request, body, None, key, tenant)
+    run, _ = await _create(services, request, body, None, key, tenant)
     if _delete_on_completion(body, key):
         services.spawn(_delete_when_done(services, run))
     return _run_response(run)
@@ -405,10 +405,10 @@ async def create_stateless_stream(
     key: IdempotencyKey,
 ) -> EventSourceResponse:
     """A streamed run on a new temporary thread."""
-    run = await _create(services, request, body, None, key, tenant)
+    run, followed = await _create(services, request, body, None, key, tenant, follow=True)
     if _delete_on_completion(body, key):
         services.spawn(_delete_when_done(services, run))
-    return _stream_created(services, run, body)
+    return _stream_created(services, run, body, followed)
 
 
 @router.post("/runs/wait", summary="Create a stateless run and wait for its result")
@@ -420,8 +420,8 @@ async def create_stateless_wait(
     key: IdempotencyKey,
 ) -> JSONResponse:
     """A run on a new temporary thread; returns its final values."""
-    run = await _create(services, request, body, None, key, tenant)
-    response = await _wait_response(services, run)
+    run, followed = await _create(services, request, body, None, key, tenant, follow=True)
+    response = await _wait_response(services, run, followed)
     if _delete_on_completion(body, key):
         await _delete_thread(services, run.thread_id, tenant)
     return response
@@ -446,10 +446,15 @@ async def _create(
     thread_id: str | None,
     key: str | None,
     tenant: str,
-) -> Run:
+    *,
+    follow: bool = False,
+) -> tuple[Run, Followed | None]:
     """Insert the tenant's run (the strategy and the idempotency key apply in its transaction).
 
     ``thread_id`` is the client's (``None``: a stateless run's new temporary thread).
+    With ``follow``, the new run's events are followed from before its commit
+    (:meth:`JournalListener.follow`: a stream of it needs no first read); ``None``
+    for a repeated request's first run, which is read as any other.
     """
     route = f"{request.method} {request.url.path}"
     if body.webhook is not None:
@@ -488,41 +493,53 @@ async def _create(
         )
     else:
         thread_id = threads.stored_thread_id(tenant, thread_id)
-    async with (
-        services.creations,
-        create_and_start(
-            services.worker,
-            services.pool,
-            thread_id=thread_id,
-            idempotency_key=key,
-            request_hash=hash_request(await request.json()) if key else None,
-            route=route,
-            if_not_exists=body.if_not_exists,
-            tenant=tenant,
-        ) as creation,
-    ):
-        if graph is None:
-            # A thread's run: its version is chosen from the thread's row, locked meanwhile.
-            graph, rollout = await _graph_for(services, body.assistant_id, creation, tenant)
-            _check_interrupts(body, graph)
-            await _check_checkpoint(services, body, thread_id)
-        else:
-            await creation.lock()
-        if isinstance(body.input, dict):
-            # Refused before a run exists, as `plait run` refuses it.
-            check_input(graph.loaded.spec, body.input)
-        await creation.insert(
-            graph=graph,
-            kwargs=run_kwargs(body),
-            metadata=body.metadata or {},
-            multitask_strategy=body.multitask_strategy,
-            after_seconds=body.after_seconds,
-            queueing=queueing_of(body),
-        )
-    run, created = creation.created()
+    followed: Followed | None = None
+    try:
+        async with (
+            services.creations,
+            create_and_start(
+                services.worker,
+                services.pool,
+                thread_id=thread_id,
+                idempotency_key=key,
+                request_hash=hash_request(await request.json()) if key else None,
+                route=route,
+                if_not_exists=body.if_not_exists,
+                tenant=tenant,
+            ) as creation,
+        ):
+            if follow:
+                # Before the commit: no event of the run can be committed unnoticed.
+                followed = services.listener.follow(creation.run_id)
+            if graph is None:
+                # A thread's run: its version is chosen from the thread's row, locked meanwhile.
+                graph, rollout = await _graph_for(services, body.assistant_id, creation, tenant)
+                _check_interrupts(body, graph)
+                await _check_checkpoint(services, body, thread_id)
+            else:
+                await creation.lock()
+            if isinstance(body.input, dict):
+                # Refused before a run exists, as `plait run` refuses it.
+                check_input(graph.loaded.spec, body.input)
+            await creation.insert(
+                graph=graph,
+                kwargs=run_kwargs(body),
+                metadata=body.metadata or {},
+                multitask_strategy=body.multitask_strategy,
+                after_seconds=body.after_seconds,
+                queueing=queueing_of(body),
+            )
+        run, created = creation.created()
+    except BaseException:
+        if followed is not None:
+            followed.close()
+        raise
+    if followed is not None and run.run_id != followed.run_id:
+        followed.close()  # a repeated request: its first run, not the one followed
+        followed = None
     if created:
         metrics.run_started(graph.name, graph.version, rollout)
-    return run
+    return run, followed
 
 
 async def check_webhook(url: str, policy: WebhookPolicy) -> None:
@@ -707,14 +724,18 @@ def run_kwargs(body: RunCreate) -> dict[str, Any]:
     return kwargs
 
 
-def _stream_created(services: Services, run: Run, body: RunCreate) -> EventSourceResponse:
-    """Stream a run just created from ``body``; its first event is known without a read."""
+def _stream_created(
+    services: Services, run: Run, body: RunCreate, followed: Followed | None
+) -> EventSourceResponse:
+    """Stream a run just created from ``body``; its first event is known without a read,
+    and the rest needs none when it was ``followed`` since before its commit."""
     return _stream(
         services,
         run,
         body.stream_mode,
         cancel_on_disconnect=body.on_disconnect == "cancel",
         known=[first_event(run.run_id)],
+        followed=followed,
     )
 
 
@@ -726,6 +747,7 @@ def _stream(
     cancel_on_disconnect: bool,
     after: int = 0,
     known: Sequence[JournalEvent] = (),
+    followed: Followed | None = None,
 ) -> EventSourceResponse:
     modes = [stream_mode] if isinstance(stream_mode, str) else stream_mode
 
@@ -739,13 +761,19 @@ def _stream(
         names=event_names(modes),
         on_abandon=abandon if cancel_on_disconnect else None,
         known=known,
+        followed=followed,
     )
-    return sse_response(coalesced(batches), _locations(run, "stream"))
+    return sse_response(coalesced(batches), _locations(run, "stream"), followed)
 
 
-async def _wait_response(services: Services, run: Run) -> JSONResponse:
-    """The thread's values once ``run`` has ended, or ``{"__error__": ...}`` when it failed."""
-    error = await _wait_for_end(services, run)
+async def _wait_response(
+    services: Services, run: Run, followed: Followed | None = None
+) -> JSONResponse:
+    """The thread's values once ``run`` has ended, or ``{"__error__": ...}`` when it failed.
+
+    ``followed``: the run was followed since before its commit (it is closed here).
+    """
+    error = await _wait_for_end(services, run, followed)
     thread = await threads.get_thread(services.pool, run.thread_id, run.tenant)
     if error is not None:
         body: dict[str, Any] = {"__error__": error}
@@ -756,24 +784,42 @@ async def _wait_response(services: Services, run: Run) -> JSONResponse:
     return JSONResponse(jsonable_encoder(body), headers=_locations(run, "join"))
 
 
-async def _wait_for_end(services: Services, run: Run) -> dict[str, Any] | None:
-    """Wait for the run's ``end`` event; return its ``error`` event's data, if any."""
-    current = await get_run(services.pool, run.run_id)
-    if current is None:
-        return None  # rolled back: nothing left to wait for
-    if current.status in TERMINAL:
-        if current.status in ("error", "timeout"):
-            return {"error": current.status, "message": current.error or current.status}
-        return None
+async def _wait_for_end(
+    services: Services, run: Run, followed: Followed | None = None
+) -> dict[str, Any] | None:
+    """Wait for the run's ``end`` event; return its ``error`` event's data, if any.
+
+    A run ``followed`` since before its commit needs no read: every event it has
+    is on its way (``followed`` is closed here).
+    """
+    if followed is None:
+        current = await get_run(services.pool, run.run_id)
+        if current is None:
+            return None  # rolled back: nothing left to wait for
+        if current.status in TERMINAL:
+            if current.status in ("error", "timeout"):
+                return {"error": current.status, "message": current.error or current.status}
+            return None
     error: dict[str, Any] | None = None
-    # The subscription ends after the run's `end` event.
-    async for event in services.listener.subscribe(run.run_id, 0):
-        if event.event == "error":
-            error = (
-                event.data
-                if isinstance(event.data, dict)
-                else {"error": "error", "message": str(event.data)}
-            )
+    batches = (
+        followed.batches()
+        if followed is not None
+        else services.listener.subscribe_batches(run.run_id)
+    )
+    try:
+        # The subscription ends after the run's `end` event.
+        async with contextlib.aclosing(batches):
+            async for batch in batches:
+                for event in batch:
+                    if event.event == "error":
+                        error = (
+                            event.data
+                            if isinstance(event.data, dict)
+                            else {"error": "error", "message": str(event.data)}
+                        )
+    finally:
+        if followed is not None:
+            followed.close()  # never read when the wait was cut short before its first batch
     return error
 
 

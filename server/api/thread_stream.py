@@ -236,7 +236,7 @@ async def _start(
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ()))
         raise _refusal(422, "invalid_argument", f"params.{where}: {first.get('msg')}") from None
-    run = await _create(services, request, body, thread_id, None, tenant)
+    run, _ = await _create(services, request, body, thread_id, None, tenant)
     return run.run_id
 
 

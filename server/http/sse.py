@@ -17,10 +17,11 @@ from typing import Any
 
 import orjson
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.types import Receive, Scope, Send
 
 from plait.engine.observability import run_trace_id
 from plait.server.operations.metrics import SSE_STREAMS
-from plait.server.queue.journal import JournalEvent, JournalListener
+from plait.server.queue.journal import Followed, JournalEvent, JournalListener
 
 logger = logging.getLogger("plait.server")
 
@@ -73,6 +74,7 @@ async def journal_frame_batches(
     names: frozenset[str] | None = None,
     on_abandon: Callable[[], None] | None = None,
     known: Sequence[JournalEvent] = (),
+    followed: Followed | None = None,
 ) -> AsyncGenerator[list[ServerSentEvent], None]:
     """The frames of ``run_id``'s events after seq ``after``, ending after ``end``: a list
     of the frames available without waiting at a time.
@@ -82,7 +84,9 @@ async def journal_frame_batches(
 
     ``known`` are the events right after ``after`` that the caller already has
     (a run's first event when it just created the run): sent at once, and the
-    journal is read from the last of them.
+    journal is read from the last of them. ``followed``: the run was followed
+    since before it was created (:meth:`JournalListener.follow`), so the journal
+    needs no first read (:func:`sse_response` closes it).
     """
     ended = False
     SSE_STREAMS.inc()
@@ -90,7 +94,12 @@ async def journal_frame_batches(
         if known:
             after = known[-1].seq
             yield [_frame(event) for event in known if wanted(event.event, names)]
-        async for events in listener.subscribe_batches(run_id, after):
+        batches = (
+            followed.batches(after)
+            if followed is not None
+            else listener.subscribe_batches(run_id, after)
+        )
+        async for events in batches:
             batch = [_frame(event) for event in events if wanted(event.event, names)]
             if batch:
                 yield batch
@@ -134,7 +143,29 @@ async def coalesced(
 
 
 def sse_response(
-    frames: AsyncIterator[ServerSentEvent] | AsyncIterator[bytes], headers: dict[str, str]
+    frames: AsyncIterator[ServerSentEvent] | AsyncIterator[bytes],
+    headers: dict[str, str],
+    followed: Followed | None = None,
 ) -> EventSourceResponse:
-    """An SSE response of ``frames`` (or of encoded chunks of them) with keep-alive comments."""
-    return EventSourceResponse(frames, headers=headers, ping=KEEP_ALIVE_SECONDS, sep="\n")
+    """An SSE response of ``frames`` (or of encoded chunks of them) with keep-alive comments.
+
+    ``followed`` is closed when the response ends, however it ends: a client gone
+    before the first frame leaves the frames' generator never started.
+    """
+    if followed is None:
+        return EventSourceResponse(frames, headers=headers, ping=KEEP_ALIVE_SECONDS, sep="\n")
+    return _FollowingResponse(frames, followed, headers=headers, ping=KEEP_ALIVE_SECONDS, sep="\n")
+
+
+class _FollowingResponse(EventSourceResponse):
+    """An SSE response that stops following its run when it ends."""
+
+    def __init__(self, content: Any, followed: Followed, **options: Any) -> None:
+        super().__init__(content, **options)
+        self._followed = followed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._followed.close()

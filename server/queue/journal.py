@@ -294,6 +294,24 @@ def _through_end(events: list[JournalEvent]) -> list[JournalEvent]:
     return events
 
 
+class Followed:
+    """A run followed since before it was created (:meth:`JournalListener.follow`)."""
+
+    def __init__(self, listener: JournalListener, run_id: str, sub: _Subscription) -> None:
+        self.run_id = run_id
+        self._listener = listener
+        self._sub = sub
+
+    def batches(self, after: int = 0) -> AsyncGenerator[list[JournalEvent], None]:
+        """The run's events after seq ``after``, as :meth:`JournalListener.subscribe_batches`
+        gives them; closing the generator closes this."""
+        return self._listener._batches(self.run_id, after, self._sub)
+
+    def close(self) -> None:
+        """Stop following (again: nothing)."""
+        self._listener._unsubscribe(self.run_id, self._sub)
+
+
 class JournalListener:
     """One LISTEN connection per process, fanning out run events to subscribers.
 
@@ -389,15 +407,35 @@ class JournalListener:
                 for event in batch:
                     yield event
 
-    async def subscribe_batches(
+    def follow(self, run_id: str) -> Followed:
+        """Follow ``run_id`` from now on: call it before the run is created.
+
+        Every event committed after this call is notified, and is handed to the
+        returned :class:`Followed` while the listener listens (a reconnect meanwhile
+        makes it read the table), so its :meth:`Followed.batches` start without the
+        read :meth:`subscribe_batches` makes first. Close it if it is not read.
+        """
+        sub = _Subscription(reread=not self._listening.is_set())
+        self._wakers.setdefault(run_id, set()).add(sub)
+        return Followed(self, run_id, sub)
+
+    def subscribe_batches(
         self, run_id: str, after: int = 0
     ) -> AsyncGenerator[list[JournalEvent], None]:
         """:meth:`subscribe`, a list at a time: every event available without waiting.
 
         A reader that writes events out (SSE) sends each list at once.
         """
-        sub = _Subscription(reread=True)
-        self._wakers.setdefault(run_id, set()).add(sub)
+        return self._batches(run_id, after)
+
+    async def _batches(
+        self, run_id: str, after: int, sub: _Subscription | None = None
+    ) -> AsyncGenerator[list[JournalEvent], None]:
+        """The batches of ``run_id`` after seq ``after``: through ``sub`` when it follows the
+        run already, else through a subscription registered before a first read."""
+        if sub is None:
+            sub = _Subscription(reread=True)
+            self._wakers.setdefault(run_id, set()).add(sub)
         last = after
         idle = self._poll_seconds
         try:

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+import pytest
+from starlette.types import Message, Scope
+
 from plait.engine.store.pool import open_pool
-from plait.server.http.sse import event_names, journal_frame_batches, wanted
+from plait.server.http.sse import (
+    coalesced,
+    event_names,
+    journal_frame_batches,
+    sse_response,
+    wanted,
+)
 from plait.server.queue.journal import JournalListener
 
 
@@ -43,3 +53,29 @@ def test_stream_mode_filter() -> None:
     assert wanted("messages/complete", messages) and not wanted("messages", messages)
     # Without values or updates, interrupts still arrive (as `values` events).
     assert wanted("values", messages)
+
+
+async def test_a_response_whose_frames_never_start_stops_following_its_run(
+    database_url: str,
+) -> None:
+    # A client gone before the first frame: the frames' generator never runs its cleanup.
+    pool = await open_pool(database_url)
+    try:
+        listener = JournalListener(pool)
+        followed = listener.follow("a-run")
+        frames = journal_frame_batches(listener, "a-run", followed=followed)
+        response = sse_response(coalesced(frames), {}, followed)
+
+        async def receive() -> Message:
+            await asyncio.Event().wait()  # the disconnect is seen by the failed send
+            return {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            raise OSError("the client is gone")
+
+        scope: Scope = {"type": "http", "method": "POST", "path": "/runs/stream", "headers": []}
+        with pytest.raises(OSError, match="client is gone"):
+            await response(scope, receive, send)
+        assert "a-run" not in listener._wakers
+    finally:
+        await pool.close()

@@ -12,9 +12,15 @@ import pytest
 from plait.engine.store.pool import Pool
 from plait.server.graphs.versions import GraphVersion
 from plait.server.queue import journal
-from plait.server.queue.journal import JournalEvent, JournalListener, RunGone
+from plait.server.queue.journal import Followed, JournalEvent, JournalListener, RunGone
 from plait.server.queue.journal_writer import JournalCommitter, JournalWriter
-from plait.server.queue.runs import claim_runs, create_run, finish_run, first_event
+from plait.server.queue.runs import (
+    claim_runs,
+    create_run,
+    creating_run,
+    finish_run,
+    first_event,
+)
 from plait.server.queue.threads import create_thread
 from tests.integration.server.queue.conftest import unique
 
@@ -327,3 +333,74 @@ async def test_a_lost_lease_writes_neither_the_last_events_nor_the_end(
 async def _collect(listener: JournalListener, run_id: str) -> list[JournalEvent]:
     async with asyncio.timeout(WAIT_SECONDS):
         return [event async for event in listener.subscribe(run_id)]
+
+
+async def _followed_run(pool: Pool, graph: GraphVersion, listener: JournalListener) -> Followed:
+    """A new run, followed from inside its creation, before the commit (as the API does)."""
+    thread = await create_thread(pool, thread_id=unique("t"))
+    async with creating_run(pool, thread_id=thread["thread_id"]) as creation:
+        followed = listener.follow(creation.run_id)
+        await creation.lock()
+        await creation.insert(graph=graph, kwargs={}, metadata={}, multitask_strategy="reject")
+    assert creation.created()[0].run_id == followed.run_id
+    return followed
+
+
+async def _gathered(followed: Followed) -> list[JournalEvent]:
+    async with asyncio.timeout(WAIT_SECONDS):
+        return [event async for batch in followed.batches() for event in batch]
+
+
+async def test_a_run_followed_before_its_commit_streams_every_event_with_no_read(
+    qpool: Pool, qgraph: GraphVersion, listener: CountingListener
+) -> None:
+    followed = await _followed_run(qpool, qgraph, listener)
+    run_id = followed.run_id
+    # Written before anyone reads the stream: they wait in the subscription.
+    await journal.append_many(qpool, run_id, [("values", {"n": 1}), ("values", {"n": 2})])
+    await journal.append(qpool, run_id, "end", None)
+
+    events = await _gathered(followed)
+
+    assert [(e.seq, e.event) for e in events] == [
+        (1, "metadata"),
+        (2, "values"),
+        (3, "values"),
+        (4, "end"),
+    ]
+    assert events == await journal.read_after(qpool, run_id)
+    assert listener.reads == 0
+
+
+async def test_a_followed_run_reads_what_its_listener_may_have_missed(
+    qpool: Pool, qgraph: GraphVersion, listener: CountingListener
+) -> None:
+    # Followed while the LISTEN connection is down: nothing it announced can be trusted.
+    await listener.stop()
+    followed = await _followed_run(qpool, qgraph, listener)
+    await journal.append(qpool, followed.run_id, "end", None)
+
+    events = await _gathered(followed)
+
+    assert [e.event for e in events] == ["metadata", "end"]
+    assert listener.reads == 1
+
+
+async def test_a_followed_run_reads_again_after_its_listener_reconnects(
+    qpool: Pool, qgraph: GraphVersion, listener: CountingListener
+) -> None:
+    followed = await _followed_run(qpool, qgraph, listener)
+    run_id = followed.run_id
+    gathering = asyncio.create_task(_gathered(followed))
+    lost = listener.connections
+    async with qpool.connection() as conn:
+        await conn.execute("SELECT pg_terminate_backend(%s)", (listener.backend_pid,))
+    # Appended while the listener may be down: only the reconnect's re-read can bring it.
+    await journal.append(qpool, run_id, "values", {"n": 1})
+    await journal.append(qpool, run_id, "end", None)
+
+    events = await gathering
+
+    assert listener.connections > lost
+    assert [(e.seq, e.event) for e in events] == [(1, "metadata"), (2, "values"), (3, "end")]
+    assert events == await journal.read_after(qpool, run_id)
