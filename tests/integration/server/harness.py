@@ -1,4 +1,5 @@
-"""Start ``plait serve`` and ``plait worker`` as real processes for protocol tests.
+"""Start ``plait serve`` and ``plait worker`` as real processes for protocol tests, or the
+app in the test's own process (:func:`running_app`, :func:`client_of`).
 
 Each cluster gets a specs folder of its own (copies of chosen specs and their
 Python modules), a free port on 127.0.0.1 and the test database. Readiness is a
@@ -19,12 +20,16 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
+from fastapi import FastAPI
 
 from plait.engine.store.migrator import migrate
 from plait.engine.store.pool import Pool, open_pool
+from plait.server.app import create_app
 from plait.server.graphs import versions
+from plait.server.settings import Settings
 from tests.conftest import fresh_database
 
 REPO = Path(__file__).resolve().parents[3]
@@ -34,6 +39,25 @@ PLAIT = [sys.executable, "-m", "plait.server.cli.app"]
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 15.0
 _READY_POLL_SECONDS = 0.1
+
+
+@asynccontextmanager
+async def running_app(
+    database_url: str, specs_dir: Path, **settings: Any
+) -> AsyncIterator[FastAPI]:
+    """The app on ``specs_dir`` with its lifespan running (pool, migrations, registry,
+    listener and, unless ``workers=0``, a worker); ``settings`` are more of its Settings."""
+    application = create_app(Settings(database_url=database_url, specs_dir=specs_dir, **settings))
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+def client_of(app: FastAPI, key: str | None = None) -> httpx.AsyncClient:
+    """An HTTP client of ``app`` (sending ``key`` as ``x-api-key``), to use with ``async
+    with``; a server error comes back as a response, not an exception."""
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    headers = {"x-api-key": key} if key is not None else None
+    return httpx.AsyncClient(transport=transport, base_url="http://plait.test", headers=headers)
 
 
 def free_port() -> int:

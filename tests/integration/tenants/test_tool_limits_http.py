@@ -19,8 +19,7 @@ from fastapi import FastAPI
 from plait.engine.store import tool_limits
 from plait.engine.store.pool import Pool
 from plait.engine.store.tool_limits import KeyLimit
-from plait.server.app import create_app
-from plait.server.settings import Settings
+from tests.integration.server.harness import client_of, running_app
 
 pytestmark = pytest.mark.postgres
 
@@ -30,19 +29,10 @@ KEY = "tool:billing:charge"
 
 @pytest.fixture
 async def app(empty_database_url: str, tmp_path: Path) -> AsyncIterator[FastAPI]:
-    settings = Settings(
-        database_url=empty_database_url, specs_dir=tmp_path, workers=0, admin_key=ADMIN_KEY
-    )
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
+    async with running_app(
+        empty_database_url, tmp_path, workers=0, admin_key=ADMIN_KEY
+    ) as application:
         yield application
-
-
-async def _client(app: FastAPI, key: str) -> httpx.AsyncClient:
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    return httpx.AsyncClient(
-        transport=transport, base_url="http://plait.test", headers={"x-api-key": key}
-    )
 
 
 async def _tenant_key(admin: httpx.AsyncClient, tenant: str) -> str:
@@ -53,9 +43,9 @@ async def _tenant_key(admin: httpx.AsyncClient, tenant: str) -> str:
 
 async def test_each_tenant_sees_pauses_and_resumes_only_its_own_tool_limits(app: FastAPI) -> None:
     pool: Pool = app.state.services.pool
-    async with await _client(app, ADMIN_KEY) as admin:
-        acme = await _client(app, await _tenant_key(admin, "acme"))
-        globex = await _client(app, await _tenant_key(admin, "globex"))
+    async with client_of(app, ADMIN_KEY) as admin:
+        acme = client_of(app, await _tenant_key(admin, "acme"))
+        globex = client_of(app, await _tenant_key(admin, "globex"))
     limit = (KeyLimit(KEY, concurrency=2),)
     call = str(uuid.uuid4())
     taken = await tool_limits.take(
@@ -115,8 +105,8 @@ async def test_each_tenant_sees_pauses_and_resumes_only_its_own_tool_limits(app:
 
 async def test_an_operators_cap_tightens_what_the_spec_declares(app: FastAPI) -> None:
     pool: Pool = app.state.services.pool
-    async with await _client(app, ADMIN_KEY) as admin:
-        acme = await _client(app, await _tenant_key(admin, "acme"))
+    async with client_of(app, ADMIN_KEY) as admin:
+        acme = client_of(app, await _tenant_key(admin, "acme"))
     declared = (KeyLimit(KEY, concurrency=2, rate="100/s", interval=0.01),)
 
     async def take(call: str | None = None) -> tool_limits.Turn:

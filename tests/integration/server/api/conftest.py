@@ -8,7 +8,6 @@ response once the app finished it), which every run here reaches.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 from collections.abc import AsyncIterator
@@ -20,8 +19,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from plait.server.app import create_app
-from plait.server.settings import Settings
+from tests.integration.server.harness import client_of, running_app
 
 REPO = Path(__file__).resolve().parents[4]
 EXAMPLE_SPECS = ("summarize.yaml", "refund-approval.yaml")
@@ -69,25 +67,6 @@ def specs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copy(REPO / "specs" / name, folder / name)
     shutil.copytree(REPO / "specs" / "plait_examples", folder / "plait_examples")
     return folder
-
-
-@contextlib.asynccontextmanager
-async def running_app(
-    database_url: str, specs_dir: Path, **settings: Any
-) -> AsyncIterator[FastAPI]:
-    """The app on ``specs_dir`` with its lifespan running (pool, migrations, registry,
-    listener and, unless ``workers=0``, a worker); ``settings`` are more of its Settings."""
-    application = create_app(Settings(database_url=database_url, specs_dir=specs_dir, **settings))
-    async with application.router.lifespan_context(application):
-        yield application
-
-
-@contextlib.asynccontextmanager
-async def client_of(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client of ``app``; a server error comes back as a response, not an exception."""
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://plait.test") as http:
-        yield http
 
 
 @pytest.fixture(scope="module")

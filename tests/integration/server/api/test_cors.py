@@ -7,11 +7,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fastapi import FastAPI
 
-from plait.server.app import create_app
 from plait.server.http.cors import CorsPolicy
-from plait.server.settings import Settings
+from tests.integration.server.harness import client_of, running_app
 
 DEV_SERVER = "http://localhost:5173"
 PREFLIGHT = {
@@ -78,14 +76,9 @@ async def test_a_refusal_is_readable_by_the_front_end(client: httpx.AsyncClient)
 async def listed_only(database_url: str, specs_dir: Path) -> AsyncIterator[httpx.AsyncClient]:
     """An app that allows one listed origin and no local ones."""
     policy = CorsPolicy(origins=("https://app.example.com",), origin_regex="")
-    application: FastAPI = create_app(
-        Settings(database_url=database_url, specs_dir=specs_dir, workers=0, cors=policy)
-    )
     async with (
-        application.router.lifespan_context(application),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=application), base_url="http://plait"
-        ) as http,
+        running_app(database_url, specs_dir, workers=0, cors=policy) as application,
+        client_of(application) as http,
     ):
         yield http
 

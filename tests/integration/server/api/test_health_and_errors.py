@@ -7,6 +7,7 @@ from fastapi import FastAPI
 
 from plait.server.http import problems
 from tests.integration.server.api.conftest import assert_problem
+from tests.integration.server.harness import client_of
 
 
 async def test_health_routes(client: httpx.AsyncClient) -> None:
@@ -59,8 +60,7 @@ async def test_unexpected_error_is_a_500_problem_without_traceback() -> None:
     async def boom() -> None:
         raise RuntimeError("secret internals")
 
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://plait.test") as http:
+    async with client_of(app) as http:
         response = await http.get("/boom")
     body = assert_problem(response, 500)
     assert "secret internals" not in response.text

@@ -16,13 +16,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.integration.server.api.conftest import (
-    SUMMARY_INPUT,
-    assert_problem,
-    client_of,
-    new_thread,
-    running_app,
-)
+from tests.integration.server.api.conftest import SUMMARY_INPUT, assert_problem, new_thread
+from tests.integration.server.harness import client_of, running_app
 
 #: A pool this small, and no worker: every creation competes for three connections.
 POOL = 3

@@ -16,12 +16,10 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from plait.server.app import create_app
 from plait.server.auth.store import create_key, create_tenant
 from plait.server.auth.tenant_secrets import set_secret
-from plait.server.settings import Settings
 from tests.integration.server.evaluation.conftest import SPECS_DIR
-from tests.integration.server.harness import PLAIT
+from tests.integration.server.harness import PLAIT, client_of, running_app
 from tests.polling import until
 
 ADMIN_KEY = "plait_admin_evaluation_tests"
@@ -31,22 +29,16 @@ TOKEN = "tok-9f3e-SECRET-d41c"
 @pytest.fixture(scope="module")
 async def app(evaluation_database_url: str) -> AsyncIterator[FastAPI]:
     """The app with two in-process workers, keys on, on the package's database."""
-    settings = Settings(
-        database_url=evaluation_database_url, specs_dir=SPECS_DIR, workers=2, admin_key=ADMIN_KEY
-    )
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
+    async with running_app(
+        evaluation_database_url, SPECS_DIR, workers=2, admin_key=ADMIN_KEY
+    ) as application:
         yield application
 
 
 @pytest.fixture
 async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """The default tenant's client (the operator's key)."""
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    headers = {"x-api-key": ADMIN_KEY}
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://plait.test", headers=headers
-    ) as http:
+    async with client_of(app, ADMIN_KEY) as http:
         yield http
 
 
@@ -170,10 +162,7 @@ async def test_another_tenants_run_is_not_exportable(
     pool = app.state.services.pool
     await create_tenant(pool, "eval-outsider")
     _, key = await create_key(pool, "eval-outsider")
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://plait.test", headers={"x-api-key": key}
-    ) as outsider:
+    async with client_of(app, key) as outsider:
         for path in (f"/threads/{thread_id}/runs/{asked}/trajectory", f"/runs/{asked}/scores"):
             theirs = await outsider.get(path)
             free = await outsider.get(path.replace(asked, "0f0f0f0f-aaaa-4bbb-8ccc-000000000000"))

@@ -20,10 +20,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from plait.server.app import create_app
-from plait.server.settings import Settings
 from tests.conftest import fresh_database
 from tests.integration.server.api.conftest import assert_problem
+from tests.integration.server.harness import client_of, running_app
 from tests.integration.server.rollout.metrics_text import samples
 
 pytestmark = pytest.mark.postgres
@@ -47,28 +46,19 @@ async def app(
     """The app (two in-process workers) with ``rollout-demo`` 1.0.0 in its folder."""
     specs = tmp_path_factory.mktemp("rollout-specs")
     shutil.copy(HERE / "specs" / "rollout-demo.yaml", specs / "rollout-demo.yaml")
-    settings = Settings(database_url=own_database, specs_dir=specs, workers=2, admin_key=ADMIN_KEY)
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
+    async with running_app(own_database, specs, workers=2, admin_key=ADMIN_KEY) as application:
         yield application
 
 
 @pytest.fixture(scope="module")
 async def admin(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """The admin key's client (tenant ``default``), with 1.1.0 published."""
-    async with _client(app, ADMIN_KEY) as http:
+    async with client_of(app, ADMIN_KEY) as http:
         published = await http.post(
             "/graphs", content=NEWER, headers={"content-type": "application/yaml"}
         )
         assert published.status_code == 201, published.text
         yield http
-
-
-def _client(app: FastAPI, key: str) -> httpx.AsyncClient:
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    return httpx.AsyncClient(
-        transport=transport, base_url="http://plait.test", headers={"x-api-key": key}
-    )
 
 
 async def _run(http: httpx.AsyncClient, assistant: str, thread: str | None = None) -> str:
@@ -273,7 +263,7 @@ async def test_a_tenant_sees_and_changes_only_its_own_rollout(
         assert (await admin.post("/tenants", json={"tenant_id": tenant})).status_code == 201
         made = await admin.post(f"/tenants/{tenant}/keys", json={"role": "member"})
         keys.append(made.json()["key"])
-    async with _client(app, keys[0]) as first, _client(app, keys[1]) as second:
+    async with client_of(app, keys[0]) as first, client_of(app, keys[1]) as second:
         # The folder's graph and its published versions are every tenant's to roll out.
         assert (await _put(first, stable="1.0.0", canary="1.1.0", share=100)).status_code == 200
         assert (await second.get(f"/graphs/{GRAPH}/rollout")).json()["canary"] is None

@@ -25,11 +25,10 @@ import psycopg
 import pytest
 from fastapi import FastAPI
 
-from plait.server.app import create_app
-from plait.server.settings import Settings
 from tests.conftest import fresh_database
 from tests.integration.cli.conftest import REPO, plait_env
 from tests.integration.server.api.conftest import assert_problem
+from tests.integration.server.harness import client_of, running_app
 
 pytestmark = pytest.mark.postgres
 
@@ -55,16 +54,14 @@ def specs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 async def app(own_database: str, specs: Path) -> AsyncIterator[FastAPI]:
     """The app (two in-process workers) on the specs folder."""
-    settings = Settings(database_url=own_database, specs_dir=specs, workers=2, admin_key=ADMIN_KEY)
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
+    async with running_app(own_database, specs, workers=2, admin_key=ADMIN_KEY) as application:
         yield application
 
 
 @pytest.fixture(scope="module")
 async def admin(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """The admin key's client (tenant ``default``), with 1.0.1 and 1.1.0 published."""
-    async with _client(app, ADMIN_KEY) as http:
+    async with client_of(app, ADMIN_KEY) as http:
         for version in ("1.0.1", "1.1.0"):
             text = (HERE / "versions" / f"upgrade-demo-{version}.yaml").read_text("utf-8")
             published = await http.post(
@@ -82,13 +79,6 @@ async def _timers(database: str, thread: str) -> list[tuple[str, str, str, str]]
             (thread,),
         )
         return list(await cursor.fetchall())
-
-
-def _client(app: FastAPI, key: str) -> httpx.AsyncClient:
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    return httpx.AsyncClient(
-        transport=transport, base_url="http://plait.test", headers={"x-api-key": key}
-    )
 
 
 async def _plait(url: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -252,7 +242,7 @@ async def test_another_tenant_cannot_upgrade_your_thread(
     tenant = f"t-{uuid.uuid4().hex[:10]}"
     assert (await admin.post("/tenants", json={"tenant_id": tenant})).status_code == 201
     key = (await admin.post(f"/tenants/{tenant}/keys", json={"role": "member"})).json()["key"]
-    async with _client(app, key) as other:
+    async with client_of(app, key) as other:
         refused = await other.post(f"/threads/{thread}/upgrade", json={"version": "1.1.0"})
         free = await other.post(f"/threads/{uuid.uuid4()}/upgrade", json={"version": "1.1.0"})
     assert_problem(refused, 404)

@@ -19,11 +19,10 @@ from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
 
 from plait.engine.store.pool import Pool
-from plait.server.app import create_app
 from plait.server.queue import timers
-from plait.server.settings import Settings
 from plait.server.workers.timer_firer import TimerFirer
 from plait.server.workers.worker import Worker
+from tests.integration.server.harness import client_of, running_app
 from tests.integration.server.worker.conftest import SPECS_DIR, calls, running_worker
 from tests.polling import until
 
@@ -33,17 +32,13 @@ pytestmark = pytest.mark.postgres
 @pytest.fixture(scope="module")
 async def api_app(worker_database_url: str, wpool: Pool) -> AsyncIterator[FastAPI]:
     """The API with no worker of its own: the tests' workers are the only ones."""
-    application = create_app(
-        Settings(database_url=worker_database_url, specs_dir=SPECS_DIR, workers=0)
-    )
-    async with application.router.lifespan_context(application):
+    async with running_app(worker_database_url, SPECS_DIR, workers=0) as application:
         yield application
 
 
 @pytest.fixture
 async def api(api_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=api_app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://plait.test") as http:
+    async with client_of(api_app) as http:
         yield http
 
 
