@@ -318,7 +318,7 @@ async def resume_thread_in(
     """
     cursor = await conn.execute("SELECT kwargs FROM plait_runs WHERE run_id = %s", (parked_run_id,))
     parked = await cursor.fetchone()
-    sent = await create_run_in(
+    creation = await create_run_in(
         conn,
         thread_id=thread_id,
         graph=graph,
@@ -331,7 +331,7 @@ async def resume_thread_in(
         if_not_exists="reject",
         tenant=tenant,
     )
-    run, _ = await read_created(sent)
+    run, _ = await creation.read()
     return run
 
 
@@ -383,7 +383,7 @@ async def create_run(
     # Pipeline mode: statements whose results are not needed yet share a round trip.
     async with pool.connection() as conn, conn.pipeline():
         async with conn.transaction():
-            sent = await create_run_in(
+            creation = await create_run_in(
                 conn,
                 thread_id=thread_id,
                 graph=graph,
@@ -400,7 +400,7 @@ async def create_run(
                 direct=direct,
             )
         # The new run's row is read after the commit: it came back in the commit's round trip.
-        return await read_created(sent)
+        return await creation.read()
 
 
 def _request_hash(
@@ -459,16 +459,6 @@ async def creating_run(
         await creation.read()
 
 
-async def read_created(sent: Run | AsyncCursor[DictRow]) -> tuple[Run, bool]:
-    """What :func:`create_run_in` sent, read: the run and whether it is new.
-
-    Read it after the caller's commit when it can (:func:`create_run` does): in
-    pipeline mode the new row then comes back in the commit's round trip."""
-    if isinstance(sent, Run):
-        return sent, False
-    return _run(await sent.fetchone()), True
-
-
 async def create_run_in(
     conn: AsyncConnection[DictRow],
     *,
@@ -485,10 +475,11 @@ async def create_run_in(
     after_seconds: float | None = None,
     queueing: Queueing | None = None,
     direct: DirectClaim | None = None,
-) -> Run | AsyncCursor[DictRow]:
+) -> RunCreation:
     """:func:`create_run`'s statements, sent inside the caller's transaction (approvals and
-    crons use it): the first run of a repeated request, or the cursor of the new run's
-    row, to give to :func:`read_created` once the statements ran."""
+    crons use it). Read the run with :meth:`RunCreation.read` after the caller's commit
+    when it can (:func:`create_run` does): in pipeline mode the new row then comes back
+    in the commit's round trip."""
     creation = RunCreation(
         conn,
         thread_id=thread_id,
@@ -501,7 +492,7 @@ async def create_run_in(
     )
     await creation.lock()
     if creation.replay is not None:
-        return creation.replay
+        return creation
     await creation.insert(
         graph=graph,
         kwargs=kwargs,
@@ -510,7 +501,7 @@ async def create_run_in(
         after_seconds=after_seconds,
         queueing=queueing,
     )
-    return creation.sent
+    return creation
 
 
 class RunCreation:
@@ -670,19 +661,14 @@ class RunCreation:
         await settle_answered_in(conn, thread_id, self.run_id, kwargs)
         await timers.settle_answered_in(conn, thread_id, kwargs)
 
-    @property
-    def sent(self) -> AsyncCursor[DictRow]:
-        """The cursor of the inserted run's row, not read yet (:meth:`insert` sent it)."""
-        if self._sent is None:
-            raise RuntimeError("RunCreation.sent before RunCreation.insert")
-        return self._sent
-
-    async def read(self) -> None:
-        """Read what was sent (:func:`creating_run` does, after the commit)."""
+    async def read(self) -> tuple[Run, bool]:
+        """Read what was sent (:func:`creating_run` does, after the commit): the run and
+        whether it is new (``False``: the first run of a repeated request)."""
         if self.replay is not None:
             self._created = (self.replay, False)
         elif self._sent is not None:
             self._created = (_run(await self._sent.fetchone()), True)
+        return self.created()
 
     def created(self) -> tuple[Run, bool]:
         """The run and whether it is new (``False``: the first run of a repeated request)."""

@@ -36,7 +36,7 @@ from plait.server.graphs.versions import (
 from plait.server.queue import crons, threads
 from plait.server.queue.crons import Cron
 from plait.server.queue.queueing import Queueing
-from plait.server.queue.runs import MultitaskStrategy, create_run_in, hash_request, read_created
+from plait.server.queue.runs import MultitaskStrategy, create_run_in, hash_request
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class CronFirer:
         scheduled = cron.next_run_at.isoformat() if cron.next_run_at else None
         if cron.thread_id is None:
             await crons.insert_thread(conn, thread_id, cron.tenant, cron)
-        sent = await create_run_in(
+        creation = await create_run_in(
             conn,
             thread_id=thread_id,
             graph=graph,
@@ -145,7 +145,7 @@ class CronFirer:
                 priority=cron.payload.get("priority"), expires_in=cron.payload.get("expires_in")
             ),
         )
-        run, _ = await read_created(sent)
+        run, _ = await creation.read()
         log.info("cron %s fired run %s (scheduled %s)", cron.cron_id, run.run_id, scheduled)
 
     async def _graph(self, cron: Cron, thread_id: str) -> GraphVersion:
