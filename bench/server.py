@@ -166,6 +166,13 @@ async def measure_http(
     return Contender(timings, cpu, alone)
 
 
+def _than(difference: float | None) -> str:
+    """``difference`` (ms) as "x ms more than" or "x ms less than"."""
+    if difference is None:
+        return "(unmeasured) more than"
+    return f"{ms(abs(difference))} ms {'more' if difference >= 0 else 'less'} than"
+
+
 def ceiling(inproc: Contender, bare: Contender, plait: Contender) -> str:
     """What the CPU figures say about the throughput ratio this machine allows."""
     cores = os.cpu_count() or 1
@@ -181,11 +188,12 @@ def ceiling(inproc: Contender, bare: Contender, plait: Contender) -> str:
         "uvicorn, FastAPI and SSE cost here), and reaches "
         f"{bare.timings.throughput / inproc.timings.throughput:.2f}x in-process. "
         f"Plait's server process is busy {server_core:.0%} of a core at "
-        f"{ms(plait.cpu.server)} ms per run; the {ms(plait.cpu.server - bare.cpu.server)} ms "
-        f"more than the bare server, and Postgres's "
-        f"{ms(_minus(plait.cpu.postgres, bare.cpu.postgres))} ms more, are what makes a run "
-        "durable and shared: the thread and run rows, the queue (create, claim, finish), "
-        f"the journal and its notifications. One process reaches 0.8x in-process only at "
+        f"{ms(plait.cpu.server)} ms per run ({_than(plait.cpu.server - bare.cpu.server)} the "
+        "bare server), and Postgres spends "
+        f"{_than(_minus(plait.cpu.postgres, bare.cpu.postgres))} for the bare server: what "
+        "makes a run durable and shared (the thread and run rows, the queue: create, claim, "
+        "finish; the journal and its notifications). One process reaches 0.8x in-process "
+        "only at "
         f"<= {ms(budget)} ms per run, <= {ms(budget - inproc.cpu.own)} ms on top of the "
         f"graph's own {ms(inproc.cpu.own)} ms."
     )

@@ -13,7 +13,9 @@ otherwise just ``<run_id>``. Readers in a process share one
 its subscribers, which then need no query. A notification is still only a
 hint: a subscriber re-reads the table after its last seq whenever a batch
 does not follow on from what it has (a missed or oversized notification,
-a reconnect), so nothing is lost or repeated.
+a reconnect), so nothing is lost or repeated. A new subscriber reads the table
+first, unless it followed the run from before the run was committed
+(:meth:`JournalListener.follow`): then every event was notified to it.
 
 A new run also announces its thread on the channel (``thread:<digest of its id>``,
 :func:`thread_hint`): a stream that follows a thread from run to run waits for
