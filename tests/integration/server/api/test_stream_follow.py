@@ -93,3 +93,21 @@ async def test_a_client_gone_after_the_first_frame_leaves_nothing_subscribed(
         return not _subscribed(app, run_id)
 
     await until(let_go, "the stream's subscription to go")
+
+
+async def test_a_refused_stream_request_leaves_nothing_subscribed(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    # Refused inside the creation, after the run was followed: its input is not the graph's.
+    listener: JournalListener = app.state.services.listener
+    before = set(listener._wakers)
+    thread_id = await new_thread(client)
+
+    refused = await client.post(
+        f"/threads/{thread_id}/runs/stream",
+        json={"assistant_id": "summarize", "input": {"wrong": 1}},
+    )
+
+    assert refused.status_code == 422
+    assert "summarize accepts: text" in refused.json()["detail"]
+    assert set(listener._wakers) == before
