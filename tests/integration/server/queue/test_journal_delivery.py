@@ -224,15 +224,21 @@ async def test_a_committer_writes_many_runs_and_a_gone_one_fails_alone(
 
 
 class CountingCommitter(JournalCommitter):
-    """A committer that notes each round it writes: each run's event names."""
+    """A committer that notes each round it writes: each run's event names, and when its
+    first round began to be written (loop time)."""
 
     def __init__(self, pool: Pool, **options: Any) -> None:
         super().__init__(pool, **options)
         self.rounds: list[dict[str, list[str]]] = []
+        self.first_written = asyncio.Event()
+        self.first_at = 0.0
 
     async def _append(
         self, batches: dict[str, list[tuple[str, Any]]], attempts: dict[str, int]
     ) -> dict[str, int]:
+        if not self.rounds:
+            self.first_at = asyncio.get_running_loop().time()
+            self.first_written.set()
         self.rounds.append(
             {run_id: [event for event, _ in items] for run_id, items in batches.items()}
         )
@@ -262,6 +268,30 @@ async def test_a_round_lingers_for_more_events_until_a_closing_writer_hurries_it
         (3, "values", {"n": 1}),
         (4, "custom", {"n": 2}),
     ]
+
+
+async def test_a_round_waits_its_linger_for_each_run_it_holds(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    runs = [await _run_id(qpool, qgraph) for _ in range(3)]
+    loop = asyncio.get_running_loop()
+    # 50 ms a run, no cap in reach: a round of three runs waits at least 150 ms.
+    async with CountingCommitter(qpool, linger=0.05, most=60.0) as committer:
+        start = loop.time()
+        writers = [JournalWriter(run_id, committer) for run_id in runs]
+        writers[0].emit("values", {"n": 0})
+        for _ in range(5):
+            await asyncio.sleep(0)  # the committer wakes, and lingers for one run
+        for writer in writers[1:]:
+            writer.emit("values", {"n": 1})
+        async with asyncio.timeout(WAIT_SECONDS):
+            await committer.first_written.wait()
+        for writer in writers:
+            await writer.close()
+
+    assert committer.rounds[0] == {run_id: ["values"] for run_id in runs}
+    # A lower bound only: a busy machine makes it later, never earlier.
+    assert committer.first_at - start >= 0.15
 
 
 async def test_a_finishing_run_writes_its_last_events_with_its_end(
