@@ -219,6 +219,42 @@ def test_link_opens_the_waiting_run_with_its_card(
             editor.reload()
 
 
+#: The edges' labels the card covers, and the side it is on.
+_LABELS_UNDER_CARD_JS = """
+() => {
+  const anchor = document.querySelector('[data-testid="approval-anchor"]');
+  const c = anchor.getBoundingClientRect();
+  const covered = [...document.querySelectorAll('.react-flow__edge-textwrapper')].filter((el) => {
+    const r = el.getBoundingClientRect();
+    return c.left < r.right && r.left < c.right && c.top < r.bottom && r.top < c.bottom;
+  }).map((el) => el.textContent);
+  return {side: anchor.dataset.side, covered};
+}
+"""
+
+
+def test_the_card_leaves_the_edges_labels_in_sight_where_a_short_pan_allows(
+    editor: Page, plait_server: Cluster
+) -> None:
+    """At 1440x900 a short pan puts the refund's card right of `approve`, clear of the
+    labels that say where each decision leads; it keeps that side while the pan moves
+    the view, and after it."""
+    base = plait_server.url
+    editor.set_viewport_size({"width": 1440, "height": 900})
+    thread_id, _ = park_refund(base, "labels in sight")
+    editor.goto(f"{base}/#/graphs/refund-approval/1.0.0?thread={thread_id}")
+    expect(editor.locator('[data-testid="approval-card"][data-node="approve"]')).to_contain_text(
+        "labels in sight"
+    )
+    expect_card_in_view(editor, nodes_clear=True)
+    expect(editor.get_by_test_id("approval-anchor")).to_have_attribute("data-side", "right")
+    assert editor.evaluate(_LABELS_UNDER_CARD_JS) == {"side": "right", "covered": []}
+    # Growing (the edit form) places it again: still clear of labels and nodes.
+    editor.get_by_test_id("approval-edit").click()
+    expect_card_in_view(editor, nodes_clear=True)
+    assert editor.evaluate(_LABELS_UNDER_CARD_JS)["covered"] == []
+
+
 def test_edit_through_the_form_then_follow_the_decision(
     editor: Page, plait_server: Cluster
 ) -> None:

@@ -56,6 +56,29 @@ describe("approval card placement", () => {
     expect(placeCard({ ...base, node, others: all }).side).toBe("bottom");
   });
 
+  it("leaves an edge's label in sight when another side costs little more, not at any price", () => {
+    const node = rect(200, 200, 400, 260);
+    // "approve | edit" just below the node: the card goes right, as it is.
+    const label = rect(260, 290, 340, 306);
+    expect(placeCard({ ...base, node, labels: [label] })).toEqual({ side: "right", shift: { x: 0, y: 0 }, fits: true });
+    // Only the bottom fits without a long pan: the label is covered rather than the view panned far.
+    const narrow = { ...base, area: rect(0, 0, 420, 900), obstacles: [] };
+    const placed = placeCard({ ...narrow, node: rect(100, 100, 300, 160), labels: [rect(160, 190, 240, 206)] });
+    expect(placed).toEqual({ side: "bottom", shift: { x: 0, y: 0 }, fits: true });
+  });
+
+  it("keeps to a side that needs no pan while the view is not to be panned", () => {
+    // Nodes where the bottom and left cards go: the cheapest side needs a pan. As the person
+    // moves the view (no pan allowed), the card goes where it is seen whole instead.
+    const others = [rect(400, 300, 480, 316), rect(400, 400, 480, 416), rect(100, 100, 180, 116), rect(100, 250, 180, 266)];
+    const input = { ...base, obstacles: [], node: rect(380, 150, 580, 210), others };
+    const panned = placeCard(input);
+    expect(panned.shift).not.toEqual({ x: 0, y: 0 });
+    const still = placeCard({ ...input, canPan: false });
+    expect(still.shift).toEqual({ x: 0, y: 0 });
+    expect(still.fits).toBe(true);
+  });
+
   it("does not pan another node off the canvas or under a control to keep a sliver of one in sight", () => {
     // The refund example at 1280x720 with the card's edit form open (measured in the editor):
     // left, the card covers the top 9 px of `refund`; right, a 175 px pan would push `refund`

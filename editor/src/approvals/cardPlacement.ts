@@ -4,9 +4,11 @@
  * and card sit inside the canvas, clear of what floats over it (minimap,
  * controls, panes). The side that needs the least panning wins, bottom first
  * on a tie; what the card covers of the graph's other nodes, or what the pan pushes
- * of them under an obstacle or off the canvas, costs as a long pan would (so a side
- * that hides none wins unless it needs a much longer pan); when node and card cannot
- * both fit, the card alone must.
+ * of them under an obstacle or off the canvas (a node the pan cuts off at all counts
+ * whole), costs as a long pan would (so a side that hides none wins unless it needs a
+ * much longer pan); the edges' labels, which say where each decision leads, count the
+ * same way at less; when node and card cannot both fit, the card alone must. While the
+ * view is not to be panned, a side that needs no pan wins.
  */
 
 export interface Rect {
@@ -35,10 +37,15 @@ export interface PlacementInput {
   obstacles: Rect[];
   /** The graph's other nodes: neither the card nor the pan should hide them (the card pans with them). */
   others?: Rect[];
+  /** The edges' labels: hiding one costs less than hiding a node (they pan with the nodes). */
+  labels?: Rect[];
   /** Between node and card (the node toolbar's offset). */
   gap: number;
   /** Kept free along the edges of the area and around obstacles. */
   margin: number;
+  /** False when the view will not be panned (it moves under the person's hand): a side
+   * that needs a pan would leave the card partly out of sight, so one that needs none wins. */
+  canPan?: boolean;
 }
 
 /** Order of preference, as a cost in pixels of panning. */
@@ -47,6 +54,8 @@ const SIDE_COST: Record<Side, number> = { bottom: 0, right: 24, left: 48, top: 7
 const NODE_CUT_COST = 1e6;
 /** Hiding another node whole costs as much as a pan of this many pixels (part of it, part). */
 const COVER_COST = 400;
+/** Hiding an edge's label whole costs as much as a pan of this many pixels. */
+const LABEL_COST = 150;
 
 const width = (r: Rect) => r.right - r.left;
 const height = (r: Rect) => r.bottom - r.top;
@@ -114,8 +123,11 @@ function overlap(r: Rect, clip: Rect): number {
 }
 
 /**
- * How much of the other nodes would be out of sight, in nodes (a half-hidden node counts
- * 0.5): under the card, under an obstacle or outside the canvas, once the view pans by `shift`.
+ * How much of the other nodes (or labels) would be out of sight, in nodes (a half-hidden
+ * node counts 0.5): under the card, under an obstacle or outside the canvas, once the view
+ * pans by `shift`. One the pan takes partly out of sight, however little, counts whole: a
+ * node cut off at the canvas edge or under a control looks broken, where the card laid
+ * over a corner of one does not.
  */
 function hidden(others: Rect[], card: Rect, area: Rect, obstacles: Rect[], shift: { x: number; y: number }): number {
   let total = 0;
@@ -123,14 +135,16 @@ function hidden(others: Rect[], card: Rect, area: Rect, obstacles: Rect[], shift
     const r = { left: other.left + shift.x, right: other.right + shift.x, top: other.top + shift.y, bottom: other.bottom + shift.y };
     const size = width(r) * height(r);
     if (size <= 0) continue;
-    const covered = size - overlap(r, area) + overlap(other, card) + obstacles.reduce((sum, o) => sum + overlap(r, o), 0);
-    total += Math.min(1, covered / size);
+    const outOfSight = (box: Rect) => size - overlap(box, area) + obstacles.reduce((sum, o) => sum + overlap(box, o), 0);
+    const after = outOfSight(r);
+    const pushed = after > 0 && outOfSight(other) === 0 ? size : after;
+    total += Math.min(1, (pushed + overlap(other, card)) / size);
   }
   return total;
 }
 
 /** Decide the card's side and the pan that shows it (see the module comment). */
-export function placeCard({ node, card, area, obstacles, others = [], gap, margin }: PlacementInput): Placement {
+export function placeCard({ node, card, area, obstacles, others = [], labels = [], gap, margin, canPan = true }: PlacementInput): Placement {
   const rooms = freeRects(
     grow(area, -margin),
     obstacles.map((o) => grow(o, margin)),
@@ -145,8 +159,9 @@ export function placeCard({ node, card, area, obstacles, others = [], gap, margi
       for (const room of rooms) {
         if (width(box) > width(room) || height(box) > height(room)) continue;
         const shift = shiftInto(box, room);
-        const hiding = COVER_COST * hidden(others, placed, area, obstacles, shift);
-        const cost = Math.abs(shift.x) + Math.abs(shift.y) + SIDE_COST[side] + hiding + extra;
+        const hiding = COVER_COST * hidden(others, placed, area, obstacles, shift) + LABEL_COST * hidden(labels, placed, area, obstacles, shift);
+        const unpanned = !canPan && (shift.x !== 0 || shift.y !== 0) ? NODE_CUT_COST : 0;
+        const cost = Math.abs(shift.x) + Math.abs(shift.y) + SIDE_COST[side] + hiding + extra + unpanned;
         if (!best || cost < best.cost) best = { side, shift, fits: true, cost };
       }
     }

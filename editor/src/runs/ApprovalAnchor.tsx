@@ -4,7 +4,10 @@
  * so node and card stay inside the canvas and clear of the minimap, the
  * controls and any pane over the canvas, hiding no other node where it can;
  * when no side fits as the view stands, the view pans (when the card
- * appears, or it or the canvas resizes).
+ * appears, or it or the canvas resizes). While that pan animates, the side
+ * stays: the view passes through states the card was not placed for, and a
+ * card that jumps sides while it is read is worse than one that covers a
+ * label; the side is checked again against where the pan ended.
  */
 
 import { NodeToolbar, Position, useReactFlow, useStore } from "@xyflow/react";
@@ -41,6 +44,8 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
   const [side, setSide] = useState<Side>("bottom");
   const [width, setWidth] = useState(CARD_WIDTH);
   const card = useRef<HTMLDivElement>(null);
+  // Our own pan animating: the view moves, the card keeps the side it was panned for.
+  const panning = useRef(false);
   // Re-evaluated as the view moves (the side only; panning is for appearing and resizing).
   const transform = useStore((s) => s.transform.join(","));
 
@@ -49,7 +54,7 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
       const element = card.current;
       const node = document.querySelector(`.react-flow__node[data-id="${CSS.escape(nodeId)}"]`);
       const canvas = node?.closest(".react-flow");
-      if (!element || !node || !canvas) return;
+      if (!element || !node || !canvas || panning.current) return;
       const view = canvas.getBoundingClientRect();
       const area = {
         left: Math.max(view.left, 0),
@@ -64,19 +69,26 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
       }
       const obstacles = [...document.querySelectorAll(OBSTACLES)].filter((o) => !o.contains(element)).map((o) => toRect(o.getBoundingClientRect()));
       const others = [...canvas.querySelectorAll(".react-flow__node")].filter((other) => other !== node).map((other) => toRect(other.getBoundingClientRect()));
+      const labels = [...canvas.querySelectorAll(".react-flow__edge-textwrapper")].map((label) => toRect(label.getBoundingClientRect()));
       const placed = placeCard({
         node: toRect(node.getBoundingClientRect()),
         card: { width: element.offsetWidth, height: element.offsetHeight },
         area,
         obstacles,
         others,
+        labels,
+        canPan: pan,
         gap: GAP,
         margin: MARGIN,
       });
       setSide(placed.side);
       if (pan && (placed.shift.x !== 0 || placed.shift.y !== 0)) {
         const { x, y, zoom } = flow.getViewport();
-        void flow.setViewport({ x: x + placed.shift.x, y: y + placed.shift.y, zoom }, { duration: 200 });
+        panning.current = true;
+        void flow.setViewport({ x: x + placed.shift.x, y: y + placed.shift.y, zoom }, { duration: 200 }).finally(() => {
+          panning.current = false;
+          place(false);
+        });
       }
     },
     [flow, nodeId, width],
