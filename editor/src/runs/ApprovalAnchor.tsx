@@ -7,7 +7,8 @@
  * appears, or it or the canvas resizes). While that pan animates, the side
  * stays: the view passes through states the card was not placed for, and a
  * card that jumps sides while it is read is worse than one that covers a
- * label; the side is checked again against where the pan ended.
+ * label; the side is checked again against where the pan ended. The first
+ * placement may pan too, so the card shows on its final side from its first frame.
  */
 
 import { NodeToolbar, Position, useReactFlow, useStore } from "@xyflow/react";
@@ -94,7 +95,13 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
     [flow, nodeId, width],
   );
 
-  useLayoutEffect(() => place(false), [place, transform]);
+  // The first placement may pan (the card appears): placed without, it would show on the
+  // side that needs none for a frame, then move when the resize observer's placement pans.
+  const shown = useRef(false);
+  useLayoutEffect(() => {
+    place(!shown.current);
+    shown.current = true;
+  }, [place, transform]);
 
   useLayoutEffect(() => {
     const element = card.current;
