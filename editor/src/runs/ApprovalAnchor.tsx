@@ -7,7 +7,8 @@
  * appears, or it or the canvas resizes). While that pan animates, the side
  * stays: the view passes through states the card was not placed for, and a
  * card that jumps sides while it is read is worse than one that covers a
- * label; the side is checked again against where the pan ended. The first
+ * label; the side is checked again against where the pan ended (or once it
+ * would have: a pan the person interrupts never reports its end). The first
  * placement may pan too, so the card shows on its final side from its first frame.
  */
 
@@ -26,6 +27,8 @@ const MARGIN = 8;
 /** The card's width where there is room; a narrow canvas gets a narrower (taller) card. */
 const CARD_WIDTH = 340;
 const MIN_CARD_WIDTH = 220;
+/** How long the view's pan to the card animates. */
+const PAN_MS = 200;
 const POSITION: Record<Side, Position> = { bottom: Position.Bottom, top: Position.Top, left: Position.Left, right: Position.Right };
 /** What floats over the canvas: React Flow's panels (minimap, controls) and panes that mark themselves. */
 const OBSTACLES = ".react-flow__panel, [data-overlays-canvas]";
@@ -45,8 +48,9 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
   const [side, setSide] = useState<Side>("bottom");
   const [width, setWidth] = useState(CARD_WIDTH);
   const card = useRef<HTMLDivElement>(null);
-  // Our own pan animating: the view moves, the card keeps the side it was panned for.
-  const panning = useRef(false);
+  // Our own pan animating (its number; 0: none): the view moves, the card keeps its side.
+  const panning = useRef(0);
+  const pans = useRef(0);
   // Re-evaluated as the view moves (the side only; panning is for appearing and resizing).
   const transform = useStore((s) => s.transform.join(","));
 
@@ -55,7 +59,7 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
       const element = card.current;
       const node = document.querySelector(`.react-flow__node[data-id="${CSS.escape(nodeId)}"]`);
       const canvas = node?.closest(".react-flow");
-      if (!element || !node || !canvas || panning.current) return;
+      if (!element || !node || !canvas || panning.current !== 0) return;
       const view = canvas.getBoundingClientRect();
       const area = {
         left: Math.max(view.left, 0),
@@ -85,11 +89,16 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
       setSide(placed.side);
       if (pan && (placed.shift.x !== 0 || placed.shift.y !== 0)) {
         const { x, y, zoom } = flow.getViewport();
-        panning.current = true;
-        void flow.setViewport({ x: x + placed.shift.x, y: y + placed.shift.y, zoom }, { duration: 200 }).finally(() => {
-          panning.current = false;
+        const pan = ++pans.current;
+        panning.current = pan;
+        const ended = () => {
+          if (panning.current !== pan) return;
+          panning.current = 0;
           place(false);
-        });
+        };
+        void flow.setViewport({ x: x + placed.shift.x, y: y + placed.shift.y, zoom }, { duration: PAN_MS }).then(ended);
+        // A pan interrupted (the person drags, the view is fitted) never resolves: end it anyway.
+        window.setTimeout(ended, PAN_MS + 100);
       }
     },
     [flow, nodeId, width],
