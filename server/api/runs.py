@@ -56,7 +56,7 @@ from plait.server.http.sse import coalesced, event_names, journal_frame_batches,
 from plait.server.operations import metrics
 from plait.server.operations.metrics import RolloutLabel
 from plait.server.queue import scores, threads
-from plait.server.queue.journal import Followed, JournalEvent, resume_point
+from plait.server.queue.journal import Followed, JournalEvent, one_by_one, resume_point
 from plait.server.queue.queueing import HIGHEST_PRIORITY, LOWEST_PRIORITY, Queueing
 from plait.server.queue.runs import (
     TERMINAL,
@@ -534,7 +534,7 @@ async def _create(
         if followed is not None:
             followed.close()
         raise
-    if followed is not None and run.run_id != followed.run_id:
+    if followed is not None and not created:
         followed.close()  # a repeated request: its first run, not the one followed
         followed = None
     if created:
@@ -801,22 +801,20 @@ async def _wait_for_end(
                 return {"error": current.status, "message": current.error or current.status}
             return None
     error: dict[str, Any] | None = None
-    batches = (
-        followed.batches()
+    events = (
+        one_by_one(followed.batches())
         if followed is not None
-        else services.listener.subscribe_batches(run.run_id)
+        else services.listener.subscribe(run.run_id)
     )
     try:
         # The subscription ends after the run's `end` event.
-        async with contextlib.aclosing(batches):
-            async for batch in batches:
-                for event in batch:
-                    if event.event == "error":
-                        error = (
-                            event.data
-                            if isinstance(event.data, dict)
-                            else {"error": "error", "message": str(event.data)}
-                        )
+        async for event in events:
+            if event.event == "error":
+                error = (
+                    event.data
+                    if isinstance(event.data, dict)
+                    else {"error": "error", "message": str(event.data)}
+                )
     finally:
         if followed is not None:
             followed.close()  # never read when the wait was cut short before its first batch

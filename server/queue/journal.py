@@ -33,7 +33,6 @@ import logging
 from collections import deque
 from collections.abc import (
     AsyncGenerator,
-    AsyncIterator,
     Callable,
     Iterable,
     Iterator,
@@ -296,6 +295,16 @@ def _through_end(events: list[JournalEvent]) -> list[JournalEvent]:
     return events
 
 
+async def one_by_one(
+    batches: AsyncGenerator[list[JournalEvent], None],
+) -> AsyncGenerator[JournalEvent, None]:
+    """The events of ``batches`` one at a time; closing this closes them."""
+    async with contextlib.aclosing(batches):
+        async for batch in batches:
+            for event in batch:
+                yield event
+
+
 class Followed:
     """A run followed since before it was created (:meth:`JournalListener.follow`)."""
 
@@ -396,7 +405,7 @@ class JournalListener:
         finally:
             self._unsubscribe(key, sub)
 
-    async def subscribe(self, run_id: str, after: int = 0) -> AsyncIterator[JournalEvent]:
+    def subscribe(self, run_id: str, after: int = 0) -> AsyncGenerator[JournalEvent, None]:
         """Every event of ``run_id`` with seq > ``after``, in order, none twice.
 
         Ends after the ``end`` event, or when the run is deleted, or when it
@@ -404,10 +413,7 @@ class JournalListener:
         before its first read, so nothing appended meanwhile is missed. Close
         it (``aclose``, or ``contextlib.aclosing``) when leaving early.
         """
-        async with contextlib.aclosing(self.subscribe_batches(run_id, after)) as batches:
-            async for batch in batches:
-                for event in batch:
-                    yield event
+        return one_by_one(self.subscribe_batches(run_id, after))
 
     def follow(self, run_id: str) -> Followed:
         """Follow ``run_id`` from now on: call it before the run is created.

@@ -48,9 +48,8 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
   const [side, setSide] = useState<Side>("bottom");
   const [width, setWidth] = useState(CARD_WIDTH);
   const card = useRef<HTMLDivElement>(null);
-  // Our own pan animating (its number; 0: none): the view moves, the card keeps its side.
-  const panning = useRef(0);
-  const pans = useRef(0);
+  // Our own pan while it animates (null: none): the view moves, the card keeps its side.
+  const panning = useRef<object | null>(null);
   // Re-evaluated as the view moves (the side only; panning is for appearing and resizing).
   const transform = useStore((s) => s.transform.join(","));
 
@@ -59,7 +58,7 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
       const element = card.current;
       const node = document.querySelector(`.react-flow__node[data-id="${CSS.escape(nodeId)}"]`);
       const canvas = node?.closest(".react-flow");
-      if (!element || !node || !canvas || panning.current !== 0) return;
+      if (!element || !node || !canvas || panning.current !== null) return;
       const view = canvas.getBoundingClientRect();
       const area = {
         left: Math.max(view.left, 0),
@@ -89,11 +88,11 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
       setSide(placed.side);
       if (pan && (placed.shift.x !== 0 || placed.shift.y !== 0)) {
         const { x, y, zoom } = flow.getViewport();
-        const pan = ++pans.current;
-        panning.current = pan;
+        const thisPan = {};
+        panning.current = thisPan;
         const ended = () => {
-          if (panning.current !== pan) return;
-          panning.current = 0;
+          if (panning.current !== thisPan) return; // already ended, or a later pan is on
+          panning.current = null;
           place(false);
         };
         void flow.setViewport({ x: x + placed.shift.x, y: y + placed.shift.y, zoom }, { duration: PAN_MS }).then(ended);
