@@ -8,7 +8,7 @@
  * stays: the view passes through states the card was not placed for, and a
  * card that jumps sides while it is read is worse than one that covers a
  * label; the side is checked again against where the pan ended (or once it
- * would have: a pan the person interrupts never reports its end). The first
+ * would have: a pan the person interrupts never reports its end, so a second later). The first
  * placement may pan too, so the card shows on its final side from its first frame.
  */
 
@@ -96,8 +96,9 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
           place(false);
         };
         void flow.setViewport({ x: x + placed.shift.x, y: y + placed.shift.y, zoom }, { duration: PAN_MS }).then(ended);
-        // A pan interrupted (the person drags, the view is fitted) never resolves: end it anyway.
-        window.setTimeout(ended, PAN_MS + 100);
+        // A pan interrupted (the person drags, the view is fitted) never resolves: end it anyway,
+        // late enough that a slow frame of a pan still under way is not taken for one.
+        window.setTimeout(ended, PAN_MS + 1000);
       }
     },
     [flow, nodeId, width],
