@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from plait.engine.store.mcp_tasks import TaskRecord
     from plait.engine.store.mcp_tasks import set_status as set_task_status
     from plait.engine.store.migrator import migrate, migrations
+    from plait.engine.store.pipelined import pipelined_transaction
     from plait.engine.store.pool import Pool, dumps_json, open_pool
     from plait.engine.store.tool_limits import LimitState, limit_states
     from plait.engine.store.tool_limits import pause as pause_tool
@@ -64,6 +65,7 @@ __all__ = [
     "open_pool",
     "park_intent",
     "pause_tool",
+    "pipelined_transaction",
     "read_record",
     "read_run_audit",
     "record_in",
@@ -82,6 +84,7 @@ if not TYPE_CHECKING:
             "items": ("TenantStore", "open_item_store"),
             "mcp_tasks": {"TaskRecord": "TaskRecord", "set_task_status": "set_status"},
             "migrator": ("migrate", "migrations"),
+            "pipelined": ("pipelined_transaction",),
             "pool": ("Pool", "dumps_json", "open_pool"),
             "tool_limits": {
                 "LimitState": "LimitState",

@@ -29,6 +29,7 @@ from plait.engine.store import (
     StepSaver,
     begin_intent,
     park_intent,
+    pipelined_transaction,
     read_record,
     write_record,
 )
@@ -84,7 +85,7 @@ class FencedCheckpointer(StepSaver):
             if not self._saving_checkpoint:
                 await conn.execute(query, params, binary=True)
                 return
-            async with conn.pipeline(), conn.transaction(), conn.cursor() as cur:
+            async with pipelined_transaction(conn), conn.cursor() as cur:
                 await runs.note_progress(cur, self.lease)
                 await cur.execute(query, params, binary=True)
 
@@ -94,8 +95,7 @@ class FencedCheckpointer(StepSaver):
             async with (
                 self.lock,
                 self.pool.connection() as conn,
-                conn.pipeline(),
-                conn.transaction(),
+                pipelined_transaction(conn),
                 conn.cursor(binary=True, row_factory=dict_row) as cur,
             ):
                 await fence(cur, self.lease)

@@ -36,7 +36,7 @@ from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 
 from plait.engine.governance import StopsRun
-from plait.engine.store import Pool
+from plait.engine.store import Pool, pipelined_transaction
 
 log = logging.getLogger("plait.run")
 
@@ -118,8 +118,7 @@ async def fenced_transaction(
     with refused_as(lease, what) if lease is not None else nullcontext():
         async with (
             pool.connection() as conn,
-            conn.pipeline() if pipeline else nullcontext(),
-            conn.transaction(),
+            pipelined_transaction(conn) if pipeline else conn.transaction(),
         ):
             if lease is not None:
                 await fence(conn, lease)

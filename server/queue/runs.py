@@ -39,7 +39,7 @@ from plait.engine.run import (
     status_of,
 )
 from plait.engine.spec import find_migration
-from plait.engine.store import Pool
+from plait.engine.store import Pool, pipelined_transaction
 from plait.server.approvals.records import settle_answered_in
 from plait.server.auth.store import DAILY_LIMIT_FIELDS, DEFAULT_TENANT, OF_TENANT
 from plait.server.graphs.versions import GraphVersion
@@ -381,8 +381,8 @@ async def create_run(
         )
     digest = request_hash or _request_hash(thread_id, graph, kwargs, metadata, multitask_strategy)
     # Pipeline mode: statements whose results are not needed yet share a round trip.
-    async with pool.connection() as conn, conn.pipeline():
-        async with conn.transaction():
+    async with pool.connection() as conn:
+        async with pipelined_transaction(conn):
             creation = await create_run_in(
                 conn,
                 thread_id=thread_id,
@@ -443,7 +443,7 @@ async def creating_run(
     mode: statements whose results are not needed yet share a round trip, and the
     new run's row comes back in the commit's.
     """
-    async with pool.connection() as conn, conn.pipeline():
+    async with pool.connection() as conn:
         creation = RunCreation(
             conn,
             thread_id=thread_id,
@@ -454,7 +454,7 @@ async def creating_run(
             tenant=tenant,
             direct=direct,
         )
-        async with conn.transaction():
+        async with pipelined_transaction(conn):
             yield creation
         await creation.read()
 
@@ -882,6 +882,117 @@ async def delete_run(pool: Pool, thread_id: str, run_id: str, *, tenant: str | N
 # --------------------------------------------------------------------------- claims
 
 
+# The claim's statement (claim_runs says what it does).
+_CLAIM = f"""
+WITH RECURSIVE waiting_tenants AS (
+    -- The tenants with pending runs, an index probe each (a loose index
+    -- scan): DISTINCT would read every pending run.
+    (SELECT tenant_id FROM plait_runs WHERE status = 'pending'
+     ORDER BY tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT r.tenant_id FROM plait_runs r
+            WHERE r.status = 'pending' AND r.tenant_id > w.tenant_id
+            ORDER BY r.tenant_id LIMIT 1)
+    FROM waiting_tenants w WHERE w.tenant_id IS NOT NULL
+), claimable AS (
+    -- Of each tenant's runs of each priority, the first `limit` that could
+    -- start, longest waiting first (plait_runs_claim_order): within one
+    -- priority that is their effective-priority order, so a claim reads a
+    -- few rows per priority however long the queue is.
+    SELECT c.run_id, c.tenant_id, c.queue_id, c.since,
+           -- Aging: a level more per `aging` seconds waited since it could start.
+           c.priority + floor(extract(epoch FROM now() - c.since) / %(aging)s)
+               AS effective
+    FROM waiting_tenants w
+    CROSS JOIN generate_series({LOWEST_PRIORITY}, {HIGHEST_PRIORITY}) AS level(priority)
+    CROSS JOIN LATERAL (
+        SELECT r.run_id, r.tenant_id, r.queue_id, r.priority,
+               coalesce(r.not_before, r.created_at) AS since
+        FROM plait_runs r
+        WHERE r.status = 'pending'
+          AND r.tenant_id = w.tenant_id AND r.priority = level.priority
+          -- `after_seconds`: not before its time. It still holds its
+          -- place in the thread's queue (runs queued after it wait).
+          AND (r.not_before IS NULL OR r.not_before <= now())
+          -- Past its deadline before it ever started: never run (the sweep
+          -- ends it). A run handed back or requeued started: it goes on.
+          AND (r.expires_at IS NULL OR r.expires_at > now() OR r.attempt > 0)
+          AND NOT EXISTS (
+              SELECT 1 FROM plait_runs o
+              WHERE o.thread_id = r.thread_id
+                AND ((o.status = 'running' AND o.lease_owner IS NOT NULL)
+                     OR (o.status = 'pending' AND o.queue_id < r.queue_id
+                         AND (o.expires_at IS NULL OR o.expires_at > now()
+                              OR o.attempt > 0)))
+          )
+        ORDER BY coalesce(r.not_before, r.created_at), r.queue_id
+        LIMIT %(limit)s
+    ) c
+    WHERE w.tenant_id IS NOT NULL
+    UNION ALL
+    -- Runs whose worker's lease expired (rare: plait_runs_running).
+    SELECT r.run_id, r.tenant_id, r.queue_id, coalesce(r.not_before, r.created_at),
+           r.priority + floor(extract(epoch FROM now()
+               - coalesce(r.not_before, r.created_at)) / %(aging)s)
+    FROM plait_runs r
+    WHERE r.status = 'running' AND r.lease_owner IS NOT NULL
+      AND r.lease_expires_at < now()
+      AND r.run_id <> ALL(%(executing)s::text[])
+), running AS (
+    -- Live leases only: an expired one is claimable again, in its tenant's turn.
+    SELECT tenant_id, count(*) AS n FROM plait_runs
+    WHERE status = 'running' AND lease_owner IS NOT NULL
+      AND lease_expires_at >= now()
+    GROUP BY tenant_id
+), ranked AS (
+    SELECT c.run_id, c.queue_id,
+           row_number() OVER (
+               PARTITION BY c.tenant_id ORDER BY c.effective DESC, c.since, c.queue_id
+           ) AS turn,
+           COALESCE(running.n, 0) AS busy,
+           t.max_running_runs - COALESCE(running.n, 0) AS room
+    FROM claimable c
+    LEFT JOIN plait_tenants t ON t.tenant_id = c.tenant_id
+    LEFT JOIN running ON running.tenant_id = c.tenant_id
+), eligible AS (
+    SELECT run_id, busy + turn AS place, queue_id FROM ranked
+    WHERE room IS NULL OR turn <= room
+), picked AS (
+    SELECT r.run_id FROM plait_runs r JOIN eligible e ON e.run_id = r.run_id
+    -- Found by their keys: a join alone may read the whole table.
+    WHERE r.run_id = ANY(ARRAY(SELECT run_id FROM eligible))
+    -- The tenant running fewest runs first; then queue order.
+    ORDER BY e.place, e.queue_id
+    LIMIT %(limit)s
+    FOR UPDATE OF r SKIP LOCKED
+)
+UPDATE plait_runs r
+SET status = 'running',
+    -- Taken over from a lost worker: `retrying` until the new attempt starts.
+    state = CASE WHEN r.status = 'running' THEN %(taken_over)s ELSE %(claimed)s END,
+    state_detail = CASE WHEN r.status = 'running'
+        THEN coalesce(r.state_detail - 'retry' - 'waiting', '{{}}'::jsonb)
+             || jsonb_build_object('retry', jsonb_build_object(
+                    'reason', 'worker_lost', 'attempt', r.attempt + 1))
+        ELSE r.state_detail END,
+    attempt = r.attempt + 1,
+    -- Taken from a worker whose lease expired: that attempt was lost.
+    lost_attempts = r.lost_attempts + (r.status = 'running')::int,
+    lease_owner = %(worker)s,
+    lease_expires_at = now() + make_interval(secs => %(lease)s),
+    started_at = CASE WHEN r.attempt = 0 THEN now() ELSE r.started_at END,
+    updated_at = now()
+FROM picked
+WHERE r.run_id = picked.run_id
+RETURNING {_R_COLUMNS},
+    -- Read here so the worker needs no query for its quota (server/auth/quota.py).
+    COALESCE((
+        SELECT jsonb_build_object({_LIMITS_JSON})
+        FROM plait_tenants t WHERE t.tenant_id = r.tenant_id
+    ), '{{}}'::jsonb) AS tenant_limits
+"""
+
+
 async def claim_runs(
     pool: Pool,
     worker_id: str,
@@ -924,128 +1035,23 @@ async def claim_runs(
     # Pipelined: the lock, the claim and the commit cost one round trip. A claimer
     # cut off before its commit must not keep the claim lock: its session ends once
     # silent for a lease (server/queue/leases.py).
-    async with pool.connection() as conn, conn.pipeline(), conn.transaction():
-        await conn.execute("SELECT plait_hold_session(%s)", (int(lease_seconds * 1000),))
-        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
-        cursor = await conn.execute(
-            f"""
-            WITH RECURSIVE waiting_tenants AS (
-                -- The tenants with pending runs, an index probe each (a loose index
-                -- scan): DISTINCT would read every pending run.
-                (SELECT tenant_id FROM plait_runs WHERE status = 'pending'
-                 ORDER BY tenant_id LIMIT 1)
-                UNION ALL
-                SELECT (SELECT r.tenant_id FROM plait_runs r
-                        WHERE r.status = 'pending' AND r.tenant_id > w.tenant_id
-                        ORDER BY r.tenant_id LIMIT 1)
-                FROM waiting_tenants w WHERE w.tenant_id IS NOT NULL
-            ), claimable AS (
-                -- Of each tenant's runs of each priority, the first `limit` that could
-                -- start, longest waiting first (plait_runs_claim_order): within one
-                -- priority that is their effective-priority order, so a claim reads a
-                -- few rows per priority however long the queue is.
-                SELECT c.run_id, c.tenant_id, c.queue_id, c.since,
-                       -- Aging: a level more per `aging` seconds waited since it could start.
-                       c.priority + floor(extract(epoch FROM now() - c.since) / %(aging)s)
-                           AS effective
-                FROM waiting_tenants w
-                CROSS JOIN generate_series({LOWEST_PRIORITY}, {HIGHEST_PRIORITY}) AS level(priority)
-                CROSS JOIN LATERAL (
-                    SELECT r.run_id, r.tenant_id, r.queue_id, r.priority,
-                           coalesce(r.not_before, r.created_at) AS since
-                    FROM plait_runs r
-                    WHERE r.status = 'pending'
-                      AND r.tenant_id = w.tenant_id AND r.priority = level.priority
-                      -- `after_seconds`: not before its time. It still holds its
-                      -- place in the thread's queue (runs queued after it wait).
-                      AND (r.not_before IS NULL OR r.not_before <= now())
-                      -- Past its deadline before it ever started: never run (the sweep
-                      -- ends it). A run handed back or requeued started: it goes on.
-                      AND (r.expires_at IS NULL OR r.expires_at > now() OR r.attempt > 0)
-                      AND NOT EXISTS (
-                          SELECT 1 FROM plait_runs o
-                          WHERE o.thread_id = r.thread_id
-                            AND ((o.status = 'running' AND o.lease_owner IS NOT NULL)
-                                 OR (o.status = 'pending' AND o.queue_id < r.queue_id
-                                     AND (o.expires_at IS NULL OR o.expires_at > now()
-                                          OR o.attempt > 0)))
-                      )
-                    ORDER BY coalesce(r.not_before, r.created_at), r.queue_id
-                    LIMIT %(limit)s
-                ) c
-                WHERE w.tenant_id IS NOT NULL
-                UNION ALL
-                -- Runs whose worker's lease expired (rare: plait_runs_running).
-                SELECT r.run_id, r.tenant_id, r.queue_id, coalesce(r.not_before, r.created_at),
-                       r.priority + floor(extract(epoch FROM now()
-                           - coalesce(r.not_before, r.created_at)) / %(aging)s)
-                FROM plait_runs r
-                WHERE r.status = 'running' AND r.lease_owner IS NOT NULL
-                  AND r.lease_expires_at < now()
-                  AND r.run_id <> ALL(%(executing)s::text[])
-            ), running AS (
-                -- Live leases only: an expired one is claimable again, in its tenant's turn.
-                SELECT tenant_id, count(*) AS n FROM plait_runs
-                WHERE status = 'running' AND lease_owner IS NOT NULL
-                  AND lease_expires_at >= now()
-                GROUP BY tenant_id
-            ), ranked AS (
-                SELECT c.run_id, c.queue_id,
-                       row_number() OVER (
-                           PARTITION BY c.tenant_id ORDER BY c.effective DESC, c.since, c.queue_id
-                       ) AS turn,
-                       COALESCE(running.n, 0) AS busy,
-                       t.max_running_runs - COALESCE(running.n, 0) AS room
-                FROM claimable c
-                LEFT JOIN plait_tenants t ON t.tenant_id = c.tenant_id
-                LEFT JOIN running ON running.tenant_id = c.tenant_id
-            ), eligible AS (
-                SELECT run_id, busy + turn AS place, queue_id FROM ranked
-                WHERE room IS NULL OR turn <= room
-            ), picked AS (
-                SELECT r.run_id FROM plait_runs r JOIN eligible e ON e.run_id = r.run_id
-                -- Found by their keys: a join alone may read the whole table.
-                WHERE r.run_id = ANY(ARRAY(SELECT run_id FROM eligible))
-                -- The tenant running fewest runs first; then queue order.
-                ORDER BY e.place, e.queue_id
-                LIMIT %(limit)s
-                FOR UPDATE OF r SKIP LOCKED
+    async with pool.connection() as conn:
+        async with pipelined_transaction(conn):
+            await conn.execute("SELECT plait_hold_session(%s)", (int(lease_seconds * 1000),))
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
+            cursor = await conn.execute(
+                _CLAIM,
+                {
+                    "limit": limit,
+                    "worker": worker_id,
+                    "lease": lease_seconds,
+                    "executing": list(executing),
+                    "taken_over": _TAKEN_OVER,
+                    "claimed": _CLAIMED,
+                    "aging": aging_seconds,
+                },
             )
-            UPDATE plait_runs r
-            SET status = 'running',
-                -- Taken over from a lost worker: `retrying` until the new attempt starts.
-                state = CASE WHEN r.status = 'running' THEN %(taken_over)s ELSE %(claimed)s END,
-                state_detail = CASE WHEN r.status = 'running'
-                    THEN coalesce(r.state_detail - 'retry' - 'waiting', '{{}}'::jsonb)
-                         || jsonb_build_object('retry', jsonb_build_object(
-                                'reason', 'worker_lost', 'attempt', r.attempt + 1))
-                    ELSE r.state_detail END,
-                attempt = r.attempt + 1,
-                -- Taken from a worker whose lease expired: that attempt was lost.
-                lost_attempts = r.lost_attempts + (r.status = 'running')::int,
-                lease_owner = %(worker)s,
-                lease_expires_at = now() + make_interval(secs => %(lease)s),
-                started_at = CASE WHEN r.attempt = 0 THEN now() ELSE r.started_at END,
-                updated_at = now()
-            FROM picked
-            WHERE r.run_id = picked.run_id
-            RETURNING {_R_COLUMNS},
-                -- Read here so the worker needs no query for its quota (server/auth/quota.py).
-                COALESCE((
-                    SELECT jsonb_build_object({_LIMITS_JSON})
-                    FROM plait_tenants t WHERE t.tenant_id = r.tenant_id
-                ), '{{}}'::jsonb) AS tenant_limits
-            """,
-            {
-                "limit": limit,
-                "worker": worker_id,
-                "lease": lease_seconds,
-                "executing": list(executing),
-                "taken_over": _TAKEN_OVER,
-                "claimed": _CLAIMED,
-                "aging": aging_seconds,
-            },
-        )
+        # Read once committed: the rows came back in the commit's round trip.
         rows = await cursor.fetchall()
     return sorted((_run(row) for row in rows), key=lambda run: run.queue_id)
 
@@ -1181,8 +1187,8 @@ async def finish_run(
     row: DictRow | None = None
     # The statements share round trips (pipeline): the thread's lock first (the lock
     # order), then, in a snapshot taken after it, everything else.
-    async with pool.connection() as conn, conn.pipeline():
-        async with conn.transaction():
+    async with pool.connection() as conn:
+        async with pipelined_transaction(conn):
             await conn.execute(_LOCK_THREAD_OF_RUN, (run_id,))
             cursor = await conn.execute(
                 _FINISH,
