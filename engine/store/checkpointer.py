@@ -12,8 +12,10 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    CheckpointTuple,
     get_serializable_checkpoint_metadata,
 )
+from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg import AsyncConnection, AsyncCursor
@@ -140,6 +142,16 @@ class StepSaver(AsyncPostgresSaver):
         self._held.add_writes(rows)
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(HOLD_SECONDS, self._hold_ended)
+
+    async def _load_checkpoint_tuple(self, value: DictRow) -> CheckpointTuple:
+        """A checkpoint's row as LangGraph's tuple, its pending writes decoded here.
+
+        LangGraph's async saver decodes them in a thread (as it encodes writes, see
+        :meth:`aput_writes`): on every read, even of none, a handoff and a wake-up
+        of the loop. Its sync saver's method is the same but for that.
+        """
+        # The sync saver's method uses only what both savers share (_load_blobs, _load_writes).
+        return PostgresSaver._load_checkpoint_tuple(self, value)  # type: ignore[arg-type]
 
     def _take_held(self) -> StepWrites:
         """The held writes (to go first in the next statement), or nothing held."""
