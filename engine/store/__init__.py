@@ -21,7 +21,7 @@ from plait.engine.surfaces import on_first_use
 
 if TYPE_CHECKING:
     from plait.engine.store.audit import AuditRecord, PostgresAuditStore, read_run_audit, record_in
-    from plait.engine.store.checkpointer import StepSaver, new_checkpointer
+    from plait.engine.store.checkpointer import ReadAhead, StepSaver, new_checkpointer
     from plait.engine.store.items import TenantStore, open_item_store
     from plait.engine.store.mcp_tasks import TaskRecord
     from plait.engine.store.mcp_tasks import set_status as set_task_status
@@ -49,6 +49,7 @@ __all__ = [
     "Pool",
     "PostgresAuditStore",
     "PostgresToolResultStore",
+    "ReadAhead",
     "RecordedResult",
     "StepSaver",
     "TaskRecord",
@@ -80,7 +81,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             "audit": ("AuditRecord", "PostgresAuditStore", "read_run_audit", "record_in"),
-            "checkpointer": ("StepSaver", "new_checkpointer"),
+            "checkpointer": ("ReadAhead", "StepSaver", "new_checkpointer"),
             "items": ("TenantStore", "open_item_store"),
             "mcp_tasks": {"TaskRecord": "TaskRecord", "set_task_status": "set_status"},
             "migrator": ("migrate", "migrations"),

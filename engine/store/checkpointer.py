@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -13,6 +14,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    get_checkpoint_id,
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -28,6 +30,48 @@ from plait.engine.store.step_writes import NO_GUARD, StepWrites
 #: How long a finished task's writes wait for the checkpoint of their step before
 #: they are written on their own (a step whose other tasks still run).
 HOLD_SECONDS = 0.01
+
+
+@dataclass
+class ReadAhead:
+    """A thread's checkpoint read sent before the saver that needs it is made.
+
+    A worker starts one with a run (:meth:`start`), so the read's round trip
+    overlaps the run's set-up instead of following it; the run's saver answers
+    its first read with it when that read asks for the same checkpoint. What
+    it read is what a read then would have: nothing else writes a thread's
+    checkpoints while its run starts. :meth:`discard` it once the run is over.
+    """
+
+    #: What it reads: thread, namespace, checkpoint id (None: the latest).
+    key: tuple[str, str, str | None]
+    task: asyncio.Task[CheckpointTuple | None]
+
+    @classmethod
+    def start(cls, pool: Pool, thread_id: str, checkpoint_id: str | None) -> ReadAhead:
+        """Send the read of ``thread_id``'s checkpoint ``checkpoint_id`` (None: its latest)."""
+        configurable = {"thread_id": thread_id, "checkpoint_ns": ""}
+        if checkpoint_id:
+            configurable["checkpoint_id"] = checkpoint_id
+        read = new_checkpointer(pool).aget_tuple({"configurable": configurable})
+        return cls((thread_id, "", checkpoint_id or None), asyncio.ensure_future(read))
+
+    def answers(self, config: RunnableConfig) -> bool:
+        """Whether a read of ``config`` asks for this read's checkpoint."""
+        configurable = config["configurable"]
+        asked = (
+            configurable["thread_id"],
+            configurable.get("checkpoint_ns", ""),
+            get_checkpoint_id(config) or None,
+        )
+        return asked == self.key
+
+    def discard(self) -> None:
+        """Stop the read if no one took it, and leave no error of it unheard."""
+        if not self.task.done():
+            self.task.cancel()
+        elif not self.task.cancelled():
+            self.task.exception()
 
 
 class StepSaver(AsyncPostgresSaver):
@@ -52,9 +96,10 @@ class StepSaver(AsyncPostgresSaver):
     Outside the block each write is stored at once.
     """
 
-    def __init__(self, pool: Pool) -> None:
+    def __init__(self, pool: Pool, *, read_ahead: ReadAhead | None = None) -> None:
         super().__init__(pool)
         self._pool = pool
+        self._read_ahead = read_ahead
         self._held: StepWrites | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timed_writes: set[asyncio.Task[None]] = set()
@@ -142,6 +187,16 @@ class StepSaver(AsyncPostgresSaver):
         self._held.add_writes(rows)
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(HOLD_SECONDS, self._hold_ended)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint ``config`` asks for: the read ahead's when it is the first read and
+        asks for the same (see :class:`ReadAhead`), otherwise read now."""
+        ahead, self._read_ahead = self._read_ahead, None
+        if ahead is not None:
+            if ahead.answers(config):
+                return await ahead.task
+            ahead.discard()
+        return await super().aget_tuple(config)
 
     async def _load_checkpoint_tuple(self, value: DictRow) -> CheckpointTuple:
         """A checkpoint's row as LangGraph's tuple, its pending writes decoded here.

@@ -25,6 +25,7 @@ from psycopg.rows import DictRow, dict_row
 from plait.engine.store import (
     Pool,
     PostgresToolResultStore,
+    ReadAhead,
     RecordedResult,
     StepSaver,
     begin_intent,
@@ -52,8 +53,15 @@ class FencedCheckpointer(StepSaver):
     attempt saves (a finished step) also resets them, in its transaction.
     """
 
-    def __init__(self, pool: Pool, lease: Lease, *, lost_attempts: bool = False) -> None:
-        super().__init__(pool)
+    def __init__(
+        self,
+        pool: Pool,
+        lease: Lease,
+        *,
+        lost_attempts: bool = False,
+        read_ahead: ReadAhead | None = None,
+    ) -> None:
+        super().__init__(pool, read_ahead=read_ahead)
         self.pool = pool
         self.lease = lease
         self._reset_lost = lost_attempts

@@ -45,7 +45,13 @@ from plait.engine.run import (
     waits_until,
 )
 from plait.engine.spec import duration_seconds
-from plait.engine.store import Pool, PostgresAuditStore, TenantStore, new_checkpointer
+from plait.engine.store import (
+    Pool,
+    PostgresAuditStore,
+    ReadAhead,
+    TenantStore,
+    new_checkpointer,
+)
 from plait.engine.tools import ToolResultStore
 from plait.server.approvals import records
 from plait.server.auth.mcp_trust import TenantTrust
@@ -169,6 +175,7 @@ async def execute_run(
     tool_results: ToolResultStore | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     items: AsyncPostgresStore | None = None,
+    read_ahead: ReadAhead | None = None,
 ) -> Outcome:
     """Run ``run`` to its end and record it; return how it ended.
 
@@ -180,7 +187,8 @@ async def execute_run(
     A run with ``max_attempts`` lost attempts in a row (its spec's value wins)
     is dead-lettered instead of run. The attempt is traced, logged and counted
     (:mod:`plait.server.workers.run_tracing`). Its nodes' ``get_store()`` is ``items`` as the
-    run's tenant sees it (:class:`plait.engine.store.items.TenantStore`).
+    run's tenant sees it (:class:`plait.engine.store.items.TenantStore`). ``read_ahead``
+    is the read of its first checkpoint the caller already sent (:func:`read_ahead`).
     """
     async with run_tracing.observed_attempt(run, pool) as traced:
         limit = runs.max_attempts_of(run, max_attempts)
@@ -200,6 +208,7 @@ async def execute_run(
                 tool_results=tool_results,
                 traced=traced,
                 items=items,
+                read_ahead=read_ahead,
             )
             return outcome
         except (RunGone, LeaseLost) as refused:
@@ -255,6 +264,7 @@ async def _execute(
     tool_results: ToolResultStore | None,
     traced: RunTrace,
     items: AsyncPostgresStore | None,
+    read_ahead: ReadAhead | None,
 ) -> Outcome:
     """:func:`execute_run` inside the attempt's trace and log context."""
     plan = plan_stream(run.kwargs.get("stream_mode"), bool(run.kwargs.get("stream_subgraphs")))
@@ -279,7 +289,18 @@ async def _execute(
                 # Taken over from a lost worker (`retrying`): this attempt runs it now.
                 await runs.set_state(pool, lease, "running", live.marks.losses())
             found = await _stream(
-                run, pool, lease, compiled, plan, writer, stopper, tool_results, traced, store, live
+                run,
+                pool,
+                lease,
+                compiled,
+                plan,
+                writer,
+                stopper,
+                tool_results,
+                traced,
+                store,
+                live,
+                read_ahead,
             )
         except RunTimedOut as exc:
             status, error = "timeout", str(exc)
@@ -434,12 +455,15 @@ async def _stream(
     traced: RunTrace,
     store: TenantStore | None,
     live: LiveState,
+    read_ahead: ReadAhead | None,
 ) -> list[dict[str, Any]]:
     """Drive the graph, journaling its chunks; return the interrupts it stopped on."""
     kwargs = run.kwargs
     # Any: LangGraph's astream overloads cannot be matched with options built at run time.
     # Fenced: a checkpoint this attempt writes after losing the run must not fork its thread.
-    saver = FencedCheckpointer(pool, lease, lost_attempts=run.lost_attempts > 0)
+    saver = FencedCheckpointer(
+        pool, lease, lost_attempts=run.lost_attempts > 0, read_ahead=read_ahead
+    )
     graph: Any = compiled.bind(saver, store)
     config = run_context(run, compiled, tool_results, pool).config()
     # The tenant's daily budget, if metered (its limits came with the claim).
@@ -496,15 +520,11 @@ def run_context(
     read tool descriptions only from MCP servers its tenant trusts (``server/auth/mcp_trust.py``).
     """
     requested: dict[str, Any] = dict(run.kwargs.get("config") or {})
-    checkpoint_id = run.kwargs.get("checkpoint_id") or (run.kwargs.get("checkpoint") or {}).get(
-        "checkpoint_id"
-    )
     return RunContext(
         compiled.loaded,
         run.thread_id,
         run.run_id,
-        # A reclaimed attempt continues from its own checkpoints, not the fork point.
-        checkpoint_id=checkpoint_id if run.attempt <= 1 else None,
+        checkpoint_id=_start_checkpoint(run),
         tool_results=tool_results,
         audit=PostgresAuditStore(pool),
         secrets=SecretSources.from_env(pool).of(run.tenant),
@@ -526,6 +546,23 @@ def run_context(
             "plait_tenant": run.tenant,  # audit records name it
         },
     )
+
+
+def read_ahead(run: Run, pool: Pool) -> ReadAhead:
+    """The read of the checkpoint ``run`` starts from, sent now: give it to :func:`execute_run`
+    and :meth:`~plait.engine.store.ReadAhead.discard` it once the run is over."""
+    return ReadAhead.start(pool, run.thread_id, _start_checkpoint(run))
+
+
+def _start_checkpoint(run: Run) -> str | None:
+    """The checkpoint the client asked ``run`` to start from (None: the thread's latest)."""
+    if run.attempt > 1:
+        return None  # a reclaimed attempt continues from its own checkpoints, not the fork
+    kwargs = run.kwargs
+    checkpoint_id = kwargs.get("checkpoint_id") or (kwargs.get("checkpoint") or {}).get(
+        "checkpoint_id"
+    )
+    return str(checkpoint_id) if checkpoint_id else None
 
 
 def tool_limiter(pool: Pool, tenant: str) -> ToolLimiter:

@@ -43,7 +43,7 @@ from pathlib import Path
 import psycopg
 from langgraph.store.postgres.aio import AsyncPostgresStore
 
-from plait.engine.store import Pool, open_item_store
+from plait.engine.store import Pool, ReadAhead, open_item_store
 from plait.engine.tools import ToolResultStore, stop_tool_processes
 from plait.server.operations import metrics
 from plait.server.queue import queueing, runs
@@ -53,7 +53,13 @@ from plait.server.queue.journal_writer import JournalCommitter
 from plait.server.queue.runs import DirectClaim, Run
 from plait.server.workers.admission import Admission, LoopLag
 from plait.server.workers.cron_firer import CRON_POLL_SECONDS, CronFirer
-from plait.server.workers.execution import GraphCache, RunStopper, StopReason, execute_run
+from plait.server.workers.execution import (
+    GraphCache,
+    RunStopper,
+    StopReason,
+    execute_run,
+    read_ahead,
+)
 from plait.server.workers.grader_runner import GraderRunner
 from plait.server.workers.mcp_task_poller import McpTaskPoller
 from plait.server.workers.timer_firer import TIMER_POLL_SECONDS, TimerFirer
@@ -294,8 +300,10 @@ class Worker:
             # before acting on it): stop before running anything, not at the first
             # heartbeat, a third of a lease away.
             stopper.stop(run.cancel_action)
+        # Sent first: its round trip overlaps the run's set-up.
+        ahead = read_ahead(run, self.pool)
         task: asyncio.Task[object] = asyncio.create_task(
-            self._execute(run, stopper), name=f"run {run.run_id}"
+            self._execute(run, stopper, ahead), name=f"run {run.run_id}"
         )
         self._active[run.run_id] = (task, stopper)
         self._attempts[run.run_id] = run.attempt
@@ -307,7 +315,7 @@ class Worker:
 
         task.add_done_callback(done)
 
-    async def _execute(self, run: Run, stopper: RunStopper) -> object:
+    async def _execute(self, run: Run, stopper: RunStopper, ahead: ReadAhead) -> object:
         try:
             return await execute_run(
                 run,
@@ -319,12 +327,15 @@ class Worker:
                 journal=self.journal,
                 max_attempts=self.max_attempts,
                 items=self.items,
+                read_ahead=ahead,
             )
         except Exception:
             # Recording the end failed (e.g. the database went away): the lease
             # expires and a worker continues the run from its last checkpoint.
             log.exception("worker %s: run %s failed to record its end", self.worker_id, run.run_id)
             return None
+        finally:
+            ahead.discard()
 
     def cancel(self, run_id: str, reason: StopReason) -> bool:
         """Stop one of this worker's runs; False when it does not execute ``run_id``."""
