@@ -1314,12 +1314,15 @@ FROM finished
 
 
 _INSERT_RUN = f"""
-WITH direct AS (
+WITH claim AS MATERIALIZED (
     -- Claimed at once by the creating process's own worker (DirectClaim), only
     -- when a claim would take it first: no claimable run waits in the queue, and
     -- its tenant has no cap on running runs (caps are filled under the claim's
     -- advisory lock). Its thread is free: the caller checked, under its lock.
-    SELECT 1 WHERE %(direct_worker)s::text IS NOT NULL
+    -- Decided once (materialized): as a subquery each use of `claimed` below was
+    -- planned with a copy of the checks, and PostgreSQL, seeing that plan dearer,
+    -- planned the statement anew on every run instead of reusing a generic plan.
+    SELECT %(direct_worker)s::text IS NOT NULL
       AND NOT EXISTS (
           SELECT 1 FROM plait_runs p
           WHERE p.status = 'pending'
@@ -1327,7 +1330,7 @@ WITH direct AS (
             AND (p.expires_at IS NULL OR p.expires_at > now() OR p.attempt > 0))
       AND NOT EXISTS (
           SELECT 1 FROM plait_tenants t
-          WHERE t.tenant_id = %(tenant)s AND t.max_running_runs IS NOT NULL)
+          WHERE t.tenant_id = %(tenant)s AND t.max_running_runs IS NOT NULL) AS claimed
 ), inserted AS (
     INSERT INTO plait_runs (
         run_id, thread_id, assistant_id, graph, version, digest, status, kwargs,
@@ -1350,7 +1353,7 @@ WITH direct AS (
             CASE WHEN claimed THEN %(direct_worker)s END,
             CASE WHEN claimed THEN now() + make_interval(secs => %(lease)s::float8) END,
             now()
-    FROM (SELECT EXISTS (SELECT FROM direct) AS claimed) AS claim
+    FROM claim
     RETURNING {_COLUMNS},
         -- A claimed run's worker needs its tenant's limits, as a claim reads them.
         CASE WHEN status = 'running' THEN COALESCE((

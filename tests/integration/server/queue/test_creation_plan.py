@@ -1,0 +1,55 @@
+"""A run's creation is planned once per connection, not on every run: PostgreSQL keeps
+a generic plan of its statement. Its check for a direct claim, copied into the plan at
+each use, once made the generic plan look dearer than planning anew; creations queued
+for a busy worker then spent half a millisecond of PostgreSQL each on planning."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from plait.engine.store.migrator import migrate
+from plait.engine.store.pool import Pool, open_pool
+from plait.server.graphs.versions import save_version
+from plait.server.queue.runs import DirectClaim, create_run
+from plait.server.queue.threads import create_thread
+from tests.integration.server.queue.conftest import spec_text, unique
+
+pytestmark = pytest.mark.postgres
+
+# PostgreSQL plans a prepared statement anew for its first five runs, then chooses.
+CREATIONS = 8
+
+
+@pytest.fixture
+async def lone_pool(empty_database_url: str) -> AsyncIterator[Pool]:
+    """One connection: every creation is prepared on, and read back from, one backend."""
+    async with await open_pool(empty_database_url, min_size=1, max_size=1) as opened:
+        await migrate(opened)
+        yield opened
+
+
+@pytest.mark.parametrize("direct", [False, True], ids=["queued", "claimed-directly"])
+async def test_creations_reuse_a_generic_plan(lone_pool: Pool, direct: bool) -> None:
+    graph = await save_version(lone_pool, spec_text(unique("g")), file="<test>")
+    for _ in range(CREATIONS):
+        thread = await create_thread(lone_pool, thread_id=str(uuid.uuid4()))
+        run, _ = await create_run(
+            lone_pool,
+            thread_id=thread["thread_id"],
+            graph=graph,
+            kwargs={"input": {}},
+            metadata={},
+            direct=DirectClaim("worker-1", 30.0) if direct else None,
+        )
+        assert run.status == ("running" if direct else "pending")
+    async with lone_pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+            "WHERE statement LIKE '%%INSERT INTO plait_runs%%' "
+            "AND statement NOT LIKE '%%pg_prepared_statements%%'"  # this one
+        )
+        plans = await cursor.fetchall()
+    assert plans == [{"generic_plans": CREATIONS - 5, "custom_plans": 5}]
