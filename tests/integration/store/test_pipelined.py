@@ -82,9 +82,7 @@ async def test_a_read_inside_the_block_sees_its_own_writes_without_ending_it(
     assert await _values(pool, table) == []
 
 
-async def test_a_refused_statement_keeps_nothing_of_the_transaction(
-    pool: Pool, table: str
-) -> None:
+async def test_a_refused_statement_keeps_nothing_of_the_transaction(pool: Pool, table: str) -> None:
     async with pool.connection() as conn:
         await conn.execute(f"INSERT INTO {table} VALUES ('taken')")
         with pytest.raises(psycopg.errors.UniqueViolation):
@@ -100,13 +98,12 @@ async def test_a_refused_statement_keeps_nothing_of_the_transaction(
 
 
 async def test_a_transaction_inside_the_block_is_a_savepoint(pool: Pool, table: str) -> None:
-    async with pool.connection() as conn:
-        async with pipelined_transaction(conn):
-            await conn.execute(f"INSERT INTO {table} VALUES ('kept')")
-            with pytest.raises(psycopg.errors.UniqueViolation):
-                async with conn.transaction():
-                    await conn.execute(f"INSERT INTO {table} VALUES ('kept')")
-            await conn.execute(f"INSERT INTO {table} VALUES ('also kept')")
+    async with pool.connection() as conn, pipelined_transaction(conn):
+        await conn.execute(f"INSERT INTO {table} VALUES ('kept')")
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            async with conn.transaction():
+                await conn.execute(f"INSERT INTO {table} VALUES ('kept')")
+        await conn.execute(f"INSERT INTO {table} VALUES ('also kept')")
     assert await _values(pool, table) == ["also kept", "kept"]
 
 
