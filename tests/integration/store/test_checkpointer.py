@@ -2,41 +2,25 @@
 
 from __future__ import annotations
 
-import operator
 import uuid
-from typing import Annotated, TypedDict
 
 import pytest
-from langgraph.graph import END, START, StateGraph
 
 from plait.engine.store.checkpointer import new_checkpointer
 from plait.engine.store.pool import Pool, open_pool
+from tests.integration.store.two_steps import two_steps
 
 pytestmark = pytest.mark.postgres
 
 
-class _State(TypedDict):
-    steps: Annotated[list[str], operator.add]
-
-
-def _graph() -> StateGraph[_State]:
-    graph = StateGraph(_State)
-    graph.add_node("a", lambda state: {"steps": ["a"]})
-    graph.add_node("b", lambda state: {"steps": ["b"]})
-    graph.add_edge(START, "a")
-    graph.add_edge("a", "b")
-    graph.add_edge("b", END)
-    return graph
-
-
 async def test_state_survives_a_new_pool_and_saver(pool: Pool, database_url: str) -> None:
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
-    compiled = _graph().compile(checkpointer=new_checkpointer(pool), interrupt_before=["b"])
+    compiled = two_steps().compile(checkpointer=new_checkpointer(pool), interrupt_before=["b"])
     await compiled.ainvoke({"steps": []}, config, durability="sync")
 
     # A different pool and saver, as in a second `plait run` process.
     async with await open_pool(database_url) as other_pool:
-        resumed = _graph().compile(
+        resumed = two_steps().compile(
             checkpointer=new_checkpointer(other_pool), interrupt_before=["b"]
         )
         paused = await resumed.aget_state(config)

@@ -5,32 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import operator
 import uuid
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
-from langgraph.graph import END, START, StateGraph
 
 from plait.engine.store import Pool, ReadAhead
 from plait.engine.store.checkpointer import StepSaver, new_checkpointer
+from tests.integration.store.two_steps import two_steps
 
 pytestmark = pytest.mark.postgres
 
 
-class _State(TypedDict):
-    steps: Annotated[list[str], operator.add]
-
-
 async def _thread_with_two_steps(pool: Pool) -> tuple[str, Any]:
     """A thread paused before its second node; returns it and its graph (compiled)."""
-    graph = StateGraph(_State)
-    graph.add_node("a", lambda state: {"steps": ["a"]})
-    graph.add_node("b", lambda state: {"steps": ["b"]})
-    graph.add_edge(START, "a")
-    graph.add_edge("a", "b")
-    graph.add_edge("b", END)
-    compiled = graph.compile(checkpointer=new_checkpointer(pool), interrupt_before=["b"])
+    compiled = two_steps().compile(checkpointer=new_checkpointer(pool), interrupt_before=["b"])
     thread_id = uuid.uuid4().hex
     await compiled.ainvoke({"steps": []}, {"configurable": {"thread_id": thread_id}})
     return thread_id, compiled
