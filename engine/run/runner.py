@@ -36,6 +36,7 @@ from plait.engine.run.events import (
     RunEvent,
     RunStarted,
 )
+from plait.engine.run.inputs import input_problems
 from plait.engine.run.marks import RunMarks
 from plait.engine.run.records import RunLog, ThreadRecord, ThreadSpecMismatch
 from plait.engine.run.states import RunState, state_label, waiting_on
@@ -94,18 +95,11 @@ def new_thread_id() -> str:
 
 
 def check_input(spec: GraphSpec, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Return ``data`` if every key is a declared input field, else raise :class:`RunRejected`.
-
-    Declared inputs are ``spec.input``, or every state field when it is absent.
-    """
-    allowed = spec.spec.input_fields
-    unknown = sorted(set(data) - set(allowed))
-    if unknown:
-        accepted = ", ".join(allowed) if allowed else "none"
-        raise RunRejected(
-            f"unknown input field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-            f"{spec.metadata.name} accepts: {accepted}"
-        )
+    """Return ``data`` if ``spec`` accepts it as its input, else raise :class:`RunRejected`
+    saying why (:func:`~plait.engine.run.inputs.input_problems`)."""
+    problems = input_problems(spec, data)
+    if problems:
+        raise RunRejected("; ".join(problems))
     return dict(data)
 
 

@@ -97,6 +97,23 @@ async def test_unknown_input_fields_are_refused(pool: Pool) -> None:
         await collect(spec(COUNTER), pool, new_thread_id(), input={"count": 1, "note": "x"})
 
 
+async def test_input_of_another_type_than_the_state_declares_is_refused(pool: Pool) -> None:
+    with pytest.raises(RunRejected) as refused:
+        await collect(spec(COUNTER), pool, new_thread_id(), input={"count": "three"})
+    assert str(refused.value) == (
+        "input field count is a string ('three'); runner-test's state declares it an integer"
+    )
+    with pytest.raises(RunRejected) as refused:
+        await collect(spec(COUNTER), pool, new_thread_id(), input={"count": None})
+    assert str(refused.value) == (
+        "input field count is null; runner-test's state declares it an integer "
+        "(leave it out: its default)"
+    )
+    # Left out, it keeps its default.
+    events = await collect(spec(COUNTER), pool, new_thread_id(), input={})
+    assert events[-1] == Completed(output={"count": 1, "note": None})
+
+
 async def test_a_thread_continues_only_on_its_digest(pool: Pool) -> None:
     thread = new_thread_id()
     await collect(spec(COUNTER), pool, thread, input={"count": 1})

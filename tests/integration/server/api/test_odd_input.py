@@ -131,6 +131,20 @@ async def test_an_empty_key_never_becomes_a_key(idle_client: httpx.AsyncClient) 
 # --------------------------------------------------------------------------- run options
 
 
+async def test_input_of_another_type_is_refused_before_a_run_exists(
+    idle_client: httpx.AsyncClient,
+) -> None:
+    thread_id = await new_thread(idle_client)
+    body = {"assistant_id": "refund-approval", "input": {**REFUND_HIGH, "amount": "lots"}}
+    refused = await idle_client.post(f"/threads/{thread_id}/runs/wait", json=body)
+    detail = plain_problem(refused, 422)["detail"]
+    assert detail == (
+        "input field amount is a string ('lots'); refund-approval's state declares it a number"
+    )
+    runs = await idle_client.get(f"/threads/{thread_id}/runs")
+    assert runs.json() == []
+
+
 async def test_interrupt_names_must_be_nodes_of_the_graph(idle_client: httpx.AsyncClient) -> None:
     thread_id = await new_thread(idle_client)
     base = {"assistant_id": "summarize", "input": SUMMARY_INPUT}
