@@ -807,14 +807,15 @@ async def _wait_for_end(
         else services.listener.subscribe(run.run_id)
     )
     try:
-        # The subscription ends after the run's `end` event.
-        async for event in events:
-            if event.event == "error":
-                error = (
-                    event.data
-                    if isinstance(event.data, dict)
-                    else {"error": "error", "message": str(event.data)}
-                )
+        # The subscription ends after the run's `end` event; closed at once if cut short.
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if event.event == "error":
+                    error = (
+                        event.data
+                        if isinstance(event.data, dict)
+                        else {"error": "error", "message": str(event.data)}
+                    )
     finally:
         if followed is not None:
             followed.close()  # never read when the wait was cut short before its first batch
