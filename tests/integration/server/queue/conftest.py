@@ -81,3 +81,12 @@ async def qpool(queue_pool_session: Pool) -> AsyncIterator[Pool]:
 async def qgraph(queue_pool_session: Pool) -> GraphVersion:
     """A graph stored in the queue tests' database."""
     return await save_version(queue_pool_session, spec_text(unique("g")), file="<test>")
+
+
+@pytest.fixture
+async def lone_pool(empty_database_url: str) -> AsyncIterator[Pool]:
+    """A pool of one connection on a database of the test's own: every statement runs on
+    one backend, so what it prepared and counted is the test's alone and can be read back."""
+    async with await open_pool(empty_database_url, min_size=1, max_size=1) as opened:
+        await migrate(opened)
+        yield opened

@@ -5,12 +5,8 @@ server with a long queue slower the longer it got)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 
-import pytest
-
-from plait.engine.store.migrator import migrate
-from plait.engine.store.pool import Pool, open_pool
+from plait.engine.store.pool import Pool
 from plait.server.graphs.versions import save_version
 from plait.server.queue.queueing import Queueing
 from plait.server.queue.runs import claim_runs, create_run
@@ -18,15 +14,6 @@ from plait.server.queue.threads import create_thread
 from tests.integration.server.queue.conftest import spec_text, unique
 
 QUEUED = 1000
-
-
-@pytest.fixture
-async def lone_pool(empty_database_url: str) -> AsyncIterator[Pool]:
-    """One connection on a database of the test's own: the statistics it reads are the
-    claim's alone, and flushed by the same backend that counted them."""
-    async with await open_pool(empty_database_url, min_size=1, max_size=1) as opened:
-        await migrate(opened)
-        yield opened
 
 
 async def _rows_read(pool: Pool) -> int:

@@ -6,12 +6,10 @@ for a busy worker then spent half a millisecond of PostgreSQL each on planning."
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 
 import pytest
 
-from plait.engine.store.migrator import migrate
-from plait.engine.store.pool import Pool, open_pool
+from plait.engine.store.pool import Pool
 from plait.server.graphs.versions import save_version
 from plait.server.queue.runs import DirectClaim, create_run
 from plait.server.queue.threads import create_thread
@@ -21,14 +19,6 @@ pytestmark = pytest.mark.postgres
 
 # PostgreSQL plans a prepared statement anew for its first five runs, then chooses.
 CREATIONS = 8
-
-
-@pytest.fixture
-async def lone_pool(empty_database_url: str) -> AsyncIterator[Pool]:
-    """One connection: every creation is prepared on, and read back from, one backend."""
-    async with await open_pool(empty_database_url, min_size=1, max_size=1) as opened:
-        await migrate(opened)
-        yield opened
 
 
 @pytest.mark.parametrize("direct", [False, True], ids=["queued", "claimed-directly"])
