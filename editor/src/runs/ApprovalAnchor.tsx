@@ -8,8 +8,9 @@
  * stays: the view passes through states the card was not placed for, and a
  * card that jumps sides while it is read is worse than one that covers a
  * label; the side is checked again against where the pan ended (or once it
- * would have: a pan the person interrupts never reports its end, so a second later). The first
- * placement may pan too, so the card shows on its final side from its first frame.
+ * would have: a pan the person interrupts never reports its end, so a second
+ * later). The first placement may pan too, so the card shows on its final side
+ * from its first frame.
  */
 
 import { NodeToolbar, Position, useReactFlow, useStore } from "@xyflow/react";
