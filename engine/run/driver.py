@@ -38,6 +38,7 @@ async def drive(
     each: Callable[[Item], None],
     span: contextlib.AbstractContextManager[Any] | None = None,
     started: Callable[[asyncio.Task[None]], None] | None = None,
+    hold_last: bool = False,
 ) -> None:
     """Stream ``graph`` (``options`` go to ``astream``), calling ``each`` on every item.
 
@@ -54,7 +55,9 @@ async def drive(
     be writing a checkpoint after a cancel or a timeout. While the run is
     driven, a :class:`~plait.engine.store.checkpointer.StepSaver` sends each
     step's task writes with its checkpoint (one round trip per step), and
-    stores what is left when the run stops.
+    stores what is left when the run stops; with ``hold_last`` the last checkpoint
+    of a run that ends without an error is left to the caller
+    (:meth:`~plait.engine.store.checkpointer.StepSaver.last_step`).
     """
     subgraphs = bool(options.get("subgraphs"))
 
@@ -70,7 +73,7 @@ async def drive(
                 raise RunTimedOut(limit_seconds) from None
             raise
 
-    async with steps_in_one_trip(saver):
+    async with steps_in_one_trip(saver, hold_last=hold_last):
         task = asyncio.create_task(pump())
         if started is not None:
             started(task)

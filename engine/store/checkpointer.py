@@ -94,6 +94,15 @@ class StepSaver(AsyncPostgresSaver):
     held when the block ends (an interrupt's or an error's writes) is written
     then. A checkpoint is never stored without the writes that produced it.
     Outside the block each write is stored at once.
+
+    With ``hold_last`` the block also holds each checkpoint of the graph itself
+    (not a subgraph's) until the next step's first node starts, which waits
+    for it (:meth:`stored`: Plait's nodes call it before they do anything), or
+    until the saver is asked to read or write anything else. So no step runs
+    before the checkpoint of the one before it is stored, as with
+    ``durability="sync"``; the last checkpoint of a run that ends without an
+    error is still held when the block ends, for the caller to store with the
+    run's end (:meth:`last_step`): one transaction for both.
     """
 
     def __init__(self, pool: Pool, *, read_ahead: ReadAhead | None = None) -> None:
@@ -103,16 +112,64 @@ class StepSaver(AsyncPostgresSaver):
         self._held: StepWrites | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timed_writes: set[asyncio.Task[None]] = set()
+        self._hold_last = False
+        # A checkpoint held under hold_last (with any writes that came after it), and
+        # the task storing one (every node of the next step waits for the same one).
+        self._last: StepWrites | None = None
+        self._storing: asyncio.Future[None] | None = None
 
     @contextlib.asynccontextmanager
-    async def steps_in_one_trip(self) -> AsyncIterator[None]:
-        """Hold task writes for the checkpoint that follows them (see the class)."""
+    async def steps_in_one_trip(self, *, hold_last: bool = False) -> AsyncIterator[None]:
+        """Hold task writes for the checkpoint that follows them, and with ``hold_last`` each
+        checkpoint until the next step starts or the block ends (see the class)."""
         self._held = StepWrites()
+        self._hold_last = hold_last
+        ended = False
         try:
             yield
+            ended = True
         finally:
+            self._hold_last = False
             # Shielded: a cancelled run still stores what its finished tasks wrote.
-            await asyncio.shield(self._write_rest())
+            await asyncio.shield(self._write_rest(keep_last=ended and hold_last))
+
+    async def stored(self) -> None:
+        """Return once the checkpoint held for the next step (if any) is stored.
+
+        A node calls it before it does anything (:mod:`plait.engine.compiler.nodes.base`);
+        the nodes of one step share one write. A failed write fails every caller.
+        """
+        storing = self._storing
+        if storing is None or storing.done():
+            if storing is not None:
+                storing.result()  # a failed write stays failed: it fails later callers too
+                self._storing = None
+            if self._last is None:
+                return
+            last, self._last = self._last, None
+            storing = self._storing = asyncio.ensure_future(self._write(last))
+        await asyncio.shield(storing)
+
+    @contextlib.asynccontextmanager
+    async def last_step(self) -> AsyncIterator[tuple[str, tuple[Any, ...]] | None]:
+        """The statement that stores what a ``hold_last`` block left (the run's last checkpoint,
+        an interrupt's writes), for the caller's transaction.
+
+        After a block that ended without an error; ``None`` when nothing is held. Run
+        it in the transaction that records the run's end, inside this block; if the
+        block raises, the saver tries to store it on its own (and raises the block's
+        error).
+        """
+        last, self._last = self._last, None
+        if last is None:
+            yield None
+            return
+        try:
+            yield last.statement(self._guard())
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await self._write(last)
+            raise
 
     async def aput(
         self,
@@ -151,7 +208,11 @@ class StepSaver(AsyncPostgresSaver):
             Jsonb(copy),
             Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
         )
-        await self._store(step)
+        if self._hold_last and not checkpoint_ns and self._may_hold():
+            await self.stored()  # the one before it first (none, when each step had a node)
+            self._last = step
+        else:
+            await self._store(step)
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -191,6 +252,7 @@ class StepSaver(AsyncPostgresSaver):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` asks for: the read ahead's when it is the first read and
         asks for the same (see :class:`ReadAhead`), otherwise read now."""
+        await self.stored()  # a read sees every checkpoint the run made
         ahead, self._read_ahead = self._read_ahead, None
         if ahead is not None:
             if ahead.answers(config):
@@ -225,13 +287,23 @@ class StepSaver(AsyncPostgresSaver):
             self._timed_writes.add(task)
             task.add_done_callback(self._timed_writes.discard)
 
-    async def _write_rest(self) -> None:
+    async def _write_rest(self, *, keep_last: bool) -> None:
         try:
             if self._timed_writes:
                 # A failed one raises here (e.g. the lease is gone): the run must hear it.
                 await asyncio.gather(*self._timed_writes)
-            if self._held:
-                await self._store(self._take_held())
+            if keep_last:
+                # What is left (an interrupt's writes) goes with the last checkpoint, if it
+                # is still held, to the caller.
+                held = self._take_held()
+                if self._last is not None:
+                    self._last.add_later(held)
+                elif held:
+                    self._last = held
+            else:
+                await self.stored()
+                if self._held:
+                    await self._store(self._take_held())
         finally:
             if self._timer is not None:
                 self._timer.cancel()
@@ -239,6 +311,11 @@ class StepSaver(AsyncPostgresSaver):
             self._held = None
 
     async def _store(self, step: StepWrites) -> None:
+        """Store ``step`` after any checkpoint held before it."""
+        await self.stored()
+        await self._write(step)
+
+    async def _write(self, step: StepWrites) -> None:
         """Send ``step`` as one statement behind :meth:`_guard`."""
         query, params = step.statement(self._guard())
         async with self.lock, self._pool.connection() as conn:
@@ -247,6 +324,10 @@ class StepSaver(AsyncPostgresSaver):
     def _guard(self) -> tuple[str, tuple[Any, ...]]:
         """The query that must pass before anything is stored (a subclass adds a fence)."""
         return NO_GUARD
+
+    def _may_hold(self) -> bool:
+        """Whether a checkpoint may wait for the next step (a subclass may need it now)."""
+        return True
 
     async def _execute(
         self, conn: AsyncConnection[DictRow], query: str, params: tuple[Any, ...]
@@ -264,6 +345,7 @@ class StepSaver(AsyncPostgresSaver):
     @contextlib.asynccontextmanager
     async def _write_cursor(self) -> AsyncIterator[AsyncCursor[DictRow]]:
         """The cursor LangGraph's other writes use (a subclass may wrap it in a transaction)."""
+        await self.stored()
         async with super()._cursor(pipeline=True) as cur:
             yield cur
 
@@ -278,8 +360,10 @@ def new_checkpointer(pool: Pool) -> StepSaver:
     return StepSaver(pool)
 
 
-def steps_in_one_trip(saver: object) -> contextlib.AbstractAsyncContextManager[None]:
+def steps_in_one_trip(
+    saver: object, *, hold_last: bool = False
+) -> contextlib.AbstractAsyncContextManager[None]:
     """:meth:`StepSaver.steps_in_one_trip` of ``saver``; nothing for another saver."""
     if isinstance(saver, StepSaver):
-        return saver.steps_in_one_trip()
+        return saver.steps_in_one_trip(hold_last=hold_last)
     return contextlib.nullcontext()

@@ -84,6 +84,15 @@ class StepWrites:
             elif key not in self.upserts:
                 self.inserts.setdefault(key, row)
 
+    def add_later(self, later: StepWrites) -> None:
+        """Add the task writes ``later`` gathered after these, as :meth:`add_writes` would have."""
+        for key, row in later.upserts.items():
+            self.inserts.pop(key, None)
+            self.upserts[key] = row
+        for key, row in later.inserts.items():
+            if key not in self.upserts:
+                self.inserts.setdefault(key, row)
+
     def statement(self, guard: tuple[str, tuple[Any, ...]]) -> tuple[str, tuple[Any, ...]]:
         """The SQL and parameters that store all of it behind ``guard`` (SQL, parameters).
 

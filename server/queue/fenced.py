@@ -86,6 +86,10 @@ class FencedCheckpointer(StepSaver):
     def _guard(self) -> tuple[str, tuple[Any, ...]]:
         return fence_query(self.lease)
 
+    def _may_hold(self) -> bool:
+        # The checkpoint that resets lost attempts is written with that reset, at once.
+        return not self._reset_lost
+
     async def _execute(
         self, conn: AsyncConnection[DictRow], query: str, params: tuple[Any, ...]
     ) -> None:
@@ -99,6 +103,7 @@ class FencedCheckpointer(StepSaver):
 
     @asynccontextmanager
     async def _write_cursor(self) -> AsyncIterator[AsyncCursor[DictRow]]:
+        await self.stored()
         with refused_as(self.lease, "checkpoint"):
             async with (
                 self.lock,

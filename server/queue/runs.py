@@ -1143,6 +1143,7 @@ async def finish_run(
     graders: Sequence[str] = (),
     events: Sequence[tuple[str, Any]] = (),
     webhook: bool = True,
+    before: tuple[str, Sequence[Any]] | None = None,
 ) -> bool:
     """Record how a run ended and journal its ``end``, only if ``worker_id`` holds its lease
     (for ``attempt``, when given: the executor always gives it).
@@ -1168,7 +1169,9 @@ async def finish_run(
     (a sampled run of a spec with ``evaluation``: :mod:`plait.server.queue.scores`).
     ``webhook=False`` says the run has none (its ``kwargs``, which never change): with
     no ``graders`` either, nothing in the transaction waits for the run's row, and
-    the end commits in one round trip instead of two.
+    the end commits in one round trip instead of two. ``before`` is a statement to run
+    first in the same transaction (with binary parameters): the checkpoint of the run's
+    last step, behind the lease's fence (a refusal raises the fence's error).
     """
     status = status_of(check_ending(state))
     after: ThreadStatus = (
@@ -1190,6 +1193,8 @@ async def finish_run(
     async with pool.connection() as conn:
         async with pipelined_transaction(conn):
             await conn.execute(_LOCK_THREAD_OF_RUN, (run_id,))
+            if before is not None:
+                await conn.execute(before[0], before[1], binary=True)
             cursor = await conn.execute(
                 _FINISH,
                 {

@@ -65,7 +65,7 @@ from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS, TOOL_LEASE_SECONDS
 from plait.server.queue.fenced import FencedCheckpointer
 from plait.server.queue.journal import RunGone, append_runs
 from plait.server.queue.journal_writer import JournalCommitter, JournalWriter
-from plait.server.queue.leases import Lease, LeaseLost, fenced_transaction
+from plait.server.queue.leases import Lease, LeaseLost, fenced_transaction, refused_as
 from plait.server.queue.runs import Run
 from plait.server.queue.stream_events import StreamPlan, interrupts_of, plan_stream
 from plait.server.queue.threads import client_thread_id
@@ -273,6 +273,10 @@ async def _execute(
     # The run's state while it runs (`running` once driven, below); it starts from the
     # items earlier attempts lost.
     live = LiveState(pool, lease, RunMarks(run.state_detail), "running")
+    # Fenced: a checkpoint this attempt writes after losing the run must not fork its thread.
+    saver = FencedCheckpointer(
+        pool, lease, lost_attempts=run.lost_attempts > 0, read_ahead=read_ahead
+    )
     found: list[dict[str, Any]] = []
     status: Literal["success", "error", "timeout"] = "success"
     error: str | None = None
@@ -300,7 +304,7 @@ async def _execute(
                 traced,
                 store,
                 live,
-                read_ahead,
+                saver,
             )
         except RunTimedOut as exc:
             status, error = "timeout", str(exc)
@@ -327,9 +331,11 @@ async def _execute(
     last_events = await writer.drain()
     try:
         return await _finish(
-            run, pool, lease, status, error, found, live.marks, compiled, last_events
+            run, pool, saver, status, error, found, live.marks, compiled, last_events
         )
     except BaseException:
+        with contextlib.suppress(Exception):
+            await saver.stored()  # its last checkpoint, if the end did not take it
         if last_events:
             # Not recorded as ended: its events are kept all the same (under the lease).
             with contextlib.suppress(Exception):
@@ -345,7 +351,7 @@ async def _execute(
 async def _finish(
     run: Run,
     pool: Pool,
-    lease: Lease,
+    saver: FencedCheckpointer,
     status: Literal["success", "error", "timeout"],
     error: str | None,
     found: list[dict[str, Any]],
@@ -353,7 +359,11 @@ async def _finish(
     compiled: CompiledSpec | None,
     last_events: list[tuple[str, Any]],
 ) -> Outcome:
-    """Record the end of a run that ran to it, with its ``last_events``; return ``status``."""
+    """Record the end of a run that ran to it, with its ``last_events`` and the checkpoint of
+    its last step (held by ``saver``: one transaction); return ``status``."""
+    lease = saver.lease
+    if found or _has_webhook(run):
+        await saver.stored()  # what follows reads the thread's last checkpoint
     if found and status == "success":
         usage = await read_usage(
             new_checkpointer(pool), {"configurable": {"thread_id": run.thread_id}}
@@ -365,20 +375,26 @@ async def _finish(
         # MCP task interrupts are not approvals: they are parked tool calls the poller resumes.
         await record_parked(pool, run.run_id, found)
     state, detail = _ended(status, found, marks)
-    if await runs.finish_run(
-        pool,
-        run.run_id,
-        lease.owner,
-        state,
-        error,
-        detail=detail,
-        attempt=run.attempt,
-        values=await _webhook_values(run, pool, compiled),
-        # Sampled by run id: the same on every worker; graded later, off this path.
-        graders=graders_owed(compiled.loaded, run.run_id, state) if compiled is not None else (),
-        events=last_events,
-        webhook=_has_webhook(run),
-    ):
+    async with saver.last_step() as last_checkpoint:
+        with refused_as(lease, "checkpoint"):
+            ended = await runs.finish_run(
+                pool,
+                run.run_id,
+                lease.owner,
+                state,
+                error,
+                detail=detail,
+                attempt=run.attempt,
+                values=await _webhook_values(run, pool, compiled),
+                # Sampled by run id: the same on every worker; graded later, off this path.
+                graders=graders_owed(compiled.loaded, run.run_id, state)
+                if compiled is not None
+                else (),
+                events=last_events,
+                webhook=_has_webhook(run),
+                before=last_checkpoint,
+            )
+    if ended:
         metrics.run_ended(run.graph, state)
     return status
 
@@ -455,15 +471,14 @@ async def _stream(
     traced: RunTrace,
     store: TenantStore | None,
     live: LiveState,
-    read_ahead: ReadAhead | None,
+    saver: FencedCheckpointer,
 ) -> list[dict[str, Any]]:
-    """Drive the graph, journaling its chunks; return the interrupts it stopped on."""
+    """Drive the graph, journaling its chunks; return the interrupts it stopped on.
+
+    ``saver`` keeps the checkpoint of a run's last step for :func:`_finish` (``hold_last``).
+    """
     kwargs = run.kwargs
     # Any: LangGraph's astream overloads cannot be matched with options built at run time.
-    # Fenced: a checkpoint this attempt writes after losing the run must not fork its thread.
-    saver = FencedCheckpointer(
-        pool, lease, lost_attempts=run.lost_attempts > 0, read_ahead=read_ahead
-    )
     graph: Any = compiled.bind(saver, store)
     config = run_context(run, compiled, tool_results, pool).config()
     # The tenant's daily budget, if metered (its limits came with the claim).
@@ -501,6 +516,7 @@ async def _stream(
             saver=saver,
             each=journal,
             started=stopper.attach,
+            hold_last=True,
         )
     except asyncio.CancelledError:
         current = asyncio.current_task()

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.runtime import get_runtime
 
@@ -19,6 +20,7 @@ from plait.engine.governance.retries import emit_step_retry
 from plait.engine.observability import observe
 from plait.engine.observability.observe import top_level_step
 from plait.engine.spec.models import _NodeBase as NodeBase
+from plait.engine.store.checkpointer import StepSaver
 from plait.engine.tools.run_values import providing
 
 #: A node kind's work: compute the result from the step's scope.
@@ -55,6 +57,10 @@ class NodeRunner:
         self.retry = node.retry
 
     async def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        saver = config.get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER)
+        if isinstance(saver, StepSaver):
+            # Nothing of this step happens before the last step's checkpoint is stored.
+            await saver.stored()
         try:
             # One global check when nobody observes (no metrics, no tracing): see observe.py.
             if observe.watching():

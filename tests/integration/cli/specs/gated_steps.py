@@ -14,8 +14,11 @@ _POLL_SECONDS = 0.02
 
 
 async def gated(log: str, gates: str, step: str) -> str:
-    """Wait until ``gates/step`` exists, then append ``step`` to the log; return ``step``."""
+    """Mark ``gates/step.started``, wait until ``gates/step`` exists, then append ``step`` to
+    the log; return ``step``."""
     gate = Path(gates) / step
+    # The node's own code has begun: its step has started, in the node's own sense.
+    await asyncio.to_thread((Path(gates) / f"{step}.started").touch)
     # The gate comes from another process, so there is no event to await: poll it.
     while not await asyncio.to_thread(gate.exists):  # noqa: ASYNC110
         await asyncio.sleep(_POLL_SECONDS)
