@@ -1318,15 +1318,17 @@ FROM finished
 """
 
 
+# `claim`: claimed at once by the creating process's own worker (DirectClaim), only
+# when a claim would take it first: no claimable run waits in the queue, and its
+# tenant has no cap on running runs (caps are filled under the claim's advisory
+# lock). Its thread is free: the caller checked, under its lock. Decided once
+# (materialized): as a subquery each use of `claimed` below was planned with a copy
+# of the checks, and PostgreSQL, seeing that plan dearer, planned the statement anew
+# on every run instead of reusing a generic plan. These notes are not in the SQL:
+# psycopg converts a statement longer than 4,096 characters afresh on every call
+# (about 60 us for this one) instead of caching it.
 _INSERT_RUN = f"""
 WITH claim AS MATERIALIZED (
-    -- Claimed at once by the creating process's own worker (DirectClaim), only
-    -- when a claim would take it first: no claimable run waits in the queue, and
-    -- its tenant has no cap on running runs (caps are filled under the claim's
-    -- advisory lock). Its thread is free: the caller checked, under its lock.
-    -- Decided once (materialized): as a subquery each use of `claimed` below was
-    -- planned with a copy of the checks, and PostgreSQL, seeing that plan dearer,
-    -- planned the statement anew on every run instead of reusing a generic plan.
     SELECT %(direct_worker)s::text IS NOT NULL
       AND NOT EXISTS (
           SELECT 1 FROM plait_runs p
