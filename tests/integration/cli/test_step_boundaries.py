@@ -19,24 +19,18 @@ import psycopg
 import pytest
 
 from tests.integration.cli.conftest import PLAIT, TEST_SPECS, PlaitRunner, plait_env
+from tests.integration.gated import NODES, STEPS, open_gates
 from tests.integration.killed_runs import run_until_killed
 from tests.polling import DEADLINE_SECONDS, POLL_SECONDS
 
 GATED = TEST_SPECS / "gated.yaml"
-#: The graph's steps in order (b1 and b2 run in the same step).
-STEPS: list[tuple[str, ...]] = [("a",), ("b1", "b2"), ("c",), ("d",)]
-NODES = [node for step in STEPS for node in step]
 
 
 @pytest.mark.parametrize("finished", range(len(STEPS)), ids=lambda n: f"after-{n}-steps")
 def test_a_run_killed_at_a_step_boundary_loses_and_repeats_nothing(
     plait: PlaitRunner, database_url: str, tmp_path: Path, finished: int
 ) -> None:
-    log, gates = tmp_path / "log", tmp_path / "gates"
-    gates.mkdir()
-    for step in STEPS[:finished]:
-        for node in step:
-            (gates / node).touch()
+    log, gates = tmp_path / "log", open_gates(tmp_path / "gates", STEPS[:finished])
     thread = f"boundary-{uuid.uuid4()}"
     payload = json.dumps({"log": str(log), "gates": str(gates)})
     waiting = set(STEPS[finished])

@@ -266,15 +266,27 @@ def fresh_cluster(
     work_dir: Path,
     spec_sources: Iterable[Path],
     *,
+    serve_args: Iterable[str] = (),
+    workers: int = 0,
+    worker_args: Iterable[str] = (),
     extra_env: Mapping[str, str] | None = None,
 ) -> Iterator[Cluster]:
-    """:func:`cluster` on a fresh database of its own, dropped once the processes stop.
+    """:func:`cluster` (same arguments) on a fresh database of its own, dropped once the
+    processes stop.
 
     For a server no other test's workers share: nothing else can claim its runs.
     """
     with (
         fresh_database(postgres_server_url) as url,
-        cluster(url, work_dir, spec_sources, extra_env=extra_env) as running,
+        cluster(
+            url,
+            work_dir,
+            spec_sources,
+            serve_args=serve_args,
+            workers=workers,
+            worker_args=worker_args,
+            extra_env=extra_env,
+        ) as running,
     ):
         yield running
 

@@ -19,8 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import fresh_database
-from tests.integration.server.harness import STOP_TIMEOUT_SECONDS, Cluster, cluster
+from tests.integration.server.harness import STOP_TIMEOUT_SECONDS, Cluster, fresh_cluster
 from tests.polling import until
 from tests.processes import kill_noted, running
 
@@ -45,17 +44,14 @@ def pids(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def one_worker(postgres_server_url: str, tmp_path: Path, pids: Path) -> Iterator[Cluster]:
-    with (
-        fresh_database(postgres_server_url) as url,
-        cluster(
-            url,
-            tmp_path / "cluster",
-            SOURCES,
-            serve_args=["--no-workers"],
-            workers=1,
-            extra_env={"PLAIT_TEST_PIDS": str(pids)},
-        ) as running_cluster,
-    ):
+    with fresh_cluster(
+        postgres_server_url,
+        tmp_path / "cluster",
+        SOURCES,
+        serve_args=["--no-workers"],
+        workers=1,
+        extra_env={"PLAIT_TEST_PIDS": str(pids)},
+    ) as running_cluster:
         yield running_cluster
 
 

@@ -18,15 +18,12 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_client
 
-from tests.conftest import fresh_database
 from tests.integration.cli.conftest import TEST_SPECS
-from tests.integration.server.harness import Cluster, cluster
+from tests.integration.gated import NODES, STEPS, open_gates
+from tests.integration.server.harness import Cluster, fresh_cluster
 from tests.integration.server.worker.conftest import file_appears
 
 SOURCES = [TEST_SPECS / "gated.yaml", TEST_SPECS / "gated_steps.py"]
-#: The graph's steps in order (b1 and b2 run in the same step).
-STEPS: list[tuple[str, ...]] = [("a",), ("b1", "b2"), ("c",), ("d",)]
-NODES = [node for step in STEPS for node in step]
 WORKER_ARGS = ("--lease-seconds", "2")
 #: Upper bound for one test, so a lost run fails instead of hanging.
 TEST_SECONDS = 90.0
@@ -35,17 +32,14 @@ TEST_SECONDS = 90.0
 @pytest.fixture
 def running(postgres_server_url: str, tmp_path: Path) -> Iterator[Cluster]:
     """``plait serve --no-workers`` and one ``plait worker`` with a short lease."""
-    with (
-        fresh_database(postgres_server_url) as url,
-        cluster(
-            url,
-            tmp_path / "cluster",
-            SOURCES,
-            serve_args=["--no-workers"],
-            workers=1,
-            worker_args=WORKER_ARGS,
-        ) as started,
-    ):
+    with fresh_cluster(
+        postgres_server_url,
+        tmp_path / "cluster",
+        SOURCES,
+        serve_args=["--no-workers"],
+        workers=1,
+        worker_args=WORKER_ARGS,
+    ) as started:
         yield started
 
 
@@ -53,11 +47,7 @@ def running(postgres_server_url: str, tmp_path: Path) -> Iterator[Cluster]:
 async def test_a_worker_killed_at_a_step_boundary_loses_and_repeats_nothing(
     running: Cluster, tmp_path: Path, finished: int
 ) -> None:
-    log, gates = tmp_path / "log", tmp_path / "gates"
-    gates.mkdir()
-    for step in STEPS[:finished]:
-        for node in step:
-            (gates / node).touch()
+    log, gates = tmp_path / "log", open_gates(tmp_path / "gates", STEPS[:finished])
     async with (
         asyncio.timeout(TEST_SECONDS),
         get_client(url=running.url, api_key=None) as client,
