@@ -59,7 +59,7 @@ class NodeRunner:
     async def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         saver = config.get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER)
         if isinstance(saver, StepSaver):
-            # Nothing of this step happens before the last step's checkpoint is stored.
+            # Nothing of a step happens before the step before it is stored (decision 123).
             await saver.stored()
         try:
             # One global check when nobody observes (no metrics, no tracing): see observe.py.
