@@ -49,8 +49,8 @@ from plait.engine.store import (
     Pool,
     PostgresAuditStore,
     ReadAhead,
+    StepSaver,
     TenantStore,
-    new_checkpointer,
 )
 from plait.engine.tools import ToolResultStore
 from plait.server.approvals import records
@@ -295,7 +295,6 @@ async def _execute(
             found = await _stream(
                 run,
                 pool,
-                lease,
                 compiled,
                 plan,
                 writer,
@@ -362,12 +361,9 @@ async def _finish(
     """Record the end of a run that ran to it, with its ``last_events`` and the checkpoint of
     its last step (held by ``saver``: one transaction); return ``status``."""
     lease = saver.lease
-    if found or _has_webhook(run):
-        await saver.stored()  # what follows reads the thread's last checkpoint
     if found and status == "success":
-        usage = await read_usage(
-            new_checkpointer(pool), {"configurable": {"thread_id": run.thread_id}}
-        )
+        # Read through the run's saver: a read stores the checkpoint it holds first.
+        usage = await read_usage(saver, {"configurable": {"thread_id": run.thread_id}})
         async with fenced_transaction(pool, lease, "recording approvals and timers") as conn:
             await records.record_interrupts(conn, run, found, usage)
             # Wait nodes' times and approvals' expiries: fired by any worker (timer_firer.py).
@@ -385,7 +381,7 @@ async def _finish(
                 error,
                 detail=detail,
                 attempt=run.attempt,
-                values=await _webhook_values(run, pool, compiled),
+                values=await _webhook_values(run, saver, compiled),
                 # Sampled by run id: the same on every worker; graded later, off this path.
                 graders=graders_owed(compiled.loaded, run.run_id, state)
                 if compiled is not None
@@ -434,11 +430,12 @@ def _has_webhook(run: Run) -> bool:
     return bool(run.kwargs.get("webhook"))
 
 
-async def _webhook_values(run: Run, pool: Pool, compiled: CompiledSpec | None) -> Any:
-    """The thread's values at the run's end, for its ``webhook`` (``None`` without one)."""
+async def _webhook_values(run: Run, saver: StepSaver, compiled: CompiledSpec | None) -> Any:
+    """The thread's values at the run's end, for its ``webhook`` (``None`` without one), read
+    through the run's ``saver`` (which stores the checkpoint it holds first)."""
     if not _has_webhook(run) or compiled is None:
         return None
-    graph: Any = compiled.bind(new_checkpointer(pool))
+    graph: Any = compiled.bind(saver)
     snapshot = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
     return snapshot.values
 
@@ -462,7 +459,6 @@ def _needs_metadata(run: Run) -> bool:
 async def _stream(
     run: Run,
     pool: Pool,
-    lease: Lease,
     compiled: CompiledSpec,
     plan: StreamPlan,
     writer: JournalWriter,
