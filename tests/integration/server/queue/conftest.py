@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 
 from plait.engine.store.migrator import migrate
 from plait.engine.store.pool import Pool, open_pool
 from plait.server.graphs.versions import GraphVersion, save_version
+from plait.server.queue.runs import Run, create_run
+from plait.server.queue.threads import create_thread
 from tests.conftest import fresh_database
 
 
@@ -45,6 +48,21 @@ spec:
     - {{from: START, to: answer}}
     - {{from: answer, to: END}}
 """
+
+
+async def run_on_new_thread(pool: Pool, graph: GraphVersion, **options: Any) -> Run:
+    """A run of ``graph`` (empty input) on a thread of its own; ``options`` go to
+    :func:`~plait.server.queue.runs.create_run`."""
+    thread = await create_thread(pool, thread_id=str(uuid.uuid4()))
+    run, _ = await create_run(
+        pool,
+        thread_id=thread["thread_id"],
+        graph=graph,
+        kwargs={"input": {}},
+        metadata={},
+        **options,
+    )
+    return run
 
 
 @pytest.fixture

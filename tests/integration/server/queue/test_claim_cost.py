@@ -4,14 +4,11 @@ server with a long queue slower the longer it got)."""
 
 from __future__ import annotations
 
-import uuid
-
 from plait.engine.store.pool import Pool
 from plait.server.graphs.versions import save_version
 from plait.server.queue.queueing import Queueing
-from plait.server.queue.runs import claim_runs, create_run
-from plait.server.queue.threads import create_thread
-from tests.integration.server.queue.conftest import spec_text, unique
+from plait.server.queue.runs import claim_runs
+from tests.integration.server.queue.conftest import run_on_new_thread, spec_text, unique
 
 QUEUED = 1000
 
@@ -33,18 +30,11 @@ async def _rows_read(pool: Pool) -> int:
 
 async def test_a_claim_reads_a_few_runs_of_a_thousand_queued(lone_pool: Pool) -> None:
     graph = await save_version(lone_pool, spec_text(unique("g")), file="<test>")
-    queued = []
-    for index in range(QUEUED):
-        thread = await create_thread(lone_pool, thread_id=str(uuid.uuid4()))
-        run, _ = await create_run(
-            lone_pool,
-            thread_id=thread["thread_id"],
-            graph=graph,
-            kwargs={"input": {}},
-            metadata={},
-            queueing=Queueing(priority=index % 10),  # every priority, as a busy queue has
-        )
-        queued.append(run)
+    queued = [
+        # Every priority, as a busy queue has.
+        await run_on_new_thread(lone_pool, graph, queueing=Queueing(priority=index % 10))
+        for index in range(QUEUED)
+    ]
     before = await _rows_read(lone_pool)
 
     claimed = await claim_runs(lone_pool, "w1", 1, 60)

@@ -5,15 +5,12 @@ for a busy worker then spent half a millisecond of PostgreSQL each on planning."
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 from plait.engine.store.pool import Pool
 from plait.server.graphs.versions import save_version
-from plait.server.queue.runs import DirectClaim, create_run
-from plait.server.queue.threads import create_thread
-from tests.integration.server.queue.conftest import spec_text, unique
+from plait.server.queue.runs import DirectClaim
+from tests.integration.server.queue.conftest import run_on_new_thread, spec_text, unique
 
 pytestmark = pytest.mark.postgres
 
@@ -25,15 +22,8 @@ CREATIONS = 8
 async def test_creations_reuse_a_generic_plan(lone_pool: Pool, direct: bool) -> None:
     graph = await save_version(lone_pool, spec_text(unique("g")), file="<test>")
     for _ in range(CREATIONS):
-        thread = await create_thread(lone_pool, thread_id=str(uuid.uuid4()))
-        run, _ = await create_run(
-            lone_pool,
-            thread_id=thread["thread_id"],
-            graph=graph,
-            kwargs={"input": {}},
-            metadata={},
-            direct=DirectClaim("worker-1", 30.0) if direct else None,
-        )
+        claim = DirectClaim("worker-1", 30.0) if direct else None
+        run = await run_on_new_thread(lone_pool, graph, direct=claim)
         assert run.status == ("running" if direct else "pending")
     async with lone_pool.connection() as conn:
         cursor = await conn.execute(
