@@ -1,17 +1,17 @@
 /**
  * Save: validate the text on the server, show its diff against the version
  * the edit started from, ask for the new version (next free patch bump by
- * default; a new graph keeps its own) and a change note, and publish it with
- * `POST /graphs`, the layout travelling with it. When only the layout
- * changed, it is saved with the same version. "Save as" publishes the text
- * under another graph name. Server errors (422 issues, 409 version taken)
- * stay in the dialog; Ctrl/Cmd+S or Enter saves.
+ * default; a new graph keeps its own, a copy under a new name starts at 0.1.0)
+ * and a change note, and publish it with `POST /graphs`, the layout travelling
+ * with it. When only the layout changed, it is saved with the same version.
+ * "Save as" publishes the text under another graph name. Server errors (422
+ * issues, 409 version taken) stay in the dialog; Ctrl/Cmd+S or Enter saves.
  */
 
 import { useEffect, useMemo, useState } from "react";
 import { ApiError, graphs, type GraphSummary, type GraphVersionInfo, type SpecIssue } from "../api/client";
 import { layoutForSave } from "../graphs/layoutApi";
-import { fromTemplate, graphNameProblem, versionProblem } from "../graphs/newGraph";
+import { DEFAULT_VERSION, fromTemplate, graphNameProblem, versionProblem } from "../graphs/newGraph";
 import type { XY } from "../spec/layout";
 import { TextDiff } from "./TextDiff";
 import { nextFreeVersion, withVersion } from "./versioning";
@@ -41,7 +41,8 @@ export function SaveDialog(props: SaveDialogProps) {
   const { graph, baseVersion, isNew, saveAs = false, baseYaml, yaml, positions, layoutChanged, onClose, onSaved } = props;
   const textChanged = isNew || saveAs || yaml !== baseYaml;
   const [name, setName] = useState(saveAs ? "" : graph);
-  const [version, setVersion] = useState(isNew || !textChanged ? baseVersion : "");
+  // A copy under a new name starts its own history, as a new graph does.
+  const [version, setVersion] = useState(isNew || !textChanged ? baseVersion : saveAs ? DEFAULT_VERSION : "");
   const [note, setNote] = useState("");
   const [known, setKnown] = useState<GraphSummary[]>([]);
   const [check, setCheck] = useState<Check>({ state: "checking" });
