@@ -220,11 +220,16 @@ class JournalCommitter:
         return self._conn
 
     async def _release(self) -> None:
-        """Give the connection back closed: the setting must not reach other pool users."""
+        """Give the connection back without its setting, which must not reach other pool
+        users; a connection that cannot take it back is closed, and the pool replaces it."""
         if self._conn is not None:
             conn, self._conn = self._conn, None
-            await conn.close()
-            await self.pool.putconn(conn)  # the pool replaces a closed connection
+            if not (conn.closed or conn.broken):
+                try:
+                    await conn.execute("RESET plan_cache_mode")
+                except psycopg.Error:
+                    await conn.close()
+            await self.pool.putconn(conn)
 
     async def _append(
         self, batches: dict[str, list[tuple[str, Any]]], attempts: dict[str, int]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from plait.engine.store.pool import Pool
-from plait.server.graphs.versions import GraphVersion
+from plait.server.graphs.versions import GraphVersion, save_version
 from plait.server.queue import journal
 from plait.server.queue.journal import Followed, JournalEvent, JournalListener, RunGone
 from plait.server.queue.journal_writer import JournalCommitter, JournalWriter
@@ -22,7 +23,7 @@ from plait.server.queue.runs import (
     first_event,
 )
 from plait.server.queue.threads import create_thread
-from tests.integration.server.queue.conftest import unique
+from tests.integration.server.queue.conftest import spec_text, unique
 
 pytestmark = pytest.mark.postgres
 
@@ -221,6 +222,29 @@ async def test_a_committer_writes_many_runs_and_a_gone_one_fails_alone(
     for run_id in runs:
         events = await journal.read_after(qpool, run_id)
         assert [(e.seq, e.data) for e in events[1:]] == [(n + 2, {"n": n}) for n in range(4)]
+
+
+async def test_a_closed_committer_gives_its_connection_back_open_and_as_it_took_it(
+    lone_pool: Pool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its connection plans the append once (a session setting: ``_connection``). Closed,
+    the committer resets the setting and gives the connection back open, instead of
+    closed for the pool to discard with a warning, which `plait serve` logged when it
+    stopped after a run."""
+    caplog.set_level(logging.WARNING, logger="psycopg.pool")
+    graph = await save_version(lone_pool, spec_text(unique("g")), file="<test>")
+    run_id = await _run_id(lone_pool, graph)
+    async with lone_pool.connection() as conn:
+        backend = conn.info.backend_pid
+    async with JournalCommitter(lone_pool) as committer:
+        writer = JournalWriter(run_id, committer)
+        writer.emit("custom", {"n": 1})
+        await writer.close()
+    async with lone_pool.connection() as conn:
+        setting = await (await conn.execute("SHOW plan_cache_mode")).fetchone()
+        assert conn.info.backend_pid == backend
+    assert setting == {"plan_cache_mode": "auto"}
+    assert [r.getMessage() for r in caplog.records if r.name == "psycopg.pool"] == []
 
 
 class CountingCommitter(JournalCommitter):
