@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from opentelemetry import trace
-from pythonjsonlogger.json import JsonFormatter
+from pythonjsonlogger.orjson import OrjsonFormatter
 
 from plait.engine.observability import agent_role
 from plait.engine.store import EMBEDDED_LOGGER
@@ -60,40 +60,51 @@ def log_context(**fields: Any) -> Iterator[None]:
         _CONTEXT.reset(token)
 
 
+#: Each engine extra's record attribute and the field it becomes.
+_EXTRAS = tuple((f"plait_{name}", name) for name in FIELDS)
+
+
 class ContextFilter(logging.Filter):
     """Puts the context's fields, the current span and ``plait_*`` extras on each record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Annotate ``record`` (never drops it)."""
-        fields: dict[str, Any] = dict(_CONTEXT.get() or {})
+        attributes = record.__dict__
+        attributes.update(_CONTEXT.get() or ())
         role = agent_role()
         if role is not None:
-            fields["agent_role"] = role
+            attributes["agent_role"] = role
         span = trace.get_current_span().get_span_context()
         if span.is_valid:
-            fields["trace_id"] = f"{span.trace_id:032x}"
-            fields["span_id"] = f"{span.span_id:016x}"
-        for name in FIELDS:
-            extra = record.__dict__.pop(f"plait_{name}", None)
-            if extra is not None:
-                fields[name] = extra
-        for name, value in fields.items():
-            setattr(record, name, value)
-        record.plait_fields = " ".join(
-            f"{name}={fields[name]}" for name in FIELDS if fields.get(name) is not None
-        )
+            attributes["trace_id"] = f"{span.trace_id:032x}"
+            attributes["span_id"] = f"{span.span_id:016x}"
+        for extra, name in _EXTRAS:
+            if extra in attributes:
+                value = attributes.pop(extra)
+                if value is not None:
+                    attributes[name] = value
         return True
 
 
-class _JsonFormatter(JsonFormatter):
-    """JSON lines without the text formatter's helper field."""
+class _JsonFormatter(OrjsonFormatter):
+    """JSON lines (orjson: the server writes a few per run) without uvicorn's coloured copy."""
 
     def add_fields(
         self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]
     ) -> None:
         super().add_fields(log_data, record, message_dict)
-        log_data.pop("plait_fields", None)
-        log_data.pop("color_message", None)  # uvicorn's copy of the message with ANSI colours
+        log_data.pop("color_message", None)
+
+
+class _TextFormatter(logging.Formatter):
+    """``time level logger: message`` and the line's fields as ``name=value``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        attributes = record.__dict__
+        record.plait_fields = " ".join(
+            f"{name}={attributes[name]}" for name in FIELDS if attributes.get(name) is not None
+        )
+        return super().format(record)
 
 
 def log_format(env: Mapping[str, str] | None = None, stream: Any = None) -> str:
@@ -120,7 +131,7 @@ def make_handler(fmt: str, stream: Any = None) -> logging.Handler:
         )
     else:
         handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s %(plait_fields)s")
+            _TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s %(plait_fields)s")
         )
     handler.addFilter(ContextFilter())
     return handler
@@ -143,6 +154,14 @@ def configure_logging(
             f"unknown log level {level_name!r} (--log-level or {LEVEL_ENV}); "
             "use DEBUG, INFO, WARNING, ERROR or CRITICAL"
         )
+    # What no line shows is not gathered for each record (the logging HOWTO's
+    # "Optimization"): the calling frame, the thread and the process.
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
+    if sys.version_info >= (3, 12):
+        logging.logAsyncioTasks = False
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

@@ -74,6 +74,23 @@ def test_lines_logged_for_an_agent_carry_its_role(
     assert "agent_role" not in after
 
 
+def test_text_lines_end_with_the_context_as_name_value_pairs() -> None:
+    stream = io.StringIO()
+    logger = logging.getLogger("plait.test.text")
+    handler = make_handler("text", stream)
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        with log_context(run_id="r1", graph="g"):
+            logger.warning("tool failed", extra={"plait_tool": "lookup", "plait_status": None})
+        logger.warning("outside")
+    finally:
+        logger.removeHandler(handler)
+    inside, outside = stream.getvalue().splitlines()
+    assert inside.endswith("WARNING plait.test.text: tool failed run_id=r1 graph=g tool=lookup")
+    assert outside.endswith("WARNING plait.test.text: outside ")
+
+
 def test_the_format_is_json_unless_stderr_is_a_terminal() -> None:
     class Tty(io.StringIO):
         def isatty(self) -> bool:
