@@ -176,6 +176,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
                 specs_dir=settings.specs_dir,
                 max_attempts=settings.max_attempts,
                 webhook_policy=settings.webhooks,
+                listener=listener,
             )
             if in_process
             else None

@@ -15,7 +15,10 @@ hint: a subscriber re-reads the table after its last seq whenever a batch
 does not follow on from what it has (a missed or oversized notification,
 a reconnect), so nothing is lost or repeated. A new subscriber reads the table
 first, unless it followed the run from before the run was committed
-(:meth:`JournalListener.follow`): then every event was notified to it.
+(:meth:`JournalListener.follow`): then every event was notified to it. A
+worker in the listener's own process also hands it the events it commits with a
+run's end (:meth:`JournalListener.committed`): its streams need not wait for the
+notification, which repeats them.
 
 A new run also announces its thread on the channel (``thread:<digest of its id>``,
 :func:`thread_hint`): a stream that follows a thread from run to run waits for
@@ -586,6 +589,17 @@ class JournalListener:
             return
         for sub in subscribers:
             sub.deliver(seq, pairs, self._buffered_batches)
+
+    def committed(self, run_id: str, first: int, batch: str) -> None:
+        """Hand ``run_id``'s events this process has just committed (``batch``: their JSON
+        list of ``[event, data]``, from seq ``first``) to the run's subscribers, as their
+        notification will: a stream of a run this process executes need not wait for
+        it. The notification repeats them, and a subscriber skips what it has."""
+        subscribers = self._wakers.get(run_id)
+        if subscribers:
+            pairs = orjson.loads(batch)
+            for sub in subscribers:
+                sub.deliver(first, pairs, self._buffered_batches)
 
     def _not_listening(self) -> None:
         """The connection is lost or closed: subscribers poll, watchers are told."""

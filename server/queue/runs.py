@@ -1144,6 +1144,7 @@ async def finish_run(
     events: Sequence[tuple[str, Any]] = (),
     webhook: bool = True,
     before: tuple[str, Sequence[Any]] | None = None,
+    listener: journal.JournalListener | None = None,
 ) -> bool:
     """Record how a run ended and journal its ``end``, only if ``worker_id`` holds its lease
     (for ``attempt``, when given: the executor always gives it).
@@ -1172,6 +1173,9 @@ async def finish_run(
     the end commits in one round trip instead of two. ``before`` is a statement to run
     first in the same transaction (with binary parameters): the checkpoint of the run's
     last step, behind the lease's fence (a refusal raises the fence's error).
+    ``listener`` is this process's: the last events and the ``end`` are handed to its
+    subscribers once committed, before their notification comes back
+    (:meth:`~plait.server.queue.journal.JournalListener.committed`).
     """
     status = status_of(check_ending(state))
     after: ThreadStatus = (
@@ -1225,7 +1229,9 @@ async def finish_run(
             async with conn.transaction():
                 await _refuse_forbidden(conn, run_id, worker_id, attempt, state)
             return False
-        return True
+    if listener is not None:
+        listener.committed(run_id, row["first_seq"], batch)
+    return True
 
 
 async def _owe_after_end(
@@ -1313,7 +1319,7 @@ SELECT pg_notify(%(events)s, CASE WHEN %(payload)s::text IS NULL THEN %(run_id)s
                   ELSE %(run_id)s || ' ' || finished.first_seq || ' ' || %(payload)s END),
        (SELECT pg_notify(%(runs)s, waiting.run_id) FROM waiting),
        (SELECT pg_notify(%(runs)s, capped.run_id) FROM capped),
-       finished.webhook
+       finished.webhook, finished.first_seq
 FROM finished
 """
 

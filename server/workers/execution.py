@@ -63,7 +63,7 @@ from plait.server.operations import metrics
 from plait.server.queue import runs, timers
 from plait.server.queue.defaults import DEFAULT_MAX_ATTEMPTS, TOOL_LEASE_SECONDS_ENV
 from plait.server.queue.fenced import FencedCheckpointer
-from plait.server.queue.journal import RunGone, append_runs
+from plait.server.queue.journal import JournalListener, RunGone, append_runs
 from plait.server.queue.journal_writer import JournalCommitter, JournalWriter
 from plait.server.queue.leases import Lease, LeaseLost, fenced_transaction, refused_as
 from plait.server.queue.runs import Run
@@ -176,6 +176,7 @@ async def execute_run(
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     items: AsyncPostgresStore | None = None,
     read_ahead: ReadAhead | None = None,
+    listener: JournalListener | None = None,
 ) -> Outcome:
     """Run ``run`` to its end and record it; return how it ended.
 
@@ -189,6 +190,8 @@ async def execute_run(
     (:mod:`plait.server.workers.run_tracing`). Its nodes' ``get_store()`` is ``items`` as the
     run's tenant sees it (:class:`plait.engine.store.items.TenantStore`). ``read_ahead``
     is the read of its first checkpoint the caller already sent (:func:`read_ahead`).
+    ``listener``, this process's, gets the run's last events and ``end`` as they commit
+    (:func:`runs.finish_run`), and its streams send them before the attempt's own end.
     """
     async with run_tracing.observed_attempt(run, pool) as traced:
         limit = runs.max_attempts_of(run, max_attempts)
@@ -209,6 +212,7 @@ async def execute_run(
                 traced=traced,
                 items=items,
                 read_ahead=read_ahead,
+                listener=listener,
             )
             return outcome
         except (RunGone, LeaseLost) as refused:
@@ -265,6 +269,7 @@ async def _execute(
     traced: RunTrace,
     items: AsyncPostgresStore | None,
     read_ahead: ReadAhead | None,
+    listener: JournalListener | None,
 ) -> Outcome:
     """:func:`execute_run` inside the attempt's trace and log context."""
     plan = plan_stream(run.kwargs.get("stream_mode"), bool(run.kwargs.get("stream_subgraphs")))
@@ -330,7 +335,7 @@ async def _execute(
     last_events = await writer.drain()
     try:
         return await _finish(
-            run, pool, saver, status, error, found, live.marks, compiled, last_events
+            run, pool, saver, status, error, found, live.marks, compiled, last_events, listener
         )
     except BaseException:
         with contextlib.suppress(Exception):
@@ -357,6 +362,7 @@ async def _finish(
     marks: RunMarks,
     compiled: CompiledSpec | None,
     last_events: list[tuple[str, Any]],
+    listener: JournalListener | None,
 ) -> Outcome:
     """Record the end of a run that ran to it, with its ``last_events`` and the checkpoint of
     its last step (held by ``saver``: one transaction); return ``status``."""
@@ -389,8 +395,13 @@ async def _finish(
                 events=last_events,
                 webhook=_has_webhook(run),
                 before=last_checkpoint,
+                listener=listener,
             )
     if ended:
+        if listener is not None:
+            # The streams the listener woke send the end before the attempt's own
+            # bookkeeping (its metrics, its last log line) runs on this loop.
+            await asyncio.sleep(0)
         metrics.run_ended(run.graph, state)
     return status
 

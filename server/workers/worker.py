@@ -49,6 +49,7 @@ from plait.server.operations import metrics
 from plait.server.queue import queueing, runs
 from plait.server.queue.defaults import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS
 from plait.server.queue.fenced import FencedToolResultStore
+from plait.server.queue.journal import JournalListener
 from plait.server.queue.journal_writer import JournalCommitter
 from plait.server.queue.runs import DirectClaim, Run
 from plait.server.workers.admission import Admission, LoopLag
@@ -101,6 +102,7 @@ class Worker:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         webhook_policy: WebhookPolicy | None = None,
         aging_seconds: float | None = None,
+        listener: JournalListener | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("a worker needs a concurrency of at least 1")
@@ -127,6 +129,8 @@ class Worker:
         self.tool_results = tool_results
         # One writer for the events of all its runs: one commit per round, not per run.
         self.journal = JournalCommitter(pool, owner=self.worker_id)
+        # The API's, when the worker runs in its process: streams get a run's end at its commit.
+        self.listener = listener
         # Resumes threads parked on MCP tasks (server/workers/mcp_task_poller.py).
         self.mcp_tasks = McpTaskPoller(pool)
         # LangGraph's long-term store for its runs' nodes; it needs the running loop (run()).
@@ -328,6 +332,7 @@ class Worker:
                 max_attempts=self.max_attempts,
                 items=self.items,
                 read_ahead=ahead,
+                listener=self.listener,
             )
         except Exception:
             # Recording the end failed (e.g. the database went away): the lease

@@ -371,6 +371,52 @@ async def test_a_subscriber_gets_a_finishing_run_s_last_events_and_end(
     assert events == await journal.read_after(qpool, run_id)
 
 
+class DeafListener(CountingListener):
+    """A listener that hears no notification: only what its own process hands it."""
+
+    def _dispatch(self, payload: str) -> None:
+        return
+
+
+async def test_a_finishing_run_s_end_reaches_this_process_s_streams_at_its_commit(
+    qpool: Pool, qgraph: GraphVersion
+) -> None:
+    """A worker in the API's process gives its listener the end it commits: the run's
+    stream ends without the notification, and without reading the table."""
+    deaf = DeafListener(qpool, poll_seconds=3600.0)
+    async with asyncio.timeout(WAIT_SECONDS):
+        await deaf.start()
+    try:
+        followed = await _followed_run(qpool, qgraph, deaf)
+        worker = unique("w")
+        [claimed] = [
+            r for r in await claim_runs(qpool, worker, 100, 60.0) if r.run_id == followed.run_id
+        ]
+        last = [("values", {"n": 1}), ("values", {"n": 2})]
+        assert await finish_run(
+            qpool,
+            followed.run_id,
+            worker,
+            "succeeded",
+            attempt=claimed.attempt,
+            events=last,
+            listener=deaf,
+        )
+        # After the metadata event, which the API hands its stream itself.
+        async with asyncio.timeout(WAIT_SECONDS):
+            events = [event async for batch in followed.batches(1) for event in batch]
+    finally:
+        await deaf.stop()
+
+    assert [(e.seq, e.event, e.data) for e in events] == [
+        (2, "values", {"n": 1}),
+        (3, "values", {"n": 2}),
+        (4, "end", None),
+    ]
+    assert events == (await journal.read_after(qpool, followed.run_id))[1:]
+    assert deaf.reads == 0
+
+
 async def test_a_lost_lease_writes_neither_the_last_events_nor_the_end(
     qpool: Pool, qgraph: GraphVersion
 ) -> None:
