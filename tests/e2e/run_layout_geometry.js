@@ -26,8 +26,7 @@
     for (let s = 0; s <= length; s += 3) {
       const at = path.getPointAtLength(s);
       const p = new DOMPoint(at.x, at.y).matrixTransform(matrix);
-      for (const n of nodes)
-        if (n.id !== source && n.id !== target && p.x > n.l + 1 && p.x < n.r - 1 && p.y > n.t + 1 && p.y < n.b - 1) crossed.add(n.id);
+      for (const n of nodes) if (n.id !== source && n.id !== target && p.x > n.l + 1 && p.x < n.r - 1 && p.y > n.t + 1 && p.y < n.b - 1) crossed.add(n.id);
     }
     for (const id of crossed) crossings.push(`${source}->${target} through ${id}`);
   }
@@ -39,4 +38,4 @@
   const covered = miniShown ? guarded.filter((el) => hit(box(mini), box(el))).map((el) => el.dataset.id || el.className) : [];
   const ids = Object.fromEntries(nodes.map((n) => [n.id, n]));
   return { count: nodes.length, edges, overlaps, crossings, outside, covered, miniShown, canvasWidth: frame.r - frame.l, ids };
-}
+};

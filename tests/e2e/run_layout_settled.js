@@ -8,4 +8,4 @@
     const r = n.getBoundingClientRect();
     return r.left >= f.left - 1 && r.right <= f.right + 1 && r.top >= f.top - 1 && r.bottom <= f.bottom + 1;
   });
-}
+};

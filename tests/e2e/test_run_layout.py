@@ -51,6 +51,8 @@ HERE = Path(__file__).resolve().parent
 GEOMETRY_JS = (HERE / "run_layout_geometry.js").read_text(encoding="utf-8")
 #: True once every node is measured and inside the canvas (the view re-fits after a pane opens).
 ALL_INSIDE_JS = (HERE / "run_layout_settled.js").read_text(encoding="utf-8")
+#: What a waiting node's approval card lies on, once card and view have stopped moving.
+CARD_JS = (HERE / "approval_card_geometry.js").read_text(encoding="utf-8")
 
 
 def loop_spec(size: int) -> str:
@@ -183,6 +185,37 @@ def test_every_example_stays_readable_through_a_run(
             # Closing the run view brings the code panes back.
             page.get_by_test_id("toolbar-run").click()
             expect(page.get_by_test_id("code-panes")).to_be_visible()
+
+
+@pytest.mark.parametrize(("width", "height", "share"), SIZES, ids=["1440x900", "1280x720"])
+def test_the_approval_card_lies_on_no_label_and_no_node(
+    page: Page, layout_server: Cluster, width: int, height: int, share: float
+) -> None:
+    """The refund parked on `approve`, started from the Run panel: its card sits beside the
+    node, whole inside the canvas, on none of the edges' labels (which say where each
+    decision leads), none of the other nodes and neither the minimap nor the controls."""
+    page.set_viewport_size({"width": width, "height": height})
+    with guarded(page):
+        open_graph(page, layout_server.url, "refund-approval", "1.0.0")
+        page.get_by_test_id("toolbar-run").click()
+        form = page.get_by_test_id("run-input-form")
+        form.locator('[name="order_id"]').fill("A-1002")
+        form.locator('[name="amount"]').fill("180")
+        page.get_by_test_id("run-start").click()
+        expect(page.get_by_test_id("run-phase")).to_have_attribute(
+            "data-phase", "waiting", timeout=30_000
+        )
+        expect(page.locator('[data-testid="approval-card"][data-node="approve"]')).to_be_visible()
+        card = page.evaluate(CARD_JS)
+        assert card is not None
+        where = f"{width}x{height}, card {card['side']} of approve"
+        assert card["labels"] == [], f"{where}: the card lies on the labels {card['labels']}"
+        assert card["nodes"] == [], f"{where}: the card lies on the nodes {card['nodes']}"
+        assert card["panels"] == [], f"{where}: the card lies on {card['panels']}"
+        assert card["inside"], f"{where}: the card leaves the canvas: {card}"
+        assert card["beside"], f"{where}: the card is not beside its node: {card}"
+        # The rest of the run view stays readable with the card shown.
+        assert_readable(page, where, all_in_view=False)
 
 
 def test_a_looping_graph_reads_top_to_bottom(page: Page, layout_server: Cluster) -> None:

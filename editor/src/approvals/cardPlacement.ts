@@ -1,14 +1,17 @@
 /**
  * Where an approval card goes beside its node, in screen pixels: the side of
- * the node (bottom, right, left, top) and how far to pan the view so node
- * and card sit inside the canvas, clear of what floats over it (minimap,
- * controls, panes). The side that needs the least panning wins, bottom first
- * on a tie; what the card covers of the graph's other nodes, or what the pan pushes
- * of them under an obstacle or off the canvas (a node the pan cuts off at all counts
- * whole), costs as a long pan would (so a side that hides none wins unless it needs a
- * much longer pan); the edges' labels, which say where each decision leads, count the
- * same way at less; when node and card cannot both fit, the card alone must. While the
- * view is not to be panned, a side that needs no pan wins.
+ * the node (bottom, right, left, top), where along that side (centred, or
+ * flush with one end of the node), and how far to pan the view, and zoom it
+ * out, so node and card sit inside the canvas, clear of what floats over it
+ * (minimap, controls, panes). What is worst is the card lying on the graph:
+ * another node or an edge's label (which says where each decision leads) it
+ * touches at all costs more than any pan or zoom, so a placement that covers
+ * nothing wins whenever one exists. Then what the pan or zoom pushes of the
+ * other nodes or labels under an obstacle or off the canvas (a node cut off
+ * at all counts whole); then zooming out (a little, and only as far as the
+ * caller allows); then the length of the pan, bottom first and centred on a
+ * tie. When node and card cannot both fit, the card alone must. While the
+ * view is not to be panned, a placement that needs no pan or zoom wins.
  */
 
 export interface Rect {
@@ -19,10 +22,15 @@ export interface Rect {
 }
 
 export type Side = "bottom" | "right" | "left" | "top";
+/** Along the side: flush with the node's start (left or top), centred, or flush with its end. */
+export type Align = "start" | "center" | "end";
 
 export interface Placement {
   side: Side;
-  /** Pan the view by this much (0, 0: it fits as it is). */
+  align: Align;
+  /** Zoom the view by this factor about the node's centre first (1: as it is). */
+  zoom: number;
+  /** Then pan the view by this much (0, 0: it fits as it is). */
   shift: { x: number; y: number };
   /** False when nothing fits: the card is shown as well as it can be. */
   fits: boolean;
@@ -46,16 +54,26 @@ export interface PlacementInput {
   /** False when the view will not be panned (it moves under the person's hand): a side
    * that needs a pan would leave the card partly out of sight, so one that needs none wins. */
   canPan?: boolean;
+  /** Factors the view may be zoomed out by about the node's centre, each below 1 (none: never). */
+  zoomOut?: number[];
 }
 
 /** Order of preference, as a cost in pixels of panning. */
 const SIDE_COST: Record<Side, number> = { bottom: 0, right: 24, left: 48, top: 72 };
+const ALIGN_COST: Record<Align, number> = { center: 0, start: 16, end: 16 };
 /** Showing the card but not its whole node costs more than any pan. */
 const NODE_CUT_COST = 1e6;
-/** Hiding another node whole costs as much as a pan of this many pixels (part of it, part). */
-const COVER_COST = 400;
-/** Hiding an edge's label whole costs as much as a pan of this many pixels. */
-const LABEL_COST = 150;
+/** The card lying on another node, or on an edge's label, at all: more than any pan or zoom. */
+const COVER_NODE_COST = 20000;
+const COVER_LABEL_COST = 10000;
+/** The pan hiding another node whole costs as much as a pan of this many pixels (part of it, part). */
+const PUSH_NODE_COST = 400;
+/** The pan hiding an edge's label whole costs as much as a pan of this many pixels. */
+const PUSH_LABEL_COST = 150;
+/** Zooming out by a factor f costs as much as a pan of (1 - f) times this many pixels. */
+const ZOOM_COST = 1500;
+/** A pan shorter than this, or a zoom closer to 1, is none (the view's own rounding). */
+const STILL = 0.5;
 
 const width = (r: Rect) => r.right - r.left;
 const height = (r: Rect) => r.bottom - r.top;
@@ -69,10 +87,12 @@ const union = (a: Rect, b: Rect): Rect => ({
 });
 const grow = (r: Rect, by: number): Rect => ({ left: r.left - by, top: r.top - by, right: r.right + by, bottom: r.bottom + by });
 
-/** The card's rectangle on `side` of `node` (centred on it, as a node toolbar aligns it). */
-export function cardRect(node: Rect, card: { width: number; height: number }, side: Side, gap: number): Rect {
-  const cx = (node.left + node.right) / 2;
-  const cy = (node.top + node.bottom) / 2;
+/** The card's rectangle on `side` of `node`, placed along it as a node toolbar with `align` places it. */
+export function cardRect(node: Rect, card: { width: number; height: number }, side: Side, gap: number, align: Align = "center"): Rect {
+  const along = { start: 0, center: 0.5, end: 1 }[align];
+  // The card's own point at that fraction of it meets the node's point at that fraction of the side.
+  const cx = node.left + width(node) * along + card.width * (0.5 - along);
+  const cy = node.top + height(node) * along + card.height * (0.5 - along);
   const at = (left: number, top: number): Rect => ({ left, top, right: left + card.width, bottom: top + card.height });
   switch (side) {
     case "bottom":
@@ -123,55 +143,79 @@ function overlap(r: Rect, clip: Rect): number {
 }
 
 /**
- * How much of the other nodes (or labels) would be out of sight, in nodes (a half-hidden
- * node counts 0.5): under the card, under an obstacle or outside the canvas, once the view
- * pans by `shift`. One the pan takes partly out of sight, however little, counts whole: a
- * node cut off at the canvas edge or under a control looks broken, where the card laid
- * over a corner of one does not.
+ * How much of the other nodes (or labels) the pan by `shift` takes out of sight, in nodes
+ * (a half-hidden node counts 0.5): under an obstacle or outside the canvas. One the pan
+ * takes partly out of sight, however little, counts whole: a node cut off at the canvas
+ * edge or under a control looks broken.
  */
-function hidden(others: Rect[], card: Rect, area: Rect, obstacles: Rect[], shift: { x: number; y: number }): number {
+function pushed(others: Rect[], area: Rect, obstacles: Rect[], shift: { x: number; y: number }, before: Rect[]): number {
   let total = 0;
-  for (const other of others) {
-    const r = { left: other.left + shift.x, right: other.right + shift.x, top: other.top + shift.y, bottom: other.bottom + shift.y };
+  others.forEach((other, i) => {
+    const r = moved(other, shift);
     const size = width(r) * height(r);
-    if (size <= 0) continue;
-    const outOfSight = (box: Rect) => size - overlap(box, area) + obstacles.reduce((sum, o) => sum + overlap(box, o), 0);
+    if (size <= 0) return;
+    const outOfSight = (box: Rect) => width(box) * height(box) - overlap(box, area) + obstacles.reduce((sum, o) => sum + overlap(box, o), 0);
     const after = outOfSight(r);
-    const pushed = after > 0 && outOfSight(other) === 0 ? size : after;
-    total += Math.min(1, (pushed + overlap(other, card)) / size);
-  }
+    const was = outOfSight(before[i]);
+    total += Math.min(1, after > 0.5 && was <= 0.5 ? 1 : after / size);
+  });
   return total;
 }
 
-/** Decide the card's side and the pan that shows it (see the module comment). */
-export function placeCard({ node, card, area, obstacles, others = [], labels = [], gap, margin, canPan = true }: PlacementInput): Placement {
+/** How many of `others` the card touches (a sliver counts: it lies on them). */
+const covered = (others: Rect[], card: Rect) => others.filter((other) => overlap(other, card) > 1).length;
+
+const moved = (r: Rect, by: { x: number; y: number }): Rect => ({ left: r.left + by.x, right: r.right + by.x, top: r.top + by.y, bottom: r.bottom + by.y });
+
+/** `r` as the view zoomed by `f` about the point `c` shows it. */
+const scaled = (r: Rect, f: number, c: { x: number; y: number }): Rect =>
+  f === 1 ? r : { left: c.x + (r.left - c.x) * f, right: c.x + (r.right - c.x) * f, top: c.y + (r.top - c.y) * f, bottom: c.y + (r.bottom - c.y) * f };
+
+/** Decide the card's side, its place along it and the pan (and zoom) that shows it (see the module comment). */
+export function placeCard({ node, card, area, obstacles, others = [], labels = [], gap, margin, canPan = true, zoomOut = [] }: PlacementInput): Placement {
   const rooms = freeRects(
     grow(area, -margin),
     obstacles.map((o) => grow(o, margin)),
   );
+  const centre = { x: (node.left + node.right) / 2, y: (node.top + node.bottom) / 2 };
   let best: (Placement & { cost: number }) | null = null;
-  for (const side of Object.keys(SIDE_COST) as Side[]) {
-    const placed = cardRect(node, card, side, gap);
-    for (const [box, extra] of [
-      [union(node, placed), 0],
-      [placed, NODE_CUT_COST],
-    ] as const) {
-      for (const room of rooms) {
-        if (width(box) > width(room) || height(box) > height(room)) continue;
-        const shift = shiftInto(box, room);
-        const hiding = COVER_COST * hidden(others, placed, area, obstacles, shift) + LABEL_COST * hidden(labels, placed, area, obstacles, shift);
-        const unpanned = !canPan && (shift.x !== 0 || shift.y !== 0) ? NODE_CUT_COST : 0;
-        const cost = Math.abs(shift.x) + Math.abs(shift.y) + SIDE_COST[side] + hiding + extra + unpanned;
-        if (!best || cost < best.cost) best = { side, shift, fits: true, cost };
+  for (const zoom of [1, ...zoomOut.filter((f) => f > 0 && f < 1)]) {
+    const zoomedNode = scaled(node, zoom, centre);
+    const zoomedOthers = others.map((o) => scaled(o, zoom, centre));
+    const zoomedLabels = labels.map((l) => scaled(l, zoom, centre));
+    for (const side of Object.keys(SIDE_COST) as Side[]) {
+      for (const align of Object.keys(ALIGN_COST) as Align[]) {
+        const placed = cardRect(zoomedNode, card, side, gap, align);
+        // Where it lies on the graph does not change with the pan: the card pans with it.
+        const lying = COVER_NODE_COST * covered(zoomedOthers, placed) + COVER_LABEL_COST * covered(zoomedLabels, placed);
+        for (const [box, extra] of [
+          [union(zoomedNode, placed), 0],
+          [placed, NODE_CUT_COST],
+        ] as const) {
+          for (const room of rooms) {
+            if (width(box) > width(room) || height(box) > height(room)) continue;
+            const found = shiftInto(box, room);
+            const shift = { x: Math.abs(found.x) < STILL ? 0 : found.x, y: Math.abs(found.y) < STILL ? 0 : found.y };
+            const hiding =
+              PUSH_NODE_COST * pushed(zoomedOthers, area, obstacles, shift, others) + PUSH_LABEL_COST * pushed(zoomedLabels, area, obstacles, shift, labels);
+            const still = shift.x === 0 && shift.y === 0 && zoom === 1;
+            const unpanned = !canPan && !still ? NODE_CUT_COST : 0;
+            const cost =
+              Math.abs(shift.x) + Math.abs(shift.y) + SIDE_COST[side] + ALIGN_COST[align] + ZOOM_COST * (1 - zoom) + lying + hiding + extra + unpanned;
+            if (!best || cost < best.cost) best = { side, align, zoom, shift, fits: true, cost };
+          }
+        }
       }
     }
   }
-  if (best) return { side: best.side, shift: best.shift, fits: true };
+  if (best) return { side: best.side, align: best.align, zoom: best.zoom, shift: best.shift, fits: true };
   // Too small for the card anywhere: at least its top-left corner (title, buttons start) in view.
   const placed = cardRect(node, card, "bottom", gap);
   const inner = grow(area, -margin);
   return {
     side: "bottom",
+    align: "center",
+    zoom: 1,
     shift: { x: Math.max(inner.left - placed.left, Math.min(0, inner.right - placed.right)), y: inner.top - placed.top },
     fits: false,
   };

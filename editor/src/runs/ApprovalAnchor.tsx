@@ -1,22 +1,26 @@
 /**
  * The approval card of a waiting node, anchored beside it (a React Flow
- * NodeToolbar, drawn at screen scale above the canvas). Its side is chosen
- * so node and card stay inside the canvas and clear of the minimap, the
- * controls and any pane over the canvas, hiding no other node where it can;
- * when no side fits as the view stands, the view pans (when the card
- * appears, or it or the canvas resizes). While that pan animates, the side
- * stays: the view passes through states the card was not placed for, and a
- * card that jumps sides while it is read is worse than one that covers a
- * label; the side is checked again against where the pan ended (or once it
- * would have: a pan the person interrupts never reports its end, so a second
- * later). The first placement may pan too, so the card shows on its final side
- * from its first frame.
+ * NodeToolbar, drawn at screen scale above the canvas). Its side, and where
+ * along that side, are chosen (approvals/cardPlacement.ts) so node and card
+ * stay inside the canvas and clear of the minimap, the controls and any pane
+ * over the canvas, and the card lies on none of the graph's other nodes and
+ * edge labels wherever a placement allows it; when none fits as the view
+ * stands, the view pans, and zooms out a little if a pan alone cannot make
+ * room (when the card appears, when it or the canvas resizes, and once the
+ * view settles after a move that was not the person's, such as a fit). While
+ * that pan animates, the placement stays: the view passes through states the
+ * card was not placed for, and a card that jumps sides while it is read is
+ * worse than one that covers a label; it is checked again against where the
+ * pan ended (or once it would have: a pan interrupted never reports its end,
+ * so a second later). While the person moves the view, the card follows
+ * without panning it back. The first placement may pan too, so the card
+ * shows on its final side from its first frame.
  */
 
 import { NodeToolbar, Position, useReactFlow, useStore } from "@xyflow/react";
 import { useCallback, useLayoutEffect, useRef, useState } from "react";
 import { decisionFailed, decisionResumed, decisionSent } from "../approvals/decisionFeedback";
-import { placeCard, type Rect, type Side } from "../approvals/cardPlacement";
+import { placeCard, type Align, type Rect, type Side } from "../approvals/cardPlacement";
 import type { Decision } from "../api/client";
 import { useEditorStore } from "../store/editorStore";
 import { ApprovalCard } from "./ApprovalCard";
@@ -30,6 +34,13 @@ const CARD_WIDTH = 340;
 const MIN_CARD_WIDTH = 220;
 /** How long the view's pan to the card animates. */
 const PAN_MS = 200;
+/** How far the view may be zoomed out to make room for the card: by these factors, never below MIN_ZOOM. */
+const ZOOM_OUT = [0.95, 0.9, 0.85, 0.8, 0.75, 0.7];
+const MIN_ZOOM = 0.5;
+/** A view move this soon after the person's pointer or wheel on the canvas is theirs (ms). */
+const PERSON_MS = 1000;
+/** A move that was not the person's (a fit) is placed for once the view has been still this long (ms). */
+const SETTLE_MS = 250;
 const POSITION: Record<Side, Position> = { bottom: Position.Bottom, top: Position.Top, left: Position.Left, right: Position.Right };
 /** What floats over the canvas: React Flow's panels (minimap, controls) and panes that mark themselves. */
 const OBSTACLES = ".react-flow__panel, [data-overlays-canvas]";
@@ -47,12 +58,17 @@ export function ApprovalAnchor({ nodeId }: { nodeId: string }) {
 function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRequest }) {
   const flow = useReactFlow();
   const [side, setSide] = useState<Side>("bottom");
+  const [align, setAlign] = useState<Align>("center");
   const [width, setWidth] = useState(CARD_WIDTH);
   const card = useRef<HTMLDivElement>(null);
   // Our own pan while it animates (null: none): the view moves, the card keeps its side.
   const panning = useRef<object | null>(null);
   // Re-evaluated as the view moves (the side only; panning is for appearing and resizing).
   const transform = useStore((s) => s.transform.join(","));
+
+  // When the person last touched the canvas (pointer, wheel) and whether a pointer is down on it.
+  const touched = useRef({ at: -Infinity, down: false });
+  const byPerson = useCallback(() => touched.current.down || performance.now() - touched.current.at < PERSON_MS, []);
 
   const place = useCallback(
     (pan: boolean) => {
@@ -83,35 +99,78 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
         others,
         labels,
         canPan: pan,
+        zoomOut: ZOOM_OUT.filter((f) => flow.getViewport().zoom * f >= MIN_ZOOM),
         gap: GAP,
         margin: MARGIN,
       });
       setSide(placed.side);
-      if (pan && (placed.shift.x !== 0 || placed.shift.y !== 0)) {
+      setAlign(placed.align);
+      if (pan && (placed.shift.x !== 0 || placed.shift.y !== 0 || placed.zoom !== 1)) {
         const { x, y, zoom } = flow.getViewport();
+        // Zoomed about the node's centre (in the canvas's own pixels), then panned.
+        const nodeBox = node.getBoundingClientRect();
+        const cx = (nodeBox.left + nodeBox.right) / 2 - view.left;
+        const cy = (nodeBox.top + nodeBox.bottom) / 2 - view.top;
+        const f = placed.zoom;
         const thisPan = {};
         panning.current = thisPan;
         const ended = () => {
           if (panning.current !== thisPan) return; // already ended, or a later pan is on
           panning.current = null;
-          place(false);
+          place(!byPerson());
         };
-        void flow.setViewport({ x: x + placed.shift.x, y: y + placed.shift.y, zoom }, { duration: PAN_MS }).then(ended);
+        const target = { x: cx + (x - cx) * f + placed.shift.x, y: cy + (y - cy) * f + placed.shift.y, zoom: zoom * f };
+        void flow.setViewport(target, { duration: PAN_MS }).then(ended);
         // A pan interrupted (the person drags, the view is fitted) never resolves: end it anyway,
         // late enough that a slow frame of a pan still under way is not taken for one.
         window.setTimeout(ended, PAN_MS + 1000);
       }
     },
-    [flow, nodeId, width],
+    [flow, nodeId, width, byPerson],
   );
 
   // The first placement may pan (the card appears): placed without, it would show on the
   // side that needs none for a frame, then move when the resize observer's placement pans.
+  // Later moves of the view: the person's are followed without a pan (the view is theirs);
+  // any other (a fit) is placed for, pan and all, once the view is still.
   const shown = useRef(false);
   useLayoutEffect(() => {
-    place(!shown.current);
-    shown.current = true;
-  }, [place, transform]);
+    if (!shown.current) {
+      shown.current = true;
+      place(true);
+      return;
+    }
+    if (byPerson()) {
+      place(false);
+      return;
+    }
+    const settled = window.setTimeout(() => place(!byPerson()), SETTLE_MS);
+    return () => window.clearTimeout(settled);
+  }, [place, transform, byPerson]);
+
+  useLayoutEffect(() => {
+    const canvas = document.querySelector(`.react-flow__node[data-id="${CSS.escape(nodeId)}"]`)?.closest(".react-flow");
+    if (!canvas) return;
+    const touch = (down?: boolean) => () => {
+      touched.current = { at: performance.now(), down: down ?? touched.current.down };
+    };
+    const listeners: [string, () => void][] = [
+      ["pointerdown", touch(true)],
+      ["wheel", touch()],
+      ["touchstart", touch(true)],
+    ];
+    const ups: [string, () => void][] = [
+      ["pointerup", touch(false)],
+      ["pointercancel", touch(false)],
+      ["touchend", touch(false)],
+    ];
+    for (const [name, listener] of listeners) canvas.addEventListener(name, listener, { capture: true, passive: true });
+    for (const [name, listener] of ups) window.addEventListener(name, listener, { capture: true, passive: true });
+    return () => {
+      for (const [name, listener] of listeners) canvas.removeEventListener(name, listener, { capture: true });
+      for (const [name, listener] of ups) window.removeEventListener(name, listener, { capture: true });
+    };
+  }, [nodeId]);
 
   useLayoutEffect(() => {
     const element = card.current;
@@ -125,8 +184,8 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
   }, [place, nodeId]);
 
   return (
-    <NodeToolbar nodeId={nodeId} isVisible position={POSITION[side]} offset={GAP}>
-      <div ref={card} className="approval-anchor" data-testid="approval-anchor" data-side={side} style={{ width }}>
+    <NodeToolbar nodeId={nodeId} isVisible position={POSITION[side]} align={align} offset={GAP}>
+      <div ref={card} className="approval-anchor" data-testid="approval-anchor" data-side={side} data-align={align} style={{ width }}>
         <ApprovalCard approval={approval} onDecide={(decision) => decideHere(approval, decision)} />
       </div>
     </NodeToolbar>
