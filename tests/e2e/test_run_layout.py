@@ -187,9 +187,11 @@ def test_every_example_stays_readable_through_a_run(
             expect(page.get_by_test_id("code-panes")).to_be_visible()
 
 
-@pytest.mark.parametrize(("width", "height", "share"), SIZES, ids=["1440x900", "1280x720"])
+@pytest.mark.parametrize(
+    ("width", "height"), [size[:2] for size in SIZES], ids=["1440x900", "1280x720"]
+)
 def test_the_approval_card_lies_on_no_label_and_no_node(
-    page: Page, layout_server: Cluster, width: int, height: int, share: float
+    page: Page, layout_server: Cluster, width: int, height: int
 ) -> None:
     """The refund parked on `approve`, started from the Run panel: its card sits beside the
     node, whole inside the canvas, on none of the edges' labels (which say where each

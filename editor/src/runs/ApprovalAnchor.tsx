@@ -11,10 +11,12 @@
  * that pan animates, the placement stays: the view passes through states the
  * card was not placed for, and a card that jumps sides while it is read is
  * worse than one that covers a label; it is checked again against where the
- * pan ended (or once it would have: a pan interrupted never reports its end,
- * so a second later). While the person moves the view, the card follows
- * without panning it back. The first placement may pan too, so the card
- * shows on its final side from its first frame.
+ * pan ended. A pan interrupted never reports its end: when a fit cut it
+ * short, it is over once the view has been still for a moment, and the card
+ * is placed (and the view panned) for the fitted view then; else a second
+ * later. While the person moves the view, the card follows without panning
+ * it back. The first placement may pan too, so the card shows on its final
+ * side from its first frame.
  */
 
 import { NodeToolbar, Position, useReactFlow, useStore } from "@xyflow/react";
@@ -144,7 +146,12 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
       place(false);
       return;
     }
-    const settled = window.setTimeout(() => place(!byPerson()), SETTLE_MS);
+    const settled = window.setTimeout(() => {
+      // Still this long, the view runs no pan of ours (each of its frames moves the view):
+      // one a fit interrupted never reports its end, and must not keep this placement out.
+      panning.current = null;
+      place(!byPerson());
+    }, SETTLE_MS);
     return () => window.clearTimeout(settled);
   }, [place, transform, byPerson]);
 
