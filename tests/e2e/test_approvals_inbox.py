@@ -176,6 +176,28 @@ def test_inbox_counts_lists_filters_and_sorts(editor: Page, plait_server: Cluste
     expect(editor.get_by_test_id("inbox-filter-status")).to_be_disabled()
 
 
+def test_the_badge_does_not_make_the_header_taller(editor: Page, plait_server: Cluster) -> None:
+    """A badge that appears must not grow the header: the canvas below would shrink and every
+    open graph refit under the person's eyes (and cut short a pan of its approval card)."""
+    base = plait_server.url
+    editor.set_viewport_size({"width": 1280, "height": 720})
+    park_refund(base, "header height")
+    editor.goto(f"{base}/#/graphs/refund-approval/1.0.0")
+    expect(editor.get_by_test_id("approvals-badge")).to_be_visible(timeout=BADGE_POLLS_MS)
+    with_badge, without = editor.evaluate(
+        """() => {
+          const header = document.querySelector('[data-testid="app-header"]');
+          const badge = header.querySelector('[data-testid="approvals-badge"]');
+          const shown = header.getBoundingClientRect().height;
+          badge.style.display = "none";
+          const hidden = header.getBoundingClientRect().height;
+          badge.style.display = "";
+          return [shown, hidden];
+        }"""
+    )
+    assert with_badge == without, f"the header is {with_badge} px with the badge, {without} without"
+
+
 @pytest.mark.parametrize("size", [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
 def test_link_opens_the_waiting_run_with_its_card(
     editor: Page, plait_server: Cluster, size: tuple[int, int]
