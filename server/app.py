@@ -123,10 +123,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         evaluation,
         recordings,
     )
-    for module in (*routers, tenants, tool_limits):
+    documented = (*routers, tenants, tool_limits, thread_stream, a2a_routes)
+    # Matched in order, each router a regex per route for every request: the run routes,
+    # which every run and resume goes through, first (no path of another router is
+    # theirs: tests/unit/server/test_route_order.py). /docs keeps the order above.
+    for module in sorted(documented, key=lambda module: module is not runs):
         app.include_router(module.router, dependencies=protected)
-    app.include_router(thread_stream.router, dependencies=protected)
-    app.include_router(a2a_routes.router, dependencies=protected)
+    shown = (health, metrics_api, *documented)
+    tags = dict.fromkeys(str(tag) for module in shown for tag in module.router.tags)
+    app.openapi_tags = [{"name": tag} for tag in tags]
     _add_docs(app)
     _add_editor(app, settings.editor_dir)
     return app
