@@ -1,33 +1,14 @@
 // What test_run_layout.py checks of a waiting node's approval card, measured in the page
-// (screen pixels) once the card and the view have stopped moving (the card's pan, or its
-// zoom, ends): the edges' labels and the graph's other nodes the card lies on, and where
-// it leaves the canvas, its node's sides or clear space to the minimap and controls.
-async () => {
-  const anchor = () => document.querySelector('[data-testid="approval-anchor"]');
-  const viewport = () => document.querySelector(".react-flow__viewport");
-  const sample = () => {
-    const a = anchor();
-    const r = a && a.getBoundingClientRect();
-    return r ? `${r.left},${r.top},${r.width},${r.height} ${viewport()?.style.transform}` : "";
-  };
-  // Still for half a second (at most 8 s of waiting).
-  const started = performance.now();
-  let last = sample();
-  let since = performance.now();
-  while (performance.now() - started < 8000) {
-    await new Promise((done) => requestAnimationFrame(done));
-    const now = sample();
-    if (now !== last) {
-      last = now;
-      since = performance.now();
-    } else if (now && performance.now() - since >= 500) break;
-  }
+// (screen pixels; once approval_card_still.js says it stands still): the edges' labels and
+// the graph's other nodes the card lies on, and where it leaves the canvas, its node's
+// sides or clear space to the minimap and controls.
+() => {
   const box = (el) => {
     const r = el.getBoundingClientRect();
     return { l: r.left, t: r.top, r: r.right, b: r.bottom };
   };
   const hit = (a, b) => a.l < b.r - 1 && b.l < a.r - 1 && a.t < b.b - 1 && b.t < a.b - 1;
-  const a = anchor();
+  const a = document.querySelector('[data-testid="approval-anchor"]');
   if (!a) return null;
   const canvas = document.querySelector('[data-testid="canvas"]');
   const card = box(a);

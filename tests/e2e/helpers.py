@@ -6,6 +6,7 @@ import contextlib
 import socket
 import threading
 import time
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -303,3 +304,17 @@ def assert_badge_matches_server(page: Page, base: str, *, within_s: float) -> No
                 return
             assert time.monotonic() < deadline, f"the badge says {shown}, the server {server}"
             page.wait_for_timeout(100)
+
+
+#: Resolves true once the approval card and the canvas view have stood still for 0.5 s.
+_CARD_STILL_JS = (Path(__file__).with_name("approval_card_still.js")).read_text(encoding="utf-8")
+
+
+def still_card(page: Page, node_id: str) -> Locator:
+    """``node_id``'s approval card once it and the view stand still, as a person sees it
+    before reaching for its buttons: its placement may pan or zoom the view as it appears,
+    and again after a fit."""
+    card = page.locator(f'[data-testid="approval-card"][data-node="{node_id}"]')
+    expect(card).to_be_visible()
+    assert page.evaluate(_CARD_STILL_JS), f"the approval card of {node_id} kept moving"
+    return card

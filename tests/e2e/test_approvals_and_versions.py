@@ -8,7 +8,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.helpers import api, open_graph, park_refund
+from tests.e2e.helpers import api, open_graph, park_refund, still_card
 from tests.integration.server.harness import Cluster
 
 
@@ -67,7 +67,7 @@ def test_approval_link_opens_the_waiting_run(editor: Page, plait_server: Cluster
     expect(editor.get_by_test_id("graph-title")).to_contain_text("refund-approval@1.0.0")
     node_card = editor.locator('[data-testid="approval-card"][data-node="approve"]')
     expect(node_card).to_contain_text("e2e link to run")
-    node_card.get_by_test_id("approval-approve").click()
+    still_card(editor, "approve").get_by_test_id("approval-approve").click()
     expect(editor.get_by_test_id("run-phase")).to_have_attribute("data-phase", "success")
     assert _finished_state(base, thread_id)["values"]["outcome"].startswith("refunded 180")
 

@@ -19,7 +19,7 @@ from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.helpers import api, flow_node, park_refund
+from tests.e2e.helpers import api, flow_node, park_refund, still_card
 from tests.integration.server.harness import Cluster
 
 #: Three of the badge's polls (editor/src/approvals/pendingCount.ts polls every 5 s).
@@ -289,7 +289,7 @@ def test_edit_through_the_form_then_follow_the_decision(
     card = editor.locator('[data-testid="approval-card"][data-node="approve"]')
     expect(card).to_contain_text("edit through the form")
 
-    card.get_by_test_id("approval-edit").click()
+    still_card(editor, "approve").get_by_test_id("approval-edit").click()
     form = card.get_by_test_id("approval-arguments-editor")
     amount = form.locator('input[name="arg-amount"]')
     expect(amount).to_have_value("180")

@@ -20,6 +20,7 @@ from tests.e2e.helpers import (
     node_ids,
     open_graph,
     statuses_seen,
+    still_card,
     watch_statuses,
     yaml_text,
 )
@@ -115,7 +116,7 @@ def test_edit_save_run_approve_fork(editor: Page, plait_server: Cluster) -> None
     screenshot(page, "journey-approval")
 
     # Approve on the card: the run resumes and finishes.
-    card.get_by_test_id("approval-approve").click()
+    still_card(page, "approve").get_by_test_id("approval-approve").click()
     expect_status(page, "refund", "done")
     expect_status(page, "python", "done")
     expect(page.get_by_test_id("run-phase")).to_have_attribute("data-phase", "success")

@@ -26,7 +26,7 @@ from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.e2e.conftest import guarded
-from tests.e2e.helpers import connect, flow_node, open_graph
+from tests.e2e.helpers import connect, flow_node, open_graph, still_card
 from tests.integration.server.harness import SPECS, Cluster, fresh_cluster
 
 REPO = Path(__file__).resolve().parents[2]
@@ -207,7 +207,7 @@ def test_the_approval_card_lies_on_no_label_and_no_node(
         expect(page.get_by_test_id("run-phase")).to_have_attribute(
             "data-phase", "waiting", timeout=30_000
         )
-        expect(page.locator('[data-testid="approval-card"][data-node="approve"]')).to_be_visible()
+        still_card(page, "approve")
         card = page.evaluate(CARD_JS)
         assert card is not None
         where = f"{width}x{height}, card {card['side']} of approve"

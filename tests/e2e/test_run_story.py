@@ -19,6 +19,7 @@ from tests.e2e.helpers import (
     flow_node,
     newest_thread,
     open_graph,
+    still_card,
 )
 from tests.integration.server.harness import Cluster
 
@@ -167,9 +168,7 @@ def test_refund_story_skipped_nodes_steps_and_an_edited_fork(
     inspector = page.get_by_test_id("node-inspector")
     expect(inspector.get_by_test_id("step-input")).to_be_visible()
     expect(inspector.get_by_test_id("step-output")).to_have_count(0)
-    page.locator('[data-testid="approval-card"][data-node="approve"]').get_by_test_id(
-        "approval-approve"
-    ).click()
+    still_card(page, "approve").get_by_test_id("approval-approve").click()
     expect(page.get_by_test_id("run-outcome")).to_have_attribute(
         "data-phase", "success", timeout=20_000
     )
