@@ -14,20 +14,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from fastapi.dependencies.models import Dependant
-from fastapi.routing import APIRoute
 
 from plait.server.app import create_app
 from plait.server.settings import Settings
-
-
-def _api_routes(routes: list[Any]) -> Iterator[APIRoute]:
-    """Every API route below ``routes``, through included routers."""
-    for route in routes:
-        if isinstance(route, APIRoute):
-            yield route
-        included = getattr(route, "original_router", None)  # FastAPI's included router
-        if included is not None:
-            yield from _api_routes(included.routes)
+from tests.unit.server.routes import api_routes
 
 
 def _sync_calls(dependant: Dependant) -> Iterator[Callable[..., Any]]:
@@ -43,7 +33,7 @@ def _sync_calls(dependant: Dependant) -> Iterator[Callable[..., Any]]:
 
 def test_every_route_and_dependency_runs_on_the_loop() -> None:
     app = create_app(Settings.from_env())
-    routes = list(_api_routes(app.routes))
+    routes = list(api_routes(app.routes))
     operations = {
         (method.upper(), path) for path, item in app.openapi()["paths"].items() for method in item
     }

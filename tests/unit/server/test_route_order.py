@@ -8,31 +8,21 @@ and metrics (server/app.py). /docs keeps its order of tags.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fastapi import FastAPI
-from fastapi.routing import APIRoute
 from starlette.routing import Match
 
 from plait.server.api import runs
 from plait.server.app import create_app
 from plait.server.settings import Settings
+from tests.unit.server.routes import api_routes
 
 
 @pytest.fixture(scope="module")
 def app() -> FastAPI:
     return create_app(Settings.from_env())
-
-
-def _api_routes(routes: list[Any]) -> Iterator[APIRoute]:
-    for route in routes:
-        if isinstance(route, APIRoute):
-            yield route
-        included = getattr(route, "original_router", None)  # FastAPI's included router
-        if included is not None:
-            yield from _api_routes(included.routes)
 
 
 def _scope(method: str, path: str) -> dict[str, Any]:
@@ -58,9 +48,9 @@ def test_a_run_s_stream_is_taken_by_the_first_router_after_health_and_metrics(
 def test_no_path_of_another_router_is_a_run_route_s(app: FastAPI) -> None:
     """Every route's path, its parameters filled with a word any route spells out
     (``stream``, ``search``...), is matched by no run route unless it is one."""
-    run_routes = list(_api_routes(runs.router.routes))
+    run_routes = list(api_routes(runs.router.routes))
     words = ("x", "stream", "wait", "search", "crons", "batch", "count", "history", "state")
-    for route in _api_routes(app.router.routes):
+    for route in api_routes(app.router.routes):
         if route in run_routes:
             continue
         for method in route.methods:
