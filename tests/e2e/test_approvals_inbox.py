@@ -277,6 +277,22 @@ def test_the_card_leaves_the_edges_labels_in_sight_where_a_short_pan_allows(
     assert editor.evaluate(_LABELS_UNDER_CARD_JS)["covered"] == []
 
 
+def test_fit_view_places_the_card_again(editor: Page, plait_server: Cluster) -> None:
+    """**Fit view** moves the view: the card is placed again for it once it stands still,
+    clear of the labels, as it was before (a click on the button is not the person moving
+    the view, whose moves the card only follows)."""
+    base = plait_server.url
+    editor.set_viewport_size({"width": 1440, "height": 900})
+    thread_id, _ = park_refund(base, "fit view")
+    editor.goto(f"{base}/#/graphs/refund-approval/1.0.0?thread={thread_id}")
+    still_card(editor, "approve")
+    placed = editor.evaluate(_LABELS_UNDER_CARD_JS)
+    editor.get_by_test_id("toolbar-fit").click()
+    still_card(editor, "approve")
+    expect_card_in_view(editor, nodes_clear=True)
+    assert editor.evaluate(_LABELS_UNDER_CARD_JS) == placed == {"side": "right", "covered": []}
+
+
 def test_edit_through_the_form_then_follow_the_decision(
     editor: Page, plait_server: Cluster
 ) -> None:

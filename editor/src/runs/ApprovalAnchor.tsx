@@ -166,10 +166,15 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
       ["wheel", touch()],
       ["touchstart", touch(true)],
     ];
+    // A press that began on the canvas ends; one elsewhere (say on Fit view) is not the person
+    // moving the view, and the fit it asks for is placed for once the view stands still.
+    const up = () => {
+      if (touched.current.down) touched.current = { at: performance.now(), down: false };
+    };
     const ups: [string, () => void][] = [
-      ["pointerup", touch(false)],
-      ["pointercancel", touch(false)],
-      ["touchend", touch(false)],
+      ["pointerup", up],
+      ["pointercancel", up],
+      ["touchend", up],
     ];
     for (const [name, listener] of listeners) canvas.addEventListener(name, listener, { capture: true, passive: true });
     for (const [name, listener] of ups) window.addEventListener(name, listener, { capture: true, passive: true });
