@@ -307,6 +307,11 @@ def test_edit_through_the_form_then_follow_the_decision(
 
     still_card(editor, "approve").get_by_test_id("approval-edit").click()
     form = card.get_by_test_id("approval-arguments-editor")
+    # The button that had focus is gone: focus moves into the form, and back, not to the page.
+    expect(form.locator('input[name="arg-order_id"]')).to_be_focused()
+    card.get_by_role("button", name="Cancel edit").click()
+    expect(card.get_by_test_id("approval-edit")).to_be_focused()
+    card.get_by_test_id("approval-edit").press("Enter")
     amount = form.locator('input[name="arg-amount"]')
     expect(amount).to_have_value("180")
     expect(form.locator('input[name="arg-order_id"]')).to_have_value("A-1002")

@@ -7,7 +7,7 @@
  * card (canvas) and in the approvals inbox.
  */
 
-import { useState } from "react";
+import { useLayoutEffect, useRef, useState } from "react";
 import "./runs.css";
 import type { Decision } from "../api/client";
 import { ArgumentChanges } from "../approvals/ArgumentChanges";
@@ -88,6 +88,23 @@ export function ApprovalCard({ approval, onDecide, children }: ApprovalCardProps
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const changed = edited !== null && changesOf(approval.arguments, edited).length > 0;
+  const root = useRef<HTMLDivElement>(null);
+  const refocus = useRef(false);
+
+  // Opening or closing the form removes the button that had focus: focus goes to the form's first
+  // field, or back to "Edit arguments", so a keyboard user keeps their place (and the canvas card,
+  // which holds still while focus is inside it, is not moved under them).
+  useLayoutEffect(() => {
+    if (!refocus.current) return;
+    refocus.current = false;
+    const target = editing ? ".arguments-editor :is(input, textarea)" : '[data-testid="approval-edit"]';
+    root.current?.querySelector<HTMLElement>(target)?.focus({ preventScroll: true });
+  }, [editing]);
+
+  function edit(open: boolean) {
+    refocus.current = true;
+    setEditing(open);
+  }
 
   async function send(decision: Decision) {
     setBusy(true);
@@ -109,7 +126,7 @@ export function ApprovalCard({ approval, onDecide, children }: ApprovalCardProps
 
   return (
     // nodrag/nowheel: on the canvas, clicks and scrolls belong to the card.
-    <div className="approval-card nodrag nowheel" data-testid="approval-card" data-node={approval.node} data-editing={editing || undefined}>
+    <div ref={root} className="approval-card nodrag nowheel" data-testid="approval-card" data-node={approval.node} data-editing={editing || undefined}>
       <div className="approval-title">
         Approval needed: <strong>{approval.action ?? approval.node}</strong>
       </div>
@@ -172,7 +189,7 @@ export function ApprovalCard({ approval, onDecide, children }: ApprovalCardProps
             >
               Approve edited
             </button>
-            <button type="button" disabled={busy} onClick={() => setEditing(false)}>
+            <button type="button" disabled={busy} onClick={() => edit(false)}>
               Cancel edit
             </button>
           </>
@@ -190,7 +207,7 @@ export function ApprovalCard({ approval, onDecide, children }: ApprovalCardProps
               disabled={busy}
               onClick={() => {
                 setEdited(approval.arguments ?? {});
-                setEditing(true);
+                edit(true);
               }}
             >
               Edit arguments
