@@ -3,15 +3,18 @@
 A refund parked on its approval: the top bar counts it, the inbox lists it
 (filters, sort, requested-at), its link opens the editor on that graph,
 version and thread with the card beside the waiting node (also after a
-reload), the card is inside the canvas and clear of the minimap and panes,
-arguments are edited through a form that shows the change, and the decision
-is followed to the run it resumed; the decided tab says who, what and when.
+reload), the card is inside the canvas and clear of the minimap and panes
+and holds still while it is used, arguments are edited through a form that
+shows the change, and the decision is followed to the run it resumed; the
+decided tab says who, what and when.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from contextlib import suppress
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -291,6 +294,74 @@ def test_fit_view_places_the_card_again(editor: Page, plait_server: Cluster) -> 
     still_card(editor, "approve")
     expect_card_in_view(editor, nodes_clear=True)
     assert editor.evaluate(_LABELS_UNDER_CARD_JS) == placed == {"side": "right", "covered": []}
+
+
+_CARD_MOVES_JS = (Path(__file__).with_name("approval_card_moves.js")).read_text(encoding="utf-8")
+#: How long a fit's placement would take to show: it comes 250 ms after the view stands still,
+#: and its pan lasts 200 ms (editor/src/runs/ApprovalAnchor.tsx SETTLE_MS, PAN_MS).
+_FIT_PLACEMENT_MS = 1_000
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
+def test_the_card_holds_still_while_it_is_used(
+    editor: Page, plait_server: Cluster, size: tuple[int, int]
+) -> None:
+    """With the pointer on the card and the edit form open, nothing moves the card or the
+    view but the person: not the form growing as it opens and as they type, not the placement
+    a refit asks for. Once they leave it, it is placed again, clear of labels and nodes; the
+    form and what they typed stay (the card is the same element throughout)."""
+    base = plait_server.url
+    width, height = size
+    editor.set_viewport_size({"width": width, "height": height})
+    thread_id, _ = park_refund(base, "held still")
+    editor.goto(f"{base}/#/graphs/refund-approval/1.0.0?thread={thread_id}")
+    card = still_card(editor, "approve")
+    expect(card).to_contain_text("held still")
+    editor.evaluate(_CARD_MOVES_JS)
+    editor.evaluate(
+        "() => { window.__heldCard = document.querySelector('[data-testid=approval-card]'); }"
+    )
+
+    card.hover()
+    card.get_by_test_id("approval-edit").click()
+    form = card.get_by_test_id("approval-arguments-editor")
+    amount = form.locator('input[name="arg-amount"]')
+    amount.click()
+    amount.press("Control+a")
+    amount.press_sequentially("90")
+    expect(card.get_by_test_id("approval-diff").locator(".diff-added")).to_have_text("90")
+
+    # A smaller window refits the view under the card: it follows its node, nothing more.
+    fitted_from = editor.evaluate(
+        "() => document.querySelector('.react-flow__viewport').style.transform"
+    )
+    editor.set_viewport_size({"width": width - 160, "height": height - 100})
+    editor.wait_for_function(
+        "(from) => document.querySelector('.react-flow__viewport').style.transform !== from",
+        arg=fitted_from,
+    )
+    fitted_at = editor.evaluate("() => performance.now()")
+    editor.wait_for_function(
+        "([since, ms]) => performance.now() - since > ms",
+        arg=[fitted_at, _FIT_PLACEMENT_MS],
+        polling="raf",
+    )
+    moves = editor.evaluate("() => window.__cardMoves")
+    assert len({placement for *_, placement in moves}) == 1, f"the card changed sides: {moves}"
+    views = [view for view, _ in itertools.groupby(view for _, view, _, _ in moves)]
+    assert views == [fitted_from, views[-1]], f"the view moved other than by the refit: {moves}"
+    for before, after in itertools.pairwise(moves):
+        assert after[1] != before[1], f"the card moved with the view still: {before} -> {after}"
+    expect(amount).to_have_value("90")
+
+    # The person leaves the card (and its focus, with a click elsewhere): placed for the new view.
+    editor.get_by_test_id("graph-title").click()
+    expect_card_in_view(editor, nodes_clear=True)
+    assert editor.evaluate(_LABELS_UNDER_CARD_JS)["covered"] == []
+    expect(amount).to_have_value("90")
+    assert editor.evaluate(
+        "() => window.__heldCard === document.querySelector('[data-testid=approval-card]')"
+    ), "the card was mounted again"
 
 
 def test_edit_through_the_form_then_follow_the_decision(

@@ -16,13 +16,17 @@
  * is placed (and the view panned) for the fitted view then; else a second
  * later. While the person moves the view, the card follows without panning
  * it back. The first placement may pan too, so the card shows on its final
- * side from its first frame.
+ * side from its first frame. While the pointer is over the card or focus is
+ * inside it, it holds its place (approvals/cardHold.ts): no placement moves
+ * it or the view under the person's hand, its top edge stays as it grows,
+ * and what was asked meanwhile is placed once they have left it.
  */
 
 import { NodeToolbar, Position, useReactFlow, useStore } from "@xyflow/react";
-import { useCallback, useLayoutEffect, useRef, useState } from "react";
+import { useCallback, useLayoutEffect, useRef, useState, type FocusEvent } from "react";
 import { decisionFailed, decisionResumed, decisionSent } from "../approvals/decisionFeedback";
 import { placeCard, type Align, type Rect, type Side } from "../approvals/cardPlacement";
+import { ask, FREE, isHeld, pressEnded, touch, type Hold, type HoldStep } from "../approvals/cardHold";
 import type { Decision } from "../api/client";
 import { useEditorStore } from "../store/editorStore";
 import { ApprovalCard } from "./ApprovalCard";
@@ -62,6 +66,9 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
   const [side, setSide] = useState<Side>("bottom");
   const [align, setAlign] = useState<Align>("center");
   const [width, setWidth] = useState(CARD_WIDTH);
+  // While held, the toolbar keeps the height the card had (what grows overflows it): a node toolbar
+  // centres its card beside the node (or sets it on it), and would move the field being typed in.
+  const [heldHeight, setHeldHeight] = useState<number | null>(null);
   const card = useRef<HTMLDivElement>(null);
   // Our own pan while it animates (null: none): the view moves, the card keeps its side.
   const panning = useRef<object | null>(null);
@@ -71,9 +78,14 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
   // When the person last touched the canvas (pointer, wheel) and whether a pointer is down on it.
   const touched = useRef({ at: -Infinity, down: false });
   const byPerson = useCallback(() => touched.current.down || performance.now() - touched.current.at < PERSON_MS, []);
+  // Whether the person is using the card, and the placement that waits for them to leave it.
+  const hold = useRef<Hold>(FREE);
 
   const place = useCallback(
     (pan: boolean) => {
+      const asked = ask(hold.current, pan);
+      hold.current = asked.hold;
+      if (asked.place === null) return; // held: placed once they leave it
       const element = card.current;
       const node = document.querySelector(`.react-flow__node[data-id="${CSS.escape(nodeId)}"]`);
       const canvas = node?.closest(".react-flow");
@@ -131,6 +143,16 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
     [flow, nodeId, width, byPerson],
   );
 
+  const holdStep = useCallback(
+    (step: HoldStep) => {
+      const held = isHeld(step.hold);
+      if (held !== isHeld(hold.current)) setHeldHeight(held ? (card.current?.offsetHeight ?? null) : null);
+      hold.current = step.hold;
+      if (step.place !== null) place(step.place);
+    },
+    [place],
+  );
+
   // The first placement may pan (the card appears): placed without, it would show on the
   // side that needs none for a frame, then move when the resize observer's placement pans.
   // Later moves of the view: the person's are followed without a pan (the view is theirs);
@@ -167,9 +189,12 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
       ["touchstart", touch(true)],
     ];
     // A press that began on the canvas ends; one elsewhere (say on Fit view) is not the person
-    // moving the view, and the fit it asks for is placed for once the view stands still.
+    // moving the view, and the fit it asks for is placed for once the view stands still. A
+    // placement that waited for the press (cardHold.ts) is due.
     const up = () => {
-      if (touched.current.down) touched.current = { at: performance.now(), down: false };
+      if (!touched.current.down) return;
+      touched.current = { at: performance.now(), down: false };
+      holdStep(pressEnded(hold.current));
     };
     const ups: [string, () => void][] = [
       ["pointerup", up],
@@ -182,7 +207,7 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
       for (const [name, listener] of listeners) canvas.removeEventListener(name, listener, { capture: true });
       for (const [name, listener] of ups) window.removeEventListener(name, listener, { capture: true });
     };
-  }, [nodeId]);
+  }, [nodeId, holdStep]);
 
   useLayoutEffect(() => {
     const element = card.current;
@@ -195,9 +220,31 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
     return () => observer.disconnect();
   }, [place, nodeId]);
 
+  const holdChanged = (change: Partial<Pick<Hold, "pointer" | "focus">>) => holdStep(touch(hold.current, change, touched.current.down));
+  // Focus moving within the card keeps it held; leaving it (or its element removed) does not.
+  const blurred = (event: FocusEvent) => holdChanged({ focus: !!card.current?.contains(event.relatedTarget as Node | null) });
+
   return (
-    <NodeToolbar nodeId={nodeId} isVisible position={POSITION[side]} align={align} offset={GAP}>
-      <div ref={card} className="approval-anchor" data-testid="approval-anchor" data-side={side} data-align={align} style={{ width }}>
+    <NodeToolbar
+      nodeId={nodeId}
+      isVisible
+      position={POSITION[side]}
+      align={align}
+      offset={GAP}
+      style={heldHeight === null ? undefined : { height: heldHeight }}
+    >
+      <div
+        ref={card}
+        className="approval-anchor"
+        data-testid="approval-anchor"
+        data-side={side}
+        data-align={align}
+        style={{ width }}
+        onPointerEnter={() => holdChanged({ pointer: true })}
+        onPointerLeave={() => holdChanged({ pointer: false })}
+        onFocus={() => holdChanged({ focus: true })}
+        onBlur={blurred}
+      >
         <ApprovalCard approval={approval} onDecide={(decision) => decideHere(approval, decision)} />
       </div>
     </NodeToolbar>
