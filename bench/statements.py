@@ -16,7 +16,13 @@ grouped by statement (literals and names folded). A diagnostic, not a ratio:
 the figures say where a run's round trips, transactions and PostgreSQL's time
 go.
 
-    .venv/bin/python bench/statements.py [--runs 20] [--log /var/log/postgresql/...]
+With ``--levels 50,1000`` it answers another question instead: which statements
+cost PostgreSQL more per run as more runs go at once. ``--runs`` runs of the
+10-node graph at each level (the same number at every level, so the tables grow
+alike), each statement's backend CPU per run at each level, most growth first,
+beside all of PostgreSQL's CPU per run (its background processes included).
+
+    .venv/bin/python bench/statements.py [--runs 20] [--levels 50,1000] [--log ...]
 
 Uses ``PLAIT_DATABASE_URL`` for the server to create the database on.
 """
@@ -35,7 +41,7 @@ from pathlib import Path
 import aiohttp
 import psycopg
 from _report import machine, write_section
-from _runs import client, over_http, serve_bench
+from _runs import VACUUMED, client, in_batches, over_http, postgres_cpu_seconds, serve_bench
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from plait.engine.store import database_url
@@ -191,14 +197,98 @@ async def measure(url: str, runs: int, log: Path) -> dict[str, Counted]:
     return counted
 
 
+async def measure_levels(
+    url: str, levels: list[int], runs: int, log: Path
+) -> dict[int, tuple[Counted, float | None]]:
+    """Per level: the statements of ``runs`` 10-node runs at that many at once, and all of
+    PostgreSQL's CPU (s) over them (None: not visible)."""
+    measured: dict[int, tuple[Counted, float | None]] = {}
+    with serve_bench(url, workers=None) as (base, _):
+        for level in levels:
+            async with client(base, level) as http:
+                one = over_http(http, [], "sync")
+                await in_batches(level, level, one)  # warm-up: every connection used
+                await _vacuum(url)
+                start = await asyncio.to_thread(os.path.getsize, log)
+                before = postgres_cpu_seconds()
+                await in_batches(runs, level, one)
+                await asyncio.sleep(1.0)  # the last runs' finish and journal land
+                after = postgres_cpu_seconds()
+                spent = None if before is None or after is None else after - before
+                measured[level] = (await asyncio.to_thread(count, log, start), spent)
+    return measured
+
+
+async def _vacuum(url: str) -> None:
+    """``VACUUM ANALYZE`` what runs write, as ``concurrency.py`` does before each batch: this
+    machine's PostgreSQL runs no autovacuum, and an earlier level's dead rows would be
+    measured as the next level's cost."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        for table in VACUUMED:
+            await conn.execute(f"VACUUM ANALYZE {table}".encode())
+
+
+def levels_report(measured: dict[int, tuple[Counted, float | None]], runs: int, top: int) -> str:
+    """The table of :func:`measure_levels`: the statements whose backend CPU per run moved
+    most between the lowest and the highest level first."""
+    levels = sorted(measured)
+    low, high = measured[levels[0]][0], measured[levels[-1]][0]
+    statements = set(low.cpu_ms) | set(high.cpu_ms)
+    growth = sorted(statements, key=lambda s: abs(high.cpu_ms[s] - low.cpu_ms[s]), reverse=True)
+    header = " | ".join(f"CPU ms per run at {level}" for level in levels)
+    lines = [
+        "| "
+        + " | ".join(
+            f"at {level}: {sum(c.statements.values()) / runs:.1f} statements, "
+            f"{sum(c.cpu_ms.values()) / runs:.2f} ms backend CPU, "
+            f"{'-' if pg is None else f'{pg / runs * 1000:.2f}'} ms all PostgreSQL"
+            for level, (c, pg) in sorted(measured.items())
+        )
+        + " |",
+        "",
+        f"| statements per run at {' / '.join(map(str, levels))} | {header} | CPU ms each "
+        f"at {' / '.join(map(str, levels))} | statement |",
+        "|---:|" + "---:|" * len(levels) + "---:|---|",
+    ]
+    for statement in growth[:top]:
+        counts = [measured[level][0].statements[statement] for level in levels]
+        cpu = [measured[level][0].cpu_ms[statement] for level in levels]
+        lines.append(
+            f"| {' / '.join(f'{n / runs:.2f}' for n in counts)} | "
+            + " | ".join(f"{c / runs:.3f}" for c in cpu)
+            + f" | {' / '.join(f'{c / max(n, 1):.3f}' for c, n in zip(cpu, counts, strict=True))}"
+            + f" | `{_quotable(statement)}` |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument(
+        "--levels", help="runs at once, comma-separated: which statements grow with them"
+    )
     parser.add_argument("--log", type=Path, default=LOG, help="the PostgreSQL server's log")
     parser.add_argument("--top", type=int, default=12, help="statements listed per kind")
     parser.add_argument("--no-readme", action="store_true", help="print only")
     args = parser.parse_args()
     url = asyncio.run(recreate(database_url()))
+    if args.levels:
+        levels = [int(level) for level in args.levels.split(",")]
+        measured = asyncio.run(measure_levels(url, levels, args.runs, args.log))
+        body = (
+            f"Measured {machine()}. Method: `bench/statements.py --levels {args.levels} "
+            f"--runs {args.runs}`: `plait serve` (defaults) on a private database logging every "
+            f"statement as above; at each level in that order, a warm-up of as many runs as the "
+            f"level, `VACUUM ANALYZE`, then {args.runs} runs of the 10-node graph at that many at "
+            "once; per statement, its backend CPU per run at each level, the statements whose "
+            "CPU per run moved most first. All PostgreSQL: every `postgres` process's CPU over "
+            f"the batch, per run.\n\n{levels_report(measured, args.runs, args.top)}"
+        )
+        print(body)
+        if not args.no_readme:
+            write_section("statements-levels", body)
+        return
     parts = [
         f"Measured {machine()}. Method: `bench/statements.py --runs {args.runs}`: "
         f"`plait serve` (defaults) on a private database logging every statement with "
