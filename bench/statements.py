@@ -236,15 +236,14 @@ def levels_report(measured: dict[int, tuple[Counted, float | None]], runs: int, 
     statements = set(low.cpu_ms) | set(high.cpu_ms)
     growth = sorted(statements, key=lambda s: abs(high.cpu_ms[s] - low.cpu_ms[s]), reverse=True)
     header = " | ".join(f"CPU ms per run at {level}" for level in levels)
+    totals = "; ".join(
+        f"at {level}: {sum(c.statements.values()) / runs:.1f} statements, "
+        f"{sum(c.cpu_ms.values()) / runs:.2f} ms of backend CPU, "
+        f"{'-' if pg is None else f'{pg / runs * 1000:.2f}'} ms of all PostgreSQL's"
+        for level, (c, pg) in sorted(measured.items())
+    )
     lines = [
-        "| "
-        + " | ".join(
-            f"at {level}: {sum(c.statements.values()) / runs:.1f} statements, "
-            f"{sum(c.cpu_ms.values()) / runs:.2f} ms backend CPU, "
-            f"{'-' if pg is None else f'{pg / runs * 1000:.2f}'} ms all PostgreSQL"
-            for level, (c, pg) in sorted(measured.items())
-        )
-        + " |",
+        f"Per run {totals}.",
         "",
         f"| statements per run at {' / '.join(map(str, levels))} | {header} | CPU ms each "
         f"at {' / '.join(map(str, levels))} | statement |",
@@ -279,8 +278,9 @@ def main() -> None:
         body = (
             f"Measured {machine()}. Method: `bench/statements.py --levels {args.levels} "
             f"--runs {args.runs}`: `plait serve` (defaults) on a private database logging every "
-            f"statement as above; at each level in that order, a warm-up of as many runs as the "
-            f"level, `VACUUM ANALYZE`, then {args.runs} runs of the 10-node graph at that many at "
+            "statement (see the section Statements per run); at each level in that order, a "
+            "warm-up of as many runs as the level, `VACUUM ANALYZE`, then "
+            f"{args.runs} runs of the 10-node graph at that many at "
             "once; per statement, its backend CPU per run at each level, the statements whose "
             "CPU per run moved most first. All PostgreSQL: every `postgres` process's CPU over "
             f"the batch, per run.\n\n{levels_report(measured, args.runs, args.top)}"
