@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ask, FREE, isHeld, pressEnded, touch, type Hold, type HoldStep } from "./cardHold";
+import { ask, FREE, isHeld, outOfSight, pressEnded, touch, type Hold, type HoldStep } from "./cardHold";
 
 /** Steps the hold from FREE through `steps`, collecting the placements made (whether each may pan). */
 function walk(...steps: ((hold: Hold) => HoldStep)[]): { hold: Hold; placed: boolean[] } {
@@ -21,7 +21,10 @@ const focus =
   (inside: boolean, pressed = false) =>
   (hold: Hold) =>
     touch(hold, { focus: inside }, pressed);
-const asked = (pan: boolean) => (hold: Hold) => ask(hold, pan);
+const asked =
+  (pan: boolean, hidden = false) =>
+  (hold: Hold) =>
+    ask(hold, pan, hidden);
 
 describe("approval card hold", () => {
   it("places at once while nobody holds the card", () => {
@@ -70,5 +73,48 @@ describe("approval card hold", () => {
   it("ignores a press while the card is still held or was never held", () => {
     expect(walk(pointer(true), focus(true), pointer(false, true), (h) => pressEnded(h), asked(true)).placed).toEqual([]);
     expect(walk(pointer(false, true), asked(true)).placed).toEqual([true]);
+  });
+
+  it("yields while held when the card is out of sight: placed now, still held, nothing owed", () => {
+    // Typing in the form, the window shrinks: the refit leaves the card under the run pane.
+    const typing = walk(pointer(true), focus(true), asked(true), asked(true, true));
+    expect(typing.placed).toEqual([true]);
+    expect(typing.hold).toEqual({ ...FREE, pointer: true, focus: true });
+    // Placed for the person's own move of the view: no pan, as a free card would be.
+    expect(walk(focus(true), asked(false, true)).placed).toEqual([false]);
+    // Left with a press on the canvas (held until it ends), a drag pushes the card out of sight.
+    const dragged = walk(focus(true), focus(false, true), asked(false, true));
+    expect(dragged.placed).toEqual([false]);
+    expect(dragged.hold).toEqual({ ...FREE, leaving: true });
+    // Back in sight, held as before: what is asked is owed, and placed once they leave.
+    expect(walk(focus(true), asked(true, true), asked(true), focus(false)).placed).toEqual([true, true]);
+    expect(walk(focus(true), asked(true, true), focus(false)).placed).toEqual([true]);
+    // A free card is placed whether in sight or not.
+    expect(ask(FREE, true, true)).toEqual({ hold: FREE, place: true });
+  });
+});
+
+describe("card out of sight", () => {
+  const area = { left: 128, top: 66, right: 840, bottom: 800 };
+  const card = (left: number, top: number) => ({ left, top, right: left + 340, bottom: top + 290 });
+
+  it("is in sight wholly inside the canvas and clear of what lies over it", () => {
+    expect(outOfSight(card(400, 200), area, [])).toBe(false);
+    // Flush with the edges, or with a panel, by a fraction of a pixel: still in sight.
+    expect(outOfSight({ left: 127.6, top: 66, right: 840.4, bottom: 800 }, area, [])).toBe(false);
+    expect(outOfSight(card(400, 200), area, [{ left: 740.3, top: 0, right: 900, bottom: 900 }])).toBe(false);
+  });
+
+  it("is out of sight past any edge of the canvas", () => {
+    expect(outOfSight(card(722, 319), area, [])).toBe(true); // under the run pane beside the canvas
+    expect(outOfSight(card(100, 200), area, [])).toBe(true);
+    expect(outOfSight(card(400, 50), area, [])).toBe(true);
+    expect(outOfSight(card(400, 600), area, [])).toBe(true);
+  });
+
+  it("is out of sight partly under the minimap, the controls or a pane over the canvas", () => {
+    const minimap = { left: 600, top: 650, right: 800, bottom: 790 };
+    expect(outOfSight(card(400, 400), area, [minimap])).toBe(true);
+    expect(outOfSight(card(200, 200), area, [minimap])).toBe(false);
   });
 });

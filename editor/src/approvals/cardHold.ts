@@ -8,7 +8,22 @@
  * leave it with a press on the canvas (a click beside the card takes the
  * focus), the card stays held until that press ends: it may be a drag, and
  * the view is theirs while they drag it.
+ *
+ * A held card still yields when the view has pushed it out of sight (a
+ * smaller window refits the view, and the card it follows ends under a pane
+ * or past the canvas's edge): a card the person is using must not be left
+ * hidden. A placement asked for then is made at once, as if the card were
+ * free; the hold stays (the person is still in the card), and nothing is
+ * owed after it.
  */
+
+/** A box on screen (viewport pixels). */
+export interface Box {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
 
 export interface Hold {
   /** The pointer is over the card. */
@@ -31,10 +46,27 @@ export interface HoldStep {
   place: boolean | null;
 }
 
-/** A placement is asked for: made now if the card is free (it settles anything owed), else owed. */
-export function ask(hold: Hold, pan: boolean): HoldStep {
-  if (!isHeld(hold)) return { hold: { ...hold, owed: null }, place: pan };
+/**
+ * A placement is asked for: made now if the card is free, or held but `hidden` (out of sight,
+ * see `outOfSight`; the hold stays), and that settles anything owed; else owed.
+ */
+export function ask(hold: Hold, pan: boolean, hidden = false): HoldStep {
+  if (!isHeld(hold) || hidden) return { hold: { ...hold, owed: null }, place: pan };
   return { hold: { ...hold, owed: { pan } }, place: null };
+}
+
+/** Half a pixel: a box's edges are fractional, and a placed card lies flush with others. */
+const SLACK = 0.5;
+
+/**
+ * Whether the card (`card`, its box as it stands) is out of sight: not wholly inside the
+ * visible canvas (`area`), or partly under something over it (`obstacles`: the minimap, the
+ * controls, a pane over the canvas).
+ */
+export function outOfSight(card: Box, area: Box, obstacles: readonly Box[]): boolean {
+  const inside = card.left >= area.left - SLACK && card.top >= area.top - SLACK && card.right <= area.right + SLACK && card.bottom <= area.bottom + SLACK;
+  const under = (o: Box) => card.left < o.right - SLACK && o.left < card.right - SLACK && card.top < o.bottom - SLACK && o.top < card.bottom - SLACK;
+  return !inside || obstacles.some(under);
 }
 
 /** The pointer or the focus came or went (`pressed`: a press on the canvas is under way). */

@@ -19,14 +19,16 @@
  * side from its first frame. While the pointer is over the card or focus is
  * inside it, it holds its place (approvals/cardHold.ts): no placement moves
  * it or the view under the person's hand, its top edge stays as it grows,
- * and what was asked meanwhile is placed once they have left it.
+ * and what was asked meanwhile is placed once they have left it; unless the
+ * view has pushed it out of sight (a smaller window's refit left it under the
+ * run pane, say): then a placement asked for is made at once, still held.
  */
 
 import { NodeToolbar, Position, useReactFlow, useStore } from "@xyflow/react";
 import { useCallback, useLayoutEffect, useRef, useState, type FocusEvent } from "react";
 import { decisionFailed, decisionResumed, decisionSent } from "../approvals/decisionFeedback";
 import { placeCard, type Align, type Rect, type Side } from "../approvals/cardPlacement";
-import { ask, FREE, isHeld, pressEnded, touch, type Hold, type HoldStep } from "../approvals/cardHold";
+import { ask, FREE, isHeld, outOfSight, pressEnded, touch, type Hold, type HoldStep } from "../approvals/cardHold";
 import type { Decision } from "../api/client";
 import { useEditorStore } from "../store/editorStore";
 import { ApprovalCard } from "./ApprovalCard";
@@ -83,26 +85,33 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
 
   const place = useCallback(
     (pan: boolean) => {
-      const asked = ask(hold.current, pan);
-      hold.current = asked.hold;
-      if (asked.place === null) return; // held: placed once they leave it
       const element = card.current;
       const node = document.querySelector(`.react-flow__node[data-id="${CSS.escape(nodeId)}"]`);
       const canvas = node?.closest(".react-flow");
-      if (!element || !node || !canvas || panning.current !== null) return;
-      const view = canvas.getBoundingClientRect();
-      const area = {
+      const view = canvas?.getBoundingClientRect();
+      const area = view && {
         left: Math.max(view.left, 0),
         top: Math.max(view.top, 0),
         right: Math.min(view.right, window.innerWidth),
         bottom: Math.min(view.bottom, window.innerHeight),
       };
+      const obstacles = element
+        ? [...document.querySelectorAll(OBSTACLES)].filter((o) => !o.contains(element)).map((o) => toRect(o.getBoundingClientRect()))
+        : [];
+      // Held, the card is placed only if the view has pushed it out of sight (under a pane, past the edge).
+      const hidden = isHeld(hold.current) && !!element && !!area && outOfSight(toRect(element.getBoundingClientRect()), area, obstacles);
+      const asked = ask(hold.current, pan, hidden);
+      hold.current = asked.hold;
+      if (asked.place === null) return; // held: placed once they leave it
+      if (!element || !node || !canvas || !view || !area || panning.current !== null) return;
       const fitted = Math.max(MIN_CARD_WIDTH, Math.min(CARD_WIDTH, Math.floor(area.right - area.left - 2 * MARGIN)));
       if (fitted !== width) {
         setWidth(fitted); // the resize observer places it again at its new size
         return;
       }
-      const obstacles = [...document.querySelectorAll(OBSTACLES)].filter((o) => !o.contains(element)).map((o) => toRect(o.getBoundingClientRect()));
+      // Still held (it was out of sight): the toolbar keeps the height the card has now, the
+      // height it is placed for (with an older one, what overflows it could fall off the canvas).
+      if (isHeld(asked.hold)) setHeldHeight(element.offsetHeight);
       const others = [...canvas.querySelectorAll(".react-flow__node")].filter((other) => other !== node).map((other) => toRect(other.getBoundingClientRect()));
       const labels = [...canvas.querySelectorAll(".react-flow__edge-textwrapper")].map((label) => toRect(label.getBoundingClientRect()));
       const placed = placeCard({
