@@ -4,9 +4,9 @@ A refund parked on its approval: the top bar counts it, the inbox lists it
 (filters, sort, requested-at), its link opens the editor on that graph,
 version and thread with the card beside the waiting node (also after a
 reload), the card is inside the canvas and clear of the minimap and panes
-and holds still while it is used, arguments are edited through a form that
-shows the change, and the decision is followed to the run it resumed; the
-decided tab says who, what and when.
+and holds still while it is used (unless the view pushes it out of sight),
+arguments are edited through a form that shows the change, and the decision
+is followed to the run it resumed; the decided tab says who, what and when.
 """
 
 from __future__ import annotations
@@ -302,14 +302,71 @@ _CARD_MOVES_JS = (Path(__file__).with_name("approval_card_moves.js")).read_text(
 _FIT_PLACEMENT_MS = 1_000
 
 
+_VIEW_JS = "() => document.querySelector('.react-flow__viewport').style.transform"
+
+
+def _resize_and_refit(page: Page, width: int, height: int) -> str:
+    """Sets the window's size, waits for the refit it brings and for the time a placement
+    it asks for would take to show; returns the view before it."""
+    fitted_from: str = page.evaluate(_VIEW_JS)
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_function(
+        "(from) => document.querySelector('.react-flow__viewport').style.transform !== from",
+        arg=fitted_from,
+    )
+    fitted_at = page.evaluate("() => performance.now()")
+    page.wait_for_function(
+        "([since, ms]) => performance.now() - since > ms",
+        arg=[fitted_at, _FIT_PLACEMENT_MS],
+        polling="raf",
+    )
+    return fitted_from
+
+
+def _card_moves(page: Page, *, reset: bool = False) -> list[list[Any]]:
+    """What approval_card_moves.js recorded (then, with ``reset``, it starts afresh from the
+    card as it is)."""
+    moves: list[list[Any]] = page.evaluate(
+        "(reset) => { const m = [...window.__cardMoves]; if (reset) window.__cardMoves.length = 0;"
+        " return m; }",
+        reset,
+    )
+    return moves
+
+
+def _assert_held_still(moves: list[list[Any]], fitted_from: str) -> None:
+    """Held, the card keeps its side and follows its node through the refit from
+    ``fitted_from``; nothing else moves it or the view while it is in sight. Out of sight, it
+    is placed (its side, the view's pan): that plays out over the moment after a frame in
+    which it was out of sight."""
+    assert moves and moves[0][1] == fitted_from, f"no refit from {fitted_from}: {moves}"
+    refit = True
+    hidden_until = None  # when the card was last seen out of sight
+    for before, after in itertools.pairwise(moves):
+        if not before[4]:
+            hidden_until = after[0]
+        if hidden_until is not None and after[0] - hidden_until <= _FIT_PLACEMENT_MS:
+            continue  # placed as it is out of sight, and the view's pan for it
+        if refit and after[1] != before[1]:
+            refit = False
+            assert after[3] == before[3], f"the card changed sides in sight: {before} -> {after}"
+            continue
+        assert after[1:4] == before[1:4], (
+            f"the card or the view moved, in sight: {before} -> {after}"
+        )
+
+
 @pytest.mark.parametrize("size", [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
 def test_the_card_holds_still_while_it_is_used(
     editor: Page, plait_server: Cluster, size: tuple[int, int]
 ) -> None:
     """With the pointer on the card and the edit form open, nothing moves the card or the
-    view but the person: not the form growing as it opens and as they type, not the placement
-    a refit asks for. Once they leave it, it is placed again, clear of labels and nodes; the
-    form and what they typed stay (the card is the same element throughout)."""
+    view but the person while the card is in sight: not the form growing as it opens and as
+    they type, not the placement a refit asks for. A smaller window whose refit pushes the
+    card out of sight (under the run pane) has it placed at once, though held: wholly in
+    sight and clear of the pane, what they typed and the focus kept, and it holds still again
+    as they go on typing. Once they leave it, it is placed again, clear of labels and nodes;
+    the form and what they typed stay (the card is the same element throughout)."""
     base = plait_server.url
     width, height = size
     editor.set_viewport_size({"width": width, "height": height})
@@ -330,35 +387,42 @@ def test_the_card_holds_still_while_it_is_used(
     amount.press("Control+a")
     amount.press_sequentially("90")
     expect(card.get_by_test_id("approval-diff").locator(".diff-added")).to_have_text("90")
+    # The form opened and grew as they typed: nothing moved.
+    moves = _card_moves(editor, reset=True)
+    assert len(moves) == 1, f"the card moved as it grew: {moves}"
+    assert moves[0][4], f"the card is out of sight: {moves}"
 
-    # A smaller window refits the view under the card: it follows its node, nothing more.
-    fitted_from = editor.evaluate(
-        "() => document.querySelector('.react-flow__viewport').style.transform"
-    )
-    editor.set_viewport_size({"width": width - 160, "height": height - 100})
-    editor.wait_for_function(
-        "(from) => document.querySelector('.react-flow__viewport').style.transform !== from",
-        arg=fitted_from,
-    )
-    fitted_at = editor.evaluate("() => performance.now()")
-    editor.wait_for_function(
-        "([since, ms]) => performance.now() - since > ms",
-        arg=[fitted_at, _FIT_PLACEMENT_MS],
-        polling="raf",
-    )
-    moves = editor.evaluate("() => window.__cardMoves")
-    assert len({placement for *_, placement in moves}) == 1, f"the card changed sides: {moves}"
-    views = [view for view, _ in itertools.groupby(view for _, view, _, _ in moves)]
-    assert views == [fitted_from, views[-1]], f"the view moved other than by the refit: {moves}"
-    for before, after in itertools.pairwise(moves):
-        assert after[1] != before[1], f"the card moved with the view still: {before} -> {after}"
+    # A narrower and shorter window: at both sizes its refit leaves the card where it holds
+    # still half under the run pane (where it stayed, fields and button cut off, before a
+    # held card yielded). It is placed at once, though still held: in sight, clear of the
+    # pane, the value typed and the focus where they were.
+    _resize_and_refit(editor, width - 160, height - 100)
+    expect_card_in_view(editor)
+    expect(amount).to_be_focused()
     expect(amount).to_have_value("90")
+    # Still held (nothing owed): typing on moves nothing.
+    _card_moves(editor, reset=True)
+    amount.press("End")
+    amount.press_sequentially("5")
+    expect(card.get_by_test_id("approval-diff").locator(".diff-added")).to_have_text("905")
+    editor.wait_for_timeout(_FIT_PLACEMENT_MS)
+    moves = _card_moves(editor, reset=True)
+    assert len(moves) == 1, f"the card moved as they typed: {moves}"
+    assert moves[0][4], f"the card is out of sight: {moves}"
+
+    # The window back to its size: the card follows its node through the refit, nothing more,
+    # while in sight (at 1280x720 the refit leaves it past the run pane's edge, and it is
+    # placed again, the view panned); it ends in sight, still held.
+    fitted_from = _resize_and_refit(editor, width, height)
+    _assert_held_still(_card_moves(editor), fitted_from)
+    expect_card_in_view(editor)
+    expect(amount).to_be_focused()
 
     # The person leaves the card (and its focus, with a click elsewhere): placed for the new view.
     editor.get_by_test_id("graph-title").click()
     expect_card_in_view(editor, nodes_clear=True)
     assert editor.evaluate(_LABELS_UNDER_CARD_JS)["covered"] == []
-    expect(amount).to_have_value("90")
+    expect(amount).to_have_value("905")
     assert editor.evaluate(
         "() => window.__heldCard === document.querySelector('[data-testid=approval-card]')"
     ), "the card was mounted again"
