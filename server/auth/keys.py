@@ -11,19 +11,23 @@ Modes:
 
 Lookups are cached for ``ttl`` seconds (``PLAIT_AUTH_CACHE_SECONDS``, default
 5): a key revoked through another process stops working within that time; in
-the process that revoked it, at once. Health routes (``/ok``, ``/healthz``,
-``/readyz``, ``/info``), ``/metrics``, ``/docs``, ``/openapi.json`` and the
-editor's static files are not protected (``server/app.py`` adds this
-dependency to every other router).
+the process that revoked it, at once. Requests that need the same lookup while
+it is under way share it (async-lru), so a cold or just expired cache under load
+costs one query, not one per request waiting for a pooled connection.
+
+Health routes (``/ok``, ``/healthz``, ``/readyz``, ``/info``), ``/metrics``,
+``/docs``, ``/openapi.json`` and the editor's static files are not protected
+(``server/app.py`` adds this dependency to every other router).
 """
 
 from __future__ import annotations
 
 import hmac
-import time
-from dataclasses import dataclass, field
+from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Annotated
 
+from async_lru import alru_cache
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader
 
@@ -51,30 +55,33 @@ class Forbidden(Exception):
     """A key whose role may not do what it asked (HTTP 403)."""
 
 
+def _by_digest(pool: Pool, key: str) -> Hashable:
+    """A key's cache entry is named by its digest, not by the secret itself."""
+    return hash_key(key)
+
+
 @dataclass
 class Authenticator:
     """Resolves keys to principals for one server process, with a short cache."""
 
     admin_key: str | None = None
     ttl: float = 5.0
-    _principals: dict[str, tuple[float, Principal | None]] = field(default_factory=dict)
-    _enabled: tuple[float, bool] | None = None
+
+    def __post_init__(self) -> None:
+        self._keys_exist = alru_cache(maxsize=1, ttl=self.ttl)(keys_exist)
+        # Bounded: random keys sent by anyone must not grow it.
+        self._principal_of = alru_cache(maxsize=10_000, ttl=self.ttl, key=_by_digest)(principal_of)
 
     def forget(self) -> None:
         """Drop every cached answer (after this process changed keys)."""
-        self._principals.clear()
-        self._enabled = None
+        self._keys_exist.cache_clear()
+        self._principal_of.cache_clear()
 
     async def enabled(self, pool: Pool) -> bool:
         """Whether requests need a key (an admin key is configured, or a key was ever made)."""
         if self.admin_key:
             return True
-        now = time.monotonic()
-        if self._enabled is not None and self._enabled[0] > now:
-            return self._enabled[1]
-        found = await keys_exist(pool)
-        self._enabled = (now + self.ttl, found)
-        return found
+        return await self._keys_exist(pool)
 
     async def principal(self, pool: Pool, key: str | None) -> Principal:
         """Who ``key`` acts for; raises :class:`Unauthenticated` for a missing or bad key."""
@@ -86,16 +93,7 @@ class Authenticator:
             )
         if self.admin_key and hmac.compare_digest(key.encode(), self.admin_key.encode()):
             return Principal(tenant=DEFAULT_TENANT, role="admin", key_id=ENV_ADMIN_KEY_ID)
-        digest = hash_key(key)
-        now = time.monotonic()
-        cached = self._principals.get(digest)
-        if cached is not None and cached[0] > now:
-            found = cached[1]
-        else:
-            found = await principal_of(pool, key)
-            if len(self._principals) > 10_000:  # bounded: random keys must not grow it
-                self._principals.clear()
-            self._principals[digest] = (now + self.ttl, found)
+        found = await self._principal_of(pool, key)
         if found is None:
             raise Unauthenticated("the API key is unknown or revoked; ask an admin for a new one")
         return found

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from typing import Any, cast
 
 import pytest
 
@@ -66,3 +68,34 @@ async def test_an_admin_key_switches_keys_on(tpool: Pool) -> None:
     assert admin.is_admin and admin.tenant == store.DEFAULT_TENANT
     with pytest.raises(Unauthenticated):
         await auth.principal(tpool, None)
+
+
+class _CountingPool:
+    """The test's pool, counting the connections taken from it (one per lookup)."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.taken = 0
+
+    def connection(self, *args: Any, **kwargs: Any) -> Any:
+        self.taken += 1
+        return self.pool.connection(*args, **kwargs)
+
+
+async def test_requests_arriving_together_share_one_lookup(tpool: Pool) -> None:
+    # When the cache is cold or has just expired, every request that came before the first
+    # lookup returned sent its own, each on a pooled connection: 780 lookups for 2,000 runs
+    # at 1,000 at once (bench/statements.py --levels), a stampede that can drain the pool.
+    tenant = unique("herd")
+    await store.create_tenant(tpool, tenant)
+    _, key = await store.create_key(tpool, tenant)
+    counting = _CountingPool(tpool)
+    auth = Authenticator(ttl=60)
+
+    principals = await asyncio.gather(
+        *(auth.principal(cast(Pool, counting), key) for _ in range(50))
+    )
+
+    assert {principal.tenant for principal in principals} == {tenant}
+    # One lookup of whether keys exist, one of this key.
+    assert counting.taken == 2
