@@ -56,8 +56,8 @@ class Forbidden(Exception):
 
 
 def _by_digest(pool: Pool, key: str) -> Hashable:
-    """A key's cache entry is named by its digest, not by the secret itself."""
-    return hash_key(key)
+    """A key's cache entry is named by its database and digest, not by the secret itself."""
+    return pool, hash_key(key)
 
 
 @dataclass
