@@ -17,13 +17,7 @@
  * owed after it.
  */
 
-/** A box on screen (viewport pixels). */
-export interface Box {
-  left: number;
-  top: number;
-  right: number;
-  bottom: number;
-}
+import type { Rect } from "./cardPlacement";
 
 export interface Hold {
   /** The pointer is over the card. */
@@ -63,9 +57,9 @@ const SLACK = 0.5;
  * visible canvas (`area`), or partly under something over it (`obstacles`: the minimap, the
  * controls, a pane over the canvas).
  */
-export function outOfSight(card: Box, area: Box, obstacles: readonly Box[]): boolean {
+export function outOfSight(card: Rect, area: Rect, obstacles: readonly Rect[]): boolean {
   const inside = card.left >= area.left - SLACK && card.top >= area.top - SLACK && card.right <= area.right + SLACK && card.bottom <= area.bottom + SLACK;
-  const under = (o: Box) => card.left < o.right - SLACK && o.left < card.right - SLACK && card.top < o.bottom - SLACK && o.top < card.bottom - SLACK;
+  const under = (o: Rect) => card.left < o.right - SLACK && o.left < card.right - SLACK && card.top < o.bottom - SLACK && o.top < card.bottom - SLACK;
   return !inside || obstacles.some(under);
 }
 

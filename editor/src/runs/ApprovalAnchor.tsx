@@ -189,13 +189,13 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
   useLayoutEffect(() => {
     const canvas = document.querySelector(`.react-flow__node[data-id="${CSS.escape(nodeId)}"]`)?.closest(".react-flow");
     if (!canvas) return;
-    const touch = (down?: boolean) => () => {
+    const stamp = (down?: boolean) => () => {
       touched.current = { at: performance.now(), down: down ?? touched.current.down };
     };
     const listeners: [string, () => void][] = [
-      ["pointerdown", touch(true)],
-      ["wheel", touch()],
-      ["touchstart", touch(true)],
+      ["pointerdown", stamp(true)],
+      ["wheel", stamp()],
+      ["touchstart", stamp(true)],
     ];
     // A press that began on the canvas ends; one elsewhere (say on Fit view) is not the person
     // moving the view, and the fit it asks for is placed for once the view stands still. A
