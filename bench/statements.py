@@ -41,10 +41,10 @@ from pathlib import Path
 import aiohttp
 import psycopg
 from _report import machine, write_section
-from _runs import VACUUMED, client, in_batches, over_http, postgres_cpu_seconds, serve_bench
+from _runs import client, in_batches, over_http, postgres_cpu_seconds, serve_bench, vacuum
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from plait.engine.store import database_url
+from plait.engine.store import database_url, open_pool
 
 DATABASE = "plait_statements"
 LOG = Path("/var/log/postgresql/postgresql-15-main.log")
@@ -208,7 +208,10 @@ async def measure_levels(
             async with client(base, level) as http:
                 one = over_http(http, [], "sync")
                 await in_batches(level, level, one)  # warm-up: every connection used
-                await _vacuum(url)
+                # As concurrency.py before each batch: this machine's PostgreSQL runs no
+                # autovacuum, and an earlier level's dead rows would count as this one's.
+                async with await open_pool(url, max_size=1) as pool:
+                    await vacuum(pool)
                 start = await asyncio.to_thread(os.path.getsize, log)
                 before = postgres_cpu_seconds()
                 await in_batches(runs, level, one)
@@ -217,15 +220,6 @@ async def measure_levels(
                 spent = None if before is None or after is None else after - before
                 measured[level] = (await asyncio.to_thread(count, log, start), spent)
     return measured
-
-
-async def _vacuum(url: str) -> None:
-    """``VACUUM ANALYZE`` what runs write, as ``concurrency.py`` does before each batch: this
-    machine's PostgreSQL runs no autovacuum, and an earlier level's dead rows would be
-    measured as the next level's cost."""
-    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        for table in VACUUMED:
-            await conn.execute(f"VACUUM ANALYZE {table}".encode())
 
 
 def levels_report(measured: dict[int, tuple[Counted, float | None]], runs: int, top: int) -> str:
