@@ -85,6 +85,9 @@ function PlacedCard({ nodeId, approval }: { nodeId: string; approval: ApprovalRe
 
   const place = useCallback(
     (pan: boolean) => {
+      // Our pan animates (the view moves every frame): the card is placed where it ends. A held
+      // card still looks, so that what it is asked meanwhile is owed, or made if it is hidden.
+      if (panning.current !== null && !isHeld(hold.current)) return;
       const element = card.current;
       const node = document.querySelector(`.react-flow__node[data-id="${CSS.escape(nodeId)}"]`);
       const canvas = node?.closest(".react-flow");
