@@ -15,7 +15,9 @@ was read (decision 115):
 
 A write by another process is therefore seen here once its notification arrives (a
 few milliseconds after its commit), as a run's events are. A read that began before a
-change and ends after it is not kept (:meth:`CatalogCache.token`).
+change and ends after it is not kept (:meth:`CatalogCache.token`). Callers that miss
+the same key at once, as every request does right after a change, share one read
+(:func:`cached`) instead of each taking a pooled connection for the same rows.
 
 The cache belongs to a pool (one database): :func:`attach` makes one for the server's
 pool; without one (the CLI, tests, worker processes) every read goes to the database.
@@ -23,6 +25,7 @@ pool; without one (the CLI, tests, worker processes) every read goes to the data
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
@@ -50,6 +53,8 @@ class CatalogCache:
         self._kept: LruCache[Hashable, tuple[object]] = LruCache(size)
         self._generation = 0
         self._live = False
+        #: Reads on their way, by key and the generation they began in (:func:`cached`).
+        self._reading: dict[tuple[Hashable, int], asyncio.Future[object]] = {}
         #: Reads answered from the cache since it was made.
         self.hits = 0
 
@@ -69,6 +74,27 @@ class CatalogCache:
         """Keep ``value`` read under ``key`` since ``token``, unless the catalog changed."""
         if token is not None and token == self._generation and self._live:
             self._kept.put(key, (value,))
+
+    def share(self, key: Hashable, token: int, read: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """The read of ``key`` begun since ``token`` by another caller, or ``read`` begun
+        now: the value is kept when it comes, unless the catalog changed meanwhile.
+
+        The read runs as a task of its own, so a caller that gives up (a request the
+        client dropped) does not cancel it for the others.
+        """
+        flight = self._reading.get((key, token))
+        if flight is None:
+            task: asyncio.Future[object] = asyncio.ensure_future(read())
+            self._reading[(key, token)] = flight = task
+            task.add_done_callback(lambda done: self._landed(key, token, done))
+        return asyncio.shield(cast("asyncio.Future[T]", flight))
+
+    def _landed(self, key: Hashable, token: int, done: asyncio.Future[object]) -> None:
+        del self._reading[(key, token)]
+        # Reading the outcome marks a failure seen even if every caller gave up; a failure
+        # is not kept, so the next caller reads again.
+        if not done.cancelled() and done.exception() is None:
+            self.put(key, done.result(), token)
 
     def forget(self) -> None:
         """Forget everything kept: the catalog changed."""
@@ -112,9 +138,10 @@ async def writing(pool: Pool) -> AsyncIterator[AsyncConnection[DictRow]]:
 
 
 async def cached(pool: Pool, key: Hashable, read: Callable[[], Awaitable[T]]) -> T:
-    """What ``read`` returns, kept under ``key`` while ``pool``'s catalog does not change.
+    """What ``read`` returns, kept under ``key`` while ``pool``'s catalog does not change;
+    callers that miss ``key`` at once share one ``read``.
 
-    The value is shared by every later caller: return nothing a caller may change.
+    The value is shared by every caller: return nothing a caller may change.
     """
     cache = _CACHES.get(pool)
     if cache is None:
@@ -123,6 +150,6 @@ async def cached(pool: Pool, key: Hashable, read: Callable[[], Awaitable[T]]) ->
     if kept is not None:
         return cast(T, kept[0])
     token = cache.token()
-    value = await read()
-    cache.put(key, value, token)
-    return value
+    if token is None:
+        return await read()
+    return await cache.share(key, token, read)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any, cast
 
 import pytest
 
@@ -173,3 +174,81 @@ def test_a_read_that_straddles_a_change_is_not_kept() -> None:
     assert cache.token() is None and cache.get("key") is None
     cache.put("key", "unannounced", cache.token())
     assert cache.get("key") is None
+
+
+class _CountingPool:
+    """A pool that counts the connections taken from it (one per catalog read)."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.taken = 0
+
+    def connection(self, *args: Any, **kwargs: Any) -> Any:
+        self.taken += 1
+        return self.pool.connection(*args, **kwargs)
+
+
+async def test_reads_that_miss_together_share_one_statement(served: Served, other: Pool) -> None:
+    # Right after a change every request misses: each sent its own read on a pooled
+    # connection, so a burst of runs after a publish could drain the pool.
+    name = unique("herd")
+    await save_version(other, spec_text(name, "1.0.0"), file="<test>")
+    await set_rollout(other, name, tenant="default", stable="1.0.0")
+    await _announced(served.listener, other)
+    counting = _CountingPool(served.pool)
+    pool = cast(Pool, counting)
+    catalog.attach(pool).changed(listening=True)
+    try:
+        rollouts = await asyncio.gather(*(get_rollout(pool, name, "default") for _ in range(50)))
+        assert {(r.graph, r.stable) for r in rollouts if r is not None} == {(name, "1.0.0")}
+        assert len(rollouts) == 50 and None not in rollouts
+        assert counting.taken == 1
+        again = await get_rollout(pool, name, "default")
+        assert again == rollouts[0] and counting.taken == 1  # kept once read
+    finally:
+        catalog.detach(pool)
+
+
+async def test_a_shared_read_outlives_the_caller_that_began_it() -> None:
+    cache = catalog.CatalogCache()
+    cache.changed(listening=True)
+    release = asyncio.Event()
+    reads = 0
+
+    async def read() -> str:
+        nonlocal reads
+        reads += 1
+        await release.wait()
+        return "rows"
+
+    token = cache.token()
+    assert token is not None
+    first = asyncio.ensure_future(cache.share("key", token, read))
+    second = asyncio.ensure_future(cache.share("key", token, read))
+    await asyncio.sleep(0)  # both are waiting on the one read
+    first.cancel()  # the client of the request that began it went away
+    release.set()
+    assert await second == "rows" and reads == 1
+    assert first.cancelled() and cache.get("key") == ("rows",)
+
+
+async def test_a_failed_read_fails_its_sharers_and_is_not_kept() -> None:
+    cache = catalog.CatalogCache()
+    cache.changed(listening=True)
+    token = cache.token()
+    assert token is not None
+
+    async def broken() -> str:
+        await asyncio.sleep(0)
+        raise ConnectionError("the database went away")
+
+    results = await asyncio.gather(
+        *(cache.share("key", token, broken) for _ in range(3)), return_exceptions=True
+    )
+    assert [type(r) for r in results] == [ConnectionError] * 3
+    assert cache.get("key") is None
+
+    async def fine() -> str:
+        return "rows"
+
+    assert await cache.share("key", token, fine) == "rows"  # the next caller reads again
