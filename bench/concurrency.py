@@ -5,14 +5,22 @@ with its own Postgres saver (``AsyncPostgresSaver``) and the same durability (wh
 any durable LangGraph program pays). Plait is a real ``plait serve`` with the
 options given (its defaults when none), driven over HTTP as ``server.py`` drives it.
 For each concurrency in ``--levels``, both run ``max(--runs, 4 x concurrency)`` runs,
-alternating floor and Plait, after a warm-up at that concurrency.
+one after the other, after a warm-up at that concurrency.
+
+This machine's speed drifts by a fifth within minutes (the same server at the same
+load: 10.3 to 13.2 ms of CPU a run, batch to batch), so one pass over the levels
+measures the drift as much as the levels. ``--rounds R`` passes R times, the order
+of the levels turned by one each round and which contender goes first alternated,
+and reports each figure's median over the rounds; the ratio to the floor is the
+median of each round's ratio (the floor and Plait measured side by side), with its
+range.
 
 Goals (issue 19): at every level Plait's throughput >= 0.8x the floor's, and it
 never falls as concurrency rises; time to first SSE event p50 <= 20 ms at
 concurrency 10. CPU per run is reported for each part (the client, the server
 process tree, Postgres) so ``docs/operations.md``'s capacity model can be checked.
 
-    .venv/bin/python bench/concurrency.py [--levels 10,50,200] [--runs 300]
+    .venv/bin/python bench/concurrency.py [--levels 10,50,200] [--runs 300] [--rounds 3]
         [--workers N] [--worker-processes K] [--section NAME]
 
 ``--section`` names the README section to write (``concurrency`` by default), so
@@ -24,7 +32,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import uvloop
 from _report import machine, median, percentile, write_section
@@ -57,11 +66,34 @@ FLOOR_POOL = 20
 
 @dataclass
 class Level:
-    """The figures of one contender at one concurrency."""
+    """The figures of one contender at one concurrency in one round."""
 
     concurrency: int
     timings: Timings
     cpu: CpuMeter
+
+
+@dataclass
+class Rounds:
+    """One contender's rounds at one concurrency, and their medians."""
+
+    levels: list[Level] = field(default_factory=list)
+
+    def median(self, figure: Callable[[Level], float | None]) -> float | None:
+        """The median over the rounds of ``figure`` (None if any round lacks it)."""
+        values = [figure(level) for level in self.levels]
+        known = [value for value in values if value is not None]
+        return median(known) if known and len(known) == len(values) else None
+
+    @property
+    def throughput(self) -> float:
+        """Median runs per second."""
+        return median([level.timings.throughput for level in self.levels])
+
+    @property
+    def first_events(self) -> list[float]:
+        """Times to first SSE event of every round."""
+        return [first for level in self.levels for first in level.timings.first_events]
 
 
 def serve_options(args: argparse.Namespace) -> str:
@@ -74,10 +106,21 @@ def serve_options(args: argparse.Namespace) -> str:
     return " ".join(options) or "(defaults)"
 
 
+def round_order(levels: list[int], rounds: int) -> list[tuple[int, int, bool]]:
+    """(round, concurrency, floor first) in the order they are measured: each round
+    turns the levels by one, and the contender that goes first alternates."""
+    return [
+        (number, levels[(number + index) % len(levels)], number % 2 == 0)
+        for number in range(rounds)
+        for index in range(len(levels))
+    ]
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--levels", default="10,50,200", help="concurrencies, comma-separated")
     parser.add_argument("--runs", type=int, default=300, help="least runs per level")
+    parser.add_argument("--rounds", type=int, default=3, help="passes over the levels")
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--workers", type=int, default=None, help="plait serve --workers")
     parser.add_argument("--worker-processes", type=int, default=0)
@@ -89,22 +132,23 @@ async def main() -> None:
 
     load_before = os.getloadavg()
     url = database_url()
-    floor: list[Level] = []
-    plait: list[Level] = []
+    floor = {concurrency: Rounds() for concurrency in levels}
+    plait = {concurrency: Rounds() for concurrency in levels}
     async with await open_pool(url, max_size=FLOOR_POOL) as pool:
         await migrate(pool)
         server = await describe_server(pool)
         local = in_process(pool, args.durability)
         with serve_bench(url, args.workers, args.worker_processes) as (base, process):
-            for concurrency in levels:
+            for number, concurrency, floor_first in round_order(levels, args.rounds):
                 runs = max(args.runs, 4 * concurrency)
                 async with client(base, concurrency) as http:
                     firsts: list[float] = []
                     remote = over_http(http, firsts, args.durability)
-                    for name, one, pid, into in (
-                        ("floor", local, None, floor),
-                        ("plait", remote, process.pid, plait),
-                    ):
+                    contenders = [
+                        ("floor", local, None, floor[concurrency]),
+                        ("plait", remote, process.pid, plait[concurrency]),
+                    ]
+                    for name, one, pid, into in contenders if floor_first else contenders[::-1]:
                         await in_batches(max(args.warmup, concurrency), concurrency, one)
                         firsts.clear()
                         await vacuum(pool)
@@ -112,9 +156,10 @@ async def main() -> None:
                         with cpu.batch(runs):
                             timings = await in_batches(runs, concurrency, one)
                         timings.first_events = list(firsts)
-                        into.append(Level(concurrency, timings, cpu))
+                        into.levels.append(Level(concurrency, timings, cpu))
                         print(
-                            f"{name} c={concurrency}: {timings.throughput:.1f} runs/s, "
+                            f"round {number + 1} {name} c={concurrency}: "
+                            f"{timings.throughput:.1f} runs/s, "
                             f"p50 {ms(median(timings.latencies))} ms",
                             flush=True,
                         )
@@ -123,24 +168,33 @@ async def main() -> None:
     rows = []
     misses: list[str] = []
     previous = 0.0
-    for low, high in zip(floor, plait, strict=True):
-        ratio = high.timings.throughput / low.timings.throughput
-        falls = high.timings.throughput < 0.95 * previous
-        previous = max(previous, high.timings.throughput)
-        first = median(high.timings.first_events)
+    for concurrency in levels:
+        low, high = floor[concurrency], plait[concurrency]
+        ratios = [
+            mine.timings.throughput / theirs.timings.throughput
+            for mine, theirs in zip(high.levels, low.levels, strict=True)
+        ]
+        ratio = median(ratios)
+        spread = f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else ""
+        falls = high.throughput < 0.95 * previous
+        previous = max(previous, high.throughput)
         if ratio < 0.8:
-            misses.append(f"at {low.concurrency} below 0.8x the floor")
+            misses.append(f"at {concurrency} below 0.8x the floor")
         if falls:
-            misses.append(f"at {low.concurrency} below its throughput at fewer runs at once")
+            misses.append(f"at {concurrency} below its throughput at fewer runs at once")
         rows.append(
-            f"| {low.concurrency} | {low.timings.throughput:.1f} | "
-            f"{high.timings.throughput:.1f} | **{ratio:.2f}**{' (falls)' if falls else ''} | "
-            f"{ms(median(low.timings.latencies))} / {ms(median(high.timings.latencies))} | "
-            f"{ms(percentile(high.timings.latencies, 0.95))} | "
-            f"{ms(first)} / {ms(percentile(high.timings.first_events, 0.95))} | "
-            f"{ms(low.cpu.own)} + {ms(low.cpu.postgres)} | "
-            f"{ms(high.cpu.server)} + {ms(high.cpu.postgres)} + {ms(high.cpu.own)} | "
-            f"{_ratio(high.cpu, low.cpu)} |"
+            f"| {concurrency} | {low.throughput:.1f} | {high.throughput:.1f} | "
+            f"**{ratio:.2f}**{spread}{' (falls)' if falls else ''} | "
+            f"{ms(low.median(lambda level: median(level.timings.latencies)))} / "
+            f"{ms(high.median(lambda level: median(level.timings.latencies)))} | "
+            f"{ms(high.median(lambda level: percentile(level.timings.latencies, 0.95)))} | "
+            f"{ms(median(high.first_events))} / {ms(percentile(high.first_events, 0.95))} | "
+            f"{ms(low.median(lambda level: level.cpu.own))} + "
+            f"{ms(low.median(lambda level: level.cpu.postgres))} | "
+            f"{ms(high.median(lambda level: level.cpu.server))} + "
+            f"{ms(high.median(lambda level: level.cpu.postgres))} + "
+            f"{ms(high.median(lambda level: level.cpu.own))} | "
+            f"{_ratio(high, low)} |"
         )
     if args.worker_processes:
         rows.append("")
@@ -148,31 +202,40 @@ async def main() -> None:
             "Plait's server CPU per run split (ms), API process / its "
             f"{args.worker_processes} worker process(es): "
             + "; ".join(
-                f"{level.concurrency} at once: {ms(level.cpu.server_alone)} / "
-                f"{ms(level.cpu.server - level.cpu.server_alone)}"
-                for level in plait
+                f"{concurrency} at once: "
+                f"{ms(plait[concurrency].median(lambda level: level.cpu.server_alone))} / "
+                + ms(
+                    plait[concurrency].median(
+                        lambda level: level.cpu.server - level.cpu.server_alone
+                    )
+                )
+                for concurrency in levels
             )
             + "."
         )
-    most, fewer = plait[-1], plait[:-1]
+    most, fewer = levels[-1], levels[:-1]
     holds = ""
     if fewer:
-        best = max(fewer, key=lambda level: level.timings.throughput)
-        kept = most.timings.throughput / best.timings.throughput
+        best = max(fewer, key=lambda concurrency: plait[concurrency].throughput)
+        kept = plait[most].throughput / plait[best].throughput
         holds = (
-            f"\nAt {most.concurrency} runs at once Plait keeps **{kept:.2f}x** its throughput at "
-            f"{best.concurrency} ({most.timings.throughput:.1f} against "
-            f"{best.timings.throughput:.1f} runs/s).\n"
+            f"\nAt {most} runs at once Plait keeps **{kept:.2f}x** its throughput at "
+            f"{best} ({plait[most].throughput:.1f} against "
+            f"{plait[best].throughput:.1f} runs/s, medians).\n"
         )
     options = serve_options(args)
     command = (
         f"bench/concurrency.py --levels {args.levels} --runs {args.runs} "
-        f"--durability {args.durability}"
+        f"--rounds {args.rounds} --durability {args.durability}"
     )
     if args.workers is not None:
         command += f" --workers {args.workers}"
     if args.worker_processes:
         command += f" --worker-processes {args.worker_processes}"
+    order = ", ".join(
+        f"{concurrency}{'' if floor_first else '*'}"
+        for _, concurrency, floor_first in round_order(levels, args.rounds)
+    )
     body = f"""
 Measured {machine()}; {server}; load average {load_before[0]:.1f} before,
 {load_after[0]:.1f} after (2 cores shared with other work: throughput is indicative,
@@ -181,10 +244,13 @@ CPU per run firmer).
 Method: `{command}`: the 10-node graph of `overhead.py`, at each concurrency
 `max(runs, 4 x concurrency)` runs of the floor (LangGraph in this process with
 `AsyncPostgresSaver`, `durability="{args.durability}"`, a pool of {FLOOR_POOL}
-connections) and then of `plait serve {options}` over HTTP (a new thread, then
+connections) and of `plait serve {options}` over HTTP (a new thread, then
 `POST /threads/{{id}}/runs/stream` read to `end`), each after a warm-up at that
-concurrency. CPU per run: the floor's process + Postgres; Plait's server process
-tree + Postgres + the client.
+concurrency; {args.rounds} round(s) over the levels in the order {order} (* Plait
+first). Each figure is the median over the rounds; Plait / floor is the median of
+each round's ratio, with its range; first SSE events are those of every round.
+CPU per run: the floor's process + Postgres; Plait's server process tree +
+Postgres + the client.
 
 {HEADER}
 {chr(10).join(rows)}
@@ -203,11 +269,19 @@ def _verdict(misses: list[str]) -> str:
     return f"Misses the goal (>= 0.8x the floor, never falling): {'; '.join(misses)}."
 
 
-def _ratio(plait: CpuMeter, floor: CpuMeter) -> str:
-    """Plait's server + Postgres CPU per run over the floor's graph + Postgres."""
-    if plait.postgres is None or floor.postgres is None:
-        return "-"
-    return f"{(plait.server + plait.postgres) / (floor.own + floor.postgres):.2f}x"
+def _ratio(plait: Rounds, floor: Rounds) -> str:
+    """Plait's server + Postgres CPU per run over the floor's graph + Postgres (medians)."""
+
+    def mine(level: Level) -> float | None:
+        pg = level.cpu.postgres
+        return None if pg is None else level.cpu.server + pg
+
+    def theirs(level: Level) -> float | None:
+        pg = level.cpu.postgres
+        return None if pg is None else level.cpu.own + pg
+
+    over, under = plait.median(mine), floor.median(theirs)
+    return "-" if over is None or under is None else f"{over / under:.2f}x"
 
 
 if __name__ == "__main__":
