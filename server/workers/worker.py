@@ -8,6 +8,9 @@ worker`` runs one). It
 - claims pending runs under a lease when woken by ``NOTIFY plait_runs_pending``
   (a run starts within milliseconds of its creation), or on a poll interval as
   a fallback when a notification is lost (idle, it costs one query per interval);
+  a worker nearly full, with runs queued, waits up to
+  :data:`CLAIM_LINGER_SECONDS` for a quarter of its slots to come free and claims
+  them together (one claim for several runs, not one per run that ends);
 - heartbeats every ``lease / 3`` for all its runs, and stops a run whose
   cancellation was asked for (``interrupt`` or ``rollback``), or that another
   worker took over (every write of a run needs its lease: server/queue/leases.py);
@@ -78,6 +81,15 @@ WEBHOOK_POLL_SECONDS = 0.5
 #: How often owed scores are looked for (grading is off the runs' path: no hurry).
 GRADER_POLL_SECONDS = 1.0
 
+#: How long a nearly full worker waits for more free slots before it claims queued runs.
+CLAIM_LINGER_SECONDS = 0.02
+
+
+def claim_batch(allowed: int) -> int:
+    """Free slots a worker allowed ``allowed`` runs claims at once, rather than linger:
+    a quarter of them (at least one)."""
+    return max(1, allowed // 4)
+
 
 def default_worker_id() -> str:
     """A worker id unique across hosts and processes: ``host:pid:random``."""
@@ -103,6 +115,7 @@ class Worker:
         webhook_policy: WebhookPolicy | None = None,
         aging_seconds: float | None = None,
         listener: JournalListener | None = None,
+        claim_linger_seconds: float = CLAIM_LINGER_SECONDS,
     ) -> None:
         if concurrency < 1:
             raise ValueError("a worker needs a concurrency of at least 1")
@@ -118,6 +131,7 @@ class Worker:
         self.admission = Admission(concurrency, lag=self._loop_lag.read)
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
+        self.claim_linger_seconds = claim_linger_seconds
         self.sweep_seconds = sweep_seconds
         self.max_attempts = max_attempts
         # A queued run gains a priority level per this many seconds waited (queueing.py).
@@ -263,39 +277,59 @@ class Worker:
             await self.webhooks.close()
 
     async def _claim_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        # When a nearly full worker first had a slot free for the queue (None: it has not).
+        lingering: float | None = None
         while not self._stopping:
             # Cleared before claiming: a notification during the claim wakes the next round.
             self._wake.clear()
             active = len(self._active) + self._reserved
-            free = self.admission.allowed(active) - active
+            allowed = self.admission.allowed(active)
+            free = allowed - active
+            wait = self.poll_seconds
             if free > 0 and self._maybe_more:
-                # Cleared before claiming: a notification during the claim may name a
-                # run the claim did not see, and sets it again.
-                self._maybe_more = False
-                try:
-                    claimed = await runs.claim_runs(
-                        self.pool,
-                        self.worker_id,
-                        free,
-                        self.lease_seconds,
-                        executing=list(self._active),
-                        aging_seconds=self.aging_seconds,
-                    )
-                except psycopg.Error:
-                    log.exception("worker %s: claiming runs failed", self.worker_id)
-                    claimed = []
-                for run in claimed:
-                    self._start(run)
-                if len(claimed) == free:
-                    self._maybe_more = True
-                    continue  # maybe more are waiting; a full worker waits for a free slot
+                # With runs queued, each run that ends frees one slot: claiming it alone
+                # costs a claim (a transaction, a lock, a ranking query) per run. A nearly
+                # full worker waits a moment for a few slots and claims them at once.
+                lingering = loop.time() if lingering is None else lingering
+                wait = lingering + self.claim_linger_seconds - loop.time()
+                if free >= claim_batch(allowed) or wait <= 0:
+                    lingering = None
+                    if await self._claim(free):
+                        continue  # maybe more are waiting; a full worker waits for a free slot
+                    wait = self.poll_seconds
             if not self._stopping:
                 try:
-                    async with asyncio.timeout(self.poll_seconds):
+                    async with asyncio.timeout(wait):
                         await self._wake.wait()
                 except TimeoutError:
-                    # The fallback poll: lost notifications, leases of dead workers.
-                    self._maybe_more = True
+                    if lingering is None:
+                        # The fallback poll: lost notifications, leases of dead workers.
+                        self._maybe_more = True
+
+    async def _claim(self, free: int) -> bool:
+        """Claim and start up to ``free`` runs; whether it took that many (more may wait)."""
+        # Cleared before claiming: a notification during the claim may name a run the
+        # claim did not see, and sets it again.
+        self._maybe_more = False
+        try:
+            claimed = await runs.claim_runs(
+                self.pool,
+                self.worker_id,
+                free,
+                self.lease_seconds,
+                executing=list(self._active),
+                aging_seconds=self.aging_seconds,
+            )
+        except psycopg.Error:
+            log.exception("worker %s: claiming runs failed", self.worker_id)
+            claimed = []
+        for run in claimed:
+            self._start(run)
+        if len(claimed) == free:
+            self._maybe_more = True
+            return True
+        return False
 
     def _start(self, run: Run) -> None:
         stopper = RunStopper()

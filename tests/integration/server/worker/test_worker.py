@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,7 @@ from plait.engine.store.pool import Pool
 from plait.server.approvals import records
 from plait.server.queue import runs, threads
 from plait.server.workers.execution import GraphCache
+from plait.server.workers.worker import Worker
 from tests.integration.killed_runs import worker_dies_mid_node
 from tests.integration.server.worker.conftest import (
     SPECS_DIR,
@@ -334,3 +336,51 @@ async def test_the_graph_cache_keeps_at_most_its_size(wpool: Pool) -> None:
     # An evicted version is read and compiled again when a run needs it.
     assert (await cache.get("worker-steps", "1.0.0")).loaded.name == "worker-steps"
     assert len(cache) == 2
+
+
+async def test_a_full_worker_claims_queued_runs_a_few_at_a_time(
+    wpool: Pool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With runs queued, each run that ends frees one slot; claimed alone, every run cost a
+    # claim of its own (a transaction, an advisory lock and a ranking query): 0.84 claims
+    # a run at 200 runs at once (bench/statements.py --levels 10,200).
+    claims: list[int] = []
+    claim_runs = runs.claim_runs
+
+    async def counted(*args: Any, **kwargs: Any) -> list[runs.Run]:
+        claimed = await claim_runs(*args, **kwargs)
+        claims.append(len(claimed))
+        return claimed
+
+    monkeypatch.setattr(runs, "claim_runs", counted)
+    folders = [tmp_path / str(number) for number in range(10)]
+    queued = []
+    for folder in folders:
+        folder.mkdir()
+        queued.append(await new_run(wpool, "worker-steps", input={"folder": str(folder)}))
+
+    # A linger longer than the test: a slot freed alone is never claimed alone.
+    async with running_worker(wpool, concurrency=8, claim_linger_seconds=600.0) as worker:
+        await until(lambda: _started(folders, 8), "the worker to fill its eight slots")
+        running = [folder for folder in folders if (folder / "two.started").exists()]
+        assert claims == [8]
+        first, second = running[:2]
+        (first / "two.go").touch()
+        ended = queued[folders.index(first)].run_id
+        await run_reaches(wpool, ended, "success")
+        await until(lambda: _gone(worker, ended), "the ended run to free its slot")
+        (second / "two.go").touch()
+        await until(lambda: _started(folders, 10), "the two queued runs to start")
+        assert claims == [8, 2]  # the two freed slots, claimed together
+        for folder in folders:
+            (folder / "two.go").touch()
+        for run in queued:
+            assert (await run_reaches(wpool, run.run_id, "success", "error")).status == "success"
+
+
+async def _started(folders: list[Path], count: int) -> bool:
+    return sum((folder / "two.started").exists() for folder in folders) == count
+
+
+async def _gone(worker: Worker, run_id: str) -> bool:
+    return run_id not in worker.active_runs
