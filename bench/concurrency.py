@@ -179,7 +179,7 @@ async def main() -> None:
         falls = high.throughput < 0.95 * previous
         previous = max(previous, high.throughput)
         if ratio < 0.8:
-            misses.append(f"at {concurrency} below 0.8x the floor")
+            misses.append(f"at {concurrency} below 0.8x the floor ({ratio:.3f})")
         if falls:
             misses.append(f"at {concurrency} below its throughput at fewer runs at once")
         rows.append(
