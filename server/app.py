@@ -199,6 +199,7 @@ async def _services(settings: Settings) -> AsyncIterator[Services]:
                 webhook_policy=settings.webhooks,
             )
             await children.enter_async_context(processes.running())
+            services.worker_metrics = processes.metrics_dir
         try:
             yield services
         finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, Request
@@ -44,6 +45,9 @@ class Services:
     #: The worker in this process (``plait serve``'s default), which starts the runs the
     #: API creates at once when it has room (server/workers/direct_start.py); None without.
     worker: Worker | None = None
+    #: Where the worker processes of ``--worker-processes`` keep their metrics (served
+    #: by ``GET /metrics``); None without them.
+    worker_metrics: Path | None = None
     # Follow-up work a request starts and does not wait for (deleting a
     # stateless run's thread); kept here so it is not garbage-collected and the
     # lifespan can finish it at shutdown.

@@ -24,16 +24,26 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from typing import Any, Literal, get_args
+from pathlib import Path
+from typing import Any, Literal, cast, get_args
 
 import psycopg
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.core import (
     GaugeMetricFamily,
     HistogramMetricFamily,
     Metric,
 )
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
 
 from plait.engine.governance import breaker_snapshot
 from plait.engine.observability import Observer, add_observer
@@ -105,7 +115,11 @@ RUNS_ENDED = Counter(
     "dead_lettered, expired: ended by this process's expiry sweep).",
     ["graph", "state"],
 )
-SSE_STREAMS = Gauge("plait_sse_streams_open", "Server-Sent Events streams open now.")
+# Summed over live processes when worker processes keep their metrics in files (they
+# open none: their zero would otherwise be a series per process).
+SSE_STREAMS = Gauge(
+    "plait_sse_streams_open", "Server-Sent Events streams open now.", multiprocess_mode="livesum"
+)
 SCORES = Histogram(
     "plait_run_scores",
     "Scores this process's graders gave finished runs (0..1), by graph, version and grader.",
@@ -419,6 +433,49 @@ class _Snapshot(Collector):
 
     def collect(self) -> Iterable[Metric]:
         return iter(self.metrics)
+
+
+class _Merged(Collector):
+    """The families of several sources, one family per name: a sample that two sources
+    both have (the same name and labels) is summed, as counts of several processes are."""
+
+    def __init__(self, *sources: Collector | CollectorRegistry) -> None:
+        self.sources = sources
+
+    def collect(self) -> Iterable[Metric]:
+        families: dict[str, Metric] = {}
+        values: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], Sample]] = {}
+        for source in self.sources:
+            for family in source.collect():
+                merged = families.get(family.name)
+                if merged is None:
+                    merged = families[family.name] = Metric(
+                        family.name, family.documentation, family.type, family.unit
+                    )
+                    values[family.name] = {}
+                samples = values[family.name]
+                for sample in family.samples:
+                    key = (sample.name, tuple(sorted(sample.labels.items())))
+                    kept = samples.get(key)
+                    if kept is None:
+                        samples[key] = sample
+                    elif not sample.name.endswith("_created"):  # a time, not a count
+                        samples[key] = kept._replace(value=kept.value + sample.value)
+        for name, family in families.items():
+            family.samples = list(values[name].values())
+            yield family
+
+
+def exposition(queue: list[Metric], children: Path | None = None) -> bytes:
+    """The text exposition of ``GET /metrics``: this process's metrics, ``queue`` (read
+    from Postgres), and, with ``children``, what the worker processes of ``plait serve
+    --worker-processes`` counted there (prometheus-client's multiprocess files)."""
+    sources: list[Collector | CollectorRegistry] = [REGISTRY, snapshot_registry(queue)]
+    if children is not None:
+        registry = CollectorRegistry(auto_describe=False)
+        MultiProcessCollector(registry, path=str(children))
+        sources.append(registry)
+    return generate_latest(cast(CollectorRegistry, _Merged(*sources)))
 
 
 def snapshot_registry(metrics: list[Metric]) -> CollectorRegistry:

@@ -10,6 +10,11 @@ The children never outlive the server: each asks the kernel for SIGTERM when
 its parent dies (``PR_SET_PDEATHSIG``, even after a SIGKILL of the server), and
 the server's shutdown sends them SIGTERM (they hand their runs back) and waits.
 A child that exits on its own is started again after a pause.
+
+The children keep their metrics (steps, runs, model and tool calls) in files of a
+private folder, prometheus-client's multiprocess mode, and the server's ``GET
+/metrics`` adds them to its own (server/operations/metrics.py): counts of a child
+that was restarted are kept, so they never go back.
 """
 
 from __future__ import annotations
@@ -18,10 +23,14 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+
+from prometheus_client import multiprocess
 
 from plait.engine.store import DATABASE_URL_ENV
 from plait.server.workers.webhook_urls import WebhookPolicy
@@ -30,6 +39,8 @@ log = logging.getLogger("plait.server")
 
 #: Set in a child's environment: the pid of the ``plait serve`` that supervises it.
 SUPERVISOR_ENV = "PLAIT_SUPERVISOR_PID"
+#: prometheus-client's own variable: where a child keeps its metrics (multiprocess mode).
+METRICS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 #: How long a stopping child may take to hand its runs back before it is killed.
 STOP_SECONDS = 30.0
 #: Pause before a child that exited on its own is started again.
@@ -91,6 +102,8 @@ class WorkerProcesses:
             self.env.update(webhook_policy.to_env())
         self._children: list[asyncio.subprocess.Process | None] = [None] * count
         self._stopping = False
+        #: The children's metrics files, while they run (:meth:`running`).
+        self.metrics_dir: Path | None = None
 
     @property
     def pids(self) -> list[int]:
@@ -113,6 +126,8 @@ class WorkerProcesses:
                 child.send_signal(signal.SIGTERM)
             code = await child.wait()
             self._children[slot] = None
+            if self.metrics_dir is not None:  # its gauges end with it; its counts stay
+                multiprocess.mark_process_dead(child.pid, str(self.metrics_dir))
             if self._stopping:
                 return
             log.error("worker process %s exited with %s; starting it again", child.pid, code)
@@ -136,6 +151,8 @@ class WorkerProcesses:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[WorkerProcesses]:
         """The children run inside this context and are stopped when it exits."""
+        self.metrics_dir = Path(tempfile.mkdtemp(prefix="plait-worker-metrics-"))
+        self.env[METRICS_DIR_ENV] = str(self.metrics_dir)
         tasks = [
             asyncio.create_task(self._supervise(slot), name=f"worker process {slot}")
             for slot in range(self.count)
@@ -144,3 +161,5 @@ class WorkerProcesses:
             yield self
         finally:
             await self._stop(tasks)
+            shutil.rmtree(self.metrics_dir, ignore_errors=True)
+            self.metrics_dir = None

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -13,6 +18,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from plait.engine.governance import breakers
 from plait.engine.observability import observe, tracing
 from plait.engine.spec.models import BreakerSpec
+from plait.server.operations import metrics
 from plait.server.operations.metrics import BreakerCollector
 from tests.unit.observability.capture import captured_spans, observing
 
@@ -84,3 +90,23 @@ def test_every_attempt_of_a_run_is_in_the_run_trace() -> None:
         assert other.context.trace_id != first.context.trace_id  # random, still valid
         assert tracing.run_trace_id("not-a-uuid") is None
     assert tracing.run_trace_id(run_id) is None  # tracing off: no trace to point at
+
+
+def test_a_child_process_s_counts_are_summed_with_the_server_s(tmp_path: Path) -> None:
+    # What `plait serve --worker-processes` does: a child counts in files (prometheus-
+    # client's multiprocess mode), the server adds them to its own registry's.
+    graph = f"merged-{uuid.uuid4().hex[:8]}"
+    child = (
+        "from plait.server.operations import metrics\n"
+        f"metrics.run_finished({graph!r}, 'success')\n"
+        f"metrics.run_finished({graph!r}, 'success')\n"
+    )
+    env = dict(os.environ, PROMETHEUS_MULTIPROC_DIR=str(tmp_path))
+    subprocess.run([sys.executable, "-c", child], env=env, check=True, timeout=60)
+    metrics.run_finished(graph, "success")  # the server's own, in this process
+
+    text = metrics.exposition([], tmp_path).decode()
+
+    assert f'plait_runs_finished_total{{graph="{graph}",outcome="success"}} 3.0' in text
+    assert text.count("# TYPE plait_runs_finished_total counter") == 1
+    assert text.count("# TYPE plait_sse_streams_open gauge") == 1

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
 
 from tests.conftest import fresh_database
 from tests.integration.server.harness import Cluster, cluster
@@ -130,3 +132,37 @@ def test_the_child_stops_when_the_server_is_killed(served: Cluster) -> None:
     finally:
         if _alive(child):  # the test failed: leave no orphan behind
             os.kill(child, signal.SIGKILL)
+
+
+def _samples(text: str) -> dict[str, list[Sample]]:
+    """The exposition's samples by family name; fails on a family exposed twice."""
+    families: dict[str, list[Sample]] = {}
+    for family in text_string_to_metric_families(text):
+        assert family.name not in families, f"{family.name} is exposed twice"
+        families[family.name] = family.samples
+    return families
+
+
+def test_the_server_s_metrics_count_what_its_children_execute(served: Cluster) -> None:
+    # The runs execute in the child: its step and run metrics were counted there, where
+    # nothing serves them, and the server's /metrics had none of them.
+    serve = served.processes[0]
+    _wait_for("the worker process", lambda: len(_children(serve.pid)) == 1)
+    for _ in range(2):
+        events, _values = _stream_run(served.url)
+        assert events[-1] == "end", events
+
+    with httpx.Client(base_url=served.url, timeout=WAIT_SECONDS) as http:
+        families = _samples(http.get("/metrics").raise_for_status().text)
+
+    finished = [s for s in families["plait_runs_finished"] if s.labels.get("graph") == "sdk-echo"]
+    assert [(s.labels["outcome"], s.value) for s in finished] == [("success", 2.0)]
+    steps = [
+        s
+        for s in families["plait_step_duration_seconds"]
+        if s.name.endswith("_count") and s.labels.get("graph") == "sdk-echo"
+    ]
+    assert steps and all(s.value == 2.0 for s in steps), steps
+    # The server's own metrics are still there, beside the children's.
+    assert families["plait_sse_streams_open"][0].value == 0.0
+    assert families["plait_database_up"][0].value == 1.0
