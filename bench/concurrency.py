@@ -129,6 +129,8 @@ async def main() -> None:
     parser.add_argument("--no-readme", action="store_true", help="print only")
     args = parser.parse_args()
     levels = [int(level) for level in args.levels.split(",")]
+    if args.rounds < 1 or min(levels) < 1:
+        parser.error("--rounds and every level of --levels must be at least 1")
 
     load_before = os.getloadavg()
     url = database_url()
