@@ -68,7 +68,6 @@ FLOOR_POOL = 20
 class Level:
     """The figures of one contender at one concurrency in one round."""
 
-    concurrency: int
     timings: Timings
     cpu: CpuMeter
 
@@ -158,7 +157,7 @@ async def main() -> None:
                         with cpu.batch(runs):
                             timings = await in_batches(runs, concurrency, one)
                         timings.first_events = list(firsts)
-                        into.levels.append(Level(concurrency, timings, cpu))
+                        into.levels.append(Level(timings, cpu))
                         print(
                             f"round {number + 1} {name} c={concurrency}: "
                             f"{timings.throughput:.1f} runs/s, "
