@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, cast
+from typing import cast
 
 import pytest
 
@@ -13,6 +13,7 @@ from plait.engine.store.pool import Pool, open_pool
 from plait.server.auth import store
 from plait.server.auth.keys import Authenticator, Unauthenticated
 from tests.conftest import fresh_database
+from tests.counting_pool import CountingPool
 from tests.integration.tenants.conftest import unique
 from tests.polling import until
 
@@ -70,18 +71,6 @@ async def test_an_admin_key_switches_keys_on(tpool: Pool) -> None:
         await auth.principal(tpool, None)
 
 
-class _CountingPool:
-    """The test's pool, counting the connections taken from it (one per lookup)."""
-
-    def __init__(self, pool: Pool) -> None:
-        self.pool = pool
-        self.taken = 0
-
-    def connection(self, *args: Any, **kwargs: Any) -> Any:
-        self.taken += 1
-        return self.pool.connection(*args, **kwargs)
-
-
 async def test_requests_arriving_together_share_one_lookup(tpool: Pool) -> None:
     # When the cache is cold or has just expired, every request that came before the first
     # lookup returned sent its own, each on a pooled connection: 780 lookups for 2,000 runs
@@ -89,7 +78,7 @@ async def test_requests_arriving_together_share_one_lookup(tpool: Pool) -> None:
     tenant = unique("herd")
     await store.create_tenant(tpool, tenant)
     _, key = await store.create_key(tpool, tenant)
-    counting = _CountingPool(tpool)
+    counting = CountingPool(tpool)
     auth = Authenticator(ttl=60)
 
     principals = await asyncio.gather(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import pytest
 
@@ -17,6 +17,7 @@ from plait.server.graphs import catalog
 from plait.server.graphs.rollouts import delete_rollout, get_rollout, set_rollout
 from plait.server.graphs.versions import latest, save_version
 from plait.server.queue.journal import EVENTS_CHANNEL, JournalListener
+from tests.counting_pool import CountingPool
 from tests.integration.server.queue.conftest import spec_text, unique
 
 pytestmark = pytest.mark.postgres
@@ -176,18 +177,6 @@ def test_a_read_that_straddles_a_change_is_not_kept() -> None:
     assert cache.get("key") is None
 
 
-class _CountingPool:
-    """A pool that counts the connections taken from it (one per catalog read)."""
-
-    def __init__(self, pool: Pool) -> None:
-        self.pool = pool
-        self.taken = 0
-
-    def connection(self, *args: Any, **kwargs: Any) -> Any:
-        self.taken += 1
-        return self.pool.connection(*args, **kwargs)
-
-
 async def test_reads_that_miss_together_share_one_statement(served: Served, other: Pool) -> None:
     # Right after a change every request misses: each sent its own read on a pooled
     # connection, so a burst of runs after a publish could drain the pool.
@@ -195,7 +184,7 @@ async def test_reads_that_miss_together_share_one_statement(served: Served, othe
     await save_version(other, spec_text(name, "1.0.0"), file="<test>")
     await set_rollout(other, name, tenant="default", stable="1.0.0")
     await _announced(served.listener, other)
-    counting = _CountingPool(served.pool)
+    counting = CountingPool(served.pool)
     pool = cast(Pool, counting)
     catalog.attach(pool).changed(listening=True)
     try:
