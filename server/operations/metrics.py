@@ -444,25 +444,23 @@ class _Merged(Collector):
 
     def collect(self) -> Iterable[Metric]:
         families: dict[str, Metric] = {}
-        values: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], Sample]] = {}
+        samples: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], Sample]] = {}
         for source in self.sources:
             for family in source.collect():
-                merged = families.get(family.name)
-                if merged is None:
-                    merged = families[family.name] = Metric(
+                if family.name not in families:
+                    families[family.name] = Metric(
                         family.name, family.documentation, family.type, family.unit
                     )
-                    values[family.name] = {}
-                samples = values[family.name]
+                kept = samples.setdefault(family.name, {})
                 for sample in family.samples:
                     key = (sample.name, tuple(sorted(sample.labels.items())))
-                    kept = samples.get(key)
-                    if kept is None:
-                        samples[key] = sample
+                    before = kept.get(key)
+                    if before is None:
+                        kept[key] = sample
                     elif not sample.name.endswith("_created"):  # a time, not a count
-                        samples[key] = kept._replace(value=kept.value + sample.value)
+                        kept[key] = before._replace(value=before.value + sample.value)
         for name, family in families.items():
-            family.samples = list(values[name].values())
+            family.samples = list(samples[name].values())
             yield family
 
 
